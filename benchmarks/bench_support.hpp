@@ -1,0 +1,45 @@
+// Shared pieces of the benchmark drivers: medians, peak-memory probes, device info, table printing.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Median wall time in seconds of `repeats` calls of fn() after `warmup` calls (host clock; fn must
+// synchronise itself if it launches device work).
+template <class Fn>
+double time_median(Fn &&fn, int repeats, int warmup = 2) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median(t);
+}
+
+// Peak resident set size of this process in bytes (VmHWM).
+std::size_t host_peak_rss();
+
+// Device name, or "no CUDA device".
+std::string device_name();
+
+// Device memory in use right now (total - free), bytes; 0 without CUDA.
+std::size_t device_used_bytes();
+
+// Today's date as YYYY-MM-DD (for RESULTS.md).
+std::string today();
+
+}  // namespace bench

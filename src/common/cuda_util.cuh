@@ -1,0 +1,198 @@
+// CUDA helpers shared by every algorithm: error checks, RAII for device memory, pinned memory,
+// events, device selection and cuFFT plans. Algorithm code never calls cudaMalloc/cudaFree directly.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "common/error.hpp"
+#include "common/options.hpp"
+
+namespace sfft::cuda {
+
+[[noreturn]] void throw_cuda(cudaError_t err, const char *expr, const char *file, int line);
+[[noreturn]] void throw_cufft(cufftResult err, const char *expr, const char *file, int line);
+const char *cufft_result_name(cufftResult r);
+
+}  // namespace sfft::cuda
+
+// Throws sfft::Error (SFFT_ERROR_OUT_OF_MEMORY for allocation failures, else SFFT_ERROR_DEVICE).
+#define SFFT_CUDA_CHECK(expr)                                                  \
+  do {                                                                         \
+    cudaError_t sfft_err_ = (expr);                                            \
+    if (sfft_err_ != cudaSuccess) ::sfft::cuda::throw_cuda(sfft_err_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+// Checks the launch that just happened (configuration errors, not asynchronous faults).
+#define SFFT_CUDA_CHECK_LAUNCH() SFFT_CUDA_CHECK(cudaGetLastError())
+
+#define SFFT_CUFFT_CHECK(expr)                                                  \
+  do {                                                                          \
+    cufftResult sfft_res_ = (expr);                                             \
+    if (sfft_res_ != CUFFT_SUCCESS) ::sfft::cuda::throw_cufft(sfft_res_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+namespace sfft::cuda {
+
+inline cudaStream_t as_stream(void *s) { return static_cast<cudaStream_t>(s); }
+
+// Makes opts.device current for the scope and restores the caller's device afterwards.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Owning device allocation of `count` elements of T (uninitialised).
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) { allocate(count); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  void allocate(std::size_t count) {
+    release();
+    if (count == 0) return;
+    void *p = nullptr;
+    cudaError_t err = cudaMalloc(&p, count * sizeof(T));
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE,
+           "cudaMalloc of ", count * sizeof(T), " bytes failed: ", cudaGetErrorString(err));
+    }
+    ptr_ = static_cast<T *>(p);
+    count_ = count;
+  }
+  void release() noexcept {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+  }
+  T *get() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return count_; }
+  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+
+ private:
+  T *ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// Stream-ordered temporary (cudaMallocAsync): for one-shot calls without a plan to own workspace.
+class StreamBuffer {
+ public:
+  StreamBuffer(std::size_t bytes, cudaStream_t stream);
+  ~StreamBuffer();
+  StreamBuffer(const StreamBuffer &) = delete;
+  StreamBuffer &operator=(const StreamBuffer &) = delete;
+  void *get() const noexcept { return ptr_; }
+
+ private:
+  void *ptr_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// Owning pinned host allocation (for staged/streamed transfers).
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t count) { allocate(count); }
+  ~PinnedBuffer() { release(); }
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  void allocate(std::size_t count) {
+    release();
+    if (count == 0) return;
+    void *p = nullptr;
+    cudaError_t err = cudaMallocHost(&p, count * sizeof(T));
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      fail(SFFT_ERROR_OUT_OF_MEMORY, "cudaMallocHost of ", count * sizeof(T), " bytes failed: ",
+           cudaGetErrorString(err));
+    }
+    ptr_ = static_cast<T *>(p);
+    count_ = count;
+  }
+  void release() noexcept {
+    if (ptr_ != nullptr) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+  }
+  T *get() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  T *ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  cudaEvent_t get() const noexcept { return ev_; }
+
+ private:
+  cudaEvent_t ev_ = nullptr;
+};
+
+// RAII cufftHandle. Create with cufftCreate semantics; configure via the make_* helpers.
+class CufftPlan {
+ public:
+  CufftPlan() = default;
+  ~CufftPlan() { reset(); }
+  CufftPlan(CufftPlan &&o) noexcept : handle_(std::exchange(o.handle_, 0)), valid_(std::exchange(o.valid_, false)) {}
+  CufftPlan &operator=(CufftPlan &&o) noexcept {
+    if (this != &o) {
+      reset();
+      handle_ = std::exchange(o.handle_, 0);
+      valid_ = std::exchange(o.valid_, false);
+    }
+    return *this;
+  }
+  CufftPlan(const CufftPlan &) = delete;
+  CufftPlan &operator=(const CufftPlan &) = delete;
+
+  // Batched plan with cufftPlanMany's arguments (inembed/onembed NULL = contiguous).
+  void make_many(int rank, long long *n, long long *inembed, long long istride, long long idist,
+                 long long *onembed, long long ostride, long long odist, cufftType type, long long batch);
+  void set_stream(cudaStream_t s);
+  cufftHandle get() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return valid_; }
+  void reset() noexcept;
+
+ private:
+  cufftHandle handle_ = 0;
+  bool valid_ = false;
+};
+
+// Complex-to-complex execution for either precision (direction: CUFFT_FORWARD / CUFFT_INVERSE).
+void exec_c2c(const CufftPlan &plan, cufftComplex *in, cufftComplex *out, int direction);
+void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex *out, int direction);
+
+// Grid size for a grid-stride loop over `n` items, capped to fill the device a few times over.
+unsigned grid_for(std::size_t n, unsigned block);
+
+}  // namespace sfft::cuda

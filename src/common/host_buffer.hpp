@@ -1,0 +1,51 @@
+// Owning, 64-byte aligned host allocation (SIMD/FFTW friendly) that reports its size on failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <utility>
+
+#include "common/error.hpp"
+
+namespace sfft {
+
+template <class T>
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t count) { allocate(count); }
+  ~HostBuffer() { std::free(ptr_); }
+  HostBuffer(HostBuffer &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  HostBuffer &operator=(HostBuffer &&o) noexcept {
+    if (this != &o) {
+      std::free(ptr_);
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+
+  void allocate(std::size_t count) {
+    std::free(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+    if (count == 0) return;
+    if (count > (static_cast<std::size_t>(-1) - 63) / sizeof(T))
+      fail(SFFT_ERROR_OUT_OF_MEMORY, "host allocation of ", count, " elements of ", sizeof(T), " bytes overflows");
+    std::size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
+    ptr_ = static_cast<T *>(std::aligned_alloc(64, bytes));
+    if (ptr_ == nullptr) fail(SFFT_ERROR_OUT_OF_MEMORY, "host allocation of ", bytes, " bytes failed");
+    count_ = count;
+  }
+  T *get() const noexcept { return ptr_; }
+  T &operator[](std::size_t i) const noexcept { return ptr_[i]; }
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  T *ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace sfft

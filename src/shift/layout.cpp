@@ -1,0 +1,90 @@
+#include "shift/layout.hpp"
+
+#include <numeric>
+
+#include "common/checked.hpp"
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+
+namespace sfft::shift {
+
+Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, sfft_dtype dtype, bool inverse,
+                   std::size_t alignment_of) {
+  require(ndim >= 1 && ndim <= 8, "ndim = ", ndim, " is outside 1..8");
+  require(shape != nullptr, "shape is NULL");
+  require(dtype_valid(dtype), "dtype = ", static_cast<int>(dtype), " is not an sfft_dtype");
+  require((axes_mask >> ndim) == 0, "axes_mask = 0x", std::hex, axes_mask, std::dec,
+          " has bits set beyond ndim = ", ndim);
+  Layout l;
+  std::size_t elem = dtype_size(dtype);
+  std::size_t count = 1;
+  bool empty = false;
+  for (int d = 0; d < ndim; ++d) {
+    require(shape[d] >= 0, "shape[", d, "] = ", shape[d], " is negative");
+    if (shape[d] == 0) empty = true;
+  }
+  if (empty) return l;  // zero-size array: valid no-op
+  for (int d = 0; d < ndim; ++d) count = checked_mul(count, static_cast<std::size_t>(shape[d]), "element count");
+  l.bytes = checked_mul(count, elem, "array size in bytes");
+  require(l.bytes <= static_cast<std::size_t>(INT64_MAX), "array of ", l.bytes, " bytes is too large");
+
+  // Normalise: (extent, shift) per dim, dropping extent-1 dims and merging neighbouring unshifted dims.
+  int64_t ext[8], sh[8];
+  int m = 0;
+  for (int d = 0; d < ndim; ++d) {
+    int64_t n = shape[d];
+    if (n == 1) continue;
+    bool shifted = axes_mask == 0 || ((axes_mask >> d) & 1u);
+    int64_t s = shifted ? (inverse ? (n + 1) / 2 : n / 2) % n : 0;
+    if (s == 0 && m > 0 && sh[m - 1] == 0) {
+      ext[m - 1] *= n;
+    } else {
+      ext[m] = n;
+      sh[m] = s;
+      ++m;
+    }
+  }
+  // Fold the trailing unshifted run into the element block.
+  std::size_t block = elem;
+  if (m > 0 && sh[m - 1] == 0) {
+    block *= static_cast<std::size_t>(ext[m - 1]);
+    --m;
+  }
+  if (m == 0) {  // nothing moves: out = in
+    l.word_bytes = elem;
+    l.words = count;
+    return l;
+  }
+  std::size_t word = 16;
+  while (word > 4 && (block % word != 0 || alignment_of % word != 0)) word /= 2;
+  if (block % word != 0) word = elem;  // cannot happen for sfft dtypes (all multiples of 4) but stay exact
+  for (int d = 0; d < m; ++d) {
+    l.extent[d] = ext[d];
+    l.shift[d] = sh[d];
+  }
+  l.ndim = m;
+  if (block != word) {
+    l.extent[m] = static_cast<int64_t>(block / word);
+    l.shift[m] = 0;
+    l.ndim = m + 1;
+  }
+  l.word_bytes = word;
+  l.words = l.bytes / word;
+  return l;
+}
+
+bool is_involution(const Layout &l) {
+  for (int d = 0; d < l.ndim; ++d)
+    if (l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]) return false;
+  return true;
+}
+
+int cycle_axis(const Layout &l) {
+  int best = -1;
+  for (int d = 0; d < l.ndim; ++d)
+    if (l.shift[d] != 0 && std::gcd(l.extent[d], l.shift[d]) == 1 && (best < 0 || l.extent[d] > l.extent[best]))
+      best = d;
+  return best;
+}
+
+}  // namespace sfft::shift

@@ -1,0 +1,109 @@
+// The shift as a normalised layout shared by the CPU and CUDA backends: extent-1 axes dropped, runs of
+// unshifted axes merged, the trailing unshifted block folded into the moved "word", so every backend only
+// sees `ndim` dims of extents `extent` with forward shifts `shift` over words of `word_bytes` bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sfft/sfft.h"
+
+#if defined(__CUDACC__)
+#define SFFT_HD __host__ __device__ __forceinline__
+#else
+#define SFFT_HD inline
+#endif
+
+namespace sfft::shift {
+
+constexpr int kMaxDims = 9;  // 8 user dims + the word-splitting dim
+
+struct Layout {
+  int ndim = 0;                  // normalised dims; 0 = nothing moves (pure copy / no-op)
+  int64_t extent[kMaxDims] = {};  // C-order extents in words
+  int64_t shift[kMaxDims] = {};   // out[(i + shift) % extent] = in[i] along each dim; 0 = unshifted
+  std::size_t word_bytes = 0;     // 4, 8 or 16: the unit moved
+  std::size_t words = 0;          // total words (product of extents)
+  std::size_t bytes = 0;          // total bytes of the array
+};
+
+// Validates the public arguments (throws sfft::Error) and builds the layout. `alignment_of` is the
+// byte alignment both buffers share (the word never exceeds it). inverse = ifftshift.
+Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, sfft_dtype dtype, bool inverse,
+                   std::size_t alignment_of);
+
+// True when the permutation is its own inverse (every shift is 0 or half its extent): in place is then
+// a set of disjoint swaps.
+bool is_involution(const Layout &l);
+
+// For in-place shifts that are not involutions: the dim whose rotation is one single cycle
+// (gcd(extent, shift) == 1) with the largest extent, i.e. the smallest slab of scratch. -1 if none.
+int cycle_axis(const Layout &l);
+
+// Offset (in words) of the element whose output index is `out_index` (flat, C-order over the layout)
+// when read from the input of an out-of-place shift: in[source] -> out[out_index].
+SFFT_HD std::size_t source_of(const Layout &l, std::size_t out_index) {
+  std::size_t src = 0, stride = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    std::size_t e = static_cast<std::size_t>(l.extent[d]);
+    std::size_t i = out_index % e;
+    out_index /= e;
+    std::size_t s = static_cast<std::size_t>(l.shift[d]);
+    std::size_t j = i >= s ? i - s : i + e - s;
+    src += j * stride;
+    stride *= e;
+  }
+  return src;
+}
+
+// Cycle-wave order for in-place non-involution shifts along `axis` (see cuda.cu / cpu.cpp): position t
+// = k * slab + r writes output slab D_k = (-k * shift) mod extent at in-slab index r, reading the input
+// slab D_{k+1} at the in-slab source of r. Returns the write offset; *read gets the read offset, and
+// *from_scratch says the read comes from the saved copy of slab 0 (k + 1 == extent), where *read is then
+// an offset into the scratch slab.
+SFFT_HD std::size_t wave_step(const Layout &l, int axis, std::size_t slab, std::size_t t, std::size_t *read,
+                              bool *from_scratch) {
+  std::size_t k = t / slab, r = t % slab;
+  std::size_t e = static_cast<std::size_t>(l.extent[axis]);
+  std::size_t back = e - static_cast<std::size_t>(l.shift[axis]);  // -shift mod e
+  std::size_t dest_slab = (k * back) % e;
+  std::size_t src_slab = ((k + 1) * back) % e;
+  // Decompose r over the other dims, mapping each index to its source index.
+  std::size_t w_off = 0, r_off = 0, r_in_slab = 0, stride = 1, slab_stride = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    std::size_t ed = static_cast<std::size_t>(l.extent[d]);
+    if (d == axis) {
+      w_off += dest_slab * stride;
+      r_off += src_slab * stride;
+      stride *= ed;
+      continue;
+    }
+    std::size_t i = r % ed;
+    r /= ed;
+    std::size_t s = static_cast<std::size_t>(l.shift[d]);
+    std::size_t j = i >= s ? i - s : i + ed - s;
+    w_off += i * stride;
+    r_off += j * stride;
+    r_in_slab += j * slab_stride;
+    stride *= ed;
+    slab_stride *= ed;
+  }
+  *from_scratch = k + 1 == e;
+  *read = *from_scratch ? r_in_slab : r_off;
+  return w_off;
+}
+
+// Offset of the element of slab `index` along `axis` at in-slab position r (C-order over the other dims).
+SFFT_HD std::size_t slab_offset(const Layout &l, int axis, std::size_t index, std::size_t r) {
+  std::size_t off = 0, stride = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    std::size_t ed = static_cast<std::size_t>(l.extent[d]);
+    std::size_t i = d == axis ? index : r % ed;
+    if (d != axis) r /= ed;
+    off += i * stride;
+    stride *= ed;
+  }
+  return off;
+}
+
+}  // namespace sfft::shift

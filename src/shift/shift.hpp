@@ -1,0 +1,28 @@
+// Internal interface of the shift family: one entry per backend over a normalised Layout.
+#pragma once
+
+#include "common/options.hpp"
+#include "shift/layout.hpp"
+
+namespace sfft::shift {
+
+// out == in shifts in place. l.ndim > 0 and l.bytes > 0 (callers handle the trivial cases).
+void run_cpu(const Layout &l, void *out, const void *in, int threads);
+void run_cuda(const Layout &l, void *out, const void *in, const Options &opts);
+
+// Offset (in words) of the first word of the row whose output row index is `row`, read by an
+// out-of-place shift: rows are the layout without its last dim.
+SFFT_HD std::size_t source_row(const Layout &l, std::size_t row) {
+  std::size_t src = 0, stride = static_cast<std::size_t>(l.extent[l.ndim - 1]);
+  for (int d = l.ndim - 2; d >= 0; --d) {
+    std::size_t e = static_cast<std::size_t>(l.extent[d]);
+    std::size_t i = row % e;
+    row /= e;
+    std::size_t s = static_cast<std::size_t>(l.shift[d]);
+    src += (i >= s ? i - s : i + e - s) * stride;
+    stride *= e;
+  }
+  return src;
+}
+
+}  // namespace sfft::shift

@@ -1,0 +1,77 @@
+// The common part of the C API: status strings, options, version, last-error semantics.
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "test_support.hpp"
+
+TEST(Common, EveryStatusHasItsOwnName) {
+  const sfft_status all[] = {SFFT_SUCCESS, SFFT_ERROR_INVALID_ARGUMENT, SFFT_ERROR_UNSUPPORTED,
+                             SFFT_ERROR_OUT_OF_MEMORY, SFFT_ERROR_NO_DEVICE, SFFT_ERROR_DEVICE, SFFT_ERROR_INTERNAL};
+  const char *names[] = {"SFFT_SUCCESS", "SFFT_ERROR_INVALID_ARGUMENT", "SFFT_ERROR_UNSUPPORTED",
+                         "SFFT_ERROR_OUT_OF_MEMORY", "SFFT_ERROR_NO_DEVICE", "SFFT_ERROR_DEVICE",
+                         "SFFT_ERROR_INTERNAL"};
+  for (int i = 0; i < 7; ++i) {
+    std::string s = sfft_status_string(all[i]);
+    EXPECT_EQ(s.rfind(names[i], 0), 0u) << s;
+    EXPECT_EQ(s.rfind(std::string(names[i]) + "_", 0), std::string::npos) << "prefix clash: " << s;
+  }
+  EXPECT_NE(std::string(sfft_status_string(static_cast<sfft_status>(1234))).find("unknown"), std::string::npos);
+}
+
+TEST(Common, OptionsDefaults) {
+  sfft_options o;
+  std::memset(&o, 0xAB, sizeof o);
+  sfft_options_init(&o);
+  EXPECT_EQ(o.struct_size, sizeof o);
+  EXPECT_EQ(o.backend, SFFT_BACKEND_AUTO);
+  EXPECT_EQ(o.device, 0);
+  EXPECT_EQ(o.stream, nullptr);
+  EXPECT_EQ(o.threads, 0);
+  EXPECT_EQ(o.seed, 0u);
+  sfft_options_init(nullptr);  // must not crash
+}
+
+TEST(Common, Version) {
+  EXPECT_EQ(sfft_version(), SFFT_VERSION_NUMBER);
+  std::string v = std::to_string(SFFT_VERSION_MAJOR) + "." + std::to_string(SFFT_VERSION_MINOR) + "." +
+                  std::to_string(SFFT_VERSION_PATCH);
+  EXPECT_EQ(v, sfft_version_string());
+}
+
+TEST(Common, DeviceCountIsNonNegative) { EXPECT_GE(sfft_cuda_device_count(), 0); }
+
+// An older caller's shorter struct (only struct_size + backend) is accepted; fields it lacks default.
+TEST(Common, OlderShorterOptionsStruct) {
+  struct OldOptions {
+    size_t struct_size;
+    sfft_backend backend;
+  } old = {sizeof(OldOptions), SFFT_BACKEND_CPU};
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  int64_t shape[1] = {4};
+  ASSERT_EQ(fftshift_nd(out, in, 1, shape, 0, SFFT_FLOAT32, reinterpret_cast<const sfft_options *>(&old)),
+            SFFT_SUCCESS)
+      << sfft_last_error();
+  EXPECT_EQ(out[0], 3);
+  EXPECT_EQ(out[3], 2);
+}
+
+// The last error is per thread and is cleared by the next successful call of that thread.
+TEST(Common, LastErrorIsThreadLocal) {
+  int64_t shape[1] = {4};
+  float buf[4] = {};
+  ASSERT_EQ(fftshift_nd(buf, nullptr, 1, shape, 0, SFFT_FLOAT32, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  std::string mine = sfft_last_error();
+  ASSERT_NE(mine.find("fftshift_nd"), std::string::npos) << mine;
+  std::string other = "unset";
+  std::thread t([&] {
+    other = sfft_last_error();
+    float b[4] = {};
+    (void)ifftshift_nd(b, b, 0, shape, 0, SFFT_FLOAT32, nullptr);
+  });
+  t.join();
+  EXPECT_EQ(other, "");
+  EXPECT_EQ(mine, sfft_last_error()) << "another thread's failure changed this thread's last error";
+  ASSERT_EQ(fftshift_nd(buf, buf, 1, shape, 0, SFFT_FLOAT32, nullptr), SFFT_SUCCESS);
+  EXPECT_STREQ(sfft_last_error(), "");
+}

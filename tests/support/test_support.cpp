@@ -1,0 +1,72 @@
+#include "test_support.hpp"
+
+#include <fftw3.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#if SFFT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace sfft_test {
+
+bool have_gpu() { return sfft_cuda_device_count() > 0; }
+
+namespace {
+#if SFFT_HAVE_CUDA
+void check(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) {
+    ADD_FAILURE() << what << ": " << cudaGetErrorString(e);
+    throw std::runtime_error(what);
+  }
+}
+#endif
+[[noreturn]] void no_cuda() {
+  ADD_FAILURE() << "test support built without CUDA";
+  throw std::runtime_error("no CUDA");
+}
+}  // namespace
+
+#if SFFT_HAVE_CUDA
+DeviceMemory::DeviceMemory(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes), "cudaMalloc"); }
+DeviceMemory::~DeviceMemory() { cudaFree(ptr_); }
+void DeviceMemory::upload(const void *host, std::size_t bytes) {
+  check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+}
+void DeviceMemory::download(void *host, std::size_t bytes) const {
+  check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+}
+void DeviceMemory::fill_bytes(int value, std::size_t bytes) { check(cudaMemset(ptr_, value, bytes), "cudaMemset"); }
+void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+#else
+DeviceMemory::DeviceMemory(std::size_t) { no_cuda(); }
+DeviceMemory::~DeviceMemory() = default;
+void DeviceMemory::upload(const void *, std::size_t) { no_cuda(); }
+void DeviceMemory::download(void *, std::size_t) const { no_cuda(); }
+void DeviceMemory::fill_bytes(int, std::size_t) { no_cuda(); }
+void device_synchronize() {}
+#endif
+
+double relative_l2_error(const std::complex<double> *a, const std::complex<double> *b, std::size_t n) {
+  long double num = 0, den = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    num += std::norm(a[i] - b[i]);
+    den += std::norm(b[i]);
+  }
+  if (den == 0) return num == 0 ? 0.0 : INFINITY;
+  return static_cast<double>(std::sqrt(num / den));
+}
+
+std::vector<std::complex<double>> fftw_dft(const std::vector<std::complex<double>> &x, const std::vector<int> &shape,
+                                           int sign) {
+  std::vector<std::complex<double>> in(x), out(x.size());
+  fftw_plan p = fftw_plan_dft(static_cast<int>(shape.size()), shape.data(), reinterpret_cast<fftw_complex *>(in.data()),
+                              reinterpret_cast<fftw_complex *>(out.data()), sign, FFTW_ESTIMATE);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  return out;
+}
+
+}  // namespace sfft_test

@@ -1,0 +1,99 @@
+#include "cli_util.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace cli {
+
+Args::Args(int argc, char **argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0) {
+      std::string name = a.substr(2), value;
+      auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+        value = argv[++i];
+      }
+      named_.emplace_back(name, value);
+    } else {
+      positional_.push_back(a);
+    }
+  }
+}
+
+bool Args::has(const std::string &name) const {
+  return std::any_of(named_.begin(), named_.end(), [&](const auto &kv) { return kv.first == name; });
+}
+
+std::string Args::get(const std::string &name, const std::string &fallback) const {
+  for (const auto &kv : named_)
+    if (kv.first == name) return kv.second;
+  return fallback;
+}
+
+int64_t Args::get_int(const std::string &name, int64_t fallback) const {
+  if (!has(name)) return fallback;
+  std::string v = get(name, "");
+  std::size_t used = 0;
+  int64_t x = std::stoll(v, &used, 0);
+  if (used != v.size()) throw std::invalid_argument("--" + name + " expects an integer, got '" + v + "'");
+  return x;
+}
+
+double Args::get_double(const std::string &name, double fallback) const {
+  if (!has(name)) return fallback;
+  std::string v = get(name, "");
+  std::size_t used = 0;
+  double x = std::stod(v, &used);
+  if (used != v.size()) throw std::invalid_argument("--" + name + " expects a number, got '" + v + "'");
+  return x;
+}
+
+std::vector<std::string> Args::unknown(const std::vector<std::string> &known) const {
+  std::vector<std::string> bad;
+  for (const auto &kv : named_)
+    if (std::find(known.begin(), known.end(), kv.first) == known.end()) bad.push_back(kv.first);
+  return bad;
+}
+
+std::vector<int64_t> parse_list(const std::string &text, char sep) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    std::size_t used = 0;
+    if (item.empty()) throw std::invalid_argument("empty item in '" + text + "'");
+    out.push_back(std::stoll(item, &used));
+    if (used != item.size()) throw std::invalid_argument("bad number '" + item + "' in '" + text + "'");
+  }
+  if (out.empty()) throw std::invalid_argument("empty list");
+  return out;
+}
+
+sfft_options options_from(const Args &args) {
+  sfft_options opts;
+  sfft_options_init(&opts);
+  std::string b = args.get("backend", "auto");
+  if (b == "cpu")
+    opts.backend = SFFT_BACKEND_CPU;
+  else if (b == "cuda")
+    opts.backend = SFFT_BACKEND_CUDA;
+  else if (b != "auto")
+    throw std::invalid_argument("--backend must be cpu, cuda or auto, got '" + b + "'");
+  opts.threads = static_cast<int>(args.get_int("threads", 0));
+  opts.seed = static_cast<uint64_t>(args.get_int("seed", 0));
+  return opts;
+}
+
+int report(sfft_status s, const char *what) {
+  if (s == SFFT_SUCCESS) return 0;
+  std::fprintf(stderr, "sfft %s failed: %s\n  %s\n", what, sfft_status_string(s), sfft_last_error());
+  return 1;
+}
+
+}  // namespace cli

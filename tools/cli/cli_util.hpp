@@ -1,0 +1,43 @@
+// Small helpers shared by the CLI subcommands: argument parsing, timing, status checks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sfft/sfft.h"
+
+namespace cli {
+
+// Parsed "--name value" / "--flag" arguments after the subcommand.
+class Args {
+ public:
+  Args(int argc, char **argv);
+  bool has(const std::string &name) const;
+  std::string get(const std::string &name, const std::string &fallback) const;
+  int64_t get_int(const std::string &name, int64_t fallback) const;
+  double get_double(const std::string &name, double fallback) const;
+  const std::vector<std::string> &positional() const { return positional_; }
+  // Names given that are not in `known`; the subcommand reports them as errors.
+  std::vector<std::string> unknown(const std::vector<std::string> &known) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> named_;
+  std::vector<std::string> positional_;
+};
+
+// "511x512" -> {511, 512}; "0,1" -> {0, 1}. Throw std::invalid_argument on malformed text.
+std::vector<int64_t> parse_list(const std::string &text, char sep);
+
+// Parses --backend cpu|cuda|auto into opts (defaults otherwise).
+sfft_options options_from(const Args &args);
+
+// Prints "sfft <what> failed: <status>: <detail>" to stderr and returns 1 when s != SFFT_SUCCESS.
+int report(sfft_status s, const char *what);
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace cli

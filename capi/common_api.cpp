@@ -4,6 +4,7 @@
 
 #include "boundary.hpp"
 #include "common/backend.hpp"
+#include "common/dtype.hpp"
 #include "common/options.hpp"
 #include "sfft/sfft.h"
 
@@ -31,7 +32,7 @@ SFFT_API void sfft_options_init(sfft_options *opts) {
 }
 
 SFFT_API const char *sfft_status_string(sfft_status s) {
-  switch (s) {
+  switch (sfft::enum_value(s)) {  // any int may arrive from C
     case SFFT_SUCCESS: return "SFFT_SUCCESS: no error";
     case SFFT_ERROR_INVALID_ARGUMENT: return "SFFT_ERROR_INVALID_ARGUMENT: an argument is invalid";
     case SFFT_ERROR_UNSUPPORTED: return "SFFT_ERROR_UNSUPPORTED: not supported by this build or backend";
@@ -39,6 +40,7 @@ SFFT_API const char *sfft_status_string(sfft_status s) {
     case SFFT_ERROR_NO_DEVICE: return "SFFT_ERROR_NO_DEVICE: no usable CUDA device";
     case SFFT_ERROR_DEVICE: return "SFFT_ERROR_DEVICE: a CUDA or cuFFT call failed";
     case SFFT_ERROR_INTERNAL: return "SFFT_ERROR_INTERNAL: internal error in sfft";
+    default: break;
   }
   return "SFFT_ERROR_(unknown): not an sfft_status value";
 }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ gfortran pkg-config python3 libfftw3-dev libgtest-dev)
 if [[ "${SFFT_WITH_SANITIZERS:-0}" == 1 ]]; then
-  packages+=(clang libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev libomp-14-dev)
 fi
 
 missing=()

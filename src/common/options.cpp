@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/dtype.hpp"
 #include "common/error.hpp"
 
 namespace sfft {
@@ -24,8 +25,9 @@ Options resolve_options(const sfft_options *opts) {
     default_options(&full);
     std::size_t n = opts->struct_size < sizeof full ? opts->struct_size : sizeof full;
     std::memcpy(&full, opts, n);
-    require(full.backend >= SFFT_BACKEND_AUTO && full.backend <= SFFT_BACKEND_CUDA, "opts->backend = ",
-            static_cast<int>(full.backend), " is not an sfft_backend");
+    const int backend = enum_value(full.backend);
+    require(backend >= SFFT_BACKEND_AUTO && backend <= SFFT_BACKEND_CUDA, "opts->backend = ", backend,
+            " is not an sfft_backend");
     require(full.device >= 0, "opts->device = ", full.device, " is negative");
     require(full.threads >= 0, "opts->threads = ", full.threads, " is negative");
     out.backend = full.backend;

@@ -91,7 +91,7 @@ void cycle_in_place(const Layout &l, unsigned char *bytes, int threads) {
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       std::size_t read;
       bool from_scratch;
-      target[i] = wave_step(l, axis, slab, t0 + i, &read, &from_scratch);
+      target[i] = wave_step<std::size_t>(l, axis, slab, t0 + i, &read, &from_scratch);
       buffer[i] = from_scratch ? scratch[read] : data[read];
     }
 #pragma omp parallel for num_threads(threads) schedule(static)

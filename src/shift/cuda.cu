@@ -20,24 +20,28 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr unsigned kBlock = 256;
-constexpr unsigned kPerThread = 8;                 // words in flight per thread
-constexpr unsigned kTile = kBlock * kPerThread;    // words per block tile
-constexpr unsigned kMaxTileRows = kTile / 2;       // rows have >= 2 words after normalisation
+// Words in flight per thread: at least 64 bytes, so narrow words still keep enough loads outstanding.
+template <class Word>
+constexpr unsigned per_thread() { return sizeof(Word) >= 8 ? 8 : 16; }
+constexpr unsigned kMaxPerThread = 16;
+constexpr unsigned kMaxTile = kBlock * kMaxPerThread;
+constexpr unsigned kMaxTileRows = kMaxTile / 2;  // rows have >= 2 words after normalisation
 
 // Tiling over rows of the last dim: a tile is `rows_per_tile` whole rows (short rows) or one piece of
-// `kTile` words of a long row.
+// `tile_words` words of a long row.
 struct Tiling {
-  std::size_t L, shift, rows, tiles, pieces, rows_per_tile;
-  explicit Tiling(const Layout &l)
-      : L(static_cast<std::size_t>(l.extent[l.ndim - 1])), shift(static_cast<std::size_t>(l.shift[l.ndim - 1])) {
+  std::size_t L, shift, rows, tiles, pieces, rows_per_tile, tile_words;
+  Tiling(const Layout &l, std::size_t tile)
+      : L(static_cast<std::size_t>(l.extent[l.ndim - 1])), shift(static_cast<std::size_t>(l.shift[l.ndim - 1])),
+        tile_words(tile) {
     rows = l.words / L;
-    if (L >= kTile) {
-      pieces = (L + kTile - 1) / kTile;
+    if (L >= tile) {
+      pieces = (L + tile - 1) / tile;
       rows_per_tile = 1;
       tiles = rows * pieces;
     } else {
       pieces = 1;
-      rows_per_tile = std::min<std::size_t>(kTile / L, kMaxTileRows);
+      rows_per_tile = std::min<std::size_t>(tile / L, kMaxTileRows);
       tiles = (rows + rows_per_tile - 1) / rows_per_tile;
     }
   }
@@ -58,8 +62,8 @@ __device__ __forceinline__ TileSpan tile_span(const Tiling &g, std::size_t tile)
     s.row0 = tile / g.pieces;
     std::size_t p = tile % g.pieces;
     s.nrows = 1;
-    s.c0 = p * kTile;
-    s.c1 = min(g.L, s.c0 + kTile);
+    s.c0 = p * g.tile_words;
+    s.c1 = min(g.L, s.c0 + g.tile_words);
   } else {
     s.row0 = tile * g.rows_per_tile;
     s.nrows = min(g.rows_per_tile, g.rows - s.row0);
@@ -72,6 +76,7 @@ __device__ __forceinline__ TileSpan tile_span(const Tiling &g, std::size_t tile)
 template <class Word>
 __global__ void __launch_bounds__(kBlock) copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l,
                                                       Tiling g) {
+  constexpr unsigned kPerThread = per_thread<Word>();
   __shared__ std::size_t src_row[kMaxTileRows];
   for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
     TileSpan s = tile_span(g, tile);
@@ -99,6 +104,7 @@ __global__ void __launch_bounds__(kBlock) copy_kernel(Word *__restrict__ out, co
 
 template <class Word>
 __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, Layout l, Tiling g) {
+  constexpr unsigned kPerThread = per_thread<Word>();
   __shared__ std::size_t partner_row[kMaxTileRows];
   for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
     TileSpan s = tile_span(g, tile);
@@ -142,37 +148,61 @@ __global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__res
     scratch[r] = data[slab_offset(l, axis, 0, r)];
 }
 
-template <class Word>
+template <class Word, class Index>
 __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
-                                                            int axis, std::size_t slab) {
+                                                            int axis, Index slab) {
+  constexpr unsigned kPerThread = per_thread<Word>();
   cg::grid_group grid = cg::this_grid();
-  const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t wave = threads * kPerThread;
-  const std::size_t me = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  for (std::size_t base = 0; base < l.words; base += wave) {
+  const Index words = static_cast<Index>(l.words);
+  const Index threads = static_cast<Index>(gridDim.x) * blockDim.x;
+  const Index me = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // Waves are counted so that no index below exceeds `words + wave` (fits Index: see launch_cycle_wave).
+  for (Index base = 0; base < words; base += threads * kPerThread) {
     Word v[kPerThread];
-    std::size_t dst[kPerThread];
+    Index dst[kPerThread];
+    bool live[kPerThread];
 #pragma unroll
     for (unsigned k = 0; k < kPerThread; ++k) {
-      std::size_t t = base + k * threads + me;
-      dst[k] = SIZE_MAX;
-      if (t < l.words) {
-        std::size_t read;
+      Index t = base + k * threads + me;
+      live[k] = t < words;
+      if (live[k]) {
+        Index read;
         bool from_scratch;
-        dst[k] = wave_step(l, axis, slab, t, &read, &from_scratch);
+        dst[k] = wave_step<Index>(l, axis, slab, t, &read, &from_scratch);
         v[k] = from_scratch ? scratch[read] : data[read];
       }
     }
     grid.sync();  // every old value this wave overwrites has been read (by this wave or an earlier one)
 #pragma unroll
     for (unsigned k = 0; k < kPerThread; ++k)
-      if (dst[k] != SIZE_MAX) data[dst[k]] = v[k];
+      if (live[k]) data[dst[k]] = v[k];
   }
+}
+
+// One cooperative launch: as many resident blocks as fit, each wave read entirely before it is written.
+template <class Word, class Index>
+void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, int axis, std::size_t slab,
+                       cudaStream_t stream) {
+  int device = 0, sms = 0, per_sm = 0, cooperative = 0;
+  SFFT_CUDA_CHECK(cudaGetDevice(&device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
+  auto kernel = cycle_wave_kernel<Word, Index>;
+  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
+  const std::size_t tile = std::size_t{kBlock} * per_thread<Word>();
+  const std::size_t needed = (l.words + tile - 1) / tile;
+  unsigned blocks = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * per_sm)));
+  Layout layout = l;
+  Index slab_words = static_cast<Index>(slab);
+  void *args[] = {&data, &saved, &layout, &axis, &slab_words};
+  SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(kernel), blocks, kBlock, args, 0, stream));
 }
 
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
-  const Tiling g(l);
+  const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
     copy_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, g);
     SFFT_CUDA_CHECK_LAUNCH();
@@ -191,22 +221,12 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
   gather_slab_kernel<Word><<<cuda::grid_for(slab, kBlock), kBlock, 0, stream>>>(saved, out, l, axis, slab);
   SFFT_CUDA_CHECK_LAUNCH();
 
-  int device = 0, sms = 0, per_sm = 0, cooperative = 0;
-  SFFT_CUDA_CHECK(cudaGetDevice(&device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cycle_wave_kernel<Word>, kBlock, 0));
-  std::size_t needed = (l.words + kTile - 1) / kTile;
-  unsigned blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(needed, std::size_t(sms) * per_sm)));
-  Layout layout = l;
-  Word *data = out;
   const Word *saved_const = saved;
-  std::size_t slab_words = slab;
-  int cycle = axis;
-  void *args[] = {&data, &saved_const, &layout, &cycle, &slab_words};
-  SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(cycle_wave_kernel<Word>), blocks, kBlock,
-                                              args, 0, stream));
+  // 32-bit index arithmetic while every index (plus one wave of slack) fits.
+  if (l.words < (std::size_t{1} << 31))
+    launch_cycle_wave<Word, uint32_t>(out, saved_const, l, axis, slab, stream);
+  else
+    launch_cycle_wave<Word, std::size_t>(out, saved_const, l, axis, slab, stream);
 }
 
 void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {

@@ -8,11 +8,11 @@
 
 namespace sfft::shift {
 
-Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, sfft_dtype dtype, bool inverse,
+Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sfft_dtype &dtype, bool inverse,
                    std::size_t alignment_of) {
   require(ndim >= 1 && ndim <= 8, "ndim = ", ndim, " is outside 1..8");
   require(shape != nullptr, "shape is NULL");
-  require(dtype_valid(dtype), "dtype = ", static_cast<int>(dtype), " is not an sfft_dtype");
+  require(dtype_valid(dtype), "dtype = ", enum_value(dtype), " is not an sfft_dtype");
   require((axes_mask >> ndim) == 0, "axes_mask = 0x", std::hex, axes_mask, std::dec,
           " has bits set beyond ndim = ", ndim);
   Layout l;
@@ -55,9 +55,20 @@ Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, sfft_dtyp
     l.words = count;
     return l;
   }
+  // A shifted last dim whose extent and shift are both multiples of g moves aligned groups of g blocks
+  // intact: move them as one wider word (up to 16 bytes) for fewer, wider memory accesses.
+  if (block < 16) {
+    for (std::size_t g = 16 / block; g > 1; g /= 2)
+      if (ext[m - 1] % static_cast<int64_t>(g) == 0 && sh[m - 1] % static_cast<int64_t>(g) == 0 &&
+          alignment_of % (block * g) == 0) {
+        ext[m - 1] /= static_cast<int64_t>(g);
+        sh[m - 1] /= static_cast<int64_t>(g);
+        block *= g;
+        break;
+      }
+  }
   std::size_t word = 16;
   while (word > 4 && (block % word != 0 || alignment_of % word != 0)) word /= 2;
-  if (block % word != 0) word = elem;  // cannot happen for sfft dtypes (all multiples of 4) but stay exact
   for (int d = 0; d < m; ++d) {
     l.extent[d] = ext[d];
     l.shift[d] = sh[d];

@@ -29,7 +29,7 @@ struct Layout {
 
 // Validates the public arguments (throws sfft::Error) and builds the layout. `alignment_of` is the
 // byte alignment both buffers share (the word never exceeds it). inverse = ifftshift.
-Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, sfft_dtype dtype, bool inverse,
+Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sfft_dtype &dtype, bool inverse,
                    std::size_t alignment_of);
 
 // True when the permutation is its own inverse (every shift is 0 or half its extent): in place is then
@@ -60,28 +60,36 @@ SFFT_HD std::size_t source_of(const Layout &l, std::size_t out_index) {
 // = k * slab + r writes output slab D_k = (-k * shift) mod extent at in-slab index r, reading the input
 // slab D_{k+1} at the in-slab source of r. Returns the write offset; *read gets the read offset, and
 // *from_scratch says the read comes from the saved copy of slab 0 (k + 1 == extent), where *read is then
-// an offset into the scratch slab.
-SFFT_HD std::size_t wave_step(const Layout &l, int axis, std::size_t slab, std::size_t t, std::size_t *read,
-                              bool *from_scratch) {
-  std::size_t k = t / slab, r = t % slab;
-  std::size_t e = static_cast<std::size_t>(l.extent[axis]);
-  std::size_t back = e - static_cast<std::size_t>(l.shift[axis]);  // -shift mod e
-  std::size_t dest_slab = (k * back) % e;
-  std::size_t src_slab = ((k + 1) * back) % e;
+// an offset into the scratch slab. Index is the integer type of the arithmetic (32-bit when the array
+// has fewer than 2^32 words: GPU integer division is far cheaper in 32 bits).
+template <class Index>
+SFFT_HD Index wave_step(const Layout &l, int axis, Index slab, Index t, Index *read, bool *from_scratch) {
+  Index k = t / slab, r = t % slab;
+  Index e = static_cast<Index>(l.extent[axis]);
+  Index back = e - static_cast<Index>(l.shift[axis]);  // -shift mod e
+  // k, back < e: the products fit in 64 bits, and in 32 bits when e < 2^16.
+  Index dest_slab, src_slab;
+  if (sizeof(Index) >= 8 || e < 65536u) {
+    dest_slab = (k * back) % e;
+    src_slab = ((k + 1) * back) % e;
+  } else {
+    dest_slab = static_cast<Index>((static_cast<uint64_t>(k) * back) % e);
+    src_slab = static_cast<Index>((static_cast<uint64_t>(k + 1) * back) % e);
+  }
   // Decompose r over the other dims, mapping each index to its source index.
-  std::size_t w_off = 0, r_off = 0, r_in_slab = 0, stride = 1, slab_stride = 1;
+  Index w_off = 0, r_off = 0, r_in_slab = 0, stride = 1, slab_stride = 1;
   for (int d = l.ndim - 1; d >= 0; --d) {
-    std::size_t ed = static_cast<std::size_t>(l.extent[d]);
+    Index ed = static_cast<Index>(l.extent[d]);
     if (d == axis) {
       w_off += dest_slab * stride;
       r_off += src_slab * stride;
       stride *= ed;
       continue;
     }
-    std::size_t i = r % ed;
+    Index i = r % ed;
     r /= ed;
-    std::size_t s = static_cast<std::size_t>(l.shift[d]);
-    std::size_t j = i >= s ? i - s : i + ed - s;
+    Index s = static_cast<Index>(l.shift[d]);
+    Index j = i >= s ? i - s : i + ed - s;
     w_off += i * stride;
     r_off += j * stride;
     r_in_slab += j * slab_stride;

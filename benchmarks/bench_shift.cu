@@ -1,0 +1,181 @@
+// GPU fftshift benchmark: for each shape x dtype x (out of place, in place), the median time of
+// fftshift_nd and of a device-to-device copy of the same bytes, both timed with CUDA events in this run.
+// Bandwidth counts bytes read + written (2 x array size). Also spot-checks 4096 random output elements
+// against NumPy's rule and reports the peak device memory the call added.
+//   bench_shift [--repeat R] [--quick]
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "sfft/sfft.h"
+
+#define CHECK(x)                                                                         \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
+      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_));                \
+      std::exit(1);                                                                      \
+    }                                                                                    \
+  } while (0)
+
+namespace {
+
+struct Case {
+  const char *name;
+  std::vector<int64_t> shape;
+  uint32_t mask;
+};
+
+__global__ void fill_kernel(uint32_t *p, std::size_t n, uint32_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    p[i] = x ^ (x >> 13);
+  }
+}
+
+template <class Fn>
+double median_ms(Fn &&fn, int repeat, cudaStream_t s) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  fn();
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    CHECK(cudaEventRecord(a, s));
+    fn();
+    CHECK(cudaEventRecord(b, s));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  return bench::median(t);
+}
+
+// Spot check: out at random flat positions equals in at the NumPy-rule source (in is the pre-shift copy).
+std::size_t spot_check(const std::vector<unsigned char> &in_sample_src, const void *d_in_copy, const void *d_out,
+                       const Case &c, std::size_t elem) {
+  (void)in_sample_src;
+  std::size_t n = 1;
+  for (auto e : c.shape) n *= static_cast<std::size_t>(e);
+  std::mt19937_64 rng(7);
+  std::size_t wrong = 0;
+  std::vector<unsigned char> a(elem), b(elem);
+  for (int k = 0; k < 4096; ++k) {
+    std::size_t flat = rng() % n, rem = flat, src = 0, stride = 1;
+    for (int d = static_cast<int>(c.shape.size()) - 1; d >= 0; --d) {
+      auto e = static_cast<std::size_t>(c.shape[d]);
+      std::size_t j = rem % e;
+      rem /= e;
+      bool shifted = c.mask == 0 || ((c.mask >> d) & 1u);
+      std::size_t s = shifted ? e / 2 : 0;
+      src += ((j + e - s) % e) * stride;
+      stride *= e;
+    }
+    CHECK(cudaMemcpy(a.data(), static_cast<const unsigned char *>(d_out) + flat * elem, elem, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(b.data(), static_cast<const unsigned char *>(d_in_copy) + src * elem, elem, cudaMemcpyDeviceToHost));
+    wrong += std::memcmp(a.data(), b.data(), elem) != 0;
+  }
+  return wrong;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int repeat = 15;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+  if (sfft_cuda_device_count() == 0) {
+    std::printf("bench_shift: no CUDA device; nothing to measure\n");
+    return 0;
+  }
+  std::vector<Case> cases = {
+      {"1-D 2^26", {INT64_C(1) << 26}, 0},
+      {"2-D 8192^2", {8192, 8192}, 0},
+      {"2-D 8191^2", {8191, 8191}, 0},
+      {"3-D 512^3", {512, 512, 512}, 0},
+      {"3-D 511^3", {511, 511, 511}, 0},
+      {"64x1024^2 ax1,2", {64, 1024, 1024}, 6},
+  };
+  if (quick) cases.resize(2);
+  const sfft_dtype dtypes[] = {SFFT_FLOAT32, SFFT_FLOAT64, SFFT_COMPLEX64, SFFT_COMPLEX128};
+  const char *dnames[] = {"f32", "f64", "c64", "c128"};
+  const std::size_t dsize[] = {4, 8, 8, 16};
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  opts.stream = stream;
+
+  std::printf("sfft %s fftshift benchmark on %s, %s, median of %d (CUDA events); GB/s = (read+write bytes)/time\n",
+              sfft_version_string(), bench::device_name().c_str(), bench::today().c_str(), repeat);
+  std::printf("%-17s %-5s %-7s %9s %9s %9s %9s %7s %9s %6s\n", "shape", "dtype", "mode", "MiB", "sfft ms", "sfft GB/s",
+              "copy GB/s", "ratio", "extra MiB", "wrong");
+  int below = 0;
+  for (const Case &c : cases) {
+    std::size_t n = 1;
+    for (auto e : c.shape) n *= static_cast<std::size_t>(e);
+    for (int di = 0; di < 4; ++di) {
+      std::size_t bytes = n * dsize[di];
+      void *d_in, *d_out, *d_ref;
+      CHECK(cudaMalloc(&d_in, bytes));
+      CHECK(cudaMalloc(&d_out, bytes));
+      CHECK(cudaMalloc(&d_ref, bytes));
+      fill_kernel<<<1024, 256, 0, stream>>>(static_cast<uint32_t *>(d_in), bytes / 4, 1234u + di);
+      CHECK(cudaMemcpyAsync(d_ref, d_in, bytes, cudaMemcpyDeviceToDevice, stream));
+      CHECK(cudaStreamSynchronize(stream));
+      double copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); },
+                                 repeat, stream);
+      double copy_gbs = 2.0 * bytes / copy_ms / 1e6;
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        void *dst = in_place ? d_in : d_out;
+        std::size_t used0 = bench::device_used_bytes();
+        auto call = [&] {
+          sfft_status s = fftshift_nd(dst, d_in, static_cast<int>(c.shape.size()), c.shape.data(), c.mask,
+                                      dtypes[di], &opts);
+          if (s != SFFT_SUCCESS) {
+            std::fprintf(stderr, "fftshift_nd: %s\n", sfft_last_error());
+            std::exit(1);
+          }
+        };
+        // Correctness first, on the pristine input (one call), then timing.
+        CHECK(cudaMemcpyAsync(d_in, d_ref, bytes, cudaMemcpyDeviceToDevice, stream));
+        call();
+        CHECK(cudaStreamSynchronize(stream));
+        std::size_t wrong = spot_check({}, d_ref, dst, c, dsize[di]);
+        double ms = median_ms(call, repeat, stream);
+        std::size_t used1 = bench::device_used_bytes();
+        double gbs = 2.0 * bytes / ms / 1e6;
+        double ratio = gbs / copy_gbs;
+        double target = in_place ? 0.8 : 0.9;
+        below += ratio < target;
+        std::printf("%-17s %-5s %-7s %9.0f %9.3f %9.0f %9.0f %6.1f%%%s %9.1f %6zu\n", c.name, dnames[di],
+                    in_place ? "inplace" : "outplace", bytes / 1048576.0, ms, gbs, copy_gbs, 100 * ratio,
+                    ratio < target ? "!" : " ", (used1 > used0 ? used1 - used0 : 0) / 1048576.0, wrong);
+        std::fflush(stdout);
+        if (wrong) return 1;
+      }
+      CHECK(cudaFree(d_in));
+      CHECK(cudaFree(d_out));
+      CHECK(cudaFree(d_ref));
+    }
+  }
+  std::printf("rows below target (90%% of copy out of place, 80%% in place; marked !): %d\n", below);
+  CHECK(cudaStreamDestroy(stream));
+  return 0;
+}

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shift/layout.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -149,6 +150,19 @@ TEST(ShiftRoundTrip, InPlaceLargeOddEven) {
       d.download(buf.data(), bytes);
     }
     EXPECT_EQ(buf, in) << where_name(where);
+  }
+}
+
+// The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
+TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
+  std::mt19937_64 rng(5);
+  for (uint32_t d : {1u, 2u, 3u, 5u, 7u, 511u, 512u, 8191u, 65535u, 65536u, 1000003u, 2147483647u, 2147483648u}) {
+    sfft::shift::FastDiv32 f(d);
+    for (int i = 0; i < 200000; ++i) {
+      uint32_t n = i < 1000 ? 0xFFFFFFFFu - static_cast<uint32_t>(i) : i < 2000 ? static_cast<uint32_t>(i - 1000)
+                                                                              : static_cast<uint32_t>(rng());
+      ASSERT_EQ(f.div(n), n / d) << "n = " << n << ", d = " << d;
+    }
   }
 }
 

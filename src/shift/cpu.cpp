@@ -82,6 +82,7 @@ void cycle_in_place(const Layout &l, unsigned char *bytes, int threads) {
   const std::size_t wave = std::min<std::size_t>(N, std::size_t{1} << 20);
   HostBuffer<T> buffer(wave);
   HostBuffer<std::size_t> target(wave);
+  const PlainDivisors divisors(l, slab);
   const auto S = static_cast<std::ptrdiff_t>(slab);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t r = 0; r < S; ++r) scratch[r] = data[slab_offset(l, axis, 0, r)];
@@ -91,7 +92,7 @@ void cycle_in_place(const Layout &l, unsigned char *bytes, int threads) {
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       std::size_t read;
       bool from_scratch;
-      target[i] = wave_step<std::size_t>(l, axis, slab, t0 + i, &read, &from_scratch);
+      target[i] = wave_step<std::size_t>(l, divisors, axis, slab, t0 + i, &read, &from_scratch);
       buffer[i] = from_scratch ? scratch[read] : data[read];
     }
 #pragma omp parallel for num_threads(threads) schedule(static)

@@ -148,9 +148,9 @@ __global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__res
     scratch[r] = data[slab_offset(l, axis, 0, r)];
 }
 
-template <class Word, class Index>
+template <class Word, class Index, class Divisors>
 __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
-                                                            int axis, Index slab) {
+                                                            Divisors div, int axis, Index slab) {
   constexpr unsigned kPerThread = per_thread<Word>();
   cg::grid_group grid = cg::this_grid();
   const Index words = static_cast<Index>(l.words);
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Wo
       if (live[k]) {
         Index read;
         bool from_scratch;
-        dst[k] = wave_step<Index>(l, axis, slab, t, &read, &from_scratch);
+        dst[k] = wave_step<Index>(l, div, axis, slab, t, &read, &from_scratch);
         v[k] = from_scratch ? scratch[read] : data[read];
       }
     }
@@ -180,15 +180,15 @@ __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Wo
 }
 
 // One cooperative launch: as many resident blocks as fit, each wave read entirely before it is written.
-template <class Word, class Index>
-void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, int axis, std::size_t slab,
+template <class Word, class Index, class Divisors>
+void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, Divisors div, int axis, std::size_t slab,
                        cudaStream_t stream) {
   int device = 0, sms = 0, per_sm = 0, cooperative = 0;
   SFFT_CUDA_CHECK(cudaGetDevice(&device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
-  auto kernel = cycle_wave_kernel<Word, Index>;
+  auto kernel = cycle_wave_kernel<Word, Index, Divisors>;
   SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
   const std::size_t tile = std::size_t{kBlock} * per_thread<Word>();
   const std::size_t needed = (l.words + tile - 1) / tile;
@@ -196,7 +196,7 @@ void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, int axis,
       std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * per_sm)));
   Layout layout = l;
   Index slab_words = static_cast<Index>(slab);
-  void *args[] = {&data, &saved, &layout, &axis, &slab_words};
+  void *args[] = {&data, &saved, &layout, &div, &axis, &slab_words};
   SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(kernel), blocks, kBlock, args, 0, stream));
 }
 
@@ -224,9 +224,9 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
   const Word *saved_const = saved;
   // 32-bit index arithmetic while every index (plus one wave of slack) fits.
   if (l.words < (std::size_t{1} << 31))
-    launch_cycle_wave<Word, uint32_t>(out, saved_const, l, axis, slab, stream);
+    launch_cycle_wave<Word, uint32_t>(out, saved_const, l, FastDivisors32(l, slab), axis, slab, stream);
   else
-    launch_cycle_wave<Word, std::size_t>(out, saved_const, l, axis, slab, stream);
+    launch_cycle_wave<Word, std::size_t>(out, saved_const, l, PlainDivisors(l, slab), axis, slab, stream);
 }
 
 void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {

@@ -56,22 +56,64 @@ SFFT_HD std::size_t source_of(const Layout &l, std::size_t out_index) {
   return src;
 }
 
+// Exact division by a run-time constant through a multiply-high (Granlund–Montgomery round-up method),
+// valid for every 32-bit numerator: GPU integer division is a long instruction sequence, this is three.
+struct FastDiv32 {
+  uint32_t d = 1, m = 0, s = 0;
+  FastDiv32() = default;
+  explicit FastDiv32(uint32_t divisor) : d(divisor) {
+    while ((uint64_t{1} << s) < d) ++s;  // s = ceil(log2 d)
+    m = d == 1 ? 0u : static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << s) - d)) / d + 1);
+  }
+  SFFT_HD uint32_t div(uint32_t n) const {
+    if (s == 0) return n;
+#if defined(__CUDA_ARCH__)
+    uint32_t t = __umulhi(n, m);
+#else
+    uint32_t t = static_cast<uint32_t>((static_cast<uint64_t>(n) * m) >> 32);
+#endif
+    return (t + ((n - t) >> 1)) >> (s - 1);
+  }
+};
+
+// Divisors of the cycle-wave order: plain division (any size) or FastDiv32 (arrays under 2^31 words).
+struct PlainDivisors {
+  std::size_t slab;
+  std::size_t extent[kMaxDims];
+  PlainDivisors(const Layout &l, std::size_t slab_words) : slab(slab_words), extent{} {
+    for (int d = 0; d < l.ndim; ++d) extent[d] = static_cast<std::size_t>(l.extent[d]);
+  }
+  SFFT_HD std::size_t by_slab(std::size_t n) const { return n / slab; }
+  SFFT_HD std::size_t by_extent(int d, std::size_t n) const { return n / extent[d]; }
+};
+
+struct FastDivisors32 {
+  FastDiv32 slab;
+  FastDiv32 extent[kMaxDims];
+  FastDivisors32(const Layout &l, std::size_t slab_words) : slab(static_cast<uint32_t>(slab_words)) {
+    for (int d = 0; d < l.ndim; ++d) extent[d] = FastDiv32(static_cast<uint32_t>(l.extent[d]));
+  }
+  SFFT_HD uint32_t by_slab(uint32_t n) const { return slab.div(n); }
+  SFFT_HD uint32_t by_extent(int d, uint32_t n) const { return extent[d].div(n); }
+};
+
 // Cycle-wave order for in-place non-involution shifts along `axis` (see cuda.cu / cpu.cpp): position t
 // = k * slab + r writes output slab D_k = (-k * shift) mod extent at in-slab index r, reading the input
 // slab D_{k+1} at the in-slab source of r. Returns the write offset; *read gets the read offset, and
 // *from_scratch says the read comes from the saved copy of slab 0 (k + 1 == extent), where *read is then
-// an offset into the scratch slab. Index is the integer type of the arithmetic (32-bit when the array
-// has fewer than 2^32 words: GPU integer division is far cheaper in 32 bits).
-template <class Index>
-SFFT_HD Index wave_step(const Layout &l, int axis, Index slab, Index t, Index *read, bool *from_scratch) {
-  Index k = t / slab, r = t % slab;
+// an offset into the scratch slab. Index is the arithmetic type (uint32_t with FastDivisors32).
+template <class Index, class Divisors>
+SFFT_HD Index wave_step(const Layout &l, const Divisors &div, int axis, Index slab, Index t, Index *read,
+                        bool *from_scratch) {
+  Index k = div.by_slab(t), r = t - k * slab;
   Index e = static_cast<Index>(l.extent[axis]);
   Index back = e - static_cast<Index>(l.shift[axis]);  // -shift mod e
-  // k, back < e: the products fit in 64 bits, and in 32 bits when e < 2^16.
+  // k, back < e: k * back fits 64 bits, and 32 bits when e < 2^16.
   Index dest_slab, src_slab;
   if (sizeof(Index) >= 8 || e < 65536u) {
-    dest_slab = (k * back) % e;
-    src_slab = ((k + 1) * back) % e;
+    Index a = k * back, b = a + back;
+    dest_slab = a - div.by_extent(axis, a) * e;
+    src_slab = b - div.by_extent(axis, b) * e;
   } else {
     dest_slab = static_cast<Index>((static_cast<uint64_t>(k) * back) % e);
     src_slab = static_cast<Index>((static_cast<uint64_t>(k + 1) * back) % e);
@@ -86,8 +128,8 @@ SFFT_HD Index wave_step(const Layout &l, int axis, Index slab, Index t, Index *r
       stride *= ed;
       continue;
     }
-    Index i = r % ed;
-    r /= ed;
+    Index q = div.by_extent(d, r), i = r - q * ed;
+    r = q;
     Index s = static_cast<Index>(l.shift[d]);
     Index j = i >= s ? i - s : i + ed - s;
     w_off += i * stride;

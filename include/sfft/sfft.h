@@ -102,6 +102,67 @@ SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int6
 SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,
                                   uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts);
 
+/* ============================ Sparse-input 2-D FFT (spfft2d) ============================ */
+
+/* The forward, unnormalised 2-D DFT of a rows x cols real matrix given by its nonzeros,
+       Y[u][v] = sum over nonzeros (r, c) of w_rc * exp(-2*pi*i*(r*u/rows + c*v/cols)),
+   returned as the real-to-complex half spectrum: rows x (cols/2 + 1) complex values, C-order, exactly
+   the layout of fftw_plan_dft_r2c_2d(rows, cols) and cufftPlan2d(rows, cols, CUFFT_R2C) output.
+   Binary mode (values == NULL): every listed (r, c) is 1 and a repeated coordinate is still 1 (a 0/1
+   pattern). Values mode: w_rc = values[k], and repeated coordinates are summed (scipy COO convention).
+   A plan owns its workspace (allocated at create/set time; exec does not allocate) and a copy of the
+   matrix, so the caller's arrays may be freed after create. The backend is fixed at create:
+   opts->backend CPU or CUDA as asked; AUTO = CUDA when a usable GPU exists, else CPU. */
+typedef struct spfft2d_plan_s *spfft2d_plan;
+
+/* rows, cols: 1 .. 2^31-1. nnz entries of row_idx/col_idx (0-based int64, row_idx[k] < rows,
+   col_idx[k] < cols) and optionally values (finite doubles); nnz = 0 (all-zero matrix) allows NULL arrays.
+   The three arrays may be host or device pointers. out_dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128. */
+SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t cols, uint64_t nnz,
+                                    const int64_t *row_idx, const int64_t *col_idx, const double *values,
+                                    sfft_dtype out_dtype, const sfft_options *opts);
+
+/* Reads a Matrix Market file: "coordinate" format, field pattern/real/integer, symmetry general,
+   symmetric or skew-symmetric (both triangles are generated; the diagonal once). binary != 0 turns every
+   stored nonzero into 1 (pattern files are always binary); binary == 0 keeps the values. A malformed file
+   gives SFFT_ERROR_INVALID_ARGUMENT with the line number in sfft_last_error(); complex/hermitian/array
+   files give SFFT_ERROR_UNSUPPORTED; an unreadable file SFFT_ERROR_INVALID_ARGUMENT. */
+SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary,
+                                             sfft_dtype out_dtype, const sfft_options *opts);
+
+/* The whole half spectrum into out: rows * (cols/2 + 1) elements of out_dtype. out may be host or
+   device memory (device memory needs a CUDA plan). CUDA plan: with device out the call is asynchronous
+   on opts->stream; with host out the spectrum is streamed tile by tile through pinned buffers (device
+   memory stays at the plan's workspace) and the call returns when out is written. */
+SFFT_API sfft_status spfft2d_exec(spfft2d_plan plan, void *out);
+
+/* Output rows [row0, row0 + nrows) into out (nrows * (cols/2 + 1) elements, row row0 first). Same
+   memory rules as spfft2d_exec; the values are bit-identical to the same rows of spfft2d_exec. */
+SFFT_API sfft_status spfft2d_exec_rows(spfft2d_plan plan, uint64_t row0, uint64_t nrows, void *out);
+
+/* Receives nrows consecutive output rows starting at row0 (nrows * (cols/2 + 1) elements of the plan's
+   dtype, host memory owned by the plan and valid only during the call). */
+typedef void (*spfft2d_rows_callback)(uint64_t row0, uint64_t nrows, const void *rows, void *user);
+
+/* Streams the whole half spectrum to callback, block by block, in no particular order; every output row
+   is delivered exactly once, bit-identical to spfft2d_exec. Called on the calling thread; returns when
+   the last block was delivered. Memory stays bounded by the plan's workspace whatever the matrix size. */
+SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callback callback, void *user);
+
+/* Sets how many spectrum rows one tile computes (0 = automatic: a workspace of about a quarter of
+   the full output, between 8 and 128 MiB); re-plans the workspace. Smaller tiles use less memory; values do not depend on it beyond
+   floating-point rounding of the batched FFT. */
+SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows);
+
+/* Plan facts: the shape, the stored nonzeros (after symmetric expansion and merging of repeats), the
+   tile height, the workspace bytes (device bytes for a CUDA plan, host bytes for a CPU plan) and the
+   backend (SFFT_BACKEND_CPU or SFFT_BACKEND_CUDA). Any output pointer may be NULL. */
+SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_t *cols, uint64_t *nnz,
+                                      uint64_t *tile_rows, uint64_t *workspace_bytes, sfft_backend *backend);
+
+/* Frees the plan and its workspace. NULL is a no-op. */
+SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,147 @@
+// The sparse-input 2-D FFT: the matrix in compressed-column form, the tile geometry shared by both
+// backends, and the small engine interface the C API drives.
+//
+// Method. For output rows u in [0, rows/2] (Hermitian symmetry of a real input gives the others),
+//   Z[u][c] = sum_{r in column c} w_rc e^{-2 pi i r u / rows}      (direct sparse DFT, nonempty columns)
+//   Y[u][.] = C2C_cols(Z[u][.])                                      (batched FFT along the columns)
+// and Y[rows-u][v] = conj(Y[u][(cols-v) mod cols]) fills the rows the half did not compute. Rows are
+// processed in fixed tiles of `tile` source rows so memory is tile x cols whatever the matrix size; tile
+// boundaries are fixed per plan, so any sub-range of output rows is bit-identical to the one-shot output.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/options.hpp"
+#include "sfft/sfft.h"
+
+namespace sfft::spfft2d {
+
+// FFT lengths are ints in FFTW and in the twiddle index math.
+constexpr uint64_t kMaxExtent = 0x7fffffffu;
+
+// Nonzeros grouped by column, empty columns skipped, rows sorted within a column, repeats merged.
+struct SparseColumns {
+  uint64_t rows = 0, cols = 0;
+  std::vector<int32_t> col_id;     // the nonempty columns, increasing
+  std::vector<int64_t> col_start;  // col_id.size() + 1 offsets into row/weight
+  std::vector<int32_t> row;        // row of each stored nonzero
+  std::vector<double> weight;      // empty in binary mode (every weight 1)
+  bool binary() const { return weight.empty(); }
+  uint64_t nnz() const { return row.size(); }
+  bool has_empty_columns() const { return col_id.size() < cols; }
+};
+
+// Validates a COO description (host arrays) and builds the compressed columns.
+SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
+                            const int64_t *col_idx, const double *values, const char *fn);
+
+// A Matrix Market coordinate file as COO (0-based); values empty in binary mode.
+struct MtxMatrix {
+  uint64_t rows = 0, cols = 0;
+  std::vector<int64_t> row, col;
+  std::vector<double> value;
+};
+MtxMatrix read_mtx(const char *path, bool binary);
+
+// e^{-2 pi i m / n} for m in [0, n), from exact integer m: one table when n is small, else a two-level
+// table (hi[m >> kSplitBits] * lo[m & mask]) so memory stays O(sqrt n) for huge n.
+template <class Real>
+struct TwiddleTables {
+  static constexpr unsigned kSplitBits = 11;
+  static constexpr uint64_t kSingleTableMax = uint64_t{1} << 22;
+  std::vector<std::complex<Real>> lo, hi;  // hi empty: lo is the single table
+};
+template <class Real>
+TwiddleTables<Real> make_twiddles(uint64_t n);
+
+// Tile geometry: source rows [0, half] in tiles of `tile`; tile k covers [k*tile, (k+1)*tile).
+struct Layout {
+  uint64_t rows = 0, cols = 0, width = 0, half = 0, tile = 1;
+  Layout() = default;
+  Layout(uint64_t r, uint64_t c) : rows(r), cols(c), width(c / 2 + 1), half(r / 2) {}
+  uint64_t tile_count() const { return (half + 1 + tile - 1) / tile; }
+  // Output rows of tile k inside [lo, hi): the directly computed block and the mirrored block.
+  struct Block {
+    uint64_t first = 0, count = 0;  // output rows [first, first + count)
+  };
+  Block direct_block(uint64_t k, uint64_t lo, uint64_t hi) const;
+  Block mirror_block(uint64_t k, uint64_t lo, uint64_t hi) const;
+  // Calls fn(k) once for each tile needed by output rows [lo, hi), in increasing k.
+  template <class Fn>
+  void for_each_tile(uint64_t lo, uint64_t hi, Fn &&fn) const;
+};
+
+// Automatic tile height: `budget` bytes at `bytes_per_row` per source row, within [1, half + 1].
+uint64_t auto_tile(const Layout &layout, std::size_t bytes_per_row, std::size_t budget);
+// Default workspace budget: a quarter of the full output, within [8 MiB, 128 MiB], so streaming a
+// spectrum needs a small fraction of what the dense transform holds while tiles stay large enough to
+// fill the GPU.
+std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes);
+
+// Where a tile's output rows go: straight into the caller's array (rows [row0, ...)), or block by block
+// to a callback.
+struct Sink {
+  void *out = nullptr;  // destination of output row `row0` (array mode)
+  uint64_t row0 = 0;
+  spfft2d_rows_callback callback = nullptr;  // stream mode when set
+  void *user = nullptr;
+};
+
+// One backend's executor for one precision. Implementations: cpu.cpp, cuda.cu.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Re-plans the workspace for tile height `tile` (0 = automatic).
+  virtual void set_tile_rows(uint64_t tile) = 0;
+  // Output rows [lo, hi) to the sink; out_on_device says the array is CUDA device/managed memory.
+  virtual void run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device) = 0;
+  virtual uint64_t tile_rows() const = 0;
+  virtual std::size_t workspace_bytes() const = 0;
+};
+
+template <class Real>
+std::unique_ptr<Engine> make_cpu_engine(std::shared_ptr<const SparseColumns> matrix, const Options &opts);
+#if SFFT_HAVE_CUDA
+template <class Real>
+std::unique_ptr<Engine> make_cuda_engine(std::shared_ptr<const SparseColumns> matrix, const Options &opts);
+// Copies n elements of T from a device pointer to host (for device-resident COO input).
+void copy_to_host(void *dst, const void *src, std::size_t bytes);
+#endif
+
+template <class Fn>
+void Layout::for_each_tile(uint64_t lo, uint64_t hi, Fn &&fn) const {
+  // Direct rows [lo, min(hi, half + 1)) need sources of the same index; mirrored rows u in
+  // [max(lo, half + 1), hi) need sources rows - u.
+  uint64_t a0 = 1, a1 = 0, b0 = 1, b1 = 0;  // inclusive tile ranges, empty when first > last
+  uint64_t dhi = hi < half + 1 ? hi : half + 1;
+  if (lo < dhi) {
+    a0 = lo / tile;
+    a1 = (dhi - 1) / tile;
+  }
+  uint64_t mlo = lo > half + 1 ? lo : half + 1;
+  if (mlo < hi) {
+    b0 = (rows - hi + 1) / tile;
+    b1 = (rows - mlo) / tile;
+  }
+  if (a0 > a1) {
+    for (uint64_t k = b0; k <= b1; ++k) fn(k);
+    return;
+  }
+  if (b0 > b1 || b0 > a1 + 1 || a0 > b1 + 1) {  // disjoint: two runs in increasing order
+    uint64_t f0 = a0, f1 = a1, s0 = b0, s1 = b1;
+    if (b0 <= b1 && b0 < a0) std::swap(f0, s0), std::swap(f1, s1);
+    for (uint64_t k = f0; k <= f1; ++k) fn(k);
+    if (s0 <= s1)
+      for (uint64_t k = s0; k <= s1; ++k) fn(k);
+    return;
+  }
+  uint64_t u0 = a0 < b0 ? a0 : b0, u1 = a1 > b1 ? a1 : b1;
+  for (uint64_t k = u0; k <= u1; ++k) fn(k);
+}
+
+}  // namespace sfft::spfft2d

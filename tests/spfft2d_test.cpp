@@ -1,0 +1,502 @@
+// spfft2d: the sparse-input 2-D FFT against FFTW's dense r2c_2d in double, on both backends and both
+// precisions; tiled/streamed output against the one-shot output; the Matrix Market reader; bad input.
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sfft/sfft.h"
+#include "test_support.hpp"
+
+namespace {
+
+using cd = std::complex<double>;
+
+struct Coo {
+  uint64_t rows = 0, cols = 0;
+  std::vector<int64_t> r, c;
+  std::vector<double> v;  // empty: binary
+};
+
+// Dense real matrix of a COO description: binary repeats count once, values repeats add up.
+std::vector<double> dense_of(const Coo &m) {
+  std::vector<double> a(m.rows * m.cols, 0.0);
+  for (std::size_t k = 0; k < m.r.size(); ++k) {
+    double &x = a[static_cast<std::size_t>(m.r[k]) * m.cols + static_cast<std::size_t>(m.c[k])];
+    x = m.v.empty() ? 1.0 : x + m.v[k];
+  }
+  return a;
+}
+
+// The independent reference: FFTW's dense r2c_2d in double.
+std::vector<cd> reference(const Coo &m) {
+  std::vector<double> a = dense_of(m);
+  std::vector<cd> y(m.rows * (m.cols / 2 + 1));
+  fftw_plan p = fftw_plan_dft_r2c_2d(static_cast<int>(m.rows), static_cast<int>(m.cols), a.data(),
+                                     reinterpret_cast<fftw_complex *>(y.data()), FFTW_ESTIMATE);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  return y;
+}
+
+Coo random_matrix(uint64_t rows, uint64_t cols, double density, uint64_t seed, bool values = false) {
+  Coo m{rows, cols, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1), w(-2, 2);
+  for (uint64_t i = 0; i < rows; ++i)
+    for (uint64_t j = 0; j < cols; ++j)
+      if (u(rng) < density) {
+        m.r.push_back(static_cast<int64_t>(i));
+        m.c.push_back(static_cast<int64_t>(j));
+        if (values) m.v.push_back(w(rng));
+      }
+  return m;
+}
+
+Coo banded(uint64_t n, int half_width) {
+  Coo m{n, n, {}, {}, {}};
+  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i)
+    for (int64_t j = std::max<int64_t>(0, i - half_width); j <= std::min<int64_t>(n - 1, i + half_width); ++j) {
+      m.r.push_back(i);
+      m.c.push_back(j);
+    }
+  return m;
+}
+
+struct Backend {
+  sfft_backend backend;
+  sfft_dtype dtype;
+  bool device_out;
+  const char *name;
+};
+
+std::string name_of(const testing::TestParamInfo<Backend> &info) { return info.param.name; }
+
+class Spfft2d : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam().backend == SFFT_BACKEND_CUDA) SFFT_SKIP_WITHOUT_GPU();
+    sfft_options_init(&opts_);
+    opts_.backend = GetParam().backend;
+  }
+  bool dbl() const { return GetParam().dtype == SFFT_COMPLEX128; }
+  std::size_t elem() const { return dbl() ? 16 : 8; }
+
+  spfft2d_plan make(const Coo &m) {
+    spfft2d_plan p = nullptr;
+    sfft_status s = spfft2d_create(&p, m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(),
+                                   m.v.empty() ? nullptr : m.v.data(), GetParam().dtype, &opts_);
+    EXPECT_EQ(s, SFFT_SUCCESS) << sfft_last_error();
+    return p;
+  }
+
+  // Runs exec (or exec_rows over [row0, row0 + nrows)) and returns the result widened to double.
+  std::vector<cd> exec(spfft2d_plan p, uint64_t rows, uint64_t cols, uint64_t row0 = 0, uint64_t nrows = ~0ull) {
+    if (nrows == ~0ull) nrows = rows - row0;
+    const std::size_t n = nrows * (cols / 2 + 1);
+    std::vector<unsigned char> raw(n * elem());
+    sfft_status s;
+    if (GetParam().device_out) {
+      sfft_test::DeviceMemory d(raw.size());
+      s = nrows == rows ? spfft2d_exec(p, d.get()) : spfft2d_exec_rows(p, row0, nrows, d.get());
+      sfft_test::device_synchronize();
+      d.download(raw.data(), raw.size());
+    } else {
+      s = nrows == rows ? spfft2d_exec(p, raw.data()) : spfft2d_exec_rows(p, row0, nrows, raw.data());
+    }
+    EXPECT_EQ(s, SFFT_SUCCESS) << sfft_last_error();
+    return widen(raw, n);
+  }
+
+  std::vector<cd> widen(const std::vector<unsigned char> &raw, std::size_t n) const {
+    std::vector<cd> y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (dbl()) {
+        std::memcpy(&y[i], raw.data() + i * 16, 16);
+      } else {
+        std::complex<float> f;
+        std::memcpy(&f, raw.data() + i * 8, 8);
+        y[i] = cd(f.real(), f.imag());
+      }
+    }
+    return y;
+  }
+
+  // Asserts the stated bounds: relative l2 error and max-abs error relative to sum |w| (= max |Y|
+  // possible), per precision.
+  void check(const Coo &m, const std::vector<cd> &y) {
+    std::vector<cd> ref = reference(m);
+    ASSERT_EQ(y.size(), ref.size());
+    double scale = 0, max_err = 0;
+    for (double x : dense_of(m)) scale += std::abs(x);
+    for (std::size_t i = 0; i < y.size(); ++i) max_err = std::max(max_err, std::abs(y[i] - ref[i]));
+    const double l2 = sfft_test::relative_l2_error(y.data(), ref.data(), y.size());
+    const double l2_bound = dbl() ? 1e-12 : 2e-6, max_bound = dbl() ? 1e-13 : 1e-6;
+    if (scale == 0) {
+      EXPECT_EQ(max_err, 0.0) << "an all-zero matrix must give an exactly zero spectrum";
+      return;
+    }
+    EXPECT_LE(l2, l2_bound) << m.rows << "x" << m.cols << " nnz " << m.r.size();
+    EXPECT_LE(max_err / scale, max_bound) << m.rows << "x" << m.cols << " nnz " << m.r.size();
+  }
+
+  void check_matrix(const Coo &m) {
+    spfft2d_plan p = make(m);
+    ASSERT_NE(p, nullptr);
+    check(m, exec(p, m.rows, m.cols));
+    EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  }
+
+  sfft_options opts_;
+};
+
+TEST_P(Spfft2d, RandomBinaryAtSeveralDensities) {
+  const uint64_t shapes[][2] = {{64, 128}, {101, 97}, {37, 53}, {128, 40}};
+  const double densities[] = {0.002, 0.02, 0.2, 0.9};
+  uint64_t seed = 1;
+  for (auto &s : shapes)
+    for (double d : densities) check_matrix(random_matrix(s[0], s[1], d, seed++));
+}
+
+TEST_P(Spfft2d, BandedOddPrimeAndPowerOfTwoDims) {
+  check_matrix(banded(64, 2));
+  check_matrix(banded(127, 3));
+  check_matrix(banded(211, 1));  // prime
+  check_matrix(random_matrix(256, 256, 0.01, 7));
+  check_matrix(random_matrix(1, 17, 0.5, 8));
+  check_matrix(random_matrix(17, 1, 0.5, 9));
+  check_matrix(random_matrix(2, 2, 0.7, 10));
+  check_matrix(random_matrix(1, 1, 1.0, 11));
+}
+
+TEST_P(Spfft2d, EmptyRowsAndColumnsSingleNonzeroAllZero) {
+  Coo m = random_matrix(60, 70, 0.05, 12);
+  Coo holes{60, 70, {}, {}, {}};
+  for (std::size_t k = 0; k < m.r.size(); ++k)
+    if (m.r[k] % 3 != 0 && m.c[k] % 4 != 1) holes.r.push_back(m.r[k]), holes.c.push_back(m.c[k]);
+  check_matrix(holes);
+  check_matrix(Coo{45, 33, {44}, {32}, {}});
+  check_matrix(Coo{45, 33, {0}, {0}, {}});
+  check_matrix(Coo{45, 33, {}, {}, {}});
+}
+
+TEST_P(Spfft2d, BinaryRepeatsCountOnceValueRepeatsAdd) {
+  check_matrix(Coo{9, 10, {1, 1, 1, 4, 4}, {2, 2, 2, 7, 7}, {}});
+  check_matrix(Coo{9, 10, {1, 1, 4, 4}, {2, 2, 7, 7}, {0.5, 0.25, -1.0, 3.0}});
+}
+
+TEST_P(Spfft2d, ValuesMode) {
+  check_matrix(random_matrix(80, 96, 0.05, 13, true));
+  check_matrix(random_matrix(33, 31, 0.3, 14, true));
+}
+
+TEST_P(Spfft2d, TiledRowsAndStreamAreBitIdenticalToOneShot) {
+  const Coo m = random_matrix(47, 38, 0.08, 15);
+  spfft2d_plan p = make(m);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(spfft2d_set_tile_rows(p, 3), SFFT_SUCCESS) << sfft_last_error();
+  uint64_t tile = 0;
+  ASSERT_EQ(spfft2d_get_info(p, nullptr, nullptr, nullptr, &tile, nullptr, nullptr), SFFT_SUCCESS);
+  EXPECT_EQ(tile, 3u);
+  const std::vector<cd> full = exec(p, m.rows, m.cols);
+  check(m, full);
+  const uint64_t W = m.cols / 2 + 1;
+  for (uint64_t chunk : {1u, 5u, 16u}) {
+    for (uint64_t r0 = 0; r0 < m.rows; r0 += chunk) {
+      uint64_t n = std::min(chunk, m.rows - r0);
+      std::vector<cd> part = exec(p, m.rows, m.cols, r0, n);
+      ASSERT_EQ(0, std::memcmp(part.data(), full.data() + r0 * W, n * W * sizeof(cd))) << "rows " << r0 << "+" << n;
+    }
+  }
+  // Streamed: every row once, bit-identical.
+  struct Collect {
+    std::vector<unsigned char> bytes;
+    std::vector<int> seen;
+    std::size_t row_bytes;
+  } col{std::vector<unsigned char>(m.rows * W * elem()), std::vector<int>(m.rows, 0), W * elem()};
+  auto cb = [](uint64_t row0, uint64_t nrows, const void *rows, void *user) {
+    auto *c = static_cast<Collect *>(user);
+    std::memcpy(c->bytes.data() + row0 * c->row_bytes, rows, nrows * c->row_bytes);
+    for (uint64_t i = 0; i < nrows; ++i) c->seen[row0 + i]++;
+  };
+  ASSERT_EQ(spfft2d_exec_stream(p, cb, &col), SFFT_SUCCESS) << sfft_last_error();
+  for (uint64_t i = 0; i < m.rows; ++i) EXPECT_EQ(col.seen[i], 1) << "row " << i;
+  std::vector<cd> streamed = widen(col.bytes, m.rows * W);
+  EXPECT_EQ(0, std::memcmp(streamed.data(), full.data(), full.size() * sizeof(cd)));
+  // A different tile height changes only the rounding of the batched FFT.
+  ASSERT_EQ(spfft2d_set_tile_rows(p, 0), SFFT_SUCCESS);
+  check(m, exec(p, m.rows, m.cols));
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+TEST_P(Spfft2d, FailedCallsLeaveOutputUntouchedAndPlanUsable) {
+  const Coo m = random_matrix(20, 30, 0.1, 16);
+  spfft2d_plan p = make(m);
+  ASSERT_NE(p, nullptr);
+  std::vector<unsigned char> out(20 * 16 * elem(), 0xab);
+  EXPECT_EQ(spfft2d_exec_rows(p, 15, 6, out.data()), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("outside"), std::string::npos) << sfft_last_error();
+  EXPECT_EQ(spfft2d_exec_rows(p, ~0ull, 2, out.data()), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](unsigned char b) { return b == 0xab; }));
+  EXPECT_EQ(spfft2d_exec(p, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("out"), std::string::npos);
+  EXPECT_EQ(spfft2d_exec_stream(p, nullptr, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(spfft2d_exec_rows(p, 3, 0, out.data()), SFFT_SUCCESS);
+  check(m, exec(p, m.rows, m.cols));
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+const Backend kBackends[] = {
+    {SFFT_BACKEND_CPU, SFFT_COMPLEX64, false, "Cpu_c64"},
+    {SFFT_BACKEND_CPU, SFFT_COMPLEX128, false, "Cpu_c128"},
+    {SFFT_BACKEND_CUDA, SFFT_COMPLEX64, false, "Cuda_c64_hostout"},
+    {SFFT_BACKEND_CUDA, SFFT_COMPLEX128, false, "Cuda_c128_hostout"},
+    {SFFT_BACKEND_CUDA, SFFT_COMPLEX64, true, "Cuda_c64_deviceout"},
+    {SFFT_BACKEND_CUDA, SFFT_COMPLEX128, true, "Cuda_c128_deviceout"},
+};
+INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::ValuesIn(kBackends), name_of);
+
+// ------------------------------------------------------------------ argument checking
+
+sfft_options cpu_options() {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  return o;
+}
+
+void expect_error(sfft_status got, sfft_status want, const char *needle) {
+  EXPECT_EQ(got, want) << sfft_last_error();
+  EXPECT_NE(std::string(sfft_last_error()).find(needle), std::string::npos)
+      << "'" << sfft_last_error() << "' should mention '" << needle << "'";
+}
+
+TEST(Spfft2dArgs, CreateRejectsBadArgumentsNamingThem) {
+  sfft_options o = cpu_options();
+  const int64_t r[] = {0, 1, 2}, c[] = {0, 1, 2}, bad_r[] = {0, 1, 5}, neg_c[] = {0, -1, 2};
+  const double nan_v[] = {1, NAN, 2}, inf_v[] = {1, 2, INFINITY};
+  spfft2d_plan p = reinterpret_cast<spfft2d_plan>(0x1);  // must stay untouched on failure
+  expect_error(spfft2d_create(nullptr, 4, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "plan");
+  expect_error(spfft2d_create(&p, 0, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "rows");
+  expect_error(spfft2d_create(&p, 4, 0, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "cols");
+  expect_error(spfft2d_create(&p, 1ull << 31, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "rows");
+  expect_error(spfft2d_create(&p, 4, ~0ull, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "cols");
+  expect_error(spfft2d_create(&p, 4, 4, ~0ull, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "nnz");
+  expect_error(spfft2d_create(&p, 4, 4, 3, nullptr, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "row_idx is NULL");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, nullptr, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "col_idx is NULL");
+  expect_error(spfft2d_create(&p, 4, 4, 3, bad_r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "row_idx[2] = 5");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, neg_c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "col_idx[1] = -1");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nan_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "values[1]");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, inf_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "values[2]");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, SFFT_FLOAT32, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "out_dtype");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, static_cast<sfft_dtype>(99), &o),
+               SFFT_ERROR_INVALID_ARGUMENT, "out_dtype");
+  sfft_options small = o;
+  small.struct_size = 1;
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &small), SFFT_ERROR_INVALID_ARGUMENT,
+               "struct_size");
+  EXPECT_EQ(p, reinterpret_cast<spfft2d_plan>(0x1));
+  // nnz = 0 needs no arrays.
+  ASSERT_EQ(spfft2d_create(&p, 4, 4, 0, nullptr, nullptr, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+TEST(Spfft2dArgs, DeadAndGarbageHandles) {
+  sfft_options o = cpu_options();
+  const int64_t r[] = {0}, c[] = {0};
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, 3, 3, 1, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  uint64_t rows = 0, cols = 0, nnz = 0, tile = 0, bytes = 0;
+  sfft_backend b = SFFT_BACKEND_AUTO;
+  ASSERT_EQ(spfft2d_get_info(p, &rows, &cols, &nnz, &tile, &bytes, &b), SFFT_SUCCESS);
+  EXPECT_EQ(rows, 3u);
+  EXPECT_EQ(cols, 3u);
+  EXPECT_EQ(nnz, 1u);
+  EXPECT_EQ(tile, 2u);  // source rows 0..rows/2
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(b, SFFT_BACKEND_CPU);
+  ASSERT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  std::complex<float> out[6];
+  expect_error(spfft2d_exec(p, out), SFFT_ERROR_INVALID_ARGUMENT, "not a live handle");
+  expect_error(spfft2d_destroy(p), SFFT_ERROR_INVALID_ARGUMENT, "not a live handle");
+  expect_error(spfft2d_exec(nullptr, out), SFFT_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  int garbage = 0;
+  expect_error(spfft2d_exec_rows(reinterpret_cast<spfft2d_plan>(&garbage), 0, 1, out), SFFT_ERROR_INVALID_ARGUMENT,
+               "not a live handle");
+  expect_error(spfft2d_set_tile_rows(nullptr, 4), SFFT_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  EXPECT_EQ(spfft2d_destroy(nullptr), SFFT_SUCCESS);
+}
+
+TEST(Spfft2dArgs, CudaBackendWithoutDevice) {
+  if (sfft_test::have_gpu()) GTEST_SKIP() << "a GPU is present";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  const int64_t r[] = {0}, c[] = {0};
+  spfft2d_plan p = nullptr;
+  sfft_status s = spfft2d_create(&p, 3, 3, 1, r, c, nullptr, SFFT_COMPLEX64, &o);
+  EXPECT_EQ(s, SFFT_HAVE_CUDA ? SFFT_ERROR_NO_DEVICE : SFFT_ERROR_UNSUPPORTED) << sfft_last_error();
+  EXPECT_EQ(p, nullptr);
+  // AUTO falls back to the CPU when no GPU is usable.
+  o.backend = SFFT_BACKEND_AUTO;
+  ASSERT_EQ(spfft2d_create(&p, 3, 3, 1, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  sfft_backend b = SFFT_BACKEND_CUDA;
+  EXPECT_EQ(spfft2d_get_info(p, nullptr, nullptr, nullptr, nullptr, nullptr, &b), SFFT_SUCCESS);
+  EXPECT_EQ(b, SFFT_BACKEND_CPU);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+TEST(Spfft2dArgs, CpuPlanRejectsDeviceOutput) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options o = cpu_options();
+  const int64_t r[] = {0}, c[] = {0};
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, 3, 3, 1, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  sfft_test::DeviceMemory d(6 * 8);
+  expect_error(spfft2d_exec(p, d.get()), SFFT_ERROR_INVALID_ARGUMENT, "device memory");
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+// ------------------------------------------------------------------ Matrix Market reader
+
+class Mtx : public testing::Test {
+ protected:
+  std::string write(const std::string &name, const std::string &text) {
+    std::string path = testing::TempDir() + "spfft2d_" + name + ".mtx";
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  // Spectrum (complex128, CPU) of a plan from the file, or empty with the status in *status.
+  std::vector<cd> spectrum_of_file(const std::string &path, int binary, sfft_status *status) {
+    sfft_options o = cpu_options();
+    spfft2d_plan p = nullptr;
+    *status = spfft2d_create_from_mtx(&p, path.c_str(), binary, SFFT_COMPLEX128, &o);
+    if (*status != SFFT_SUCCESS) return {};
+    uint64_t rows = 0, cols = 0;
+    spfft2d_get_info(p, &rows, &cols, nullptr, nullptr, nullptr, nullptr);
+    std::vector<cd> y(rows * (cols / 2 + 1));
+    EXPECT_EQ(spfft2d_exec(p, y.data()), SFFT_SUCCESS) << sfft_last_error();
+    spfft2d_destroy(p);
+    return y;
+  }
+  void expect_matches(const std::string &text, int binary, const Coo &want) {
+    sfft_status s;
+    std::vector<cd> y = spectrum_of_file(write("valid", text), binary, &s);
+    ASSERT_EQ(s, SFFT_SUCCESS) << sfft_last_error() << "\n" << text;
+    std::vector<cd> ref = reference(want);
+    ASSERT_EQ(y.size(), ref.size());
+    EXPECT_LE(sfft_test::relative_l2_error(y.data(), ref.data(), y.size()), 1e-13) << text;
+  }
+};
+
+TEST_F(Mtx, ValidFilesOfEachKind) {
+  expect_matches("%%MatrixMarket matrix coordinate pattern general\n% a comment\n\n3 4 3\n1 1\n2 4\n3 2\n", 1,
+                 Coo{3, 4, {0, 1, 2}, {0, 3, 1}, {}});
+  expect_matches("%%MatrixMarket matrix coordinate real general\r\n2 3 2\r\n1 3 2.5\r\n2 1 -1e0\r\n", 0,
+                 Coo{2, 3, {0, 1}, {2, 0}, {2.5, -1.0}});
+  // Binary mode: stored values become 1, a stored zero is dropped.
+  expect_matches("%%MatrixMarket matrix coordinate real general\n2 3 3\n1 3 2.5\n2 1 -1\n2 2 0\n", 1,
+                 Coo{2, 3, {0, 1}, {2, 0}, {}});
+  // Symmetric: both triangles, the diagonal once.
+  expect_matches("%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n3 1 2\n3 2 -5\n", 0,
+                 Coo{3, 3, {0, 2, 0, 2, 1}, {0, 0, 2, 1, 2}, {4, 2, 2, -5, -5}});
+  expect_matches("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 3\n", 1,
+                 Coo{3, 3, {1, 0, 2}, {0, 1, 2}, {}});
+  expect_matches("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n3 1 1.5\n", 0,
+                 Coo{3, 3, {2, 0}, {0, 2}, {1.5, -1.5}});
+  expect_matches("%%MATRIXMARKET Matrix Coordinate Pattern General\n2 2 0\n", 1, Coo{2, 2, {}, {}, {}});
+}
+
+TEST_F(Mtx, MalformedFilesGiveStatusAndLineNumber) {
+  struct Case {
+    const char *name, *text;
+    sfft_status status;
+    const char *needle;
+  };
+  const Case cases[] = {
+      {"empty", "", SFFT_ERROR_INVALID_ARGUMENT, "line 1: empty file"},
+      {"no_banner", "3 3 1\n1 1\n", SFFT_ERROR_INVALID_ARGUMENT, "line 1: missing %%MatrixMarket"},
+      {"short_banner", "%%MatrixMarket matrix coordinate\n", SFFT_ERROR_INVALID_ARGUMENT, "line 1"},
+      {"bad_object", "%%MatrixMarket vector coordinate real general\n", SFFT_ERROR_INVALID_ARGUMENT, "line 1"},
+      {"bad_field", "%%MatrixMarket matrix coordinate quaternion general\n", SFFT_ERROR_INVALID_ARGUMENT, "line 1"},
+      {"bad_symmetry", "%%MatrixMarket matrix coordinate real upper\n", SFFT_ERROR_INVALID_ARGUMENT, "line 1"},
+      {"complex", "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", SFFT_ERROR_UNSUPPORTED,
+       "line 1"},
+      {"hermitian", "%%MatrixMarket matrix coordinate real hermitian\n", SFFT_ERROR_UNSUPPORTED, "line 1"},
+      {"array", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", SFFT_ERROR_UNSUPPORTED, "line 1"},
+      {"no_size", "%%MatrixMarket matrix coordinate pattern general\n% only a comment\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 2: file ends before the size line"},
+      {"size_words", "%%MatrixMarket matrix coordinate pattern general\n3 3\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2"},
+      {"size_text", "%%MatrixMarket matrix coordinate pattern general\n3 x 1\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: COLS 'x'"},
+      {"zero_rows", "%%MatrixMarket matrix coordinate pattern general\n0 3 0\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: ROWS = 0"},
+      {"huge_dims", "%%MatrixMarket matrix coordinate pattern general\n99999999999 3 0\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 2: ROWS"},
+      {"overflow", "%%MatrixMarket matrix coordinate pattern general\n99999999999999999999999 3 0\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "out of range"},
+      {"negative_nnz", "%%MatrixMarket matrix coordinate pattern general\n3 3 -1\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: NNZ = -1"},
+      {"huge_nnz_claim", "%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 4000000000000000000\n1 1\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 3: file ends after 1 of the NNZ"},
+      {"nnz_over_dense", "%%MatrixMarket matrix coordinate pattern general\n2 2 5\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: NNZ = 5 exceeds"},
+      {"non_square_sym", "%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n1 1\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 2"},
+      {"truncated", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n2 2\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 4: file ends after 2 of the NNZ = 3"},
+      {"too_many", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1\n2 2\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 4: more entries"},
+      {"row_zero", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n0 2\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 4: row index 0"},
+      {"col_big", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 3: column index 4"},
+      {"missing_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 3: entry needs 3 fields"},
+      {"extra_field", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 7\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 3: entry needs 2 fields"},
+      {"bad_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 3: value 'abc'"},
+      {"nan_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 nan\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 3: value 'nan' is not finite"},
+      {"float_integer", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 2.5\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 3: integer value"},
+      {"skew_diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n2 2 1\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 3"},
+      {"binary_junk", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n\x01\xff\x02 1\n",
+       SFFT_ERROR_INVALID_ARGUMENT, "line 3"},
+  };
+  for (const Case &c : cases) {
+    sfft_status s;
+    spectrum_of_file(write(c.name, c.text), 1, &s);
+    EXPECT_EQ(s, c.status) << c.name << ": " << sfft_last_error();
+    EXPECT_NE(std::string(sfft_last_error()).find(c.needle), std::string::npos)
+        << c.name << ": '" << sfft_last_error() << "' should contain '" << c.needle << "'";
+  }
+  sfft_status s;
+  spectrum_of_file(testing::TempDir() + "spfft2d_does_not_exist.mtx", 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "cannot open");
+  sfft_options o = cpu_options();
+  spfft2d_plan p = nullptr;
+  expect_error(spfft2d_create_from_mtx(&p, nullptr, 1, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "path is NULL");
+}
+
+}  // namespace

@@ -153,6 +153,26 @@ TEST(ShiftRoundTrip, InPlaceLargeOddEven) {
   }
 }
 
+// Managed memory (AUTO picks CUDA) and a caller's non-blocking stream (the call is asynchronous on it).
+TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
+  SFFT_SKIP_WITHOUT_GPU();
+  Shape shape = {33, 64};
+  const std::size_t n = count_of(shape), bytes = n * 8;
+  auto in = pattern(bytes, 17);
+  auto want = reference(in, shape, 0, 8, false);
+  sfft_test::ManagedMemory a(bytes), b(bytes);
+  std::memcpy(a.get(), in.data(), bytes);
+  sfft_test::TestStream stream;
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.stream = stream.get();
+  ASSERT_EQ(fftshift_nd(b.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(fftshift_nd(a.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS) << sfft_last_error();
+  stream.synchronize();
+  EXPECT_EQ(std::memcmp(b.get(), want.data(), bytes), 0) << "managed out of place";
+  EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: cycle waves)";
+}
+
 // The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
 TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
   std::mt19937_64 rng(5);

@@ -40,6 +40,17 @@ void DeviceMemory::download(void *host, std::size_t bytes) const {
 }
 void DeviceMemory::fill_bytes(int value, std::size_t bytes) { check(cudaMemset(ptr_, value, bytes), "cudaMemset"); }
 void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+ManagedMemory::ManagedMemory(std::size_t bytes) {
+  check(cudaMallocManaged(&ptr_, bytes == 0 ? 1 : bytes), "cudaMallocManaged");
+}
+ManagedMemory::~ManagedMemory() { cudaFree(ptr_); }
+TestStream::TestStream() {
+  cudaStream_t s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = s;
+}
+TestStream::~TestStream() { cudaStreamDestroy(static_cast<cudaStream_t>(stream_)); }
+void TestStream::synchronize() { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize"); }
 #else
 DeviceMemory::DeviceMemory(std::size_t) { no_cuda(); }
 DeviceMemory::~DeviceMemory() = default;
@@ -47,6 +58,11 @@ void DeviceMemory::upload(const void *, std::size_t) { no_cuda(); }
 void DeviceMemory::download(void *, std::size_t) const { no_cuda(); }
 void DeviceMemory::fill_bytes(int, std::size_t) { no_cuda(); }
 void device_synchronize() {}
+ManagedMemory::ManagedMemory(std::size_t) { no_cuda(); }
+ManagedMemory::~ManagedMemory() = default;
+TestStream::TestStream() { no_cuda(); }
+TestStream::~TestStream() = default;
+void TestStream::synchronize() { no_cuda(); }
 #endif
 
 double relative_l2_error(const std::complex<double> *a, const std::complex<double> *b, std::size_t n) {

@@ -42,6 +42,33 @@ class DeviceMemory {
 
 void device_synchronize();
 
+// CUDA managed allocation (host- and device-accessible), small sizes only.
+class ManagedMemory {
+ public:
+  explicit ManagedMemory(std::size_t bytes);
+  ~ManagedMemory();
+  ManagedMemory(const ManagedMemory &) = delete;
+  ManagedMemory &operator=(const ManagedMemory &) = delete;
+  void *get() const { return ptr_; }
+
+ private:
+  void *ptr_ = nullptr;
+};
+
+// A non-blocking CUDA stream owned by the test, as a void * for sfft_options::stream.
+class TestStream {
+ public:
+  TestStream();
+  ~TestStream();
+  TestStream(const TestStream &) = delete;
+  TestStream &operator=(const TestStream &) = delete;
+  void *get() const { return stream_; }
+  void synchronize();
+
+ private:
+  void *stream_ = nullptr;
+};
+
 // Seeded random complex vector, components uniform in [-1, 1).
 template <class Real>
 std::vector<std::complex<Real>> random_complex(std::size_t n, uint64_t seed) {

@@ -163,6 +163,53 @@ SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_
 /* Frees the plan and its workspace. NULL is a no-op. */
 SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan);
 
+/* ============================ Type-3 NUFFT (nufft3) ============================ */
+
+/* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
+   (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
+   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure).
+   dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
+   dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
+   The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */
+typedef struct nufft3_plan_s *nufft3_plan;
+
+typedef enum nufft3_kernel {
+  NUFFT3_KERNEL_ES = 0,      /* "exponential of semicircle" (FINUFFT), width from tol: the default */
+  NUFFT3_KERNEL_GAUSSIAN = 1 /* the Capozzoli et al. Gaussian scheme with exp(sigma x^2)/exp(tau s^2) compensation */
+} nufft3_kernel;
+
+typedef struct nufft3_options {
+  size_t struct_size;   /* sizeof(nufft3_options) as the caller was compiled */
+  int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
+  nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
+  double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
+                           whichever is cheaper for the point set), else [1.25, 4]; Gaussian: 0 = 2.25,
+                           else (2, 4] */
+} nufft3_options;
+
+/* Fills *opts with the defaults and sets struct_size. NULL is ignored. */
+SFFT_API void nufft3_options_init(nufft3_options *opts);
+
+/* Creates a plan. dim 1..3; sign +1 or -1; opts (NULL = defaults) picks backend, device, stream, threads.
+   The backend is fixed by the first nufft3_setpts: CUDA when opts->backend is CUDA, or AUTO and a coordinate
+   pointer is device/managed memory; else CPU. */
+SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
+                                   const sfft_options *opts);
+/* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
+SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts);
+/* Sets N sources (x, y, z) and K targets (s, t, u), each an array of N resp. K reals; arrays of dims beyond
+   `dim` are ignored and may be NULL. Coordinates must be finite. N or K may be 0. The plan copies what it
+   needs (the arrays may be freed afterwards) and allocates its workspace here; may be called again with new
+   points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over). */
+SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
+                                   uint64_t K, const void *s, const void *t, const void *u);
+/* f: ntransf x N strengths (C-order, one vector after another); F: ntransf x K outputs, overwritten.
+   CPU backend: host pointers. CUDA backend: device pointers run asynchronously on opts->stream; host
+   pointers are staged and the call returns once F is written. Allocates nothing. */
+SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F);
+/* Frees the plan; NULL is a no-op. */
+SFFT_API sfft_status nufft3_destroy(nufft3_plan plan);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

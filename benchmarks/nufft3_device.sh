@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One device session for nufft3 (run through tools/device-run.sh from the repository root): builds the
+# cuFINUFFT peer from the carried sdist in the background (if present), runs the nufft3 tests with the GPU,
+# compute-sanitizer memcheck/racecheck on small GPU cases, the CLI on the CUDA backend, and the benchmark.
+# Logs go to $OUT when set.
+set -uo pipefail
+out=${OUT:-/tmp/nufft3-out}
+mkdir -p "$out"
+build=build-nufft3
+site=/tmp/site
+mkdir -p $site
+peer_build_pid=
+# cuFINUFFT from its sdist: the CUDA-13 toolkit's CCCL stands in for CPM's downloads (the device is offline).
+# Put the sdist there first: python3 -m pip download --no-deps --no-binary=:all: -d .whl cufinufft==2.5.1
+if ls .whl/cufinufft-*.tar.gz >/dev/null 2>&1; then
+  mkdir -p /tmp/cpmcache/cpm
+  cat > /tmp/cpmcache/cpm/CPM_0.42.0.cmake <<'CPM'
+macro(CPMAddPackage)
+  cmake_parse_arguments(CPMARG "" "NAME;GIT_REPOSITORY;GIT_TAG;VERSION" "" ${ARGN})
+  find_package(${CPMARG_NAME} CONFIG REQUIRED PATHS /usr/local/cuda/lib64/cmake)
+endmacro()
+CPM
+  (set -e; rm -rf /tmp/cuf; mkdir -p /tmp/cuf
+   tar xzf .whl/cufinufft-*.tar.gz -C /tmp/cuf --strip-components=1
+   cmake -S /tmp/cuf -B /tmp/cuf/b -G Ninja -DFINUFFT_USE_CUDA=ON -DFINUFFT_USE_CPU=OFF \
+     -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DCPM_SOURCE_CACHE=/tmp/cpmcache \
+     -DFINUFFT_STATIC_LINKING=OFF
+   nice cmake --build /tmp/cuf/b -j12 --target cufinufft
+   mkdir -p $site/cufinufft; cp /tmp/cuf/python/cufinufft/cufinufft/*.py $site/cufinufft/
+   find /tmp/cuf/b -name 'libcufinufft.so*' -exec cp {} $site/cufinufft/ \;) > "$out/peer_build.log" 2>&1 &
+  peer_build_pid=$!
+fi
+python3 -m pip install -q --no-index --no-deps --no-compile --target $site .whl/packaging-*.whl >/dev/null 2>&1
+export PYTHONPATH=$site
+# The test binary directly (ctest's PRE_TEST discovery calls the build host's cmake, absent here).
+$build/tests/nufft3_test 2>&1 | tee "$out/tests.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -60
+compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $build/tests/nufft3_test \
+  --gtest_filter='*Degenerate*/Cuda:*Batch*/Cuda:nufft3Cuda.*' 2>&1 | tee "$out/memcheck.log" |
+  grep -E "OK \]|FAILED|SUMMARY"
+compute-sanitizer --tool racecheck --error-exitcode 9 $build/tests/nufft3_test \
+  --gtest_filter='*Degenerate*/Cuda:*Batch*/Cuda:nufft3Cuda.*' 2>&1 | tee "$out/racecheck.log" |
+  grep -E "OK \]|FAILED|SUMMARY"
+$build/tools/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
+$build/tools/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
+if [[ -n "$peer_build_pid" ]]; then wait "$peer_build_pid"; echo "peer build rc $?"; tail -3 "$out/peer_build.log"; fi
+PYTHONUNBUFFERED=1 python3 benchmarks/nufft3_bench.py --lib $build/libsfft.so --backend cuda --gaussian "$@" 2>&1 |
+  tee "$out/bench.log"

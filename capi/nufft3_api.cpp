@@ -1,0 +1,71 @@
+// C entry points of the type-3 NUFFT (nufft3_*).
+#include <memory>
+
+#include "boundary.hpp"
+#include "nufft3/plan.hpp"
+#include "sfft/sfft.h"
+
+struct nufft3_plan_s {
+  std::unique_ptr<sfft::nufft3::Plan> impl;
+};
+
+namespace {
+sfft::capi::HandleRegistry<nufft3_plan> &registry() {
+  static sfft::capi::HandleRegistry<nufft3_plan> r;
+  return r;
+}
+}  // namespace
+
+extern "C" {
+
+SFFT_API void nufft3_options_init(nufft3_options *opts) {
+  if (opts == nullptr) return;
+  *opts = nufft3_options{};
+  opts->struct_size = sizeof *opts;
+  opts->ntransf = 1;
+  opts->kernel = NUFFT3_KERNEL_ES;
+  opts->upsampfac = 0;
+}
+
+SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
+                                   const sfft_options *opts) {
+  return sfft::capi::guarded("nufft3_create", [&] {
+    sfft::require(plan != nullptr, "plan (the output pointer) is NULL");
+    auto handle = std::make_unique<nufft3_plan_s>();
+    handle->impl = std::make_unique<sfft::nufft3::Plan>(dim, dtype, sign, tol, opts);
+    registry().add(handle.get());
+    *plan = handle.release();
+  });
+}
+
+SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts) {
+  return sfft::capi::guarded("nufft3_set_options", [&] {
+    registry().require_live(plan, "plan");
+    plan->impl->set_options(opts);
+  });
+}
+
+SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
+                                   uint64_t K, const void *s, const void *t, const void *u) {
+  return sfft::capi::guarded("nufft3_setpts", [&] {
+    registry().require_live(plan, "plan");
+    plan->impl->setpts(N, x, y, z, K, s, t, u);
+  });
+}
+
+SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F) {
+  return sfft::capi::guarded("nufft3_exec", [&] {
+    registry().require_live(plan, "plan");
+    plan->impl->exec(f, F);
+  });
+}
+
+SFFT_API sfft_status nufft3_destroy(nufft3_plan plan) {
+  return sfft::capi::guarded("nufft3_destroy", [&] {
+    if (plan == nullptr) return;
+    sfft::require(registry().remove(plan), "plan is not a live handle (destroyed, or never created)");
+    delete plan;
+  });
+}
+
+}  // extern "C"

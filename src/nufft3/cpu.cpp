@@ -1,0 +1,395 @@
+// CPU engine of the type-3 NUFFT: OpenMP spreading into per-chunk subgrids (sources sorted by grid row,
+// so each chunk owns a narrow slab and no two threads write the same memory), a row-parallel reduction
+// fused with the deconvolution and zero-padding, a threaded batched FFTW transform, and interpolation
+// with one target per iteration.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <vector>
+
+#include "common/checked.hpp"
+#include "common/fftw_plan.hpp"
+#include "common/host_buffer.hpp"
+#include "nufft3/params.hpp"
+#include "nufft3/plan.hpp"
+
+namespace sfft::nufft3 {
+namespace {
+
+inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
+
+constexpr long long kTile = 16;  // cells per sorting tile
+
+// Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys).
+void counting_sort(const std::vector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order) {
+  std::vector<std::size_t> start(nkeys + 1, 0);
+  for (std::size_t k : key) ++start[k + 1];
+  for (std::size_t b = 0; b < nkeys; ++b) start[b + 1] += start[b];
+  order.allocate(key.size());
+  for (std::size_t i = 0; i < key.size(); ++i) order[start[key[i]]++] = i;
+}
+
+// kernel_weights() written so the compiler vectorises it (SIMD exp from libmvec; cpu.cpp is built with
+// -ffast-math for that, see module.cmake).
+template <class Real>
+inline long long weights(const KernelSpec &k, Real pos, Real *w) {
+  const long long first = static_cast<long long>(std::ceil(pos - Real(k.half_width)));
+  const Real x0 = Real(first) - pos;
+  const int W = k.width;
+  if (k.kind == KernelKind::Gaussian) {
+    const Real c = Real(-1 / (4 * k.b));
+#pragma omp simd
+    for (int i = 0; i < W; ++i) w[i] = std::exp(c * (x0 + i) * (x0 + i));
+  } else {
+    const Real inv = Real(1 / k.half_width), beta = Real(k.beta);
+#pragma omp simd
+    for (int i = 0; i < W; ++i) {
+      const Real z = (x0 + i) * inv;
+      const Real r = std::max(Real(1) - z * z, Real(0));
+      w[i] = std::exp(beta * (std::sqrt(r) - Real(1)));
+    }
+  }
+  return first;
+}
+
+template <class Real>
+class CpuEngine final : public Engine {
+ public:
+  using Complex = std::complex<Real>;
+  explicit CpuEngine(const Config &c) : cfg_(c) {}
+
+  void setpts(const Points &p) override {
+    const int dim = cfg_.dim;
+    double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
+    static const char *src_names[3] = {"x", "y", "z"};
+    static const char *tgt_names[3] = {"s", "t", "u"};
+    for (int d = 0; d < dim; ++d) {
+      scan_host_coordinates(static_cast<const Real *>(p.src[d]), p.N, src_names[d], x_lo[d], x_hi[d]);
+      scan_host_coordinates(static_cast<const Real *>(p.tgt[d]), p.K, tgt_names[d], s_lo[d], s_hi[d]);
+    }
+    valid_ = false;
+    const double cell_bytes = sizeof(Complex) * (cfg_.ntransf + 1.0);
+    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, x_lo, x_hi, s_lo, s_hi, cell_bytes,
+                       host_memory_bytes());
+    const KernelSpec &kernel = L_.kernel;
+    N_ = p.N;
+    K_ = p.K;
+    const int threads = cfg_.opts.threads;
+    const int W = kernel.width;
+    const DimLayout *ax = L_.axis;
+
+    // Sources: sorted by the first row (dim 0 cell) they touch, then by 16-cell column tile (dim 1), so a chunk
+    // owns a slab of rows and consecutive sources touch nearby memory.
+    const long long rows = ax[0].n1;
+    row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
+    std::vector<long long> first_row(N_);
+    const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
+    std::vector<std::size_t> key(N_);
+    for (std::size_t i = 0; i < N_; ++i) {
+      long long cell[2] = {0, 0};
+      for (int d = 0; d < std::min(dim, 2); ++d) {
+        Real pos = static_cast<Real>((static_cast<const Real *>(p.src[d])[i] - ax[d].src_center) / ax[d].h1);
+        cell[d] = static_cast<long long>(std::ceil(pos - Real(kernel.half_width))) + ax[d].n1 / 2;
+      }
+      first_row[i] = cell[0];
+      key[i] = static_cast<std::size_t>(cell[0] * col_tiles + cell[1] / kTile);
+    }
+    counting_sort(key, static_cast<std::size_t>(rows * col_tiles), src_index_);
+
+    src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
+    src_phase_.allocate(N_);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t j = 0; j < N_; ++j) {
+      std::size_t i = src_index_[j];
+      double phase = 0;
+      for (int d = 0; d < dim; ++d) {
+        double xr = static_cast<const Real *>(p.src[d])[i] - ax[d].src_center;
+        src_pos_[d * N_ + j] = static_cast<Real>(xr / ax[d].h1);
+        phase += ax[d].tgt_center * xr;
+      }
+      src_phase_[j] = Complex(static_cast<Real>(std::cos(phase)), static_cast<Real>(cfg_.sign * std::sin(phase)));
+    }
+
+    // Chunks of equal source counts; each owns the slab of rows its sources touch.
+    const std::size_t nchunks = std::max<std::size_t>(1, std::min<std::size_t>(N_, 2 * threads));
+    chunks_.assign(nchunks, Chunk{});
+    std::size_t sub_cells = 0;
+    for (std::size_t c = 0; c < nchunks; ++c) {
+      Chunk &ch = chunks_[c];
+      ch.begin = N_ * c / nchunks;
+      ch.end = N_ * (c + 1) / nchunks;
+      if (ch.begin == ch.end) continue;
+      ch.row_lo = first_row[src_index_[ch.begin]];
+      ch.rows = first_row[src_index_[ch.end - 1]] + W - ch.row_lo;
+      ch.offset = sub_cells;
+      sub_cells = checked_add(sub_cells, checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"),
+                              "subgrids");
+    }
+    subgrids_.allocate(sub_cells);
+    row_buffer_.allocate(checked_mul(row_size_, threads, "row buffers"));
+
+    // Targets: sorted by 16-cell tiles of the periodic grid (dims 0 and 1) for cache reuse in interpolation;
+    // periodic grid coordinates and the combined phase / deconvolution factor in that order.
+    key.resize(K_);
+    long long tiles[2] = {1, 1};
+    for (int d = 0; d < std::min(dim, 2); ++d) tiles[d] = ax[d].n2 / kTile + 1;
+    for (std::size_t k = 0; k < K_; ++k) {
+      long long tile[2] = {0, 0};
+      for (int d = 0; d < std::min(dim, 2); ++d) {
+        double v = (static_cast<const Real *>(p.tgt[d])[k] - ax[d].tgt_center) * ax[d].tgt_scale;
+        long long c = static_cast<long long>(std::floor(v)) % ax[d].n2;
+        tile[d] = (c < 0 ? c + ax[d].n2 : c) / kTile;
+      }
+      key[k] = static_cast<std::size_t>(tile[0] * tiles[1] + tile[1]);
+    }
+    counting_sort(key, static_cast<std::size_t>(tiles[0] * tiles[1]), tgt_index_);
+    tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
+    tgt_factor_.allocate(K_);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t j = 0; j < K_; ++j) {
+      const std::size_t k = tgt_index_[j];
+      double phase = 0, scale = 1;
+      for (int d = 0; d < dim; ++d) {
+        double s = static_cast<const Real *>(p.tgt[d])[k];
+        double sr = s - ax[d].tgt_center;
+        tgt_pos_[d * K_ + j] = static_cast<Real>(sr * ax[d].tgt_scale);
+        phase += ax[d].src_center * s;
+        scale /= kernel_fourier(kernel, sr * ax[d].h1);
+      }
+      tgt_factor_[j] = Complex(static_cast<Real>(scale * std::cos(phase)),
+                               static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
+    }
+
+    std::vector<double> corr;
+    for (int d = 0; d < dim; ++d) {
+      corr.resize(ax[d].n1);
+      grid_correction(kernel, ax[d], corr.data());
+      correction_[d].allocate(ax[d].n1);
+      for (long long c = 0; c < ax[d].n1; ++c) correction_[d][c] = static_cast<Real>(corr[c]);
+    }
+
+    grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+    int n[3];
+    for (int d = 0; d < dim; ++d) n[d] = static_cast<int>(ax[d].n2);
+    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, static_cast<int>(L_.n2_total),
+                                      grid_.get(), nullptr, 1, static_cast<int>(L_.n2_total), cfg_.sign,
+                                      FFTW_ESTIMATE, threads);
+    valid_ = true;
+  }
+
+  void exec(const void *f_in, void *F_out) override {
+    require(valid_, "the last nufft3_setpts failed: set the points again");
+    const Complex *f = static_cast<const Complex *>(f_in);
+    Complex *F = static_cast<Complex *>(F_out);
+    for (int tr = 0; tr < cfg_.ntransf; ++tr) spread_one(f + tr * N_, grid_.get() + tr * L_.n2_total);
+    fft_.execute_dft(grid_.get(), grid_.get());
+    interpolate(F);
+  }
+
+  void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
+
+ private:
+  struct Chunk {
+    std::size_t begin = 0, end = 0;
+    long long row_lo = 0, rows = 0;
+    std::size_t offset = 0;
+  };
+
+  void spread_one(const Complex *f, Complex *grid) {
+    const int dim = cfg_.dim;
+    const KernelSpec &k = L_.kernel;
+    const int W = k.width;
+    const DimLayout *ax = L_.axis;
+    const long long n1y = dim > 1 ? ax[1].n1 : 1, n1z = dim > 2 ? ax[2].n1 : 1;
+    const int threads = cfg_.opts.threads;
+
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const Chunk &ch = chunks_[c];
+      if (ch.begin == ch.end) continue;
+      Complex *sub = subgrids_.get() + ch.offset;
+      std::fill(sub, sub + static_cast<std::size_t>(ch.rows) * row_size_, Complex(0));
+      alignas(64) Real wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
+      Real *sub_r = reinterpret_cast<Real *>(sub);
+      for (std::size_t j = ch.begin; j < ch.end; ++j) {
+        const Complex v = f[src_index_[j]] * src_phase_[j];
+        const Real vr = v.real(), vi = v.imag();
+        const long long fx = weights(k, src_pos_[j], wx) + ax[0].n1 / 2 - ch.row_lo;
+        if (dim == 1) {
+          Real *out = sub_r + 2 * fx;
+#pragma omp simd
+          for (int a = 0; a < W; ++a) {
+            out[2 * a] += vr * wx[a];
+            out[2 * a + 1] += vi * wx[a];
+          }
+          continue;
+        }
+        const long long fy = weights(k, src_pos_[N_ + j], wy) + n1y / 2;
+        const long long fz = dim > 2 ? weights(k, src_pos_[2 * N_ + j], wz) + n1z / 2 : 0;
+        for (int a = 0; a < W; ++a) {
+          const Real ar = vr * wx[a], ai = vi * wx[a];
+          Real *row = sub_r + 2 * (static_cast<std::size_t>(fx + a) * row_size_);
+          if (dim == 2) {
+            Real *out = row + 2 * fy;
+#pragma omp simd
+            for (int b = 0; b < W; ++b) {
+              out[2 * b] += ar * wy[b];
+              out[2 * b + 1] += ai * wy[b];
+            }
+            continue;
+          }
+          for (int b = 0; b < W; ++b) {
+            const Real br = ar * wy[b], bi = ai * wy[b];
+            Real *out = row + 2 * ((fy + b) * n1z + fz);
+#pragma omp simd
+            for (int e = 0; e < W; ++e) {
+              out[2 * e] += br * wz[e];
+              out[2 * e + 1] += bi * wz[e];
+            }
+          }
+        }
+      }
+    }
+
+    // Row-parallel reduction of the subgrids, deconvolution and placement into the zero-padded FFT grid.
+    const long long n2y = dim > 1 ? ax[1].n2 : 1, n2z = dim > 2 ? ax[2].n2 : 1;
+    const std::size_t row2 = static_cast<std::size_t>(n2y * n2z);
+    const Real one = 1;
+    const Real *cy = dim > 1 ? correction_[1].get() : &one;
+    const Real *cz = dim > 2 ? correction_[2].get() : &one;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long long r = 0; r < ax[0].n2; ++r) {
+      Complex *dst_row = grid + static_cast<std::size_t>(r) * row2;
+      std::fill(dst_row, dst_row + row2, Complex(0));
+      long long c1 = r < ax[0].n2 / 2 ? r : r - ax[0].n2;  // centred cell
+      long long src_row = c1 + ax[0].n1 / 2;
+      if (src_row < 0 || src_row >= ax[0].n1) continue;
+      Complex *acc = row_buffer_.get() + static_cast<std::size_t>(omp_get_thread_num()) * row_size_;
+      std::fill(acc, acc + row_size_, Complex(0));
+      bool any = false;
+      for (const Chunk &ch : chunks_) {
+        if (ch.begin == ch.end || src_row < ch.row_lo || src_row >= ch.row_lo + ch.rows) continue;
+        const Complex *s = subgrids_.get() + ch.offset + static_cast<std::size_t>(src_row - ch.row_lo) * row_size_;
+        for (std::size_t i = 0; i < row_size_; ++i) acc[i] += s[i];
+        any = true;
+      }
+      if (!any) continue;
+      const Real cx = correction_[0][src_row];
+      for (long long iy = 0; iy < n1y; ++iy) {
+        const long long gy = wrap(iy - n1y / 2, n2y);
+        const Real cxy = cx * cy[dim > 1 ? iy : 0];
+        for (long long iz = 0; iz < n1z; ++iz) {
+          const long long gz = wrap(iz - n1z / 2, n2z);
+          dst_row[gy * n2z + gz] = acc[iy * n1z + iz] * (cxy * cz[dim > 2 ? iz : 0]);
+        }
+      }
+    }
+  }
+
+  void interpolate(Complex *F) {
+    const int dim = cfg_.dim;
+    const KernelSpec &k = L_.kernel;
+    const int W = k.width;
+    const DimLayout *ax = L_.axis;
+    const long long n2x = ax[0].n2, n2y = dim > 1 ? ax[1].n2 : 1, n2z = dim > 2 ? ax[2].n2 : 1;
+    const int ntransf = cfg_.ntransf;
+#pragma omp parallel for num_threads(cfg_.opts.threads) schedule(static)
+    for (std::size_t t = 0; t < K_; ++t) {
+      alignas(64) Real wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
+      long long ix[kMaxWidth], iy[kMaxWidth];
+      const long long fx = weights(k, tgt_pos_[t], wx);
+      for (int a = 0; a < W; ++a) ix[a] = ((fx + a) % n2x + n2x) % n2x;
+      // The last dimension is summed contiguously unless the window wraps around the grid's end.
+      long long flast = fx, nlast = n2x;
+      const Real *wlast = wx;
+      if (dim > 1) {
+        long long fy = weights(k, tgt_pos_[K_ + t], wy);
+        if (dim == 2) {
+          flast = fy;
+          nlast = n2y;
+          wlast = wy;
+        } else {
+          for (int a = 0; a < W; ++a) iy[a] = ((fy + a) % n2y + n2y) % n2y;
+          flast = weights(k, tgt_pos_[2 * K_ + t], wz);
+          nlast = n2z;
+          wlast = wz;
+        }
+      }
+      flast = ((flast % nlast) + nlast) % nlast;
+      const bool contiguous = flast + W <= nlast;
+      long long ilast[kMaxWidth];
+      for (int a = 0; a < W; ++a) ilast[a] = flast + a < nlast ? flast + a : flast + a - nlast;
+      auto line_sum = [&](const Real *line, Real &sr, Real &si) {
+        Real r = 0, i = 0;
+        if (contiguous) {
+          const Real *p = line + 2 * flast;
+#pragma omp simd reduction(+ : r, i)
+          for (int e = 0; e < W; ++e) {
+            r += p[2 * e] * wlast[e];
+            i += p[2 * e + 1] * wlast[e];
+          }
+        } else {
+          for (int e = 0; e < W; ++e) {
+            r += line[2 * ilast[e]] * wlast[e];
+            i += line[2 * ilast[e] + 1] * wlast[e];
+          }
+        }
+        sr = r;
+        si = i;
+      };
+      for (int tr = 0; tr < ntransf; ++tr) {
+        const Real *g = reinterpret_cast<const Real *>(grid_.get() + static_cast<std::size_t>(tr) * L_.n2_total);
+        Real sr = 0, si = 0;
+        if (dim == 1) {
+          line_sum(g, sr, si);
+        } else {
+          for (int a = 0; a < W; ++a) {
+            Real ar = 0, ai = 0;
+            if (dim == 2) {
+              line_sum(g + 2 * ix[a] * n2y, ar, ai);
+            } else {
+              for (int b = 0; b < W; ++b) {
+                Real br, bi;
+                line_sum(g + 2 * (ix[a] * n2y + iy[b]) * n2z, br, bi);
+                ar += br * wy[b];
+                ai += bi * wy[b];
+              }
+            }
+            sr += ar * wx[a];
+            si += ai * wx[a];
+          }
+        }
+        F[static_cast<std::size_t>(tr) * K_ + tgt_index_[t]] = Complex(sr, si) * tgt_factor_[t];
+      }
+    }
+  }
+
+  Config cfg_;
+  Layout L_;
+  bool valid_ = false;
+  std::size_t N_ = 0, K_ = 0, row_size_ = 1;
+  HostBuffer<std::size_t> src_index_;  // sorted position -> original source index
+  HostBuffer<Real> src_pos_;           // dim x N grid coordinates (centred cells), sorted
+  HostBuffer<Complex> src_phase_;      // exp(i sign D.(x - C)), sorted
+  HostBuffer<std::size_t> tgt_index_;  // sorted position -> original target index
+  HostBuffer<Real> tgt_pos_;           // dim x K periodic grid coordinates, sorted
+  HostBuffer<Complex> tgt_factor_;     // exp(i sign C.s) / prod phihat, sorted
+  HostBuffer<Real> correction_[3];     // per-dim grid deconvolution, n1 entries
+  std::vector<Chunk> chunks_;
+  HostBuffer<Complex> subgrids_;
+  HostBuffer<Complex> row_buffer_;     // one source-grid row per thread
+  HostBuffer<Complex> grid_;           // ntransf x n2 cells
+  fftw::Plan<Real> fft_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cpu_engine(const Config &c) {
+  if (c.is_double) return std::make_unique<CpuEngine<double>>(c);
+  return std::make_unique<CpuEngine<float>>(c);
+}
+
+}  // namespace sfft::nufft3

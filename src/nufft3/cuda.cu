@@ -1,0 +1,601 @@
+// CUDA engine of the type-3 NUFFT. setpts: coordinates to the device, range/finiteness scan, rescaling,
+// CUB radix sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per
+// tile. exec: spread each subproblem into a shared-memory tile and flush it once (fused with the grid
+// deconvolution), batched cuFFT, interpolation with one thread per target in tile order. All on the
+// plan's stream; exec allocates nothing.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "common/checked.hpp"
+#include "common/cuda_util.cuh"
+#include "nufft3/params.hpp"
+#include "nufft3/plan.hpp"
+
+namespace sfft::nufft3 {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kScanBlocks = 256;
+constexpr unsigned kMaxSubproblem = 1024;
+constexpr std::size_t kTileBytes = 48 * 1024;
+
+template <class Real>
+struct alignas(2 * sizeof(Real)) Cplx {
+  Real re, im;
+};
+
+template <class Real>
+struct CufftTypes;
+template <>
+struct CufftTypes<float> {
+  using complex = cufftComplex;
+  static constexpr cufftType c2c = CUFFT_C2C;
+};
+template <>
+struct CufftTypes<double> {
+  using complex = cufftDoubleComplex;
+  static constexpr cufftType c2c = CUFFT_Z2Z;
+};
+
+__device__ __forceinline__ long long wrap_dev(long long c, long long n) { return c < 0 ? c + n : c; }
+
+// Per-block min/max of the finite entries and the smallest index of a non-finite one.
+template <class Real>
+__global__ void scan_kernel(const Real *v, std::size_t n, double *lo, double *hi, unsigned long long *bad) {
+  __shared__ double s_lo[kBlock], s_hi[kBlock];
+  __shared__ unsigned long long s_bad[kBlock];
+  double mn = INFINITY, mx = -INFINITY;
+  unsigned long long b = ~0ull;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(blockDim.x) * gridDim.x) {
+    Real a = v[i];
+    if (!isfinite(a)) {
+      b = min(b, static_cast<unsigned long long>(i));
+    } else {
+      mn = fmin(mn, static_cast<double>(a));
+      mx = fmax(mx, static_cast<double>(a));
+    }
+  }
+  s_lo[threadIdx.x] = mn;
+  s_hi[threadIdx.x] = mx;
+  s_bad[threadIdx.x] = b;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      s_lo[threadIdx.x] = fmin(s_lo[threadIdx.x], s_lo[threadIdx.x + half]);
+      s_hi[threadIdx.x] = fmax(s_hi[threadIdx.x], s_hi[threadIdx.x + half]);
+      s_bad[threadIdx.x] = min(s_bad[threadIdx.x], s_bad[threadIdx.x + half]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    lo[blockIdx.x] = s_lo[0];
+    hi[blockIdx.x] = s_hi[0];
+    bad[blockIdx.x] = s_bad[0];
+  }
+}
+
+// Geometry the kernels need, by value.
+struct Geometry {
+  int dim;
+  KernelSpec kernel;
+  long long n1[3], n2[3];
+  double center[3];  // sources: C; targets: D
+  double scale[3];   // sources: 1 / h1; targets: tgt_scale
+  double phase[3];   // sources: D (phase D.(x - C)); targets: C (phase C.s)
+  double h1[3];
+  int tile[3];       // cells per tile and dimension (1 for unused dimensions)
+  int tiles[3];      // tiles per dimension
+  int sign;
+};
+
+// Grid coordinate, tile key and phase factor of each point (unsorted order).
+template <class Real, bool kTargets>
+__global__ void prepare_points(Geometry g, const Real *coords, std::size_t n, Real *pos, Cplx<Real> *factor,
+                               unsigned *key, unsigned *index) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(blockDim.x) * gridDim.x) {
+    double phase = 0, amp = 1;
+    unsigned k = 0;
+    for (int d = 0; d < g.dim; ++d) {
+      double c = coords[d * n + i];
+      double rel = c - g.center[d];
+      Real p = static_cast<Real>(rel * g.scale[d]);
+      pos[d * n + i] = p;
+      long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
+      long long cell;
+      if (kTargets) {
+        phase += g.phase[d] * c;
+        amp /= kernel_fourier(g.kernel, rel * g.h1[d]);
+        cell = ((first % g.n2[d]) + g.n2[d]) % g.n2[d];
+      } else {
+        phase += g.phase[d] * rel;
+        cell = first + g.n1[d] / 2;
+      }
+      k = k * g.tiles[d] + static_cast<unsigned>(cell / g.tile[d]);
+    }
+    double sn, cs;
+    sincos(phase, &sn, &cs);
+    factor[i] = Cplx<Real>{static_cast<Real>(amp * cs), static_cast<Real>(amp * g.sign * sn)};
+    key[i] = k;
+    index[i] = static_cast<unsigned>(i);
+  }
+}
+
+// Reorders positions and factors into sorted order.
+template <class Real>
+__global__ void gather_points(int dim, std::size_t n, const unsigned *perm, const Real *pos_in, const Cplx<Real> *fac_in,
+                              Real *pos_out, Cplx<Real> *fac_out) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n; j += std::size_t(blockDim.x) * gridDim.x) {
+    unsigned i = perm[j];
+    for (int d = 0; d < dim; ++d) pos_out[d * n + j] = pos_in[d * n + i];
+    fac_out[j] = fac_in[i];
+  }
+}
+
+__global__ void count_keys(const unsigned *keys, std::size_t n, unsigned *count) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n; j += std::size_t(blockDim.x) * gridDim.x)
+    atomicAdd(&count[keys[j]], 1u);
+}
+
+template <class Real>
+__device__ __forceinline__ void atomic_add(Cplx<Real> *p, Real re, Real im) {
+  atomicAdd(&p->re, re);
+  atomicAdd(&p->im, im);
+}
+
+struct SpreadArgs {
+  std::size_t N;
+  const unsigned *index;  // sorted -> original
+  const unsigned *sub_bin, *sub_start, *sub_count;
+  const void *pos, *phase, *f, *corr[3];
+  void *grid;
+  std::size_t n2_total;
+  int ext[3];  // tile extent in cells incl. the kernel's overhang
+};
+
+// One block per (subproblem, transform): spread into a shared tile, then flush it into the FFT grid with
+// the per-cell deconvolution applied.
+template <class Real>
+__global__ void spread_tiles(Geometry g, SpreadArgs a) {
+  extern __shared__ unsigned char smem[];
+  Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
+  const int W = g.kernel.width;
+  const int ex = a.ext[0], ey = a.ext[1], ez = a.ext[2];
+  const int cells = ex * ey * ez;
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) tile[c] = Cplx<Real>{0, 0};
+  const unsigned bin = a.sub_bin[blockIdx.x];
+  int origin[3] = {0, 0, 0};
+  unsigned rest = bin;
+  for (int d = g.dim - 1; d >= 0; --d) {
+    origin[d] = static_cast<int>(rest % g.tiles[d]) * g.tile[d];
+    rest /= g.tiles[d];
+  }
+  __syncthreads();
+  const Real *pos = static_cast<const Real *>(a.pos);
+  const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
+  const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
+  const unsigned begin = a.sub_start[blockIdx.x], end = begin + a.sub_count[blockIdx.x];
+  for (unsigned j = begin + threadIdx.x; j < end; j += blockDim.x) {
+    Cplx<Real> fv = f[a.index[j]], ph = phase[j];
+    Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
+    Real w[3][kMaxWidth];
+    int local[3] = {0, 0, 0};
+    int wn[3] = {1, 1, 1};
+    w[1][0] = w[2][0] = 1;
+    for (int d = 0; d < g.dim; ++d) {
+      long long first = kernel_weights(g.kernel, pos[d * a.N + j], w[d]);
+      local[d] = static_cast<int>(first + g.n1[d] / 2 - origin[d]);
+      wn[d] = W;
+    }
+    for (int i = 0; i < wn[0]; ++i) {
+      Real ar = vr * w[0][i], ai = vi * w[0][i];
+      for (int k = 0; k < wn[1]; ++k) {
+        Real br = ar * w[1][k], bi = ai * w[1][k];
+        Cplx<Real> *line = tile + ((local[0] + i) * ey + local[1] + k) * ez + local[2];
+        for (int l = 0; l < wn[2]; ++l) atomic_add(line + l, br * w[2][l], bi * w[2][l]);
+      }
+    }
+  }
+  __syncthreads();
+  Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
+  const Real *cx = static_cast<const Real *>(a.corr[0]);
+  const Real *cy = static_cast<const Real *>(a.corr[1]);
+  const Real *cz = static_cast<const Real *>(a.corr[2]);
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) {
+    Cplx<Real> v = tile[c];
+    if (v.re == Real(0) && v.im == Real(0)) continue;
+    int l[3] = {c / (ey * ez), (c / ez) % ey, c % ez};
+    long long idx = 0;
+    Real corr = 1;
+    bool inside = true;
+    for (int d = 0; d < g.dim; ++d) {
+      long long cell = origin[d] + l[d];
+      inside &= cell < g.n1[d];
+      if (!inside) break;
+      corr *= (d == 0 ? cx : d == 1 ? cy : cz)[cell];
+      idx = idx * g.n2[d] + wrap_dev(cell - g.n1[d] / 2, g.n2[d]);
+    }
+    if (inside) atomic_add(grid + idx, v.re * corr, v.im * corr);
+  }
+}
+
+// Fallback when a tile does not fit in shared memory (3-D with wide kernels): one thread per source,
+// global atomics, sources in tile order for locality.
+template <class Real>
+__global__ void spread_global(Geometry g, SpreadArgs a) {
+  const int W = g.kernel.width;
+  const Real *pos = static_cast<const Real *>(a.pos);
+  const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
+  const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
+  Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
+  const Real *corr[3] = {static_cast<const Real *>(a.corr[0]), static_cast<const Real *>(a.corr[1]),
+                         static_cast<const Real *>(a.corr[2])};
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < a.N; j += std::size_t(blockDim.x) * gridDim.x) {
+    Cplx<Real> fv = f[a.index[j]], ph = phase[j];
+    Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
+    Real w[3][kMaxWidth];
+    long long cell0[3] = {0, 0, 0}, n2[3] = {1, 1, 1};
+    int wn[3] = {1, 1, 1};
+    w[1][0] = w[2][0] = 1;
+    for (int d = 0; d < g.dim; ++d) {
+      long long first = kernel_weights(g.kernel, pos[d * a.N + j], w[d]);
+      cell0[d] = first + g.n1[d] / 2;
+      for (int i = 0; i < W; ++i) w[d][i] *= corr[d][cell0[d] + i];
+      wn[d] = W;
+      n2[d] = g.n2[d];
+    }
+    for (int i = 0; i < wn[0]; ++i) {
+      long long gx = g.dim > 0 ? wrap_dev(cell0[0] + i - g.n1[0] / 2, n2[0]) : 0;
+      for (int k = 0; k < wn[1]; ++k) {
+        long long gy = g.dim > 1 ? wrap_dev(cell0[1] + k - g.n1[1] / 2, n2[1]) : 0;
+        for (int l = 0; l < wn[2]; ++l) {
+          long long gz = g.dim > 2 ? wrap_dev(cell0[2] + l - g.n1[2] / 2, n2[2]) : 0;
+          Real ww = w[0][i] * w[1][k] * w[2][l];
+          atomic_add(grid + (gx * n2[1] + gy) * n2[2] + gz, vr * ww, vi * ww);
+        }
+      }
+    }
+  }
+}
+
+// One thread per target (tile order): weighted sum of the W^dim neighbourhood for every transform.
+template <class Real>
+__global__ void interpolate(Geometry g, std::size_t K, int ntransf, const unsigned *index, const Real *pos,
+                            const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total, Cplx<Real> *F) {
+  const int W = g.kernel.width;
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < K; j += std::size_t(blockDim.x) * gridDim.x) {
+    Real w[3][kMaxWidth];
+    long long first[3] = {0, 0, 0}, n2[3] = {1, 1, 1};
+    int wn[3] = {1, 1, 1};
+    w[1][0] = w[2][0] = 1;
+    for (int d = 0; d < g.dim; ++d) {
+      first[d] = kernel_weights(g.kernel, pos[d * K + j], w[d]);
+      n2[d] = g.n2[d];
+      first[d] = ((first[d] % n2[d]) + n2[d]) % n2[d];
+      wn[d] = W;
+    }
+    const Cplx<Real> fac = factor[j];
+    const std::size_t t = index[j];
+    for (int tr = 0; tr < ntransf; ++tr) {
+      const Cplx<Real> *gr = grid + tr * n2_total;
+      Real sr = 0, si = 0;
+      for (int i = 0; i < wn[0]; ++i) {
+        long long gx = first[0] + i;
+        gx -= gx >= n2[0] ? n2[0] : 0;
+        Real ar = 0, ai = 0;
+        for (int k = 0; k < wn[1]; ++k) {
+          long long gy = first[1] + k;
+          gy -= gy >= n2[1] ? n2[1] : 0;
+          const Cplx<Real> *line = gr + (gx * n2[1] + gy) * n2[2];
+          Real br = 0, bi = 0;
+          long long gz = first[2];
+          for (int l = 0; l < wn[2]; ++l, ++gz) {
+            if (gz >= n2[2]) gz -= n2[2];
+            Cplx<Real> v = line[gz];
+            br += v.re * w[2][l];
+            bi += v.im * w[2][l];
+          }
+          ar += br * w[1][k];
+          ai += bi * w[1][k];
+        }
+        sr += ar * w[0][i];
+        si += ai * w[0][i];
+      }
+      F[tr * K + t] = Cplx<Real>{sr * fac.re - si * fac.im, sr * fac.im + si * fac.re};
+    }
+  }
+}
+
+template <class Real>
+class CudaEngine final : public Engine {
+ public:
+  using C = Cplx<Real>;
+  explicit CudaEngine(const Config &c) : cfg_(c), stream_(cuda::as_stream(c.opts.stream)) {
+    require_cuda_device(cfg_.opts);
+    cuda::DeviceScope scope(cfg_.opts.device);
+    scan_lo_.allocate(kScanBlocks);
+    scan_hi_.allocate(kScanBlocks);
+    scan_bad_.allocate(kScanBlocks);
+  }
+
+  void setpts(const Points &p) override {
+    cuda::DeviceScope scope(cfg_.opts.device);
+    valid_ = false;
+    require(p.N < (1ull << 31) && p.K < (1ull << 31), "the CUDA backend takes N, K < 2^31 (N = ", p.N,
+            ", K = ", p.K, ")");
+    const int dim = cfg_.dim;
+    N_ = p.N;
+    K_ = p.K;
+    // Coordinates to the device (dim x N, dim x K) and their ranges.
+    DeviceBuffer<Real> src_raw(checked_mul(N_, dim, "dim * N")), tgt_raw(checked_mul(K_, dim, "dim * K"));
+    double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
+    static const char *src_names[3] = {"x", "y", "z"};
+    static const char *tgt_names[3] = {"s", "t", "u"};
+    for (int d = 0; d < dim; ++d) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(src_raw.get() + d * N_, p.src[d], N_ * sizeof(Real), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(tgt_raw.get() + d * K_, p.tgt[d], K_ * sizeof(Real), cudaMemcpyDefault, stream_));
+      scan(src_raw.get() + d * N_, N_, src_names[d], x_lo[d], x_hi[d]);
+      scan(tgt_raw.get() + d * K_, K_, tgt_names[d], s_lo[d], s_hi[d]);
+    }
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi,
+                       sizeof(C) * double(cfg_.ntransf), static_cast<double>(free_bytes));
+    const KernelSpec &kernel = L_.kernel;
+
+    Geometry src_geo = geometry(true), tgt_geo = geometry(false);
+    choose_tiles(src_geo);
+    // Targets: tiles of 16 cells per dimension on the periodic grid, for cache locality only.
+    for (int d = 0; d < 3; ++d) {
+      tgt_geo.tile[d] = d < dim ? 16 : 1;
+      tgt_geo.tiles[d] = d < dim ? static_cast<int>((L_.axis[d].n2 + 15) / 16) : 1;
+    }
+    src_geo_ = src_geo;
+    tgt_geo_ = tgt_geo;
+
+    src_index_.allocate(N_);
+    src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
+    src_phase_.allocate(N_);
+    std::vector<unsigned> bin_count = sort_points<false>(src_geo, src_raw.get(), N_, src_pos_, src_phase_, src_index_);
+    tgt_index_.allocate(K_);
+    tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
+    tgt_factor_.allocate(K_);
+    (void)sort_points<true>(tgt_geo, tgt_raw.get(), K_, tgt_pos_, tgt_factor_, tgt_index_);
+
+    // Subproblems: each non-empty tile, split into runs of at most kMaxSubproblem sources.
+    std::vector<unsigned> sub_bin, sub_start, sub_count;
+    unsigned start = 0;
+    for (std::size_t b = 0; b < bin_count.size(); ++b) {
+      for (unsigned done = 0; done < bin_count[b]; done += kMaxSubproblem) {
+        sub_bin.push_back(static_cast<unsigned>(b));
+        sub_start.push_back(start + done);
+        sub_count.push_back(std::min(kMaxSubproblem, bin_count[b] - done));
+      }
+      start += bin_count[b];
+    }
+    nsub_ = sub_bin.size();
+    sub_bin_.allocate(nsub_);
+    sub_start_.allocate(nsub_);
+    sub_count_.allocate(nsub_);
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_bin_.get(), sub_bin.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_start_.get(), sub_start.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_count_.get(), sub_count.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+
+    for (int d = 0; d < dim; ++d) {
+      std::vector<double> corr(L_.axis[d].n1);
+      grid_correction(kernel, L_.axis[d], corr.data());
+      std::vector<Real> corr_r(corr.begin(), corr.end());
+      correction_[d].allocate(corr_r.size());
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(correction_[d].get(), corr_r.data(), corr_r.size() * sizeof(Real),
+                                      cudaMemcpyHostToDevice, stream_));
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // host vectors above go out of scope
+
+    grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+    f_stage_.allocate(checked_mul(N_, cfg_.ntransf, "ntransf * N"));
+    F_stage_.allocate(checked_mul(K_, cfg_.ntransf, "ntransf * K"));
+    long long n[3];
+    for (int d = 0; d < dim; ++d) n[d] = L_.axis[d].n2;
+    fft_.make_many(dim, n, nullptr, 1, static_cast<long long>(L_.n2_total), nullptr, 1,
+                   static_cast<long long>(L_.n2_total), CufftTypes<Real>::c2c, cfg_.ntransf);
+    fft_.set_stream(stream_);
+    if (use_tiles_) {
+      SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_tiles<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(tile_bytes_)));
+    }
+    valid_ = true;
+  }
+
+  void exec(const void *f_in, void *F_out) override {
+    require(valid_, "the last nufft3_setpts failed: set the points again");
+    cuda::DeviceScope scope(cfg_.opts.device);
+    const bool f_host = pointer_kind(f_in) == PointerKind::Host;
+    const bool F_host = pointer_kind(F_out) == PointerKind::Host;
+    const C *f = static_cast<const C *>(f_in);
+    C *F = static_cast<C *>(F_out);
+    if (f_host) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(f_stage_.get(), f_in, f_stage_.bytes(), cudaMemcpyHostToDevice, stream_));
+      f = f_stage_.get();
+    }
+    C *F_dev = F_host ? F_stage_.get() : F;
+    SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, grid_.bytes(), stream_));
+    SpreadArgs a{};
+    a.N = N_;
+    a.index = src_index_.get();
+    a.sub_bin = sub_bin_.get();
+    a.sub_start = sub_start_.get();
+    a.sub_count = sub_count_.get();
+    a.pos = src_pos_.get();
+    a.phase = src_phase_.get();
+    a.f = f;
+    for (int d = 0; d < 3; ++d) a.corr[d] = d < cfg_.dim ? correction_[d].get() : nullptr;
+    a.grid = grid_.get();
+    a.n2_total = L_.n2_total;
+    for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
+    if (use_tiles_) {
+      dim3 grid(static_cast<unsigned>(nsub_), static_cast<unsigned>(cfg_.ntransf));
+      spread_tiles<Real><<<grid, kBlock, tile_bytes_, stream_>>>(src_geo_, a);
+    } else {
+      dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(cfg_.ntransf));
+      spread_global<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, a);
+    }
+    SFFT_CUDA_CHECK_LAUNCH();
+    auto *g = reinterpret_cast<typename CufftTypes<Real>::complex *>(grid_.get());
+    cuda::exec_c2c(fft_, g, g, cfg_.sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE);
+    interpolate<Real><<<cuda::grid_for(K_, kBlock), kBlock, 0, stream_>>>(
+        tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(), tgt_pos_.get(), tgt_factor_.get(), grid_.get(), L_.n2_total,
+        F_dev);
+    SFFT_CUDA_CHECK_LAUNCH();
+    if (F_host) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(F_out, F_dev, F_stage_.bytes(), cudaMemcpyDeviceToHost, stream_));
+    }
+    if (f_host || F_host) SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void zero_output(void *F, std::size_t count) override {
+    cuda::DeviceScope scope(cfg_.opts.device);
+    if (pointer_kind(F) == PointerKind::Host) {
+      std::memset(F, 0, count * sizeof(C));
+    } else {
+      SFFT_CUDA_CHECK(cudaMemsetAsync(F, 0, count * sizeof(C), stream_));
+    }
+  }
+
+ private:
+  template <class T>
+  using DeviceBuffer = cuda::DeviceBuffer<T>;
+
+  void scan(const Real *v, std::size_t n, const char *name, double &lo, double &hi) {
+    scan_kernel<Real><<<kScanBlocks, kBlock, 0, stream_>>>(v, n, scan_lo_.get(), scan_hi_.get(), scan_bad_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    double l[kScanBlocks], h[kScanBlocks];
+    unsigned long long b[kScanBlocks];
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(l, scan_lo_.get(), sizeof l, cudaMemcpyDeviceToHost, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(h, scan_hi_.get(), sizeof h, cudaMemcpyDeviceToHost, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(b, scan_bad_.get(), sizeof b, cudaMemcpyDeviceToHost, stream_));
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    lo = *std::min_element(l, l + kScanBlocks);
+    hi = *std::max_element(h, h + kScanBlocks);
+    unsigned long long bad = *std::min_element(b, b + kScanBlocks);
+    if (bad != ~0ull) {
+      Real value = 0;
+      SFFT_CUDA_CHECK(cudaMemcpy(&value, v + bad, sizeof value, cudaMemcpyDeviceToHost));
+      fail(SFFT_ERROR_INVALID_ARGUMENT, name, "[", bad, "] is ", std::isnan(value) ? "NaN" : "infinite");
+    }
+  }
+
+  Geometry geometry(bool sources) const {
+    Geometry g{};
+    g.dim = cfg_.dim;
+    g.kernel = L_.kernel;
+    g.sign = cfg_.sign;
+    for (int d = 0; d < 3; ++d) {
+      g.n1[d] = g.n2[d] = 1;
+      g.tile[d] = g.tiles[d] = 1;
+    }
+    for (int d = 0; d < cfg_.dim; ++d) {
+      const DimLayout &ax = L_.axis[d];
+      g.n1[d] = ax.n1;
+      g.n2[d] = ax.n2;
+      g.h1[d] = ax.h1;
+      g.center[d] = sources ? ax.src_center : ax.tgt_center;
+      g.scale[d] = sources ? 1 / ax.h1 : ax.tgt_scale;
+      g.phase[d] = sources ? ax.tgt_center : ax.src_center;
+    }
+    return g;
+  }
+
+  // Largest square/cubic tile (at most 1024 / 32 / 16 cells per side) whose shared-memory image, with the
+  // kernel's overhang, fits kTileBytes; none fits -> global-atomic spreading.
+  void choose_tiles(Geometry &g) {
+    const int dim = cfg_.dim, W = L_.kernel.width;
+    const int cap = dim == 1 ? 1024 : dim == 2 ? 32 : 16;
+    int side = cap;
+    auto bytes = [&](int s) {
+      std::size_t cells = 1;
+      for (int d = 0; d < dim; ++d) cells *= static_cast<std::size_t>(s + W - 1);
+      return cells * sizeof(C);
+    };
+    while (side > 4 && bytes(side) > kTileBytes) --side;
+    use_tiles_ = bytes(side) <= kTileBytes;
+    if (!use_tiles_) side = cap;
+    tile_bytes_ = use_tiles_ ? bytes(side) : 0;
+    for (int d = 0; d < 3; ++d) {
+      tile_ext_[d] = d < dim ? side + W - 1 : 1;
+      if (d < dim) {
+        g.tile[d] = side;
+        g.tiles[d] = static_cast<int>((L_.axis[d].n1 + side - 1) / side);
+      }
+    }
+  }
+
+  // Rescales, keys and radix-sorts n points; returns the number of points per tile.
+  template <bool kTargets>
+  std::vector<unsigned> sort_points(const Geometry &g, const Real *raw, std::size_t n, DeviceBuffer<Real> &pos,
+                                    DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index) {
+    const int dim = cfg_.dim;
+    std::size_t nbins = 1;
+    for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(g.tiles[d]), "tiles");
+    require(nbins < (1ull << 32), "too many grid tiles (", nbins, ")");
+    DeviceBuffer<Real> pos_tmp(n * dim);
+    DeviceBuffer<C> fac_tmp(n);
+    DeviceBuffer<unsigned> keys(n), keys_sorted(n), order(n);
+    unsigned grid = cuda::grid_for(n, kBlock);
+    prepare_points<Real, kTargets><<<grid, kBlock, 0, stream_>>>(g, raw, n, pos_tmp.get(), fac_tmp.get(),
+                                                                  keys.get(), order.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    int end_bit = 1;
+    while (end_bit < 32 && (1ull << end_bit) < nbins) ++end_bit;
+    std::size_t temp_bytes = 0;
+    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), order.get(),
+                                                    index.get(), static_cast<int>(n), 0, end_bit, stream_));
+    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(),
+                                                    order.get(), index.get(), static_cast<int>(n), 0, end_bit,
+                                                    stream_));
+    gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp.get(), fac_tmp.get(), pos.get(),
+                                                      factor.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    std::vector<unsigned> count;
+    if (!kTargets) {
+      DeviceBuffer<unsigned> dcount(nbins);
+      SFFT_CUDA_CHECK(cudaMemsetAsync(dcount.get(), 0, nbins * sizeof(unsigned), stream_));
+      count_keys<<<grid, kBlock, 0, stream_>>>(keys_sorted.get(), n, dcount.get());
+      SFFT_CUDA_CHECK_LAUNCH();
+      count.resize(nbins);
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(count.data(), dcount.get(), nbins * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                      stream_));
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // temporaries are freed on return
+    return count;
+  }
+
+  Config cfg_;
+  cudaStream_t stream_;
+  Layout L_;
+  bool valid_ = false;
+  std::size_t N_ = 0, K_ = 0, nsub_ = 0;
+  Geometry src_geo_{}, tgt_geo_{};
+  bool use_tiles_ = false;
+  std::size_t tile_bytes_ = 0;
+  int tile_ext_[3] = {1, 1, 1};
+  DeviceBuffer<double> scan_lo_, scan_hi_;
+  DeviceBuffer<unsigned long long> scan_bad_;
+  DeviceBuffer<unsigned> src_index_, tgt_index_, sub_bin_, sub_start_, sub_count_;
+  DeviceBuffer<Real> src_pos_, tgt_pos_, correction_[3];
+  DeviceBuffer<C> src_phase_, tgt_factor_, grid_, f_stage_, F_stage_;
+  cuda::CufftPlan fft_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(const Config &c) {
+  if (c.is_double) return std::make_unique<CudaEngine<double>>(c);
+  return std::make_unique<CudaEngine<float>>(c);
+}
+
+}  // namespace sfft::nufft3

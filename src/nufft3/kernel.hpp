@@ -1,0 +1,57 @@
+// Spreading kernels of the type-3 NUFFT and their Fourier transforms, shared by the CPU and CUDA paths.
+// A kernel lives on grid cells: phi(u) for |u| <= half_width (u in cells), zero outside.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define SFFT_HD __host__ __device__ __forceinline__
+#else
+#define SFFT_HD inline
+#endif
+
+namespace sfft::nufft3 {
+
+enum class KernelKind { ExpSemicircle = 0, Gaussian = 1 };
+
+// Gauss-Legendre nodes on (0, half_width] for the ES Fourier transform; enough for width 16 at 1e-14.
+constexpr int kMaxQuadrature = 48;
+constexpr int kMaxWidth = 64;
+
+struct KernelSpec {
+  KernelKind kind = KernelKind::ExpSemicircle;
+  int width = 0;           // cells touched per point and dimension
+  double half_width = 0;   // width / 2
+  double beta = 0;         // ES shape parameter
+  double b = 0;            // Gaussian: phi(u) = exp(-u^2 / (4 b)), i.e. tau = b dx^2 of Capozzoli et al.
+  int nquad = 0;           // ES: quadrature nodes q_i in (0, half_width) and weights w_i * phi(q_i)
+  double quad_node[kMaxQuadrature] = {};
+  double quad_weight[kMaxQuadrature] = {};
+};
+
+// phi(u); the caller guarantees |u| <= half_width (+ rounding).
+template <class Real>
+SFFT_HD Real kernel_value(const KernelSpec &k, Real u) {
+  if (k.kind == KernelKind::Gaussian) return exp(-u * u / Real(4 * k.b));
+  Real z = u / Real(k.half_width);
+  Real r = Real(1) - z * z;
+  return r > Real(0) ? exp(Real(k.beta) * (sqrt(r) - Real(1))) : Real(0);
+}
+
+// First grid cell touched by a point at grid coordinate `pos`, and its `width` kernel weights.
+template <class Real>
+SFFT_HD long long kernel_weights(const KernelSpec &k, Real pos, Real *weights) {
+  long long first = static_cast<long long>(ceil(pos - Real(k.half_width)));
+  for (int i = 0; i < k.width; ++i) weights[i] = kernel_value(k, Real(first + i) - pos);
+  return first;
+}
+
+// phihat(w) = integral of phi(u) exp(i w u) du (real and even), in double.
+SFFT_HD double kernel_fourier(const KernelSpec &k, double w) {
+  if (k.kind == KernelKind::Gaussian) return sqrt(4 * M_PI * k.b) * exp(-k.b * w * w);
+  double sum = 0;
+  for (int i = 0; i < k.nquad; ++i) sum += k.quad_weight[i] * cos(w * k.quad_node[i]);
+  return 2 * sum;
+}
+
+}  // namespace sfft::nufft3

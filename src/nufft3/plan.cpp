@@ -1,0 +1,127 @@
+#include "nufft3/plan.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "common/checked.hpp"
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+#include "nufft3/params.hpp"
+
+namespace sfft::nufft3 {
+
+template <class Real>
+void scan_host_coordinates(const Real *v, std::size_t n, const char *name, double &lo, double &hi) {
+  double mn = 0, mx = 0;
+  bool bad = false;
+  for (std::size_t i = 0; i < n; ++i) bad |= !std::isfinite(v[i]);
+  if (bad) {
+    for (std::size_t i = 0; i < n; ++i)
+      require(std::isfinite(v[i]), name, "[", i, "] is ", std::isnan(v[i]) ? "NaN" : "infinite");
+  }
+  if (n > 0) mn = mx = v[0];
+  for (std::size_t i = 1; i < n; ++i) {
+    mn = std::min(mn, static_cast<double>(v[i]));
+    mx = std::max(mx, static_cast<double>(v[i]));
+  }
+  lo = mn;
+  hi = mx;
+}
+template void scan_host_coordinates<float>(const float *, std::size_t, const char *, double &, double &);
+template void scan_host_coordinates<double>(const double *, std::size_t, const char *, double &, double &);
+
+Plan::Plan(int dim, sfft_dtype dtype, int sign, double tol, const sfft_options *opts) {
+  require(dim >= 1 && dim <= 3, "dim = ", dim, " must be 1, 2 or 3");
+  config_.is_double = require_complex_dtype(dtype, "dtype");
+  require(sign == 1 || sign == -1, "sign = ", sign, " must be +1 or -1");
+  validate_tolerance(tol, config_.is_double);
+  config_.dim = dim;
+  config_.sign = sign;
+  config_.tol = tol;
+  config_.opts = resolve_options(opts);
+  if (config_.opts.backend == SFFT_BACKEND_CUDA) require_cuda_device(config_.opts);
+  // Reject a kernel the tolerance cannot be met with now rather than at setpts.
+  (void)make_kernel(config_.kernel, tol, config_.upsampfac);
+}
+
+void Plan::set_options(const nufft3_options *opts) {
+  nufft3_options full{};
+  full.struct_size = sizeof full;
+  full.ntransf = 1;
+  full.kernel = NUFFT3_KERNEL_ES;
+  if (opts != nullptr) {
+    require(opts->struct_size >= offsetof(nufft3_options, ntransf) + sizeof opts->ntransf, "opts->struct_size = ",
+            opts->struct_size, " is too small; call nufft3_options_init() first");
+    std::memcpy(&full, opts, std::min(opts->struct_size, sizeof full));
+  }
+  require(full.ntransf >= 1, "opts->ntransf = ", full.ntransf, " must be >= 1");
+  require(full.kernel == NUFFT3_KERNEL_ES || full.kernel == NUFFT3_KERNEL_GAUSSIAN, "opts->kernel = ",
+          static_cast<int>(full.kernel), " is not a nufft3_kernel");
+  KernelKind kind = full.kernel == NUFFT3_KERNEL_ES ? KernelKind::ExpSemicircle : KernelKind::Gaussian;
+  double up = resolve_upsampfac(kind, full.upsampfac);
+  (void)make_kernel(kind, config_.tol, up);
+  config_.ntransf = full.ntransf;
+  config_.kernel = kind;
+  config_.upsampfac = up;
+  engine_.reset();
+  have_points_ = false;
+}
+
+void Plan::setpts(uint64_t N, const void *x, const void *y, const void *z, uint64_t K, const void *s, const void *t,
+                  const void *u) {
+  Points p;
+  p.N = to_size(N, "N");
+  p.K = to_size(K, "K");
+  const void *src[3] = {x, y, z};
+  const void *tgt[3] = {s, t, u};
+  static const char *src_names[3] = {"x", "y", "z"};
+  static const char *tgt_names[3] = {"s", "t", "u"};
+  std::size_t real_size = config_.is_double ? 8 : 4;
+  for (int d = 0; d < config_.dim; ++d) {
+    require(p.N == 0 || src[d] != nullptr, src_names[d], " is NULL but N = ", p.N, " and dim = ", config_.dim);
+    require(p.K == 0 || tgt[d] != nullptr, tgt_names[d], " is NULL but K = ", p.K, " and dim = ", config_.dim);
+    p.src[d] = p.N ? src[d] : nullptr;
+    p.tgt[d] = p.K ? tgt[d] : nullptr;
+  }
+  (void)checked_mul(checked_mul(p.N, real_size, "N * sizeof(real)"), static_cast<std::size_t>(config_.ntransf) * 2,
+                    "ntransf * N");
+  (void)checked_mul(checked_mul(p.K, real_size, "K * sizeof(real)"), static_cast<std::size_t>(config_.ntransf) * 2,
+                    "ntransf * K");
+  Backend b = choose_backend(config_.opts, {p.src[0], p.src[1], p.src[2], p.tgt[0], p.tgt[1], p.tgt[2]},
+                             "nufft3_setpts");
+  if (!engine_ || b != backend_) {
+    have_points_ = false;
+    engine_.reset();
+    engine_ = b == Backend::Cuda ? make_cuda_engine(config_) : make_cpu_engine(config_);
+    backend_ = b;
+  }
+  have_points_ = false;
+  if (p.N > 0 && p.K > 0) engine_->setpts(p);
+  N_ = p.N;
+  K_ = p.K;
+  have_points_ = true;
+}
+
+void Plan::exec(const void *f, void *F) {
+  require(have_points_, "the plan has no points: call nufft3_setpts first");
+  if (K_ == 0) return;
+  require(F != nullptr, "F is NULL but K = ", K_);
+  require(N_ == 0 || f != nullptr, "f is NULL but N = ", N_);
+  if (backend_ == Backend::Cpu) {
+    require(pointer_kind(F) != PointerKind::Device && pointer_kind(f) != PointerKind::Device,
+            "the plan runs on the CPU backend (its points were host arrays) but f or F is CUDA device memory");
+  }
+  if (N_ == 0) {
+    engine_->zero_output(F, K_ * static_cast<std::size_t>(config_.ntransf));
+    return;
+  }
+  engine_->exec(f, F);
+}
+
+#if !SFFT_HAVE_CUDA
+std::unique_ptr<Engine> make_cuda_engine(const Config &) {
+  fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support (SFFT_ENABLE_CUDA=OFF)");
+}
+#endif
+
+}  // namespace sfft::nufft3

@@ -1,0 +1,441 @@
+// Type-3 NUFFT: accuracy against a direct O(N K) sum (double, long double for tol < 1e-10) over dims,
+// tolerances, precisions, signs, point distributions, kernels and batches; plan reuse; bad input.
+// Every accuracy case runs on the CPU backend and on the CUDA backend (device pointers).
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sfft/sfft.h"
+#include "test_support.hpp"
+
+namespace {
+
+using cd = std::complex<double>;
+
+enum class Where { Cpu, CudaDevice };
+
+struct Problem {
+  int dim = 1;
+  std::vector<double> x[3], s[3];
+  std::vector<cd> f;  // ntransf x N
+  int ntransf = 1;
+  std::size_t N() const { return x[0].size(); }
+  std::size_t K() const { return s[0].size(); }
+};
+
+// Uniform points in [c - X, c + X] per dimension, or Gaussian clusters when clustered.
+std::vector<double> points(std::size_t n, double center, double half, bool clustered, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::normal_distribution<double> g(0, 0.02);
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double a = clustered ? (i % 3 == 0 ? 0.7 : -0.3) + g(rng) : u(rng);
+    v[i] = center + half * std::max(-1.0, std::min(1.0, a));
+  }
+  return v;
+}
+
+Problem make_problem(int dim, std::size_t N, std::size_t K, double X, double S, bool clustered, int ntransf,
+                     uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Problem p;
+  p.dim = dim;
+  p.ntransf = ntransf;
+  for (int d = 0; d < dim; ++d) {
+    p.x[d] = points(N, 0.3 * X * (d + 1), X, clustered, rng);
+    p.s[d] = points(K, -0.2 * S * (d + 1), S, clustered, rng);
+  }
+  p.f = sfft_test::random_complex<double>(N * ntransf, seed + 1);
+  return p;
+}
+
+// Direct sum, in long double when `extended`.
+std::vector<cd> direct(const Problem &p, int sign, bool extended) {
+  std::vector<cd> F(p.K() * p.ntransf);
+  for (std::size_t k = 0; k < p.K(); ++k) {
+    for (int tr = 0; tr < p.ntransf; ++tr) {
+      long double re = 0, im = 0;
+      for (std::size_t j = 0; j < p.N(); ++j) {
+        long double ph = 0;
+        for (int d = 0; d < p.dim; ++d) ph += static_cast<long double>(p.x[d][j]) * p.s[d][k];
+        long double c, sn;
+        if (extended) {
+          c = cosl(ph);
+          sn = sign * sinl(ph);
+        } else {
+          double phd = static_cast<double>(ph);
+          c = std::cos(phd);
+          sn = sign * std::sin(phd);
+        }
+        cd a = p.f[tr * p.N() + j];
+        re += a.real() * c - a.imag() * sn;
+        im += a.real() * sn + a.imag() * c;
+      }
+      F[tr * p.K() + k] = cd(static_cast<double>(re), static_cast<double>(im));
+    }
+  }
+  return F;
+}
+
+template <class Real>
+std::vector<Real> cast(const std::vector<double> &v) {
+  return std::vector<Real>(v.begin(), v.end());
+}
+
+// Runs the plan on p; returns F as complex double. Status failures are test failures.
+template <class Real>
+std::vector<cd> run(const Problem &p, Where where, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES,
+                    double upsampfac = 0) {
+  using C = std::complex<Real>;
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+  nufft3_plan plan = nullptr;
+  sfft_dtype dt = sizeof(Real) == 8 ? SFFT_COMPLEX128 : SFFT_COMPLEX64;
+  EXPECT_EQ(nufft3_create(&plan, p.dim, dt, sign, tol, &opts), SFFT_SUCCESS) << sfft_last_error();
+  nufft3_options o;
+  nufft3_options_init(&o);
+  o.ntransf = p.ntransf;
+  o.kernel = kernel;
+  o.upsampfac = upsampfac;
+  EXPECT_EQ(nufft3_set_options(plan, &o), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<Real> x[3], s[3];
+  for (int d = 0; d < p.dim; ++d) {
+    x[d] = cast<Real>(p.x[d]);
+    s[d] = cast<Real>(p.s[d]);
+  }
+  std::vector<C> f(p.f.begin(), p.f.end()), F(p.K() * p.ntransf);
+  if (where == Where::Cpu) {
+    EXPECT_EQ(nufft3_setpts(plan, p.N(), x[0].data(), p.dim > 1 ? x[1].data() : nullptr,
+                            p.dim > 2 ? x[2].data() : nullptr, p.K(), s[0].data(),
+                            p.dim > 1 ? s[1].data() : nullptr, p.dim > 2 ? s[2].data() : nullptr),
+              SFFT_SUCCESS)
+        << sfft_last_error();
+    EXPECT_EQ(nufft3_exec(plan, f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
+  } else {
+    std::vector<std::unique_ptr<sfft_test::DeviceMemory>> mem;
+    const void *dx[3] = {}, *ds[3] = {};
+    for (int d = 0; d < p.dim; ++d) {
+      mem.push_back(std::make_unique<sfft_test::DeviceMemory>(x[d].size() * sizeof(Real) + 1));
+      mem.back()->upload(x[d].data(), x[d].size() * sizeof(Real));
+      dx[d] = mem.back()->get();
+      mem.push_back(std::make_unique<sfft_test::DeviceMemory>(s[d].size() * sizeof(Real) + 1));
+      mem.back()->upload(s[d].data(), s[d].size() * sizeof(Real));
+      ds[d] = mem.back()->get();
+    }
+    sfft_test::DeviceMemory df(f.size() * sizeof(C) + 1), dF(F.size() * sizeof(C) + 1);
+    df.upload(f.data(), f.size() * sizeof(C));
+    EXPECT_EQ(nufft3_setpts(plan, p.N(), dx[0], dx[1], dx[2], p.K(), ds[0], ds[1], ds[2]), SFFT_SUCCESS)
+        << sfft_last_error();
+    EXPECT_EQ(nufft3_exec(plan, df.get(), dF.get()), SFFT_SUCCESS) << sfft_last_error();
+    sfft_test::device_synchronize();
+    dF.download(F.data(), F.size() * sizeof(C));
+  }
+  EXPECT_EQ(nufft3_destroy(plan), SFFT_SUCCESS);
+  return std::vector<cd>(F.begin(), F.end());
+}
+
+double error_of(const std::vector<cd> &got, const std::vector<cd> &want) {
+  return sfft_test::relative_l2_error(got.data(), want.data(), want.size());
+}
+
+class Nufft3 : public ::testing::TestWithParam<Where> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Where::CudaDevice) SFFT_SKIP_WITHOUT_GPU();
+  }
+};
+
+// Sizes keep CI fast while the bandwidth products X*S give grids of a few hundred cells per dimension.
+Problem standard_problem(int dim, bool clustered, int ntransf = 1, uint64_t seed = 7) {
+  switch (dim) {
+    case 1: return make_problem(1, 1500, 1200, 40, 25, clustered, ntransf, seed);
+    case 2: return make_problem(2, 700, 600, 9, 14, clustered, ntransf, seed);
+    default: return make_problem(3, 300, 250, 4, 5, clustered, ntransf, seed);
+  }
+}
+
+TEST_P(Nufft3, DoubleMeetsEveryToleranceInEveryDim) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false);
+    std::vector<cd> ref = direct(p, -1, false), ref_ext;
+    for (double tol : {1e-2, 1e-4, 1e-6, 1e-9, 1e-12}) {
+      if (tol < 1e-10 && ref_ext.empty()) ref_ext = direct(p, -1, true);
+      double err = error_of(run<double>(p, GetParam(), -1, tol), tol < 1e-10 ? ref_ext : ref);
+      EXPECT_LE(err, 10 * tol) << "dim " << dim << " tol " << tol;
+    }
+  }
+}
+
+TEST_P(Nufft3, SingleMeetsTolerances) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false);
+    std::vector<cd> ref = direct(p, 1, false);
+    for (double tol : {1e-3, 1e-5}) {
+      double err = error_of(run<float>(p, GetParam(), 1, tol), ref);
+      EXPECT_LE(err, 10 * tol) << "dim " << dim << " tol " << tol;
+    }
+  }
+}
+
+TEST_P(Nufft3, ClusteredPointsAndBothSigns) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, true, 1, 11);
+    for (int sign : {-1, 1}) {
+      std::vector<cd> ref = direct(p, sign, false);
+      for (double tol : {1e-4, 1e-9}) {
+        double err = error_of(run<double>(p, GetParam(), sign, tol), ref);
+        EXPECT_LE(err, 10 * tol) << "dim " << dim << " sign " << sign << " tol " << tol;
+      }
+    }
+  }
+}
+
+TEST_P(Nufft3, LargeBandwidthProduct) {
+  // 1-D X*S = 2.5e5 (a 3e5-point FFT) and 2-D X*S = 2e3 per dimension.
+  Problem p1 = make_problem(1, 2000, 2000, 500, 500, false, 1, 21);
+  EXPECT_LE(error_of(run<double>(p1, GetParam(), -1, 1e-9), direct(p1, -1, false)), 1e-8);
+  Problem p2 = make_problem(2, 1500, 1500, 40, 50, false, 1, 22);
+  EXPECT_LE(error_of(run<double>(p2, GetParam(), 1, 1e-6), direct(p2, 1, false)), 1e-5);
+}
+
+TEST_P(Nufft3, BatchMatchesDirectSumPerVector) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false, 3, 31);
+    std::vector<cd> got = run<double>(p, GetParam(), -1, 1e-9), ref = direct(p, -1, false);
+    for (int tr = 0; tr < 3; ++tr) {
+      double err = sfft_test::relative_l2_error(got.data() + tr * p.K(), ref.data() + tr * p.K(), p.K());
+      EXPECT_LE(err, 1e-8) << "dim " << dim << " vector " << tr;
+    }
+  }
+}
+
+TEST_P(Nufft3, GaussianSchemeMeetsTolerances) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false, 1, 41);
+    std::vector<cd> ref = direct(p, -1, false);
+    for (double tol : {1e-2, 1e-4, 1e-6, 1e-9}) {
+      if (dim == 3 && tol < 1e-6) continue;  // 3-D Gaussian at 1e-9 spreads 40^3 cells per point: too slow for CI
+      double err = error_of(run<double>(p, GetParam(), -1, tol, NUFFT3_KERNEL_GAUSSIAN), ref);
+      EXPECT_LE(err, 10 * tol) << "dim " << dim << " tol " << tol;
+    }
+    double errf = error_of(run<float>(p, GetParam(), -1, 1e-3, NUFFT3_KERNEL_GAUSSIAN), ref);
+    EXPECT_LE(errf, 1e-2) << "dim " << dim << " single";
+  }
+}
+
+TEST_P(Nufft3, ExplicitUpsamplingFactors) {
+  // The automatic choice picks 2 or 1.25 by cost; check both (and 1.5, 3) directly on one problem per dim.
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false, 1, 71);
+    std::vector<cd> ref = direct(p, 1, false);
+    for (double up : {1.25, 1.5, 2.0, 3.0}) {
+      for (double tol : {1e-3, 1e-6, 1e-9}) {
+        double err = error_of(run<double>(p, GetParam(), 1, tol, NUFFT3_KERNEL_ES, up), ref);
+        EXPECT_LE(err, 10 * tol) << "dim " << dim << " upsampfac " << up << " tol " << tol;
+      }
+    }
+  }
+}
+
+TEST_P(Nufft3, DegenerateExtentsAndSinglePoints) {
+  // All sources at one point, all targets at one frequency, and a lone point: exact up to rounding.
+  Problem p = make_problem(2, 5, 7, 0, 0, false, 1, 51);
+  EXPECT_LE(error_of(run<double>(p, GetParam(), -1, 1e-9), direct(p, -1, false)), 1e-8);
+  Problem q = make_problem(1, 1, 300, 0, 30, false, 1, 52);
+  q.x[0][0] = 2.5;
+  EXPECT_LE(error_of(run<double>(q, GetParam(), 1, 1e-9), direct(q, 1, false)), 1e-8);
+}
+
+INSTANTIATE_TEST_SUITE_P(nufft3, Nufft3, ::testing::Values(Where::Cpu, Where::CudaDevice),
+                         [](const auto &info) { return info.param == Where::Cpu ? "Cpu" : "Cuda"; });
+
+// ---------------------------------------------------------------- plan lifecycle and bad input (CPU)
+
+struct PlanGuard {
+  nufft3_plan p = nullptr;
+  ~PlanGuard() { nufft3_destroy(p); }
+};
+
+sfft_options cpu_options() {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  return o;
+}
+
+TEST(nufft3Plan, ReuseWithNewPoints) {
+  sfft_options o = cpu_options();
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-8, &o), SFFT_SUCCESS);
+  for (uint64_t seed : {1, 2, 3}) {
+    Problem p = make_problem(2, 200 + 50 * seed, 150 * seed, 3.0 * seed, 10.0 / seed, seed == 2, 1, seed);
+    std::vector<cd> F(p.K());
+    ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(),
+                            p.s[1].data(), nullptr),
+              SFFT_SUCCESS)
+        << sfft_last_error();
+    ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
+    EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-7) << "seed " << seed;
+  }
+}
+
+TEST(nufft3Plan, EmptyInputsZeroTheOutput) {
+  sfft_options o = cpu_options();
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 1, SFFT_COMPLEX64, 1, 1e-4, &o), SFFT_SUCCESS);
+  std::vector<float> s = {1, 2, 3};
+  std::vector<std::complex<float>> F(3, {7, 7});
+  ASSERT_EQ(nufft3_setpts(g.p, 0, nullptr, nullptr, nullptr, 3, s.data(), nullptr, nullptr), SFFT_SUCCESS)
+      << sfft_last_error();
+  ASSERT_EQ(nufft3_exec(g.p, nullptr, F.data()), SFFT_SUCCESS) << sfft_last_error();
+  for (auto v : F) EXPECT_EQ(v, std::complex<float>(0, 0));
+  std::vector<float> x = {0.5f};
+  ASSERT_EQ(nufft3_setpts(g.p, 1, x.data(), nullptr, nullptr, 0, nullptr, nullptr, nullptr), SFFT_SUCCESS);
+  std::complex<float> f(1, 0);
+  EXPECT_EQ(nufft3_exec(g.p, &f, nullptr), SFFT_SUCCESS) << sfft_last_error();
+}
+
+TEST(nufft3Plan, NonFiniteCoordinatesAreNamedAndLeaveOutputsUntouched) {
+  sfft_options o = cpu_options();
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
+  Problem p = make_problem(2, 40, 30, 2, 3, false, 1, 5);
+  p.x[1][17] = std::nan("");
+  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                          nullptr),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("y[17] is NaN"), std::string::npos) << sfft_last_error();
+  p.x[1][17] = 0;
+  p.s[0][3] = INFINITY;
+  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                          nullptr),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("s[3] is infinite"), std::string::npos) << sfft_last_error();
+  // After the failed setpts the plan has no points: exec fails and leaves F alone.
+  std::vector<cd> F(p.K(), cd(5, 5));
+  EXPECT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("nufft3_setpts first"), std::string::npos);
+  for (auto v : F) EXPECT_EQ(v, cd(5, 5));
+  // ...and is still usable.
+  p.s[0][3] = 1;
+  ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                          nullptr),
+            SFFT_SUCCESS);
+  ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS);
+  EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-5);
+}
+
+TEST(nufft3Plan, BadCreateArguments) {
+  sfft_options o = cpu_options();
+  nufft3_plan p = nullptr;
+  EXPECT_EQ(nufft3_create(nullptr, 1, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_create(&p, 0, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("dim"), std::string::npos);
+  EXPECT_EQ(nufft3_create(&p, 4, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_create(&p, 1, SFFT_FLOAT64, -1, 1e-6, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_create(&p, 1, SFFT_COMPLEX128, 0, 1e-6, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("sign"), std::string::npos);
+  for (double tol : {0.0, -1e-3, std::nan(""), 1e-15, 1.0, static_cast<double>(INFINITY)}) {
+    EXPECT_EQ(nufft3_create(&p, 1, SFFT_COMPLEX128, -1, tol, &o), SFFT_ERROR_INVALID_ARGUMENT) << tol;
+    EXPECT_NE(std::string(sfft_last_error()).find("tol"), std::string::npos);
+  }
+  EXPECT_EQ(nufft3_create(&p, 1, SFFT_COMPLEX64, -1, 1e-7, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("SFFT_COMPLEX64"), std::string::npos);
+  EXPECT_EQ(p, nullptr);
+}
+
+TEST(nufft3Plan, BadOptionsAndHandles) {
+  sfft_options o = cpu_options();
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 1, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
+  nufft3_options no;
+  nufft3_options_init(&no);
+  no.ntransf = 0;
+  EXPECT_EQ(nufft3_set_options(g.p, &no), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("ntransf"), std::string::npos);
+  nufft3_options_init(&no);
+  no.kernel = static_cast<nufft3_kernel>(7);
+  EXPECT_EQ(nufft3_set_options(g.p, &no), SFFT_ERROR_INVALID_ARGUMENT);
+  nufft3_options_init(&no);
+  no.upsampfac = 1.1;
+  EXPECT_EQ(nufft3_set_options(g.p, &no), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("upsampfac"), std::string::npos);
+  nufft3_options_init(&no);
+  no.struct_size = 4;
+  EXPECT_EQ(nufft3_set_options(g.p, &no), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_set_options(g.p, nullptr), SFFT_SUCCESS);
+  // NULL coordinate of a used dimension.
+  double x = 1, s = 1;
+  EXPECT_EQ(nufft3_setpts(g.p, 1, nullptr, nullptr, nullptr, 1, &s, nullptr, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("x is NULL"), std::string::npos);
+  ASSERT_EQ(nufft3_setpts(g.p, 1, &x, nullptr, nullptr, 1, &s, nullptr, nullptr), SFFT_SUCCESS);
+  cd f(1, 0);
+  EXPECT_EQ(nufft3_exec(g.p, &f, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_exec(g.p, nullptr, &f), SFFT_ERROR_INVALID_ARGUMENT);
+  // Garbage and destroyed handles.
+  EXPECT_EQ(nufft3_exec(reinterpret_cast<nufft3_plan>(&x), &f, &f), SFFT_ERROR_INVALID_ARGUMENT);
+  nufft3_plan q = nullptr;
+  ASSERT_EQ(nufft3_create(&q, 1, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
+  ASSERT_EQ(nufft3_destroy(q), SFFT_SUCCESS);
+  EXPECT_EQ(nufft3_setpts(q, 1, &x, nullptr, nullptr, 1, &s, nullptr, nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_destroy(q), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_destroy(nullptr), SFFT_SUCCESS);
+}
+
+TEST(nufft3Plan, GridTooLargeIsOutOfMemoryWithTheSize) {
+  sfft_options o = cpu_options();
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
+  std::vector<double> x = {-1e5, 1e5}, y = {-1e5, 1e5}, s = {-1e5, 1e5}, t = {-1e5, 1e5};
+  EXPECT_EQ(nufft3_setpts(g.p, 2, x.data(), y.data(), nullptr, 2, s.data(), t.data(), nullptr),
+            SFFT_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(sfft_last_error()).find("bytes"), std::string::npos) << sfft_last_error();
+  std::vector<double> hx = {-1e9, 1e9}, hs = {-1e9, 1e9};
+  EXPECT_EQ(nufft3_setpts(g.p, 2, hx.data(), hx.data(), nullptr, 2, hs.data(), hs.data(), nullptr),
+            SFFT_ERROR_OUT_OF_MEMORY);
+  // Still usable.
+  std::vector<double> sx = {0.1, -0.2}, ss = {3, 4};
+  ASSERT_EQ(nufft3_setpts(g.p, 2, sx.data(), sx.data(), nullptr, 2, ss.data(), ss.data(), nullptr), SFFT_SUCCESS);
+}
+
+TEST(nufft3Plan, CudaBackendWithoutDeviceIsNoDevice) {
+  if (sfft_test::have_gpu()) GTEST_SKIP() << "a GPU is present";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  nufft3_plan p = nullptr;
+  sfft_status st = nufft3_create(&p, 2, SFFT_COMPLEX64, -1, 1e-4, &o);
+  EXPECT_TRUE(st == SFFT_ERROR_NO_DEVICE || st == SFFT_ERROR_UNSUPPORTED) << sfft_status_string(st);
+  EXPECT_EQ(p, nullptr);
+}
+
+TEST(nufft3Cuda, HostPointersAreStaged) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  PlanGuard g;
+  ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, 1, 1e-9, &o), SFFT_SUCCESS);
+  Problem p = standard_problem(2, false, 1, 61);
+  std::vector<cd> F(p.K());
+  ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                          nullptr),
+            SFFT_SUCCESS)
+      << sfft_last_error();
+  ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_LE(error_of(F, direct(p, 1, false)), 1e-8);
+  // NaN in device-side scan is named too.
+  p.s[1][9] = std::nan("");
+  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                          nullptr),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("t[9] is NaN"), std::string::npos) << sfft_last_error();
+}
+
+}  // namespace

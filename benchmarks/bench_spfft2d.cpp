@@ -1,9 +1,11 @@
 // spfft2d vs dense cuFFT (R2C 2-D, float32) on matrices with the shapes and nnz of the four cases
 // (seeded banded-plus-random structure) or a given .mtx file. Prints, per case, the median time of dense
-// cuFFT and of spfft2d (device output), their ratio, the peak device memory of each, spfft2d streamed to
-// the host (time, peak device memory), and the max error of both on sampled entries vs a direct sum.
+// cuFFT and of spfft2d (device output, the plan's method), their ratio, the peak device memory of each,
+// spfft2d streamed to the host (time, peak device memory; the same plan switched to the memory-bounded
+// DIRECT method), and the max error of each on sampled entries vs a direct sum.
 //
-//   bench_spfft2d [--repeats N] [--tile ROWS] [--skip-big] [FILE.mtx ...]   (--tile 0: the plan's automatic tile)
+//   bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] [--skip-big] [FILE.mtx ...]
+//   (--tile 0: the plan's automatic tile)
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
@@ -101,7 +103,16 @@ void on_rows(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
       s->got[k] = y[(s->at[k].first - row0) * s->width + s->at[k].second];
 }
 
-void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows) {
+const char *method_name(spfft2d_method m) {
+  switch (m) {
+    case SPFFT2D_METHOD_DIRECT: return "direct";
+    case SPFFT2D_METHOD_DIRECT_ROWS: return "direct_rows";
+    case SPFFT2D_METHOD_DENSE: return "dense";
+    default: return "auto";
+  }
+}
+
+void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft2d_method method) {
   const uint64_t R = m.rows, C = m.cols, W = C / 2 + 1;
   // Binary matrix: merge repeats (the library does the same) so the reference sees a 0/1 matrix.
   std::vector<char> keep(m.r.size(), 1);
@@ -182,9 +193,11 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows) {
   CHECK_SFFT(spfft2d_create(&p, R, C, m.r.size(), m.r.data(), m.c.data(), nullptr, SFFT_COMPLEX64, &o));
   const double create_ms = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tile_rows != 0) CHECK_SFFT(spfft2d_set_tile_rows(p, tile_rows));
-  const double stream_mib = mib(bench::device_used_bytes() - base2);
+  if (allow_dense) CHECK_SFFT(spfft2d_set_method(p, method));
   uint64_t tile = 0;
   CHECK_SFFT(spfft2d_get_info(p, nullptr, nullptr, nullptr, &tile, nullptr, nullptr));
+  spfft2d_method used = SPFFT2D_METHOD_AUTO;
+  CHECK_SFFT(spfft2d_get_method(p, &used));
   cf *out = nullptr;
   if (allow_dense && cudaMalloc(reinterpret_cast<void **>(&out), R * W * sizeof(cf)) == cudaSuccess) {
     ours_mib = mib(bench::device_used_bytes() - base2);
@@ -198,15 +211,18 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows) {
   }
   (void)cudaGetLastError();
   cudaFree(out);
-  // Streamed to the host (callback), device memory = the plan's workspace only.
+  // Streamed to the host (callback) by the memory-bounded method, device memory = the plan's workspace.
+  CHECK_SFFT(spfft2d_set_method(p, SPFFT2D_METHOD_DIRECT));
+  const double stream_mib = mib(bench::device_used_bytes() - base2);
   const int stream_repeats = allow_dense ? std::max(1, repeats / 2) : 1;
   const double stream_ms = 1e3 * bench::time_median([&] { CHECK_SFFT(spfft2d_exec_stream(p, on_rows, &samples)); },
                                                     stream_repeats, allow_dense ? 1 : 0);
   const double stream_err = max_err(samples.got);
   CHECK_SFFT(spfft2d_destroy(p));
 
-  std::printf("| %-14s | %6llux%-6llu | %8llu | %9.3f | %9.3f | %6.2fx | %9.1f | %9.1f | %9.2f | %8.1f | %5.1f%% | %8.1e | %8.1e | %8.1e | %5llu | %8.0f |\n",
-              m.name.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz, dense_ms, ours_ms,
+  std::printf("| %-14s | %6llux%-6llu | %8llu | %-11s | %9.3f | %9.3f | %6.2fx | %9.1f | %9.1f | %9.2f | %8.1f | %5.1f%% | %8.1e | %8.1e | %8.1e | %5llu | %8.0f |\n",
+              m.name.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz,
+              allow_dense ? method_name(used) : "-", dense_ms, ours_ms,
               dense_ms / ours_ms, dense_mib, ours_mib, stream_ms, stream_mib,
               100.0 * stream_mib / (std::isnan(dense_mib) ? mib(dense_bytes) : dense_mib), dense_err, ours_err,
               stream_err, (unsigned long long)tile, create_ms);
@@ -219,14 +235,27 @@ int main(int argc, char **argv) {
   int repeats = 7;
   uint64_t tile_rows = 0;
   bool skip_big = false;
+  spfft2d_method method = SPFFT2D_METHOD_AUTO;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (a == "--tile" && i + 1 < argc) tile_rows = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--skip-big") skip_big = true;
-    else if (a == "--help") {
-      std::printf("usage: bench_spfft2d [--repeats N] [--tile ROWS] [--skip-big] [FILE.mtx ...]\n");
+    else if (a == "--method" && i + 1 < argc) {
+      std::string name = argv[++i];
+      method = name == "direct" ? SPFFT2D_METHOD_DIRECT
+               : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
+               : name == "dense" ? SPFFT2D_METHOD_DENSE
+               : name == "auto" ? SPFFT2D_METHOD_AUTO
+                                : static_cast<spfft2d_method>(-1);
+      if (method == static_cast<spfft2d_method>(-1)) {
+        std::fprintf(stderr, "unknown method '%s'\n", name.c_str());
+        return 2;
+      }
+    } else if (a == "--help") {
+      std::printf("usage: bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] "
+                  "[--skip-big] [FILE.mtx ...]\n");
       return 0;
     } else files.push_back(a);
   }
@@ -236,16 +265,17 @@ int main(int argc, char **argv) {
     if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);
   }
   std::printf("spfft2d vs dense cuFFT R2C 2-D (float32 in, complex64 out); device: %s; date: %s; repeats: %d; "
-              "tile: %s\n", bench::device_name().c_str(), bench::today().c_str(), repeats,
-              tile_rows ? std::to_string(tile_rows).c_str() : "auto");
+              "tile: %s; method: %s\n", bench::device_name().c_str(), bench::today().c_str(), repeats,
+              tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
   std::printf("times: median ms (exec only, synchronised; dense input already on the device); memory: peak device "
-              "MiB above the idle context; err: max |Y - direct sum| / nnz on 26 sampled entries\n\n");
-  std::printf("| case           | shape         | nnz      | dense ms  | ours ms   | ratio   | dense MiB | ours MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows);
-  run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows);
-  run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows);
-  if (!skip_big) run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows);
+              "MiB above the idle context; err: max |Y - direct sum| / nnz on 26 sampled entries; method: what the device-output exec used; stream: the same "
+              "plan set to the memory-bounded direct method\n\n");
+  std::printf("| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows, method);
+  run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows, method);
+  run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows, method);
+  if (!skip_big) run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows, method);
   for (const std::string &f : files) {
     // A real matrix through the library's reader: streamed time only (no sampled reference).
     sfft_options o;

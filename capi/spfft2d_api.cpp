@@ -150,6 +150,24 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
   });
 }
 
+SFFT_API sfft_status spfft2d_set_method(spfft2d_plan plan, spfft2d_method method) {
+  return sfft::capi::guarded("spfft2d_set_method", [&] {
+    registry().require_live(plan, "plan");
+    const int m = static_cast<int>(method);
+    require(m >= SPFFT2D_METHOD_AUTO && m <= SPFFT2D_METHOD_DENSE, "method = ", m,
+            " is not an spfft2d_method (AUTO, DIRECT, DIRECT_ROWS or DENSE)");
+    plan->engine->set_method(method);
+  });
+}
+
+SFFT_API sfft_status spfft2d_get_method(spfft2d_plan plan, spfft2d_method *method) {
+  return sfft::capi::guarded("spfft2d_get_method", [&] {
+    registry().require_live(plan, "plan");
+    require(method != nullptr, "method is NULL");
+    *method = plan->engine->whole_method();
+  });
+}
+
 SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_t *cols, uint64_t *nnz,
                                       uint64_t *tile_rows, uint64_t *workspace_bytes, sfft_backend *backend) {
   return sfft::capi::guarded("spfft2d_get_info", [&] {

@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sfft/sfft.h"
@@ -71,6 +72,12 @@ Coo banded(uint64_t n, int half_width) {
   return m;
 }
 
+void expect_error(sfft_status got, sfft_status want, const char *needle) {
+  EXPECT_EQ(got, want) << sfft_last_error();
+  EXPECT_NE(std::string(sfft_last_error()).find(needle), std::string::npos)
+      << "'" << sfft_last_error() << "' should mention '" << needle << "'";
+}
+
 struct Backend {
   sfft_backend backend;
   sfft_dtype dtype;
@@ -78,23 +85,36 @@ struct Backend {
   const char *name;
 };
 
-std::string name_of(const testing::TestParamInfo<Backend> &info) { return info.param.name; }
+struct Method {
+  spfft2d_method method;
+  const char *name;
+};
 
-class Spfft2d : public testing::TestWithParam<Backend> {
+using Param = std::tuple<Backend, Method>;
+
+std::string name_of(const testing::TestParamInfo<Param> &info) {
+  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param).name;
+}
+
+// Every test body runs for each backend/dtype/output kind and each method of the plan.
+class Spfft2d : public testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (GetParam().backend == SFFT_BACKEND_CUDA) SFFT_SKIP_WITHOUT_GPU();
+    if (backend().backend == SFFT_BACKEND_CUDA) SFFT_SKIP_WITHOUT_GPU();
     sfft_options_init(&opts_);
-    opts_.backend = GetParam().backend;
+    opts_.backend = backend().backend;
   }
-  bool dbl() const { return GetParam().dtype == SFFT_COMPLEX128; }
+  const Backend &backend() const { return std::get<0>(GetParam()); }
+  spfft2d_method method() const { return std::get<1>(GetParam()).method; }
+  bool dbl() const { return backend().dtype == SFFT_COMPLEX128; }
   std::size_t elem() const { return dbl() ? 16 : 8; }
 
   spfft2d_plan make(const Coo &m) {
     spfft2d_plan p = nullptr;
     sfft_status s = spfft2d_create(&p, m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(),
-                                   m.v.empty() ? nullptr : m.v.data(), GetParam().dtype, &opts_);
+                                   m.v.empty() ? nullptr : m.v.data(), backend().dtype, &opts_);
     EXPECT_EQ(s, SFFT_SUCCESS) << sfft_last_error();
+    if (p != nullptr) EXPECT_EQ(spfft2d_set_method(p, method()), SFFT_SUCCESS) << sfft_last_error();
     return p;
   }
 
@@ -104,7 +124,7 @@ class Spfft2d : public testing::TestWithParam<Backend> {
     const std::size_t n = nrows * (cols / 2 + 1);
     std::vector<unsigned char> raw(n * elem());
     sfft_status s;
-    if (GetParam().device_out) {
+    if (backend().device_out) {
       sfft_test::DeviceMemory d(raw.size());
       s = nrows == rows ? spfft2d_exec(p, d.get()) : spfft2d_exec_rows(p, row0, nrows, d.get());
       sfft_test::device_synchronize();
@@ -206,12 +226,21 @@ TEST_P(Spfft2d, TiledRowsAndStreamAreBitIdenticalToOneShot) {
   uint64_t tile = 0;
   ASSERT_EQ(spfft2d_get_info(p, nullptr, nullptr, nullptr, &tile, nullptr, nullptr), SFFT_SUCCESS);
   EXPECT_EQ(tile, 3u);
-  const std::vector<cd> full = exec(p, m.rows, m.cols);
-  check(m, full);
   const uint64_t W = m.cols / 2 + 1;
+  // AUTO may compute a whole native-memory spectrum by another method than its tiles: there, the row
+  // ranges and the stream are compared with a row range covering the whole spectrum (DIRECT tiles).
+  const std::vector<cd> one_shot = exec(p, m.rows, m.cols);
+  check(m, one_shot);
+  const std::vector<cd> full = method() == SPFFT2D_METHOD_AUTO ? exec(p, m.rows, m.cols, 0, m.rows - 1) : one_shot;
+  if (method() == SPFFT2D_METHOD_AUTO) {
+    std::vector<cd> last = exec(p, m.rows, m.cols, m.rows - 1, 1);
+    std::vector<cd> joined = full;
+    joined.insert(joined.end(), last.begin(), last.end());
+    check(m, joined);
+  }
   for (uint64_t chunk : {1u, 5u, 16u}) {
-    for (uint64_t r0 = 0; r0 < m.rows; r0 += chunk) {
-      uint64_t n = std::min(chunk, m.rows - r0);
+    for (uint64_t r0 = 0; r0 < full.size() / W; r0 += chunk) {
+      uint64_t n = std::min(chunk, full.size() / W - r0);
       std::vector<cd> part = exec(p, m.rows, m.cols, r0, n);
       ASSERT_EQ(0, std::memcmp(part.data(), full.data() + r0 * W, n * W * sizeof(cd))) << "rows " << r0 << "+" << n;
     }
@@ -231,6 +260,7 @@ TEST_P(Spfft2d, TiledRowsAndStreamAreBitIdenticalToOneShot) {
   for (uint64_t i = 0; i < m.rows; ++i) EXPECT_EQ(col.seen[i], 1) << "row " << i;
   std::vector<cd> streamed = widen(col.bytes, m.rows * W);
   EXPECT_EQ(0, std::memcmp(streamed.data(), full.data(), full.size() * sizeof(cd)));
+  check(m, streamed);
   // A different tile height changes only the rounding of the batched FFT.
   ASSERT_EQ(spfft2d_set_tile_rows(p, 0), SFFT_SUCCESS);
   check(m, exec(p, m.rows, m.cols));
@@ -254,6 +284,45 @@ TEST_P(Spfft2d, FailedCallsLeaveOutputUntouchedAndPlanUsable) {
   EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
 }
 
+TEST_P(Spfft2d, MethodIsReportedAndFailedSetKeepsIt) {
+  const Coo m = random_matrix(30, 26, 0.1, 17);
+  spfft2d_plan p = make(m);
+  ASSERT_NE(p, nullptr);
+  spfft2d_method got = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS) << sfft_last_error();
+  if (method() == SPFFT2D_METHOD_AUTO)
+    EXPECT_NE(got, SPFFT2D_METHOD_AUTO) << "AUTO must resolve to a concrete method";
+  else
+    EXPECT_EQ(got, method());
+  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(4)), SFFT_ERROR_INVALID_ARGUMENT, "method = 4");
+  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(-1)), SFFT_ERROR_INVALID_ARGUMENT, "method");
+  expect_error(spfft2d_get_method(p, nullptr), SFFT_ERROR_INVALID_ARGUMENT, "method is NULL");
+  spfft2d_method after = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &after), SFFT_SUCCESS);
+  EXPECT_EQ(after, got);
+  check(m, exec(p, m.rows, m.cols));
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+// The whole-spectrum methods' workspace: a failed allocation (rows x width elements, far beyond any
+// machine) reports OUT_OF_MEMORY and leaves the plan's method and results as they were.
+TEST_P(Spfft2d, WorkspaceOutOfMemoryKeepsPlan) {
+  if (method() == SPFFT2D_METHOD_AUTO || method() == SPFFT2D_METHOD_DIRECT) GTEST_SKIP() << "no whole workspace";
+  const uint64_t rows = (1ull << 31) - 1, cols = 1ull << 20;
+  const int64_t r[] = {0, 5}, c[] = {3, 7};
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, rows, cols, 2, r, c, nullptr, backend().dtype, &opts_), SFFT_SUCCESS)
+      << sfft_last_error();
+  spfft2d_method before = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &before), SFFT_SUCCESS);
+  EXPECT_EQ(before, SPFFT2D_METHOD_DIRECT) << "a 2^31-1 x 2^20 matrix must not pick a whole-spectrum method";
+  expect_error(spfft2d_set_method(p, method()), SFFT_ERROR_OUT_OF_MEMORY, "bytes");
+  spfft2d_method after = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &after), SFFT_SUCCESS);
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
 const Backend kBackends[] = {
     {SFFT_BACKEND_CPU, SFFT_COMPLEX64, false, "Cpu_c64"},
     {SFFT_BACKEND_CPU, SFFT_COMPLEX128, false, "Cpu_c128"},
@@ -262,7 +331,35 @@ const Backend kBackends[] = {
     {SFFT_BACKEND_CUDA, SFFT_COMPLEX64, true, "Cuda_c64_deviceout"},
     {SFFT_BACKEND_CUDA, SFFT_COMPLEX128, true, "Cuda_c128_deviceout"},
 };
-INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::ValuesIn(kBackends), name_of);
+const Method kMethods[] = {
+    {SPFFT2D_METHOD_AUTO, "auto"},
+    {SPFFT2D_METHOD_DIRECT, "direct"},
+    {SPFFT2D_METHOD_DIRECT_ROWS, "directrows"},
+    {SPFFT2D_METHOD_DENSE, "dense"},
+};
+INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::Combine(testing::ValuesIn(kBackends), testing::ValuesIn(kMethods)),
+                         name_of);
+
+// The cost model's choice on the CPU backend at the extremes: a nearly full matrix goes dense, a tall
+// matrix with a handful of nonzeros is never densified.
+TEST(Spfft2dMethod, AutoChoosesByCost) {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  const Coo full = random_matrix(128, 128, 0.9, 18);
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, full.rows, full.cols, full.r.size(), full.r.data(), full.c.data(), nullptr,
+                           SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  spfft2d_method got = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS);
+  EXPECT_EQ(got, SPFFT2D_METHOD_DENSE);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  const int64_t r[] = {1, 900, 4000}, c[] = {2, 30, 4095};
+  ASSERT_EQ(spfft2d_create(&p, 4096, 4096, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS);
+  EXPECT_NE(got, SPFFT2D_METHOD_DENSE);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
 
 // ------------------------------------------------------------------ argument checking
 
@@ -271,12 +368,6 @@ sfft_options cpu_options() {
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CPU;
   return o;
-}
-
-void expect_error(sfft_status got, sfft_status want, const char *needle) {
-  EXPECT_EQ(got, want) << sfft_last_error();
-  EXPECT_NE(std::string(sfft_last_error()).find(needle), std::string::npos)
-      << "'" << sfft_last_error() << "' should mention '" << needle << "'";
 }
 
 TEST(Spfft2dArgs, CreateRejectsBadArgumentsNamingThem) {

@@ -102,6 +102,53 @@ SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int6
 SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,
                                   uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts);
 
+/* ============================ Type-3 NUFFT (nufft3) ============================ */
+
+/* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
+   (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
+   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure).
+   dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
+   dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
+   The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */
+typedef struct nufft3_plan_s *nufft3_plan;
+
+typedef enum nufft3_kernel {
+  NUFFT3_KERNEL_ES = 0,      /* "exponential of semicircle" (FINUFFT), width from tol: the default */
+  NUFFT3_KERNEL_GAUSSIAN = 1 /* the Capozzoli et al. Gaussian scheme with exp(sigma x^2)/exp(tau s^2) compensation */
+} nufft3_kernel;
+
+typedef struct nufft3_options {
+  size_t struct_size;   /* sizeof(nufft3_options) as the caller was compiled */
+  int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
+  nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
+  double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
+                           whichever is cheaper for the point set), else [1.25, 4]; Gaussian: 0 = 2.25,
+                           else (2, 4] */
+} nufft3_options;
+
+/* Fills *opts with the defaults and sets struct_size. NULL is ignored. */
+SFFT_API void nufft3_options_init(nufft3_options *opts);
+
+/* Creates a plan. dim 1..3; sign +1 or -1; opts (NULL = defaults) picks backend, device, stream, threads.
+   The backend is fixed by the first nufft3_setpts: CUDA when opts->backend is CUDA, or AUTO and a coordinate
+   pointer is device/managed memory; else CPU. */
+SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
+                                   const sfft_options *opts);
+/* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
+SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts);
+/* Sets N sources (x, y, z) and K targets (s, t, u), each an array of N resp. K reals; arrays of dims beyond
+   `dim` are ignored and may be NULL. Coordinates must be finite. N or K may be 0. The plan copies what it
+   needs (the arrays may be freed afterwards) and allocates its workspace here; may be called again with new
+   points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over). */
+SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
+                                   uint64_t K, const void *s, const void *t, const void *u);
+/* f: ntransf x N strengths (C-order, one vector after another); F: ntransf x K outputs, overwritten.
+   CPU backend: host pointers. CUDA backend: device pointers run asynchronously on opts->stream; host
+   pointers are staged and the call returns once F is written. Allocates nothing. */
+SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F);
+/* Frees the plan; NULL is a no-op. */
+SFFT_API sfft_status nufft3_destroy(nufft3_plan plan);
+
 /* ============================ Sparse-input 2-D FFT (spfft2d) ============================ */
 
 /* The forward, unnormalised 2-D DFT of a rows x cols real matrix given by its nonzeros,
@@ -154,6 +201,33 @@ SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callbac
    floating-point rounding of the batched FFT. */
 SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows);
 
+/* How a plan computes the spectrum. DIRECT: direct sparse sums down each column for a tile of spectrum
+   rows, then an FFT along each row; memory bounded by the tile, streams tile by tile. DIRECT_ROWS: direct
+   sparse sums along each row for the half width, then an FFT down each column. DENSE: the rows scattered
+   into a dense buffer, a real-to-complex FFT along each row, then an FFT down each column. DIRECT_ROWS
+   and DENSE need the whole half spectrum at once: written to an array of the plan's native memory
+   (device for a CUDA plan, host for a CPU plan) they compute in place in it; any other output goes
+   through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
+   is set. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
+   fitted to measurements predicts fastest (see spfft2d_get_method); every other output (host output of a
+   CUDA plan, row ranges, streams) uses DIRECT, so memory stays bounded. Under AUTO only those other
+   outputs are bit-identical among themselves; with an explicit method every output of the plan is
+   bit-identical to spfft2d_exec. */
+typedef enum spfft2d_method {
+  SPFFT2D_METHOD_AUTO = 0,
+  SPFFT2D_METHOD_DIRECT = 1,
+  SPFFT2D_METHOD_DIRECT_ROWS = 2,
+  SPFFT2D_METHOD_DENSE = 3
+} spfft2d_method;
+
+/* Sets the method and re-plans; on failure (e.g. SFFT_ERROR_OUT_OF_MEMORY for the workspace) the plan
+   keeps its previous method. */
+SFFT_API sfft_status spfft2d_set_method(spfft2d_plan plan, spfft2d_method method);
+
+/* *method = the method that computes a whole spectrum written to the plan's native memory (never
+   AUTO: what AUTO resolved to). */
+SFFT_API sfft_status spfft2d_get_method(spfft2d_plan plan, spfft2d_method *method);
+
 /* Plan facts: the shape, the stored nonzeros (after symmetric expansion and merging of repeats), the
    tile height, the workspace bytes (device bytes for a CUDA plan, host bytes for a CPU plan) and the
    backend (SFFT_BACKEND_CPU or SFFT_BACKEND_CUDA). Any output pointer may be NULL. */
@@ -163,52 +237,63 @@ SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_
 /* Frees the plan and its workspace. NULL is a no-op. */
 SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan);
 
-/* ============================ Type-3 NUFFT (nufft3) ============================ */
+/* ==================================== Sparse FFT ==================================== */
 
-/* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
-   (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
-   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure).
-   dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
-   dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
-   The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */
-typedef struct nufft3_plan_s *nufft3_plan;
+/* The k largest coefficients of the unnormalised forward DFT X[f] = sum_t x[t] e^(-2 pi i f t / n)
+   (FFTW_FORWARD's sign and scale) of n complex samples, in time sublinear in n when X is k-sparse.
+   Randomised (random spectral permutations, drawn from opts->seed at create time: a plan gives the same
+   result on every exec, and the same seed the same plan; CUDA plans up to the last bits of the values,
+   whose atomic subtractions may sum in any order). */
+typedef struct sfft_plan_s *sfft_plan;
 
-typedef enum nufft3_kernel {
-  NUFFT3_KERNEL_ES = 0,      /* "exponential of semicircle" (FINUFFT), width from tol: the default */
-  NUFFT3_KERNEL_GAUSSIAN = 1 /* the Capozzoli et al. Gaussian scheme with exp(sigma x^2)/exp(tau s^2) compensation */
-} nufft3_kernel;
+typedef enum sfft_sparse_variant {
+  SFFT_SPARSE_AUTO = 0,   /* currently ROBUST, which is right for noisy and exactly sparse input */
+  SFFT_SPARSE_ROBUST = 1, /* location by votes over loops, median value estimates: tolerates noise */
+  SFFT_SPARSE_EXACT = 2   /* peeling of recovered coefficients: fastest, for (near-)exactly sparse X */
+} sfft_sparse_variant;
 
-typedef struct nufft3_options {
-  size_t struct_size;   /* sizeof(nufft3_options) as the caller was compiled */
-  int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
-  nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
-  double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
-                           whichever is cheaper for the point set), else [1.25, 4]; Gaussian: 0 = 2.25,
-                           else (2, 4] */
-} nufft3_options;
+/* Algorithm knobs; 0 in any field means "the default for the variant and precision". */
+typedef struct sfft_sparse_options {
+  size_t struct_size;          /* sizeof(sfft_sparse_options) as the caller was compiled */
+  sfft_sparse_variant variant;
+  double filter_tolerance;     /* window leakage into buckets other than the home one, in (0, 0.1];
+                                  default 1e-12 (EXACT complex128), 1e-7 (EXACT complex64), 1e-6 (ROBUST) */
+  double bucket_factor;        /* buckets B = next power of two >= bucket_factor * k, in [1, 64]; default 2
+                                  (EXACT), 4 (ROBUST) */
+  int location_loops;          /* 1..64; default 7 (EXACT), 8 (ROBUST) */
+  int estimation_loops;        /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
+                                  default 4. Must be 0 or -1 for EXACT */
+  int bits_per_stage;          /* offset bits resolved per location hashing, 1..30; default 16 (EXACT
+                                  complex128), 12 (EXACT complex64), 4 (ROBUST) */
+  int min_votes;               /* ROBUST: location loops that must find a frequency, 1..location_loops;
+                                  default 2 */
+} sfft_sparse_options;
 
-/* Fills *opts with the defaults and sets struct_size. NULL is ignored. */
-SFFT_API void nufft3_options_init(nufft3_options *opts);
+/* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. */
+SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs);
 
-/* Creates a plan. dim 1..3; sign +1 or -1; opts (NULL = defaults) picks backend, device, stream, threads.
-   The backend is fixed by the first nufft3_setpts: CUDA when opts->backend is CUDA, or AUTO and a coordinate
-   pointer is device/managed memory; else CPU. */
-SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
-                                   const sfft_options *opts);
-/* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
-SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts);
-/* Sets N sources (x, y, z) and K targets (s, t, u), each an array of N resp. K reals; arrays of dims beyond
-   `dim` are ignored and may be NULL. Coordinates must be finite. N or K may be 0. The plan copies what it
-   needs (the arrays may be freed afterwards) and allocates its workspace here; may be called again with new
-   points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over). */
-SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
-                                   uint64_t K, const void *s, const void *t, const void *u);
-/* f: ntransf x N strengths (C-order, one vector after another); F: ntransf x K outputs, overwritten.
-   CPU backend: host pointers. CUDA backend: device pointers run asynchronously on opts->stream; host
-   pointers are staged and the call returns once F is written. Allocates nothing. */
-SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F);
-/* Frees the plan; NULL is a no-op. */
-SFFT_API sfft_status nufft3_destroy(nufft3_plan plan);
+/* Plans a sparse FFT of length n (a power of two, 2^4 <= n <= 2^40) returning at most k coefficients
+   (1 <= k <= n/4). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128. All filter design, FFTW/cuFFT planning and
+   workspace allocation happen here. Backend: opts->backend CUDA, or AUTO with a usable GPU, gives a CUDA
+   plan bound to opts->device and opts->stream; otherwise a CPU plan using opts->threads.
+   sfft_create(...) = sfft_create_ex(..., NULL). */
+SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype,
+                                 const sfft_options *opts);
+SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype,
+                                    const sfft_options *opts, const sfft_sparse_options *knobs);
+
+/* Runs the plan on x (n samples of the plan's dtype). Writes up to *count (the capacity) coefficients:
+   freqs[i] in [0, n) and values[i] = X[freqs[i]] (the plan's dtype), ordered by decreasing |X|, and sets
+   *count to the number written (<= k, so a capacity of k always suffices). If more were found than the
+   capacity, returns SFFT_ERROR_INVALID_ARGUMENT, sets *count to the number needed and writes nothing else.
+   Non-finite samples among those read give SFFT_ERROR_INVALID_ARGUMENT.
+   CPU plan: x, freqs and values in host memory. CUDA plan: x host, device or managed memory (host input is
+   window-folded on the CPU, only B-sized arrays travel); freqs/values host or device memory. The call runs
+   on the plan's stream and returns once the outputs are written; it allocates nothing. */
+SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, void *values, uint64_t *count);
+
+/* Frees the plan. NULL is a no-op; a destroyed or foreign handle gives SFFT_ERROR_INVALID_ARGUMENT. */
+SFFT_API sfft_status sfft_destroy(sfft_plan plan);
 
 #ifdef __cplusplus
 } /* extern "C" */

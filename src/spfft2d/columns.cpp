@@ -37,6 +37,30 @@ void compress(SparseColumns &m, const std::vector<uint64_t> &keys, WeightOf &&we
   if (!m.col_id.empty()) m.col_start.push_back(static_cast<int64_t>(m.row.size()));
 }
 
+// Sort of the column-grouped nonzeros by row (stable, so columns stay increasing within a row), then
+// the nonempty rows compressed like the columns.
+void build_rows(SparseColumns &m) {
+  std::vector<std::size_t> order(m.nnz());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return m.row[a] < m.row[b]; });
+  std::vector<int32_t> col_of(m.nnz());
+  for (std::size_t j = 0; j < m.col_id.size(); ++j)
+    for (int64_t e = m.col_start[j]; e < m.col_start[j + 1]; ++e) col_of[static_cast<std::size_t>(e)] = m.col_id[j];
+  m.row_col.resize(m.nnz());
+  if (!m.binary()) m.row_weight.resize(m.nnz());
+  m.row_start.push_back(0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t e = order[k];
+    if (m.row_id.empty() || m.row_id.back() != m.row[e]) {
+      if (!m.row_id.empty()) m.row_start.push_back(static_cast<int64_t>(k));
+      m.row_id.push_back(m.row[e]);
+    }
+    m.row_col[k] = col_of[e];
+    if (!m.binary()) m.row_weight[k] = m.weight[e];
+  }
+  if (!m.row_id.empty()) m.row_start.push_back(static_cast<int64_t>(m.nnz()));
+}
+
 }  // namespace
 
 SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
@@ -72,6 +96,7 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
     for (std::size_t k = 0; k < n; ++k) keys[k] = key_of(row_idx[order[k]], col_idx[order[k]]);
     compress(m, keys, [&](std::size_t j) { return values[order[j]]; }, true);
   }
+  build_rows(m);
   return m;
 }
 
@@ -122,6 +147,76 @@ std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes) {
   const std::size_t lo = std::size_t{8} << 20, hi = std::size_t{128} << 20;
   long double output = static_cast<long double>(layout.rows) * layout.width * complex_bytes;
   return static_cast<std::size_t>(std::clamp<long double>(output / 4, lo, hi));
+}
+
+namespace {
+
+// Time constants in ns for complex64 work (complex128 scales the memory and FFT terms by 2). CUDA: fitted
+// to the H100 runs of bench_spfft2d --method (benchmarks/RESULTS.md, spfft2d section): cuFFT's dense 2-D
+// R2C gives the FFT constant, the three methods' times the rest. CPU: the same shape, scaled to 2-thread
+// runs of `sfft spfft2d --method` on the development machine.
+struct CostConstants {
+  double per_term;      // one nonzero x one output of a direct sum
+  double per_byte;      // streaming memory traffic
+  double per_fft_point; // per point per log2(length) of a 7-smooth C2C FFT
+  double strided_fft;   // factor for a 1-D FFT down columns (stride = width) of a 7-smooth length
+  double per_tile;      // fixed cost of one tile (launches, plan dispatch)
+};
+constexpr CostConstants kCudaCosts{1.5e-3, 3.5e-4, 6.0e-4, 2.5, 2.5e4};
+constexpr CostConstants kCpuCosts{1.0, 0.25, 0.5, 1.5, 1.0e4};
+
+bool seven_smooth(uint64_t n) {
+  for (uint64_t p : {2, 3, 5, 7})
+    while (n % p == 0) n /= p;
+  return n == 1;
+}
+
+// A batch of C2C FFTs of length n. Other lengths take Bluestein's route in cuFFT and FFTW alike: a few
+// FFTs of the power of two >= 2n - 1 (2.5 of them fits the measurements).
+double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
+  if (n <= 1) return 0;
+  double len = static_cast<double>(n);
+  if (!seven_smooth(n)) {
+    uint64_t m = 1;
+    while (m < 2 * n - 1) m <<= 1;
+    len = 2.5 * static_cast<double>(m);
+  }
+  return k.per_fft_point * static_cast<double>(batch) * len * std::log2(len);
+}
+
+}  // namespace
+
+spfft2d_method MethodCosts::cheapest() const {
+  if (direct <= direct_rows && direct <= dense) return SPFFT2D_METHOD_DIRECT;
+  return direct_rows <= dense ? SPFFT2D_METHOD_DIRECT_ROWS : SPFFT2D_METHOD_DENSE;
+}
+
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
+                           std::size_t complex_bytes) {
+  const CostConstants &k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
+  const double scale = static_cast<double>(complex_bytes) / 8.0;
+  const double R = static_cast<double>(m.rows), C = static_cast<double>(m.cols), W = static_cast<double>(tiled.width);
+  const double H = static_cast<double>(tiled.half + 1), nnz = static_cast<double>(m.nnz());
+  const double E = static_cast<double>(complex_bytes);
+  // A strided 1-D FFT down the columns is slow for smooth lengths; Bluestein copies to contiguous anyway.
+  const double down_columns = scale * fft_cost(m.rows, tiled.width, k);
+  const double strided = seven_smooth(m.rows) ? k.strided_fft : 1.0;
+  MethodCosts c;
+  // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
+  c.direct = k.per_term * H * nnz + scale * fft_cost(m.cols, tiled.half + 1, k) +
+             k.per_byte * E * (H * C * (m.has_empty_columns() ? 3 : 2) + R * W) +
+             k.per_tile * static_cast<double>(tiled.tile_count());
+  c.direct_rows = k.per_term * W * nnz + k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
+  // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns.
+  c.dense = k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
+  return c;
+}
+
+bool is_whole_method(spfft2d_method m) { return m == SPFFT2D_METHOD_DIRECT_ROWS || m == SPFFT2D_METHOD_DENSE; }
+
+spfft2d_method method_of_call(spfft2d_method set, spfft2d_method whole_auto, bool whole_native) {
+  if (set != SPFFT2D_METHOD_AUTO) return set;
+  return whole_native ? whole_auto : SPFFT2D_METHOD_DIRECT;
 }
 
 }  // namespace sfft::spfft2d

@@ -1,4 +1,5 @@
-// CPU backend: OpenMP direct sparse DFT along the rows, threaded FFTW along the columns.
+// CPU backend: OpenMP direct sparse sums and threaded FFTW; the tiled DIRECT method and the whole-spectrum
+// DIRECT_ROWS / DENSE methods of plan.hpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -21,15 +22,29 @@ class CpuEngine final : public Engine {
   using Complex = std::complex<Real>;
 
   CpuEngine(std::shared_ptr<const SparseColumns> m, const Options &opts)
-      : m_(std::move(m)), threads_(opts.threads), layout_(m_->rows, m_->cols), tw_(make_twiddles<Real>(m_->rows)) {
+      : m_(std::move(m)),
+        threads_(opts.threads),
+        layout_(m_->rows, m_->cols),
+        tw_(make_twiddles<Real>(m_->rows)),
+        tw_cols_(make_twiddles<Real>(m_->cols)) {
     if (!m_->binary()) {
       weight_.allocate(m_->nnz());
-      for (std::size_t k = 0; k < m_->nnz(); ++k) weight_[k] = static_cast<Real>(m_->weight[k]);
+      row_weight_.allocate(m_->nnz());
+      for (std::size_t k = 0; k < m_->nnz(); ++k) {
+        weight_[k] = static_cast<Real>(m_->weight[k]);
+        row_weight_[k] = static_cast<Real>(m_->row_weight[k]);
+      }
     }
-    set_tile_rows(0);
+    configure(0, SPFFT2D_METHOD_AUTO);
   }
 
-  void set_tile_rows(uint64_t tile) override {
+  void set_tile_rows(uint64_t tile) override { configure(tile, method_); }
+  void set_method(spfft2d_method method) override { configure(requested_tile_, method); }
+  spfft2d_method whole_method() const override { return method_ == SPFFT2D_METHOD_AUTO ? whole_auto_ : method_; }
+
+  // Plans everything for (tile, method) and commits only after every allocation succeeded, so a failed
+  // re-plan leaves the plan as it was.
+  void configure(uint64_t tile, spfft2d_method method) {
     Layout next = layout_;
     std::size_t row_bytes = (layout_.cols + layout_.width) * sizeof(Complex);
     next.tile = tile == 0 ? auto_tile(layout_, row_bytes, auto_budget(layout_, sizeof(Complex)))
@@ -39,20 +54,41 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(),
                                            nullptr, 1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
-    // Commit only after every allocation succeeded: a failed re-plan leaves the plan as it was.
+    const spfft2d_method whole_auto =
+        estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex)).cheapest();
+    const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
+    HostBuffer<Complex> workspace;
+    if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
+    fftw::Plan<Real> dense_r2c, down_columns;
+    if (is_whole_method(whole)) plan_whole(whole, dense_r2c, down_columns);
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
     fft_ = std::move(plan);
+    requested_tile_ = tile;
+    method_ = method;
+    whole_auto_ = whole_auto;
+    workspace_ = std::move(workspace);
+    dense_r2c_ = std::move(dense_r2c);
+    down_columns_ = std::move(down_columns);
   }
 
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
-    return (z_.size() + staging_.size()) * sizeof(Complex) + (tw_.lo.size() + tw_.hi.size()) * sizeof(Complex);
+    return (z_.size() + staging_.size() + workspace_.size()) * sizeof(Complex) +
+           (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
   void run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device) override {
     require(!out_on_device, "out is CUDA device memory but this plan uses the CPU backend");
+    const bool whole_native = sink.callback == nullptr && lo == 0 && hi == layout_.rows;
+    const spfft2d_method method = method_of_call(method_, whole_auto_, whole_native);
+    if (is_whole_method(method)) {
+      Complex *b = whole_native ? static_cast<Complex *>(sink.out) : workspace_.get();
+      compute_whole(method, b);
+      if (!whole_native) deliver_whole(b, lo, hi, sink);
+      return;
+    }
     layout_.for_each_tile(lo, hi, [&](uint64_t k) {
       compute_tile(k);
       deliver(layout_.direct_block(k, lo, hi), k, false, sink);
@@ -61,9 +97,75 @@ class CpuEngine final : public Engine {
   }
 
  private:
-  Complex twiddle(uint64_t m) const {
-    if (tw_.hi.empty()) return tw_.lo[m];
-    return tw_.hi[m >> TwiddleTables<Real>::kSplitBits] * tw_.lo[m & ((1u << TwiddleTables<Real>::kSplitBits) - 1)];
+  static Complex twiddle(const TwiddleTables<Real> &t, uint64_t m) {
+    if (t.hi.empty()) return t.lo[m];
+    return t.hi[m >> TwiddleTables<Real>::kSplitBits] * t.lo[m & ((1u << TwiddleTables<Real>::kSplitBits) - 1)];
+  }
+  Complex twiddle(uint64_t m) const { return twiddle(tw_, m); }
+
+  // FFTW plans of a whole-spectrum method, in place on a rows x width buffer: DENSE is FFTW's 2-D r2c on
+  // the padded rows, DIRECT_ROWS a strided DFT down the columns. FFTW_UNALIGNED: the buffer may be the
+  // caller's array; FFTW_ESTIMATE never touches the planning buffer.
+  void plan_whole(spfft2d_method method, fftw::Plan<Real> &dense_r2c, fftw::Plan<Real> &down_columns) {
+    const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    const int R = static_cast<int>(layout_.rows), C = static_cast<int>(layout_.cols);
+    const int W = static_cast<int>(layout_.width);
+    HostBuffer<Complex> planning(1);
+    if (method == SPFFT2D_METHOD_DENSE) {
+      const int n[2] = {R, C}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};
+      dense_r2c = fftw::Plan<Real>::many_r2c(2, n, 1, reinterpret_cast<Real *>(planning.get()), in_embed, 1, 0,
+                                             planning.get(), out_embed, 1, 0, flags, threads_);
+    } else {
+      down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W,
+                                                1, FFTW_FORWARD, flags, threads_);
+    }
+  }
+
+  // The half spectrum into b (rows x width) by a whole-spectrum method.
+  void compute_whole(spfft2d_method method, Complex *b) {
+    const uint64_t R = layout_.rows, C = layout_.cols, W = layout_.width;
+    if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
+      if (m_->has_empty_rows()) std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
+      const int64_t nrows = static_cast<int64_t>(m_->row_id.size());
+      const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
+#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(threads_)
+      for (int64_t j = 0; j < nrows; ++j) {
+        for (int64_t blk = 0; blk < nblocks; ++blk) {
+          const uint64_t v0 = static_cast<uint64_t>(blk) * kRowBlock, count = std::min(kRowBlock, W - v0);
+          Complex acc[kRowBlock] = {};
+          for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) {
+            const uint64_t c = static_cast<uint64_t>(m_->row_col[e]);
+            uint64_t phase = c * v0 % C;
+            const Real w = row_weight_.size() ? row_weight_[e] : Real(1);
+            for (uint64_t i = 0; i < count; ++i) {
+              acc[i] += w * twiddle(tw_cols_, phase);
+              phase += c;
+              if (phase >= C) phase -= C;
+            }
+          }
+          std::copy(acc, acc + count, b + static_cast<uint64_t>(m_->row_id[j]) * W + v0);
+        }
+      }
+    } else {
+      std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
+      Real *real_rows = reinterpret_cast<Real *>(b);
+      for (std::size_t j = 0; j < m_->row_id.size(); ++j)
+        for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
+          real_rows[static_cast<uint64_t>(m_->row_id[j]) * 2 * W + static_cast<uint64_t>(m_->row_col[e])] =
+              row_weight_.size() ? row_weight_[e] : Real(1);
+      dense_r2c_.execute_r2c(real_rows, b);
+      return;
+    }
+    down_columns_.execute_dft(b, b);
+  }
+
+  // Rows [lo, hi) of a whole spectrum in the workspace to the sink.
+  void deliver_whole(const Complex *b, uint64_t lo, uint64_t hi, const Sink &sink) {
+    const uint64_t W = layout_.width;
+    if (sink.callback)
+      sink.callback(lo, hi - lo, b + lo * W, sink.user);
+    else
+      std::memcpy(sink.out, b + lo * W, (hi - lo) * W * sizeof(Complex));
   }
 
   // Z[t][c] for source rows s0 + t, t < tile, then the in-place column-axis FFT.
@@ -119,10 +221,15 @@ class CpuEngine final : public Engine {
   std::shared_ptr<const SparseColumns> m_;
   int threads_;
   Layout layout_;
-  TwiddleTables<Real> tw_;
-  HostBuffer<Real> weight_;
+  TwiddleTables<Real> tw_, tw_cols_;
+  HostBuffer<Real> weight_, row_weight_;
   HostBuffer<Complex> z_, staging_;
   fftw::Plan<Real> fft_;
+  uint64_t requested_tile_ = 0;  // 0: automatic
+  spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
+  spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;
+  HostBuffer<Complex> workspace_;  // rows x width, explicit whole-spectrum methods only
+  fftw::Plan<Real> dense_r2c_, down_columns_;
 };
 
 }  // namespace

@@ -7,6 +7,13 @@
 // and Y[rows-u][v] = conj(Y[u][(cols-v) mod cols]) fills the rows the half did not compute. Rows are
 // processed in fixed tiles of `tile` source rows so memory is tile x cols whatever the matrix size; tile
 // boundaries are fixed per plan, so any sub-range of output rows is bit-identical to the one-shot output.
+//
+// Two whole-spectrum methods compute the half spectrum in one buffer B (rows x width, the output layout):
+//   DIRECT_ROWS: B[r][v] = sum_{c in row r} w_rc e^{-2 pi i c v / cols} for v < width (direct, per row),
+//   DENSE:       the rows scattered into B as padded reals, then an in-place R2C along each row,
+// and both finish with an in-place C2C of length rows down each of the width columns. B is the caller's
+// array when the call writes the whole spectrum to the plan's native memory, else a plan workspace.
+// The cost model (estimate_costs) picks the cheapest method for AUTO.
 #pragma once
 
 #include <complex>
@@ -31,9 +38,15 @@ struct SparseColumns {
   std::vector<int64_t> col_start;  // col_id.size() + 1 offsets into row/weight
   std::vector<int32_t> row;        // row of each stored nonzero
   std::vector<double> weight;      // empty in binary mode (every weight 1)
+  // The same nonzeros grouped by row, empty rows skipped: the direct sums along rows.
+  std::vector<int32_t> row_id;     // the nonempty rows, increasing
+  std::vector<int64_t> row_start;  // row_id.size() + 1 offsets into row_col/row_weight
+  std::vector<int32_t> row_col;    // column of each nonzero, increasing within a row
+  std::vector<double> row_weight;  // empty in binary mode
   bool binary() const { return weight.empty(); }
   uint64_t nnz() const { return row.size(); }
   bool has_empty_columns() const { return col_id.size() < cols; }
+  bool has_empty_rows() const { return row_id.size() < rows; }
 };
 
 // Validates a COO description (host arrays) and builds the compressed columns.
@@ -83,6 +96,21 @@ uint64_t auto_tile(const Layout &layout, std::size_t bytes_per_row, std::size_t 
 // fill the GPU.
 std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes);
 
+// Estimated time in ns of each method on one backend for a whole spectrum of `complex_bytes` elements;
+// the constants are fitted to measurements (columns.cpp says where they come from).
+enum class CostBackend { Cpu, Cuda };
+struct MethodCosts {
+  double direct = 0, direct_rows = 0, dense = 0;
+  spfft2d_method cheapest() const;
+};
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
+                           std::size_t complex_bytes);
+
+// The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
+// memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).
+spfft2d_method method_of_call(spfft2d_method set, spfft2d_method whole_auto, bool whole_native);
+bool is_whole_method(spfft2d_method m);
+
 // Where a tile's output rows go: straight into the caller's array (rows [row0, ...)), or block by block
 // to a callback.
 struct Sink {
@@ -98,6 +126,10 @@ class Engine {
   virtual ~Engine() = default;
   // Re-plans the workspace for tile height `tile` (0 = automatic).
   virtual void set_tile_rows(uint64_t tile) = 0;
+  // Re-plans for `method` (AUTO: the cost model); a failure leaves the previous method in place.
+  virtual void set_method(spfft2d_method method) = 0;
+  // The method a whole-spectrum exec into the plan's native memory uses (never AUTO).
+  virtual spfft2d_method whole_method() const = 0;
   // Output rows [lo, hi) to the sink; out_on_device says the array is CUDA device/managed memory.
   virtual void run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device) = 0;
   virtual uint64_t tile_rows() const = 0;

@@ -1,0 +1,8 @@
+# Sparse FFT benchmark: sfft_exec vs cuFFT (CUDA builds) and vs threaded FFTW in the same run.
+add_executable(bench_sparse ${CMAKE_CURRENT_SOURCE_DIR}/bench_sparse.cpp)
+target_link_libraries(bench_sparse PRIVATE sfft::sfft sfft_bench_support PkgConfig::FFTW3 ${SFFT_FFTW3_THREADS}
+                      ${SFFT_FFTW3F_THREADS})
+if(SFFT_HAVE_CUDA)
+  target_link_libraries(bench_sparse PRIVATE CUDA::cudart CUDA::cufft CUDA::curand)
+endif()
+target_compile_options(bench_sparse PRIVATE -Wall -Wextra)

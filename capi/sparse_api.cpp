@@ -1,0 +1,117 @@
+// C entry points of the sparse FFT: sfft_sparse_options_init, sfft_create(_ex), sfft_exec, sfft_destroy.
+#include <cstring>
+#include <memory>
+
+#include "boundary.hpp"
+#include "common/backend.hpp"
+#include "common/checked.hpp"
+#include "common/dtype.hpp"
+#include "common/options.hpp"
+#include "sfft/sfft.h"
+#include "sparse/plan.hpp"
+
+struct sfft_plan_s {
+  uint64_t n = 0;
+  uint64_t k = 0;
+  sfft::Backend backend = sfft::Backend::Cpu;
+  std::unique_ptr<sfft::sparse::Engine> engine;
+};
+
+namespace {
+
+sfft::capi::HandleRegistry<sfft_plan> &registry() {
+  static sfft::capi::HandleRegistry<sfft_plan> r;
+  return r;
+}
+
+sfft::Backend plan_backend(const sfft::Options &o) {
+  switch (o.backend) {
+    case SFFT_BACKEND_CPU:
+      return sfft::Backend::Cpu;
+    case SFFT_BACKEND_CUDA:
+      sfft::require_cuda_device(o);
+      return sfft::Backend::Cuda;
+    case SFFT_BACKEND_AUTO:
+      break;
+  }
+  return sfft::cuda_device_count() > o.device ? sfft::Backend::Cuda : sfft::Backend::Cpu;
+}
+
+}  // namespace
+
+extern "C" {
+
+SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs) {
+  if (knobs == nullptr) return;
+  std::memset(knobs, 0, sizeof *knobs);
+  knobs->struct_size = sizeof *knobs;
+}
+
+SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts,
+                                    const sfft_sparse_options *knobs) {
+  return sfft::capi::guarded("sfft_create", [&] {
+    sfft::require(plan != nullptr, "plan (the output handle pointer) is NULL");
+    bool dbl = sfft::require_complex_dtype(dtype, "dtype");
+    sfft::Options o = sfft::resolve_options(opts);
+    sfft_sparse_options resolved = sfft::sparse::resolve_knobs(knobs);
+    sfft::sparse::Design design = sfft::sparse::make_design(n, k, dbl, resolved, o.seed);
+    auto p = std::make_unique<sfft_plan_s>();
+    p->n = n;
+    p->k = k;
+    p->backend = plan_backend(o);
+    if (p->backend == sfft::Backend::Cuda) {
+#if SFFT_HAVE_CUDA
+      p->engine = sfft::sparse::make_cuda_engine(design, o, dbl);
+#else
+      sfft::fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
+#endif
+    } else {
+      p->engine =
+          dbl ? sfft::sparse::make_cpu_engine<double>(design, o) : sfft::sparse::make_cpu_engine<float>(design, o);
+    }
+    registry().add(p.get());
+    *plan = p.release();
+  });
+}
+
+SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts) {
+  return sfft_create_ex(plan, n, k, dtype, opts, nullptr);
+}
+
+SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, void *values, uint64_t *count) {
+  return sfft::capi::guarded("sfft_exec", [&] {
+    registry().require_live(plan, "plan");
+    sfft::require(x != nullptr, "x is NULL");
+    sfft::require(count != nullptr, "count (capacity in, number written out) is NULL");
+    uint64_t capacity = *count;
+    sfft::require(capacity == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
+                  " is NULL but the capacity *count = ", capacity);
+    if (plan->backend == sfft::Backend::Cpu) {
+      for (const void *p :
+           {static_cast<const void *>(x), static_cast<const void *>(freqs), static_cast<const void *>(values)})
+        sfft::require(sfft::pointer_kind(p) != sfft::PointerKind::Device,
+                      p == x       ? "x"
+                      : p == freqs ? "freqs"
+                                   : "values",
+                      " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
+    }
+    std::size_t found = plan->engine->run(x);
+    if (found > capacity) {
+      *count = found;
+      sfft::fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
+                 " coefficients found (a capacity of k = ", plan->k, " always suffices); *count now holds ", found);
+    }
+    plan->engine->write(freqs, values, found);
+    *count = found;
+  });
+}
+
+SFFT_API sfft_status sfft_destroy(sfft_plan plan) {
+  return sfft::capi::guarded("sfft_destroy", [&] {
+    if (plan == nullptr) return;
+    sfft::require(registry().remove(plan), "plan is not a live handle (destroyed, or never created)");
+    delete plan;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,183 @@
+// Per-bucket arithmetic of the sparse FFT, shared verbatim by the CPU backend (cpu.cpp) and the CUDA
+// kernels (cuda.cu): locating the one coefficient a bucket holds, checking that it really is one, and
+// the filter response used to estimate and subtract values.
+//
+// Hashing model (see plan.hpp): for loop l with odd sigma and offset tau, hashing h of that loop with
+// shift s (in permuted-time units) produces B buckets
+//     Z[b] = sum_g X[g] w^(g tau) w^(u s) G(u - bL),   u = sigma g mod n,  L = n/B,  w = e^(2 pi i/n),
+// where G is the flat window's frequency response (~1 for |d| <= L/2, < tolerance for |d| >= L).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define SFFT_HD __host__ __device__ __forceinline__
+#else
+#define SFFT_HD inline
+#endif
+
+namespace sfft::sparse {
+
+// Minimal complex type usable on host and device; layout-compatible with std::complex and cuFFT types.
+template <class Real>
+struct Cplx {
+  Real re, im;
+};
+
+template <class Real>
+SFFT_HD Cplx<double> widen(Cplx<Real> z) {
+  return {static_cast<double>(z.re), static_cast<double>(z.im)};
+}
+SFFT_HD Cplx<double> cmul(Cplx<double> a, Cplx<double> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+SFFT_HD Cplx<double> cmul_conj(Cplx<double> a, Cplx<double> b) {  // a * conj(b)
+  return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
+}
+SFFT_HD double cabs2(Cplx<double> a) { return a.re * a.re + a.im * a.im; }
+SFFT_HD double floor_hd(double x) { return floor(x); }
+
+// Everything a bucket decoder needs, copied by value into kernels (no pointers).
+struct Geometry {
+  uint64_t n = 0, mask = 0;  // n = 2^log2n, mask = n - 1
+  uint64_t buckets = 0;      // B (power of two, 2 <= B <= n/2)
+  uint64_t width = 0;        // L = n / B
+  int log2_width = 0;
+  int stages = 0;             // S: location stages per location loop
+  int bits_per_stage = 0;     // q
+  int hashings_per_loop = 0;  // 1 (reference) + S (location) + 1 (check) for location loops
+  uint64_t check_shift = 0;   // shift of the check hashing (a random value mod n)
+  double box_half_width = 0;  // a: the frequency box is [-a, a]
+  double gauss_sigma = 0;     // Gaussian smoothing (frequency units) of the box edges
+  double consistency = 0;     // eta: max |Z_s - Z_0 w^(us)| / |Z_0| for a bucket to hold a single coefficient
+};
+
+struct LoopParams {
+  uint64_t sigma = 1, sigma_inv = 1, tau = 0;
+};
+
+// Shift of location stage r (1-based): m_r * B/2 with m_r = 2^((r-1) q); stage 1 reveals u mod 2L.
+SFFT_HD uint64_t stage_shift(const Geometry &g, int r) { return (g.buckets / 2) << ((r - 1) * g.bits_per_stage); }
+
+// Shift of hashing h (0 = reference, 1..S = location stages, S+1 = check) of a location loop.
+SFFT_HD uint64_t hashing_shift(const Geometry &g, int h) {
+  if (h == 0) return 0;
+  if (h <= g.stages) return stage_shift(g, h);
+  return g.check_shift;
+}
+
+// w^m for an integer phase m (mod n), evaluated in double: m/n is exact, so the angle is exact to 1 ulp.
+SFFT_HD Cplx<double> root_of_unity(uint64_t m, const Geometry &g) {
+  double turns = static_cast<double>(m & g.mask) / static_cast<double>(g.n);
+#if defined(__CUDA_ARCH__)
+  double s, c;
+  sincospi(2.0 * turns, &s, &c);
+  return {c, s};
+#else
+  double angle = 6.283185307179586476925286766559 * turns;
+  return {std::cos(angle), std::sin(angle)};
+#endif
+}
+
+// Frequency response of the window at offset d from a bucket centre: box [-a, a] smoothed by a Gaussian.
+SFFT_HD double filter_response(double d, const Geometry &g) {
+  double scale = 1.0 / (1.4142135623730951 * g.gauss_sigma);
+  return 0.5 * (erf((d + g.box_half_width) * scale) - erf((d - g.box_half_width) * scale));
+}
+
+// Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
+SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
+  uint64_t b = ((u + g.width / 2) >> g.log2_width) & (g.buckets - 1);
+  uint64_t diff = (u - b * g.width) & g.mask;
+  *offset = diff >= g.n / 2 ? static_cast<int64_t>(diff) - static_cast<int64_t>(g.n) : static_cast<int64_t>(diff);
+  return b;
+}
+
+// Contribution of coefficient (freq, value) to bucket `bucket` of a hashing with shift s in loop lp,
+// given the coefficient's offset d from that bucket's centre.
+SFFT_HD Cplx<double> contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, uint64_t shift, double d,
+                                  const Geometry &g) {
+  uint64_t u = (lp.sigma * freq) & g.mask;
+  uint64_t phase = (freq * lp.tau + u * shift) & g.mask;
+  Cplx<double> r = cmul(value, root_of_unity(phase, g));
+  double gain = filter_response(d, g);
+  return {r.re * gain, r.im * gain};
+}
+
+// Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value) to its home bucket and to
+// the neighbour its window overlaps, for hashings j = 0..hashings-1 of loop lp (further buckets receive
+// less than the filter tolerance).
+template <class Sub>
+SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, int hashings,
+                                   const Geometry &g, Sub &&sub) {
+  int64_t offset = 0;
+  uint64_t home = home_bucket((lp.sigma * freq) & g.mask, g, &offset);
+  uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
+  double width = static_cast<double>(g.width);
+  double neighbour_offset = static_cast<double>(offset) + (offset >= 0 ? -width : width);
+  for (int j = 0; j < hashings; ++j) {
+    uint64_t shift = hashing_shift(g, j);
+    sub(j, home, contribution(freq, value, lp, shift, static_cast<double>(offset), g));
+    sub(j, neighbour, contribution(freq, value, lp, shift, neighbour_offset, g));
+  }
+}
+
+// Value estimate of coefficient `freq` from the reference hashing bucket z0 (offset d from the centre).
+SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &lp, double d, const Geometry &g) {
+  Cplx<double> r = cmul_conj(z0, root_of_unity(freq * lp.tau, g));
+  double gain = filter_response(d, g);
+  return {r.re / gain, r.im / gain};
+}
+
+struct Decoded {
+  bool found;
+  uint64_t freq;
+  Cplx<double> value;
+};
+
+// Decodes bucket b of a location loop from its hashings z[0..S+1] (reference, S stages, check).
+// Found when |z[0]| exceeds min_magnitude and all hashings agree with one coefficient whose home
+// bucket is b; then freq is its frequency and value its estimate.
+template <class Load>
+SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
+  Decoded out{false, 0, {0, 0}};
+  Cplx<double> z0 = z(0);
+  double mag2 = cabs2(z0);
+  if (!(mag2 > min_magnitude * min_magnitude)) return out;  // also rejects NaN
+  const double inv_two_pi = 0.15915494309189533577;
+  double two_l = 2.0 * static_cast<double>(g.width);
+  double d_hat = 0;
+  for (int r = 1; r <= g.stages; ++r) {
+    Cplx<double> ratio = cmul_conj(z(r), z0);
+    double turns = atan2(ratio.im, ratio.re) * inv_two_pi;
+    double m = static_cast<double>(uint64_t{1} << ((r - 1) * g.bits_per_stage));
+    if (r == 1 && (b & 1)) turns -= 0.5;       // stage 1 phase also carries b*m/2 turns
+    double v = turns - floor_hd(turns + 0.5);  // d*m/(2L) mod 1, in [-0.5, 0.5)
+    if (r == 1) {
+      d_hat = v * two_l;
+    } else {
+      double predicted = d_hat * m / two_l;
+      double wraps = floor_hd(predicted - v + 0.5);
+      d_hat = (v + wraps) * two_l / m;
+    }
+  }
+  double d_round = floor_hd(d_hat + 0.5);
+  double half = 0.5 * static_cast<double>(g.width);
+  if (d_round < -half || d_round >= half) return out;  // its home is a neighbouring bucket
+  int64_t d = static_cast<int64_t>(d_round);
+  uint64_t u = (b * g.width + static_cast<uint64_t>(d)) & g.mask;
+  double limit2 = g.consistency * g.consistency * mag2;
+  for (int h = 1; h <= g.stages + 1; ++h) {
+    Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
+    Cplx<double> zh = z(h);
+    Cplx<double> diff{zh.re - predicted.re, zh.im - predicted.im};
+    if (!(cabs2(diff) <= limit2)) return out;
+  }
+  out.freq = (lp.sigma_inv * u) & g.mask;
+  out.value = estimate(z0, out.freq, lp, static_cast<double>(d), g);
+  out.found = true;
+  return out;
+}
+
+}  // namespace sfft::sparse

@@ -1,0 +1,277 @@
+// CPU backend of the sparse FFT: window folding (OpenMP over hashings), one batched FFTW plan for all
+// B-point FFTs, bucket decoding (OpenMP over buckets), peeling or voting, and the top-k cutoff.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/fftw_plan.hpp"
+#include "common/host_buffer.hpp"
+#include "sparse/plan.hpp"
+
+namespace sfft::sparse {
+
+template <class Real>
+void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Real> *z, int threads) {
+  const Geometry &g = d.geom;
+  const long hashings = static_cast<long>(d.total_hashings());
+  const std::size_t buckets = g.buckets;
+  const int64_t half = d.half_taps;
+  const double *window = d.window.data();
+  bool finite = true;
+  // Threads only pay off (and only survive oversubscribed machines) for enough taps.
+  const bool parallel = static_cast<std::size_t>(hashings) * d.window.size() >= (std::size_t{1} << 18);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : finite) if (parallel)
+  for (long h = 0; h < hashings; ++h) {
+    std::complex<Real> *zh = z + static_cast<std::size_t>(h) * buckets;
+    std::fill(zh, zh + buckets, std::complex<Real>(0, 0));
+    const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
+    uint64_t index = (hashing_base(d, static_cast<std::size_t>(h)) - sigma * static_cast<uint64_t>(half)) & g.mask;
+    uint64_t residue = static_cast<uint64_t>(-half) & (buckets - 1);
+    for (int64_t t = -half; t <= half; ++t) {
+      zh[residue] += static_cast<Real>(window[t + half]) * x[index];
+      index = (index + sigma) & g.mask;
+      residue = (residue + 1) & (buckets - 1);
+    }
+    for (std::size_t i = 0; i < buckets; ++i)
+      finite = finite && std::isfinite(zh[i].real()) && std::isfinite(zh[i].imag());
+  }
+  if (finite) return;
+  // Slow path, only on error: find a non-finite sample among those the hashings read.
+  for (long h = 0; h < hashings; ++h) {
+    const uint64_t base = hashing_base(d, static_cast<std::size_t>(h));
+    const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
+    for (int64_t t = -half; t <= half; ++t) {
+      uint64_t i = (sigma * static_cast<uint64_t>(t) + base) & g.mask;
+      if (!std::isfinite(x[i].real()) || !std::isfinite(x[i].imag()))
+        fail(SFFT_ERROR_INVALID_ARGUMENT, "x[", i, "] is not finite (", x[i].real(), ", ", x[i].imag(), ")");
+    }
+  }
+  fail(SFFT_ERROR_INVALID_ARGUMENT, "x is too large: the windowed sums overflow ",
+       sizeof(Real) == 4 ? "float" : "double");
+}
+
+template void fold_hashings<float>(const Design &, const std::complex<float> *, std::complex<float> *, int);
+template void fold_hashings<double>(const Design &, const std::complex<double> *, std::complex<double> *, int);
+
+namespace {
+
+struct Coefficient {
+  uint64_t freq;
+  Cplx<double> value;
+};
+
+// ROBUST: a voted frequency, its current estimate, and the part of it already subtracted from the buckets.
+struct Candidate {
+  uint64_t freq;
+  Cplx<double> value;
+  Cplx<double> applied;
+};
+
+bool by_freq(const Coefficient &a, const Coefficient &b) { return a.freq < b.freq; }
+
+template <class Real>
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const Design &d, const Options &opts) : d_(d), threads_(opts.threads) {
+    const Geometry &g = d_.geom;
+    std::size_t hashings = d_.total_hashings();
+    if (g.buckets > static_cast<uint64_t>(INT_MAX) || hashings > static_cast<std::size_t>(INT_MAX / 2))
+      fail(SFFT_ERROR_UNSUPPORTED, "the CPU backend's FFTW plan cannot hold ", hashings, " x ", g.buckets, " buckets");
+    z_.allocate(hashings * g.buckets);
+    int b = static_cast<int>(g.buckets);
+    fft_ = fftw::Plan<Real>::many_dft(1, &b, static_cast<int>(hashings), z_.get(), nullptr, 1, b, z_.get(), nullptr, 1,
+                                      b, FFTW_FORWARD, FFTW_MEASURE, threads_);
+    decoded_.resize(static_cast<std::size_t>(d_.location_loops) * g.buckets);
+    found_.reserve(d_.candidate_capacity());
+    // ROBUST keeps at most every bucket of every location loop per pass; EXACT at most one pass's worth.
+    merged_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
+    candidates_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
+    scratch_re_.resize(static_cast<std::size_t>(d_.total_loops()));
+    scratch_im_.resize(static_cast<std::size_t>(d_.total_loops()));
+    floors_.resize(static_cast<std::size_t>(d_.total_loops()));
+  }
+
+  std::size_t run(const void *x) override {
+    fold_hashings(d_, static_cast<const std::complex<Real> *>(x), z_.get(), threads_);
+    fft_.execute_dft(z_.get(), z_.get());
+    compute_floors();
+    if (d_.variant == Variant::Exact) {
+      found_.clear();
+      for (int l = 0; l < d_.location_loops; ++l) {
+        for (const Coefficient &c : found_) subtract(c.freq, c.value, l);
+        decode_loops(l, l + 1);
+      }
+      merge_duplicates();
+    } else {
+      robust_passes();
+    }
+    return select_largest();
+  }
+
+  void write(uint64_t *freqs, void *values, std::size_t count) override {
+    auto *out = static_cast<std::complex<Real> *>(values);
+    for (std::size_t i = 0; i < count; ++i) {
+      freqs[i] = merged_[i].freq;
+      out[i] = {static_cast<Real>(merged_[i].value.re), static_cast<Real>(merged_[i].value.im)};
+    }
+  }
+
+ private:
+  Cplx<double> bucket(std::size_t hashing, uint64_t b) const {
+    const std::complex<Real> &v = z_[hashing * d_.geom.buckets + b];
+    return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
+  }
+
+  int hashings_in_loop(int l) const { return l < d_.location_loops ? d_.geom.hashings_per_loop : 1; }
+
+  void compute_floors() {
+    for (int l = 0; l < d_.total_loops(); ++l) {
+      double energy = 0;
+      std::size_t h0 = d_.first_hashing(l);
+      for (uint64_t b = 0; b < d_.geom.buckets; ++b) energy += cabs2(bucket(h0, b));
+      floors_[static_cast<std::size_t>(l)] =
+          d_.floor_relative * std::sqrt(energy / static_cast<double>(d_.geom.buckets));
+    }
+  }
+
+  // Removes coefficient (freq, value) from every hashing of loop l.
+  void subtract(uint64_t freq, Cplx<double> value, int l) {
+    std::complex<Real> *z = z_.get() + d_.first_hashing(l) * d_.geom.buckets;
+    const std::size_t buckets = d_.geom.buckets;
+    for_each_contribution(freq, value, d_.loops[static_cast<std::size_t>(l)], hashings_in_loop(l), d_.geom,
+                          [&](int j, uint64_t b, Cplx<double> c) {
+                            z[static_cast<std::size_t>(j) * buckets + b] -=
+                                std::complex<Real>(static_cast<Real>(c.re), static_cast<Real>(c.im));
+                          });
+  }
+
+  // Decodes every bucket of location loops [first, last) and appends what they hold to found_.
+  void decode_loops(int first, int last) {
+    const Geometry &g = d_.geom;
+    const long buckets = static_cast<long>(g.buckets);
+    for (int l = first; l < last; ++l) {
+      const LoopParams lp = d_.loops[static_cast<std::size_t>(l)];
+      const std::size_t h0 = d_.first_hashing(l);
+      const double floor = floors_[static_cast<std::size_t>(l)];
+      Decoded *slots = decoded_.data() + static_cast<std::size_t>(l) * g.buckets;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (buckets >= 8192)
+      for (long b = 0; b < buckets; ++b) {
+        auto load = [&](int j) { return bucket(h0 + static_cast<std::size_t>(j), static_cast<uint64_t>(b)); };
+        slots[b] = decode_bucket(static_cast<uint64_t>(b), load, lp, floor, g);
+      }
+      for (long b = 0; b < buckets; ++b)
+        if (slots[b].found) found_.push_back({slots[b].freq, slots[b].value});
+    }
+  }
+
+  // EXACT: found_ sorted by frequency, equal frequencies summed (later loops add corrections), into merged_.
+  void merge_duplicates() {
+    std::sort(found_.begin(), found_.end(), by_freq);
+    merged_.clear();
+    for (const Coefficient &c : found_) {
+      if (!merged_.empty() && merged_.back().freq == c.freq) {
+        merged_.back().value.re += c.value.re;
+        merged_.back().value.im += c.value.im;
+      } else {
+        merged_.push_back(c);
+      }
+    }
+  }
+
+  // ROBUST: each pass decodes every location loop of the current residual, adds the frequencies found by
+  // >= min_votes loops as candidates, and refines all candidates (re-estimate, subtract); a later pass
+  // finds what larger neighbours hid in the earlier one.
+  void robust_passes() {
+    candidates_.clear();
+    for (int pass = 0; pass < kRobustPasses; ++pass) {
+      found_.clear();
+      decode_loops(0, d_.location_loops);
+      std::sort(found_.begin(), found_.end(), by_freq);
+      std::size_t known = candidates_.size();
+      for (std::size_t i = 0; i < found_.size();) {
+        std::size_t j = i;
+        while (j < found_.size() && found_[j].freq == found_[i].freq) ++j;
+        uint64_t freq = found_[i].freq;
+        bool is_new = !std::binary_search(candidates_.begin(), candidates_.begin() + static_cast<long>(known),
+                                          Candidate{freq, {0, 0}, {0, 0}},
+                                          [](const Candidate &a, const Candidate &b) { return a.freq < b.freq; });
+        if (static_cast<int>(j - i) >= d_.min_votes && is_new) candidates_.push_back({freq, {0, 0}, {0, 0}});
+        i = j;
+      }
+      std::sort(candidates_.begin(), candidates_.end(),
+                [](const Candidate &a, const Candidate &b) { return a.freq < b.freq; });
+      for (int round = 0; round < kRefineRounds; ++round) {
+        for (Candidate &c : candidates_) c.value = median_estimate(c.freq, c.applied);
+        for (Candidate &c : candidates_) {
+          Cplx<double> delta{c.value.re - c.applied.re, c.value.im - c.applied.im};
+          for (int l = 0; l < d_.total_loops(); ++l) subtract(c.freq, delta, l);
+          c.applied = c.value;
+        }
+      }
+    }
+    merged_.clear();
+    for (const Candidate &c : candidates_) merged_.push_back({c.freq, c.value});
+  }
+
+  // applied + the median (re and im separately) over all loops of the residual's estimate of freq.
+  Cplx<double> median_estimate(uint64_t freq, Cplx<double> applied) {
+    const Geometry &g = d_.geom;
+    std::size_t count = static_cast<std::size_t>(d_.total_loops());
+    for (std::size_t l = 0; l < count; ++l) {
+      const LoopParams &lp = d_.loops[l];
+      int64_t offset = 0;
+      uint64_t b = home_bucket((lp.sigma * freq) & g.mask, g, &offset);
+      Cplx<double> e =
+          estimate(bucket(d_.first_hashing(static_cast<int>(l)), b), freq, lp, static_cast<double>(offset), g);
+      scratch_re_[l] = e.re;
+      scratch_im_[l] = e.im;
+    }
+    return {applied.re + median(scratch_re_.data(), count), applied.im + median(scratch_im_.data(), count)};
+  }
+
+  static double median(double *v, std::size_t count) {
+    std::nth_element(v, v + count / 2, v + count);
+    double upper = v[count / 2];
+    if (count % 2 == 1) return upper;
+    return 0.5 * (upper + *std::max_element(v, v + count / 2));
+  }
+
+  // Keeps the k largest nonzero entries of merged_, ordered by decreasing magnitude.
+  std::size_t select_largest() {
+    auto larger = [](const Coefficient &a, const Coefficient &b) {
+      double ma = cabs2(a.value), mb = cabs2(b.value);
+      return ma > mb || (ma == mb && a.freq < b.freq);
+    };
+    merged_.erase(
+        std::remove_if(merged_.begin(), merged_.end(), [](const Coefficient &c) { return !(cabs2(c.value) > 0); }),
+        merged_.end());
+    std::size_t keep = std::min<std::size_t>(merged_.size(), d_.k);
+    std::partial_sort(merged_.begin(), merged_.begin() + static_cast<long>(keep), merged_.end(), larger);
+    merged_.resize(keep);
+    return keep;
+  }
+
+  Design d_;
+  int threads_;
+  HostBuffer<std::complex<Real>> z_;
+  fftw::Plan<Real> fft_;
+  std::vector<Decoded> decoded_;
+  std::vector<Coefficient> found_, merged_;
+  std::vector<Candidate> candidates_;
+  std::vector<double> scratch_re_, scratch_im_, floors_;
+};
+
+}  // namespace
+
+template <class Real>
+std::unique_ptr<Engine> make_cpu_engine(const Design &d, const Options &opts) {
+  return std::make_unique<CpuEngine<Real>>(d, opts);
+}
+
+template std::unique_ptr<Engine> make_cpu_engine<float>(const Design &, const Options &);
+template std::unique_ptr<Engine> make_cpu_engine<double>(const Design &, const Options &);
+
+}  // namespace sfft::sparse

@@ -1,0 +1,154 @@
+// Plan-time design shared by both backends: knob defaults and validation, bucket geometry, the flat
+// window, and the random permutations.
+//
+// The window's frequency response is a box [-a, a] (a = 3L/4) convolved with a Gaussian of standard
+// deviation sg chosen so that the response is within `tol` of 1 on the home range |d| <= L/2 and below
+// `tol` beyond |d| >= L. Its time-domain taps are the exact inverse transform, 2a sinc(2a t/n)
+// exp(-2 pi^2 sg^2 t^2 / n^2), truncated where the Gaussian envelope falls under tol/L; the response of
+// the truncated taps then matches filter_response() (bucket_math.hpp) to about tol.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <type_traits>
+
+#include "common/checked.hpp"
+#include "common/error.hpp"
+#include "sparse/plan.hpp"
+
+namespace sfft::sparse {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+int log2_exact(uint64_t v) {
+  int r = 0;
+  while ((uint64_t{1} << r) < v) ++r;
+  return r;
+}
+
+uint64_t inverse_mod_2_64(uint64_t odd) {
+  uint64_t inv = odd;  // correct to 3 bits; each Newton step doubles the correct bits
+  for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;
+  return inv;
+}
+
+}  // namespace
+
+sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs) {
+  sfft_sparse_options full;
+  std::memset(&full, 0, sizeof full);
+  full.struct_size = sizeof full;
+  if (knobs == nullptr) return full;
+  require(knobs->struct_size >= offsetof(sfft_sparse_options, variant) + sizeof knobs->variant,
+          "knobs->struct_size = ", knobs->struct_size, " is too small; call sfft_sparse_options_init() first");
+  std::size_t n = knobs->struct_size < sizeof full ? knobs->struct_size : sizeof full;
+  std::memcpy(&full, knobs, n);
+  full.struct_size = sizeof full;
+  return full;
+}
+
+Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed) {
+  require(is_power_of_two(n), "n = ", n, " is not a power of two (the sparse FFT needs n = 2^m)");
+  require(n >= 16 && n <= (uint64_t{1} << 40), "n = ", n, " is outside the supported range [2^4, 2^40]");
+  require(k >= 1, "k = 0: at least one coefficient must be requested");
+  require(k <= n / 4, "k = ", k, " exceeds n/4 = ", n / 4, "; use a dense FFT for such dense spectra");
+
+  // Read the enum through its representation: loading an out-of-range value as the enum type is UB.
+  std::underlying_type_t<sfft_sparse_variant> variant = 0;
+  std::memcpy(&variant, &knobs.variant, sizeof variant);
+  require(variant == SFFT_SPARSE_AUTO || variant == SFFT_SPARSE_ROBUST || variant == SFFT_SPARSE_EXACT,
+          "knobs->variant = ", variant, " is not an sfft_sparse_variant");
+  Design d;
+  d.variant = variant == SFFT_SPARSE_EXACT ? Variant::Exact : Variant::Robust;
+  d.k = k;
+  bool exact = d.variant == Variant::Exact;
+
+  double tol = knobs.filter_tolerance;
+  require(tol == 0 || (tol > 0 && tol <= 0.1), "knobs->filter_tolerance = ", tol, " is outside (0, 0.1]");
+  if (tol == 0) tol = exact ? (double_precision ? 1e-12 : 1e-7) : 1e-6;
+  double factor = knobs.bucket_factor;
+  require(factor == 0 || (factor >= 1 && factor <= 64), "knobs->bucket_factor = ", factor, " is outside [1, 64]");
+  if (factor == 0) factor = exact ? 2 : 4;  // peeling tolerates denser buckets than voting under noise
+  require(knobs.location_loops >= 0 && knobs.location_loops <= 64, "knobs->location_loops = ", knobs.location_loops,
+          " is outside [1, 64]");
+  d.location_loops = knobs.location_loops != 0 ? knobs.location_loops : exact ? 7 : 8;
+  require(knobs.estimation_loops >= -1 && knobs.estimation_loops <= 64,
+          "knobs->estimation_loops = ", knobs.estimation_loops, " is outside [-1, 64]");
+  require(!exact || knobs.estimation_loops <= 0,
+          "knobs->estimation_loops must be 0 or -1 for SFFT_SPARSE_EXACT (it peels instead of voting)");
+  d.estimation_loops = exact                         ? 0
+                       : knobs.estimation_loops == 0 ? 4
+                       : knobs.estimation_loops < 0  ? 0
+                                                     : knobs.estimation_loops;
+  require(knobs.bits_per_stage >= 0 && knobs.bits_per_stage <= 30, "knobs->bits_per_stage = ", knobs.bits_per_stage,
+          " is outside [1, 30]");
+  int bits = knobs.bits_per_stage != 0 ? knobs.bits_per_stage : exact ? (double_precision ? 16 : 12) : 4;
+  require(knobs.min_votes >= 0 && knobs.min_votes <= d.location_loops, "knobs->min_votes = ", knobs.min_votes,
+          " is outside [1, location_loops = ", d.location_loops, "]");
+  d.min_votes = exact ? 1 : knobs.min_votes != 0 ? knobs.min_votes : std::min(2, d.location_loops);
+  d.floor_relative = exact ? (double_precision ? 1e-12 : 1e-5) : 0.0;
+
+  Geometry &g = d.geom;
+  g.n = n;
+  g.mask = n - 1;
+  double wanted = std::ceil(factor * static_cast<double>(k));
+  uint64_t buckets = 2;
+  while (static_cast<double>(buckets) < wanted && buckets < n / 2) buckets *= 2;
+  g.buckets = buckets;
+  g.width = n / buckets;
+  g.log2_width = log2_exact(g.width);
+  g.bits_per_stage = bits;
+  g.stages = (g.log2_width + 1 + bits - 1) / bits;  // resolve the offset modulo 2L
+  g.hashings_per_loop = g.stages + 2;
+  // A second coefficient of relative size rho moves the shifted hashings by up to 2 rho |Z_0|, so
+  // eta bounds the contamination a decoded value can carry; it must stay above the window leakage.
+  g.consistency = exact ? (double_precision ? 1e-5 : 1e-2) : 0.35;
+
+  double width = static_cast<double>(g.width);
+  double log_inv_tol = std::log(1.0 / tol);
+  g.box_half_width = 0.75 * width;
+  g.gauss_sigma = 0.25 * width / std::sqrt(2.0 * log_inv_tol);
+  double envelope_log = log_inv_tol + std::log(width);  // envelope below tol / L
+  double half_taps = static_cast<double>(n) * std::sqrt(envelope_log / 2.0) / (kPi * g.gauss_sigma);
+  require(half_taps < 1e9, "the window for n = ", n, ", k = ", k, " and filter_tolerance = ", tol, " needs ", half_taps,
+          " taps; raise bucket_factor or the tolerance");
+  d.half_taps = static_cast<int64_t>(std::ceil(half_taps));
+  std::size_t taps =
+      checked_add(checked_mul(2, static_cast<std::size_t>(d.half_taps), "window taps"), 1, "window taps");
+  d.window.resize(taps);
+  double nd = static_cast<double>(n);
+  double a2 = 2.0 * g.box_half_width;
+  double gauss = 2.0 * kPi * kPi * g.gauss_sigma * g.gauss_sigma / (nd * nd);
+  for (int64_t t = -d.half_taps; t <= d.half_taps; ++t) {
+    double td = static_cast<double>(t);
+    double arg = kPi * a2 * td / nd;
+    double sinc = t == 0 ? 1.0 : std::sin(arg) / arg;
+    d.window[static_cast<std::size_t>(t + d.half_taps)] = a2 * sinc * std::exp(-gauss * td * td);
+  }
+
+  // Fixed mixing constant so that seed 0 still gives a well-scrambled generator state.
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  g.check_shift = (rng() & g.mask) | 1;
+  d.loops.resize(static_cast<std::size_t>(d.total_loops()));
+  for (auto &lp : d.loops) {
+    lp.sigma = (rng() & g.mask) | 1;
+    lp.sigma_inv = inverse_mod_2_64(lp.sigma) & g.mask;
+    lp.tau = rng() & g.mask;
+  }
+  return d;
+}
+
+uint64_t hashing_base(const Design &d, std::size_t h) {
+  std::size_t per_loop = static_cast<std::size_t>(d.geom.hashings_per_loop);
+  std::size_t location_hashings = static_cast<std::size_t>(d.location_loops) * per_loop;
+  if (h < location_hashings) {
+    const LoopParams &lp = d.loops[h / per_loop];
+    uint64_t shift = hashing_shift(d.geom, static_cast<int>(h % per_loop));
+    return (lp.sigma * shift + lp.tau) & d.geom.mask;
+  }
+  return d.loops[static_cast<std::size_t>(d.location_loops) + (h - location_hashings)].tau;
+}
+
+}  // namespace sfft::sparse

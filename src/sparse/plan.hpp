@@ -1,0 +1,98 @@
+// Internal interface of the sparse FFT: the plan-time design (filter, buckets, random permutations,
+// hashings) and the backend engines that execute it.
+//
+// Algorithm. Each loop draws an odd sigma and a tau and views the spectrum permuted by u = sigma*g mod n.
+// A hashing multiplies the samples x[sigma (t + s) + tau], |t| <= T, by a flat window (Gaussian-smoothed
+// box in frequency, see filter.cpp), folds them modulo B and takes a B-point FFT: bucket b then holds the
+// coefficients whose permuted frequency lies within L = n/B of b*L (plan.hpp's Geometry, bucket_math.hpp).
+// A location loop takes 1 + S + 1 hashings: the reference (s = 0), S location stages whose phases reveal
+// the offset of a lone coefficient q bits at a time, and a check shift that rejects buckets holding more
+// than one coefficient.
+//  - EXACT: loops run in sequence; coefficients found so far are subtracted from each new loop's buckets
+//    before decoding (peeling), so later loops see fewer collisions. Exactly/near-exactly sparse input.
+//  - ROBUST: location loops decode independently; a frequency found in >= min_votes loops becomes a
+//    candidate valued by the median (re and im separately) of the estimates of every loop, estimation
+//    loops included. All candidates are then subtracted and the medians re-taken on the residual
+//    (kRefineRounds), and a second detection pass on the residual finds what larger neighbours hid.
+// Both end with merging duplicates and keeping the k largest by magnitude.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/options.hpp"
+#include "sfft/sfft.h"
+#include "sparse/bucket_math.hpp"
+
+namespace sfft::sparse {
+
+enum class Variant { Exact, Robust };
+
+// ROBUST: detection passes over the residual, and rounds of estimate refinement (re-take the medians,
+// subtract all candidates) after each pass.
+constexpr int kRobustPasses = 2;
+constexpr int kRefineRounds = 2;
+
+struct Design {
+  Geometry geom;
+  Variant variant = Variant::Robust;
+  uint64_t k = 0;
+  int location_loops = 0;
+  int estimation_loops = 0;  // ROBUST only: loops with the reference hashing alone
+  int min_votes = 1;
+  double floor_relative = 0;      // a bucket counts only above floor_relative * rms(reference buckets of its loop)
+  int64_t half_taps = 0;          // T: the window covers t = -T..T
+  std::vector<double> window;     // 2T+1 taps, window[t + T]
+  std::vector<LoopParams> loops;  // location loops first, then estimation loops
+
+  int total_loops() const { return location_loops + estimation_loops; }
+  // Hashings in loop order: location loops have geom.hashings_per_loop each, estimation loops one.
+  std::size_t total_hashings() const {
+    return static_cast<std::size_t>(location_loops) * geom.hashings_per_loop + estimation_loops;
+  }
+  std::size_t first_hashing(int loop) const {
+    return loop < location_loops
+               ? static_cast<std::size_t>(loop) * geom.hashings_per_loop
+               : static_cast<std::size_t>(location_loops) * geom.hashings_per_loop + (loop - location_loops);
+  }
+  int loop_of(std::size_t hashing) const {
+    std::size_t location_hashings = static_cast<std::size_t>(location_loops) * geom.hashings_per_loop;
+    return hashing < location_hashings ? static_cast<int>(hashing / geom.hashings_per_loop)
+                                       : location_loops + static_cast<int>(hashing - location_hashings);
+  }
+  // Upper bound on coefficients recovered before merging (every bucket of every location loop).
+  std::size_t candidate_capacity() const { return static_cast<std::size_t>(location_loops) * geom.buckets; }
+};
+
+// Builds the design for n, k and the caller's knobs (validated); draws permutations from seed.
+Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed);
+
+// Normalised knobs: defaults filled in, struct_size honoured.
+sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs);
+
+// Sample offset of hashing h: sample for tap t is x[(sigma*t + base) mod n].
+uint64_t hashing_base(const Design &d, std::size_t h);
+
+// Window-fold of every hashing: z[h*B + i] = sum_{t = i mod B} window[t] x[sigma t + base_h] (before the
+// B-point FFTs). Host memory only. Throws SFFT_ERROR_INVALID_ARGUMENT naming the first non-finite sample.
+template <class Real>
+void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Real> *z, int threads);
+
+// One backend's execution of a design. run() computes the result into engine-owned memory and returns
+// the number of coefficients found (<= k); write() copies the first `count` of them out.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::size_t run(const void *x) = 0;
+  virtual void write(uint64_t *freqs, void *values, std::size_t count) = 0;
+};
+
+template <class Real>
+std::unique_ptr<Engine> make_cpu_engine(const Design &d, const Options &opts);
+// CUDA engine (the library is built with CUDA; opts.device usable).
+std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision);
+
+}  // namespace sfft::sparse

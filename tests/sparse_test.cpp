@@ -1,0 +1,521 @@
+// Sparse FFT tests: planted k-sparse spectra (with and without noise) checked against FFTW's full
+// transform of the same samples, recovery rates over many seeded trials, and bad input. Every accuracy
+// test body runs on the CPU backend and on the CUDA backend (host and device pointers).
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sfft/sfft.h"
+#include "test_support.hpp"
+
+#if SFFT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+using cd = std::complex<double>;
+
+// A k-sparse spectrum: distinct random frequencies, magnitudes log-uniform in [1, dynamic_range], random
+// phases; x = its inverse DFT (FFTW convention: X = forward DFT of x), plus complex Gaussian noise at
+// `snr_db` (infinite = none). `truth` is FFTW's full forward transform of the final samples.
+struct Signal {
+  std::vector<cd> x;
+  std::vector<cd> truth;
+  std::vector<uint64_t> support;
+};
+
+Signal planted(uint64_t n, uint64_t k, uint64_t seed, double dynamic_range, double snr_db) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<cd> spectrum(n);
+  Signal s;
+  while (s.support.size() < k) {
+    uint64_t f = rng() % n;
+    if (spectrum[f] != cd(0, 0)) continue;
+    double mag = std::exp(unit(rng) * std::log(dynamic_range));
+    spectrum[f] = std::polar(mag, 2 * M_PI * unit(rng));
+    s.support.push_back(f);
+  }
+  s.x = sfft_test::fftw_dft(spectrum, {static_cast<int>(n)}, +1);
+  for (auto &v : s.x) v /= static_cast<double>(n);
+  if (std::isfinite(snr_db)) {
+    double power = 0;
+    for (const auto &v : s.x) power += std::norm(v);
+    double sigma = std::sqrt(power / static_cast<double>(n) / std::pow(10.0, snr_db / 10) / 2);
+    std::normal_distribution<double> gauss(0.0, sigma);
+    for (auto &v : s.x) v += cd(gauss(rng), gauss(rng));
+  }
+  s.truth = sfft_test::fftw_dft(s.x, {static_cast<int>(n)});
+  return s;
+}
+
+enum class Where { Cpu, CudaHost, CudaDevice };
+
+struct Case {
+  Where where;
+  sfft_dtype dtype;
+};
+
+std::string case_name(const testing::TestParamInfo<Case> &info) {
+  std::string w = info.param.where == Where::Cpu        ? "Cpu"
+                  : info.param.where == Where::CudaHost ? "CudaHost"
+                                                        : "CudaDevice";
+  return w + (info.param.dtype == SFFT_COMPLEX128 ? "_c128" : "_c64");
+}
+
+struct Result {
+  sfft_status status;
+  std::vector<uint64_t> freqs;
+  std::vector<cd> values;
+};
+
+// Runs create + exec + destroy for one signal on the case's backend and pointer kind.
+class Runner {
+ public:
+  Runner(const Case &c, uint64_t n, uint64_t k, uint64_t seed, const sfft_sparse_options *knobs) : c_(c), n_(n), k_(k) {
+    sfft_options opts;
+    sfft_options_init(&opts);
+    opts.backend = c.where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+    opts.seed = seed;
+    status_ = sfft_create_ex(&plan_, n, k, c.dtype, &opts, knobs);
+    EXPECT_EQ(status_, SFFT_SUCCESS) << sfft_last_error();
+  }
+  ~Runner() { EXPECT_EQ(sfft_destroy(plan_), SFFT_SUCCESS); }
+  Runner(const Runner &) = delete;
+  Runner &operator=(const Runner &) = delete;
+
+  Result run(const std::vector<cd> &x) const {
+    Result r;
+    if (status_ != SFFT_SUCCESS) {
+      r.status = status_;
+      return r;
+    }
+    bool dbl = c_.dtype == SFFT_COMPLEX128;
+    std::size_t elem = dbl ? 16 : 8;
+    std::vector<unsigned char> xin(n_ * elem), vals(k_ * elem);
+    for (uint64_t i = 0; i < n_; ++i) {
+      if (dbl) {
+        reinterpret_cast<cd *>(xin.data())[i] = x[i];
+      } else {
+        reinterpret_cast<std::complex<float> *>(xin.data())[i] = std::complex<float>(x[i]);
+      }
+    }
+    std::vector<uint64_t> freqs(k_);
+    uint64_t count = k_;
+    if (c_.where == Where::CudaDevice) {
+      sfft_test::DeviceMemory dx(xin.size()), df(k_ * 8), dv(vals.size());
+      dx.upload(xin.data(), xin.size());
+      r.status = sfft_exec(plan_, dx.get(), static_cast<uint64_t *>(df.get()), dv.get(), &count);
+      if (r.status == SFFT_SUCCESS) {
+        df.download(freqs.data(), count * 8);
+        dv.download(vals.data(), count * elem);
+      }
+    } else {
+      r.status = sfft_exec(plan_, xin.data(), freqs.data(), vals.data(), &count);
+    }
+    if (r.status != SFFT_SUCCESS) return r;
+    EXPECT_LE(count, k_);
+    for (uint64_t i = 0; i < count; ++i) {
+      r.freqs.push_back(freqs[i]);
+      r.values.push_back(dbl ? reinterpret_cast<cd *>(vals.data())[i]
+                             : cd(reinterpret_cast<std::complex<float> *>(vals.data())[i]));
+    }
+    return r;
+  }
+
+ private:
+  Case c_;
+  uint64_t n_, k_;
+  sfft_plan plan_ = nullptr;
+  sfft_status status_;
+};
+
+struct Score {
+  double recovery;     // fraction of the planted support present in the output
+  double l1_per_coef;  // (1/k) sum over planted f of |X[f] - y_f| (y_f = 0 when f was not returned)
+  double rel_l2;       // || y - X ||_2 / || X ||_2 over the returned frequencies
+  double rel_linf;     // max |y - X| / max |X| over the returned frequencies
+};
+
+Score score(const Signal &s, const Result &r) {
+  std::map<uint64_t, cd> got;
+  for (std::size_t i = 0; i < r.freqs.size(); ++i) got[r.freqs[i]] = r.values[i];
+  Score sc{0, 0, 0, 0};
+  std::size_t hits = 0;
+  for (uint64_t f : s.support) {
+    auto it = got.find(f);
+    hits += it != got.end();
+    sc.l1_per_coef += std::abs((it != got.end() ? it->second : cd(0, 0)) - s.truth[f]);
+  }
+  sc.recovery = static_cast<double>(hits) / static_cast<double>(s.support.size());
+  sc.l1_per_coef /= static_cast<double>(s.support.size());
+  std::vector<cd> est, ref;
+  double max_err = 0, max_ref = 0;
+  for (const auto &[f, v] : got) {
+    est.push_back(v);
+    ref.push_back(s.truth[f]);
+    max_err = std::max(max_err, std::abs(v - s.truth[f]));
+    max_ref = std::max(max_ref, std::abs(s.truth[f]));
+  }
+  sc.rel_l2 = est.empty() ? 1.0 : sfft_test::relative_l2_error(est.data(), ref.data(), est.size());
+  sc.rel_linf = max_ref > 0 ? max_err / max_ref : 1.0;
+  return sc;
+}
+
+class SparseFft : public testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (GetParam().where != Where::Cpu) SFFT_SKIP_WITHOUT_GPU();
+  }
+  bool dbl() const { return GetParam().dtype == SFFT_COMPLEX128; }
+  double exact_tolerance() const { return dbl() ? 1e-9 : 1e-4; }
+};
+
+sfft_sparse_options variant_knobs(sfft_sparse_variant v) {
+  sfft_sparse_options k;
+  sfft_sparse_options_init(&k);
+  k.variant = v;
+  return k;
+}
+
+// Exactly sparse, both variants, n = 2^10 .. 2^22: every coefficient found to the precision's tolerance.
+TEST_P(SparseFft, ExactlySparseAcrossSizes) {
+  struct Size {
+    int log2n;
+    uint64_t k;
+    int trials;
+  };
+  const Size sizes[] = {{10, 8, 4}, {12, 30, 3}, {14, 64, 3}, {16, 100, 2}, {18, 200, 1}, {20, 50, 1}, {22, 300, 1}};
+  for (sfft_sparse_variant v : {SFFT_SPARSE_EXACT, SFFT_SPARSE_ROBUST}) {
+    sfft_sparse_options knobs = variant_knobs(v);
+    for (const Size &size : sizes) {
+      uint64_t n = uint64_t{1} << size.log2n;
+      Runner runner(GetParam(), n, size.k, 1000 + size.log2n, &knobs);
+      for (int t = 0; t < size.trials; ++t) {
+        Signal s = planted(n, size.k, 77 * size.log2n + t, 1000.0, INFINITY);
+        Result r = runner.run(s.x);
+        ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+        Score sc = score(s, r);
+        SCOPED_TRACE(testing::Message() << "variant " << v << " n = 2^" << size.log2n << " k = " << size.k << " trial "
+                                        << t);
+        if (t == 0)
+          std::printf("  %s n = 2^%d k = %llu: recovery %.4f, rel l2 %.3g, rel linf %.3g\n",
+                      v == SFFT_SPARSE_EXACT ? "EXACT " : "ROBUST", size.log2n, static_cast<unsigned long long>(size.k),
+                      sc.recovery, sc.rel_l2, sc.rel_linf);
+        EXPECT_EQ(sc.recovery, 1.0);
+        EXPECT_EQ(r.freqs.size(), size.k);
+        EXPECT_LE(sc.rel_l2, exact_tolerance());
+        EXPECT_LE(sc.rel_linf, 10 * exact_tolerance());
+      }
+    }
+  }
+}
+
+// The rate criterion: every coefficient found with rel. error <= 1e-9 (c128) / 1e-4 (c64) in
+// >= 99.9 % of 2000 seeded trials (20 plans with different seeds x 100 signals), EXACT variant.
+TEST_P(SparseFft, ExactRecoveryRateOverSeededTrials) {
+  const uint64_t n = 1 << 12, k = 16;
+  const int plans = GetParam().where == Where::Cpu ? 20 : 10, signals = 100;
+  sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
+  int failures = 0, trials = 0;
+  for (int p = 0; p < plans; ++p) {
+    Runner runner(GetParam(), n, k, 5000 + p, &knobs);
+    for (int t = 0; t < signals; ++t, ++trials) {
+      Signal s = planted(n, k, 100000 + 1000 * p + t, 100.0, INFINITY);
+      Result r = runner.run(s.x);
+      ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+      Score sc = score(s, r);
+      failures += !(sc.recovery == 1.0 && sc.rel_l2 <= exact_tolerance());
+    }
+  }
+  double rate = 1.0 - static_cast<double>(failures) / trials;
+  std::printf("  %d of %d trials failed (success rate %.4f)\n", failures, trials, rate);
+  RecordProperty("success_rate", std::to_string(rate));
+  EXPECT_GE(rate, 0.999) << failures << " of " << trials << " trials failed";
+}
+
+// Additive Gaussian noise at 20, 30 and 40 dB SNR, ROBUST (default) variant, magnitudes in [1, 4].
+TEST_P(SparseFft, NoisySpectraRobust) {
+  struct Noisy {
+    int log2n;
+    uint64_t k;
+    double snr_db;
+    double min_recovery;
+    double max_rel_l2;
+    double max_l1;  // L1 error per planted coefficient (magnitudes average ~2.2)
+  };
+  const Noisy cases[] = {{14, 50, 40, 1.0, 0.01, 0.02},
+                         {16, 100, 30, 0.99, 0.02, 0.05},
+                         {18, 100, 20, 0.98, 0.06, 0.15},
+                         {20, 200, 30, 0.99, 0.02, 0.05},
+                         {22, 100, 30, 0.99, 0.02, 0.05}};
+  for (const Noisy &c : cases) {
+    uint64_t n = uint64_t{1} << c.log2n;
+    Runner runner(GetParam(), n, c.k, 42 + c.log2n, nullptr);
+    Signal s = planted(n, c.k, 9000 + c.log2n, 4.0, c.snr_db);
+    Result r = runner.run(s.x);
+    ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+    Score sc = score(s, r);
+    SCOPED_TRACE(testing::Message() << "n = 2^" << c.log2n << " k = " << c.k << " SNR " << c.snr_db << " dB");
+    std::printf("  n = 2^%d k = %llu SNR %2.0f dB: recovery %.4f, L1/coef %.3g, rel l2 %.3g\n", c.log2n,
+                static_cast<unsigned long long>(c.k), c.snr_db, sc.recovery, sc.l1_per_coef, sc.rel_l2);
+    EXPECT_GE(sc.recovery, c.min_recovery);
+    EXPECT_LE(sc.rel_l2, c.max_rel_l2);
+    EXPECT_LE(sc.l1_per_coef, c.max_l1);
+  }
+}
+
+// Fewer nonzeros than k: EXACT returns exactly those, nothing invented from leakage.
+TEST_P(SparseFft, FewerCoefficientsThanK) {
+  const uint64_t n = 1 << 14;
+  sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
+  Runner runner(GetParam(), n, 64, 3, &knobs);
+  Signal s = planted(n, 5, 11, 10.0, INFINITY);
+  Result r = runner.run(s.x);
+  ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(r.freqs.size(), 5u);
+  EXPECT_EQ(score(s, r).recovery, 1.0);
+  // Decreasing magnitude order.
+  for (std::size_t i = 1; i < r.values.size(); ++i) EXPECT_GE(std::abs(r.values[i - 1]), std::abs(r.values[i]));
+}
+
+// Same seed, same result; a plan gives the same result on every exec.
+TEST_P(SparseFft, SeedReproducible) {
+  const uint64_t n = 1 << 16, k = 40;
+  Signal s = planted(n, k, 5, 10.0, 30.0);
+  Runner a(GetParam(), n, k, 123, nullptr), b(GetParam(), n, k, 123, nullptr);
+  Result ra = a.run(s.x), ra2 = a.run(s.x), rb = b.run(s.x);
+  ASSERT_EQ(ra.status, SFFT_SUCCESS);
+  EXPECT_EQ(ra.freqs, rb.freqs);
+  EXPECT_EQ(ra.freqs, ra2.freqs);
+  ASSERT_EQ(ra.values.size(), rb.values.size());
+  // CPU: bit-identical. CUDA: atomic subtraction order may change the last bits.
+  double tol = GetParam().where == Where::Cpu ? 0.0 : dbl() ? 1e-12 : 1e-5;
+  for (std::size_t i = 0; i < ra.values.size(); ++i) {
+    EXPECT_LE(std::abs(ra.values[i] - rb.values[i]), tol * std::abs(ra.values[i]));
+    EXPECT_LE(std::abs(ra.values[i] - ra2.values[i]), tol * std::abs(ra.values[i]));
+  }
+}
+
+// A NaN sample among those read is reported; the plan stays usable.
+TEST_P(SparseFft, NanInputRejectedPlanStillUsable) {
+  const uint64_t n = 1 << 12, k = 8;
+  Runner runner(GetParam(), n, k, 9, nullptr);
+  Signal s = planted(n, k, 21, 10.0, INFINITY);
+  std::vector<cd> bad(n, cd(std::numeric_limits<double>::quiet_NaN(), 0));
+  Result r = runner.run(bad);
+  EXPECT_EQ(r.status, SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("finite"), std::string::npos) << sfft_last_error();
+  Result ok = runner.run(s.x);
+  ASSERT_EQ(ok.status, SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(score(s, ok).recovery, 1.0);
+}
+
+// Capacity too small: the needed count comes back, the arrays are not written.
+TEST_P(SparseFft, CapacityTooSmall) {
+  const uint64_t n = 1 << 12, k = 8;
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = GetParam().where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, n, k, SFFT_COMPLEX128, &opts), SFFT_SUCCESS) << sfft_last_error();
+  Signal s = planted(n, k, 4, 10.0, INFINITY);
+  std::vector<uint64_t> freqs(k + 2, 999999);
+  std::vector<cd> values(k + 2, cd(-7, -7));
+  uint64_t count = 3;
+  EXPECT_EQ(sfft_exec(plan, s.x.data(), freqs.data(), values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(count, k);
+  EXPECT_NE(std::string(sfft_last_error()).find("capacity"), std::string::npos);
+  for (std::size_t i = 0; i < freqs.size(); ++i) {
+    EXPECT_EQ(freqs[i], 999999u);
+    EXPECT_EQ(values[i], cd(-7, -7));
+  }
+  count = 0;  // size query with NULL arrays
+  EXPECT_EQ(sfft_exec(plan, s.x.data(), nullptr, nullptr, &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(count, k);
+  count = k;
+  EXPECT_EQ(sfft_exec(plan, s.x.data(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(count, k);
+  EXPECT_EQ(freqs[k], 999999u);  // nothing past the count
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})
+    for (sfft_dtype d : {SFFT_COMPLEX128, SFFT_COMPLEX64}) v.push_back({w, d});
+  return v;
+}
+
+// The `sparse` prefix makes every test match `ctest -R sparse`.
+INSTANTIATE_TEST_SUITE_P(sparse, SparseFft, testing::ValuesIn(all_cases()), case_name);
+
+// ---------------------------------------------------------------- bad input (backend independent)
+
+sfft_options cpu_options() {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  return o;
+}
+
+void expect_create_fails(uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_sparse_options *knobs,
+                         const char *mention) {
+  sfft_options o = cpu_options();
+  sfft_plan plan = reinterpret_cast<sfft_plan>(0x1);
+  EXPECT_EQ(sfft_create_ex(&plan, n, k, dtype, &o, knobs), SFFT_ERROR_INVALID_ARGUMENT) << "n=" << n << " k=" << k;
+  EXPECT_EQ(plan, reinterpret_cast<sfft_plan>(0x1)) << "output handle written on failure";
+  EXPECT_NE(std::string(sfft_last_error()).find(mention), std::string::npos) << sfft_last_error();
+}
+
+TEST(sparse, BadCreateArguments) {
+  expect_create_fails(1000, 4, SFFT_COMPLEX128, nullptr, "power of two");
+  expect_create_fails(0, 4, SFFT_COMPLEX128, nullptr, "power of two");
+  expect_create_fails(8, 1, SFFT_COMPLEX128, nullptr, "range");
+  expect_create_fails(uint64_t{1} << 41, 4, SFFT_COMPLEX128, nullptr, "range");
+  expect_create_fails(~uint64_t{0}, 4, SFFT_COMPLEX128, nullptr, "power of two");
+  expect_create_fails(1024, 0, SFFT_COMPLEX128, nullptr, "k = 0");
+  expect_create_fails(1024, 257, SFFT_COMPLEX128, nullptr, "n/4");
+  expect_create_fails(1024, 2048, SFFT_COMPLEX128, nullptr, "n/4");
+  expect_create_fails(1024, 4, SFFT_FLOAT64, nullptr, "dtype");
+  expect_create_fails(1024, 4, static_cast<sfft_dtype>(99), nullptr, "dtype");
+  sfft_options o = cpu_options();
+  EXPECT_EQ(sfft_create(nullptr, 1024, 4, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("plan"), std::string::npos);
+  o.struct_size = 1;
+  sfft_plan plan = nullptr;
+  EXPECT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(sparse, BadKnobs) {
+  sfft_sparse_options k;
+  sfft_sparse_options_init(&k);
+  k.variant = static_cast<sfft_sparse_variant>(7);
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "variant");
+  sfft_sparse_options_init(&k);
+  k.filter_tolerance = 0.5;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "filter_tolerance");
+  sfft_sparse_options_init(&k);
+  k.filter_tolerance = std::numeric_limits<double>::quiet_NaN();
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "filter_tolerance");
+  sfft_sparse_options_init(&k);
+  k.bucket_factor = 0.5;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "bucket_factor");
+  sfft_sparse_options_init(&k);
+  k.location_loops = 65;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "location_loops");
+  sfft_sparse_options_init(&k);
+  k.variant = SFFT_SPARSE_EXACT;
+  k.estimation_loops = 3;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "estimation_loops");
+  sfft_sparse_options_init(&k);
+  k.bits_per_stage = 31;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "bits_per_stage");
+  sfft_sparse_options_init(&k);
+  k.location_loops = 3;
+  k.min_votes = 4;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "min_votes");
+  sfft_sparse_options_init(&k);
+  k.struct_size = 2;
+  expect_create_fails(1024, 4, SFFT_COMPLEX64, &k, "struct_size");
+}
+
+TEST(sparse, BadExecArgumentsAndHandles) {
+  sfft_options o = cpu_options();
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<std::complex<float>> x(1024, {1, 0});
+  std::vector<uint64_t> freqs(4);
+  std::vector<std::complex<float>> values(4);
+  uint64_t count = 4;
+  EXPECT_EQ(sfft_exec(plan, nullptr, freqs.data(), values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("x is NULL"), std::string::npos);
+  EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), nullptr), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sfft_exec(plan, x.data(), nullptr, values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("freqs"), std::string::npos);
+  EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), nullptr, &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("values"), std::string::npos);
+  EXPECT_EQ(sfft_exec(nullptr, x.data(), freqs.data(), values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  // A constant signal is one coefficient at f = 0 with value n.
+  EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(freqs[0], 0u);
+  EXPECT_NEAR(values[0].real(), 1024.0f, 1e-2f);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  count = 4;
+  EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("not a live handle"), std::string::npos);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sfft_destroy(nullptr), SFFT_SUCCESS);
+}
+
+TEST(sparse, CudaBackendWithoutDeviceIsNoDevice) {
+  if (sfft_test::have_gpu()) GTEST_SKIP() << "a GPU is present; this checks the no-device path";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  sfft_plan plan = nullptr;
+  sfft_status s = sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o);
+  EXPECT_EQ(s, SFFT_HAVE_CUDA ? SFFT_ERROR_NO_DEVICE : SFFT_ERROR_UNSUPPORTED) << sfft_last_error();
+  EXPECT_EQ(plan, nullptr);
+  // AUTO without a device falls back to the CPU.
+  o.backend = SFFT_BACKEND_AUTO;
+  ASSERT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+#if SFFT_HAVE_CUDA
+TEST(sparse_cuda, CpuPlanRejectsDevicePointer) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options o = cpu_options();
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  sfft_test::DeviceMemory dx(1024 * 8);
+  std::vector<uint64_t> freqs(4);
+  std::vector<std::complex<float>> values(4);
+  uint64_t count = 4;
+  EXPECT_EQ(sfft_exec(plan, dx.get(), freqs.data(), values.data(), &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("CPU plan"), std::string::npos);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+// The plan's stream: a non-default stream gives the same answer as the default one.
+TEST(sparse_cuda, UserStream) {
+  SFFT_SKIP_WITHOUT_GPU();
+  const uint64_t n = 1 << 16, k = 20;
+  Signal s = planted(n, k, 8, 10.0, INFINITY);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  o.stream = stream;
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, n, k, SFFT_COMPLEX128, &o), SFFT_SUCCESS) << sfft_last_error();
+  sfft_test::DeviceMemory dx(n * 16), df(k * 8), dv(k * 16);
+  dx.upload(s.x.data(), n * 16);
+  uint64_t count = k;
+  ASSERT_EQ(sfft_exec(plan, dx.get(), static_cast<uint64_t *>(df.get()), dv.get(), &count), SFFT_SUCCESS)
+      << sfft_last_error();
+  std::vector<uint64_t> freqs(count);
+  df.download(freqs.data(), count * 8);
+  std::sort(freqs.begin(), freqs.end());
+  std::vector<uint64_t> support = s.support;
+  std::sort(support.begin(), support.end());
+  EXPECT_EQ(freqs, support);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  cudaStreamDestroy(stream);
+}
+#endif
+
+}  // namespace

@@ -152,6 +152,17 @@ template <class Word, class Index, class Divisors>
 __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
                                                             Divisors div, int axis, Index slab) {
   constexpr unsigned kPerThread = per_thread<Word>();
+  // wave_step indexes the layout and divisors by a run-time dim: from kernel parameters that would put them
+  // in per-thread local memory, so each block keeps one copy in shared memory instead.
+  __shared__ __align__(16) unsigned char layout_bytes[sizeof(Layout)];
+  __shared__ __align__(16) unsigned char div_bytes[sizeof(Divisors)];
+  if (threadIdx.x == 0) {
+    memcpy(layout_bytes, &l, sizeof l);
+    memcpy(div_bytes, &div, sizeof div);
+  }
+  __syncthreads();
+  const Layout &lay = *reinterpret_cast<const Layout *>(layout_bytes);
+  const Divisors &shared_div = *reinterpret_cast<const Divisors *>(div_bytes);
   cg::grid_group grid = cg::this_grid();
   const Index words = static_cast<Index>(l.words);
   const Index threads = static_cast<Index>(gridDim.x) * blockDim.x;
@@ -168,7 +179,7 @@ __global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Wo
       if (live[k]) {
         Index read;
         bool from_scratch;
-        dst[k] = wave_step<Index>(l, div, axis, slab, t, &read, &from_scratch);
+        dst[k] = wave_step<Index>(lay, shared_div, axis, slab, t, &read, &from_scratch);
         v[k] = from_scratch ? scratch[read] : data[read];
       }
     }

@@ -2,10 +2,10 @@
 # sfft quick start. On a fresh Debian/Ubuntu machine each command installs what is missing, configures,
 # builds and runs:
 #   ./run.sh demo    the main job: the `sfft` CLI on built-in data, every family (`sfft all`)
-#   ./run.sh test    the test suite (CPU tests; GPU tests skip without a device), then the sanitizer tier
+#   ./run.sh test    the test suite (CPU tests; GPU tests skip without a device), then the sanitizer and fuzz tiers
 #   ./run.sh build   configure + build only
 # Environment: BUILD_DIR (default build), SFFT_CMAKE_ARGS (extra configure arguments),
-# JOBS (parallel build jobs, default: number of cores), SFFT_SKIP_SANITIZERS=1 (test: skip the second stage).
+# JOBS (parallel build jobs, default: number of cores), SFFT_SKIP_SANITIZERS=1 (test: skip the sanitizer and fuzz stages).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-demo}
@@ -43,6 +43,7 @@ case $mode in
     echo "run.sh test: main tier took $((SECONDS - start)) s"
     if [[ "${SFFT_SKIP_SANITIZERS:-0}" != 1 ]]; then
       ./scripts/sanitizer-tier.sh
+      ./scripts/fuzz-tier.sh
     fi
     echo "run.sh test: all stages took $((SECONDS - start)) s"
     ;;

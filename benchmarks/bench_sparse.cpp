@@ -5,7 +5,7 @@
 // Each row: median of --repeats timed calls after warm-up, the ratio peer/sfft, support recovery,
 // L1 error per planted coefficient and relative l2 error of the returned values against the peer's full
 // transform, and the memory the plan holds (device: cudaMemGetInfo difference; host: peak RSS).
-// usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--max-log2n M]
+// usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M]
 #include <fftw3.h>
 
 #include <algorithm>
@@ -337,7 +337,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
 
 int main(int argc, char **argv) {
   bool cpu = true, gpu = true;
-  int repeats = 10, max_log2n = 27;
+  int repeats = 10, min_log2n = 0, max_log2n = 27;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--cpu-only") {
@@ -346,10 +346,12 @@ int main(int argc, char **argv) {
       cpu = false;
     } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--min-log2n" && i + 1 < argc) {
+      min_log2n = std::atoi(argv[++i]);
     } else if (a == "--max-log2n" && i + 1 < argc) {
       max_log2n = std::atoi(argv[++i]);
     } else {
-      std::printf("usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--max-log2n M]\n");
+      std::printf("usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -366,7 +368,7 @@ int main(int argc, char **argv) {
     print_header("cuFFT");
     for (bool exact : {true, false}) {
       double snr = exact ? INFINITY : 30.0;
-      for (int log2n = 18; log2n <= max_log2n; ++log2n) {
+      for (int log2n = std::max(18, min_log2n); log2n <= max_log2n; ++log2n) {
         gpu_case<float>(log2n, 1000, exact, snr, repeats);
         gpu_case<double>(log2n, 1000, exact, snr, repeats);
       }
@@ -382,7 +384,7 @@ int main(int argc, char **argv) {
     print_header("FFTW");
     for (bool exact : {true, false}) {
       double snr = exact ? INFINITY : 30.0;
-      for (int log2n = 16; log2n <= std::min(22, max_log2n); ++log2n) {
+      for (int log2n = std::max(16, min_log2n); log2n <= std::min(22, max_log2n); ++log2n) {
         cpu_case<float>(log2n, 100, exact, snr, repeats);
         cpu_case<double>(log2n, 100, exact, snr, repeats);
       }

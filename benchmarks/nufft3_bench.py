@@ -148,7 +148,8 @@ def main():
         device = f"CPU ({os.cpu_count()} hardware threads)"
         peer_name = f"FINUFFT {getattr(peer_mod, '__version__', '?')}" if peer_mod else "none"
     print(f"# nufft3 benchmark, {datetime.date.today()}, {device}, peer {peer_name}, repeats {args.repeats}")
-    print("# times are execute-only medians; setpts listed separately; err = rel. l2 on "
+    print("# times are execute-only medians (sfft and peer timed alternately); setpts listed separately; "
+          "err = rel. l2 on "
           f"{args.sample} random targets vs direct sum; mem = device bytes held by the plan (GPU) or RSS growth (CPU)")
     hdr = f"{'case':<28}{'prec':<8}{'tol':>7} | {'sfft exec':>10}{'setpts':>9}{'err':>10}{'mem MB':>8} | " \
           f"{'peer exec':>10}{'setpts':>9}{'err':>10}{'mem MB':>8} | {'peer/sfft':>9}"
@@ -167,9 +168,11 @@ def main():
             cplx = np.complex128 if real == np.float64 else np.complex64
             xd, sd, cd = (xp.asarray(np.ascontiguousarray(a)) for a in (x, s, c))
             idx = rng.choice(k, size=min(args.sample, k), replace=False)
-            ref = direct_sample(xp, xd, sd, cd, sign, xp.asarray(idx))
             ptr = (lambda a: a.data.ptr) if gpu else (lambda a: a.ctypes.data)
-            # sfft
+            prec = "double" if real == np.float64 else "single"
+            # Both plans are set up first and then timed alternately (sfft, peer, sfft, ...), so a change of load
+            # on a shared host hits both medians alike. The direct-sum reference comes last: BLAS worker threads
+            # keep spinning for a while after a product and would slow whichever side ran next.
             F = xp.zeros(k, dtype=cplx)
             mem0 = free_bytes() if gpu else rss_bytes()
             plan = sf.plan(SFFT_BACKEND_CUDA if gpu else SFFT_BACKEND_CPU, dtype, sign, tol)
@@ -178,29 +181,44 @@ def main():
                      "nufft3_setpts")
             sync()
             t_set = time.perf_counter() - t0
-            t_exec = median_time(lambda: sf.check(sf.lib.nufft3_exec(plan, ptr(cd), ptr(F)), "nufft3_exec"),
-                                 args.repeats, sync)
+            sfft_exec = lambda: sf.check(sf.lib.nufft3_exec(plan, ptr(cd), ptr(F)), "nufft3_exec")
+            sfft_exec()  # warm-up
+            sync()
             mem = (mem0 - free_bytes()) if gpu else (rss_bytes() - mem0)
-            err = rel_err(xp, F[xp.asarray(idx)], ref)
+            runs = [(sfft_exec, [])]
+            if peer_mod is not None:
+                out = xp.zeros(k, dtype=cplx)
+                if gpu:
+                    xp.get_default_memory_pool().free_all_blocks()
+                mem0 = free_bytes() if gpu else rss_bytes()
+                pp = peer_mod.Plan(3, 2, eps=tol, isign=sign,
+                                   dtype="complex128" if real == np.float64 else "complex64")
+                t0 = time.perf_counter()
+                pp.setpts(xd[0], xd[1], None, sd[0], sd[1])
+                sync()
+                p_set = time.perf_counter() - t0
+                peer_exec = lambda: pp.execute(cd, out=out)
+                peer_exec()  # warm-up
+                sync()
+                p_mem = (mem0 - free_bytes()) if gpu else (rss_bytes() - mem0)
+                runs.append((peer_exec, []))
+            for _ in range(args.repeats):
+                for fn, times in runs:
+                    t0 = time.perf_counter()
+                    fn()
+                    sync()
+                    times.append(time.perf_counter() - t0)
+            t_exec = statistics.median(runs[0][1])
             sf.lib.nufft3_destroy(plan)
+            ref = direct_sample(xp, xd, sd, cd, sign, xp.asarray(idx))
+            err = rel_err(xp, F[xp.asarray(idx)], ref)
             del F
-            prec = "double" if real == np.float64 else "single"
             sfft_cols = f"{label:<28}{prec:<8}{tol:>7.0e} | {t_exec * 1e3:>8.2f}ms{t_set * 1e3:>7.0f}ms{err:>10.2e}" \
                         f"{mem / 2**20:>8.0f}"
             if peer_mod is None:
                 print(f"{sfft_cols} | {'n/a':>10}", flush=True)
                 continue
-            out = xp.zeros(k, dtype=cplx)
-            if gpu:
-                xp.get_default_memory_pool().free_all_blocks()
-            mem0 = free_bytes() if gpu else rss_bytes()
-            pp = peer_mod.Plan(3, 2, eps=tol, isign=sign, dtype="complex128" if real == np.float64 else "complex64")
-            t0 = time.perf_counter()
-            pp.setpts(xd[0], xd[1], None, sd[0], sd[1])
-            sync()
-            p_set = time.perf_counter() - t0
-            p_exec = median_time(lambda: pp.execute(cd, out=out), args.repeats, sync)
-            p_mem = (mem0 - free_bytes()) if gpu else (rss_bytes() - mem0)
+            p_exec = statistics.median(runs[1][1])
             p_err = rel_err(xp, out[xp.asarray(idx)], ref)
             del pp, out
             print(f"{sfft_cols} | {p_exec * 1e3:>8.2f}ms{p_set * 1e3:>7.0f}ms{p_err:>10.2e}"

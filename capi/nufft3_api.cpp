@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "boundary.hpp"
+#include "common/dtype.hpp"
 #include "nufft3/plan.hpp"
 #include "sfft/sfft.h"
 
@@ -31,6 +32,7 @@ SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype,
                                    const sfft_options *opts) {
   return sfft::capi::guarded("nufft3_create", [&] {
     sfft::require(plan != nullptr, "plan (the output pointer) is NULL");
+    sfft::require_complex_dtype(dtype, "dtype");  // read as an int first: any value may arrive from C
     auto handle = std::make_unique<nufft3_plan_s>();
     handle->impl = std::make_unique<sfft::nufft3::Plan>(dim, dtype, sign, tol, opts);
     registry().add(handle.get());

@@ -95,14 +95,11 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
                                    : "values",
                       " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
     }
-    std::size_t found = plan->engine->run(x);
-    if (found > capacity) {
-      *count = found;
+    std::size_t found = plan->engine->run(x, freqs, values, capacity);
+    *count = found;
+    if (found > capacity)
       sfft::fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
                  " coefficients found (a capacity of k = ", plan->k, " always suffices); *count now holds ", found);
-    }
-    plan->engine->write(freqs, values, found);
-    *count = found;
   });
 }
 

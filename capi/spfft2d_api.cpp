@@ -153,7 +153,7 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
 SFFT_API sfft_status spfft2d_set_method(spfft2d_plan plan, spfft2d_method method) {
   return sfft::capi::guarded("spfft2d_set_method", [&] {
     registry().require_live(plan, "plan");
-    const int m = static_cast<int>(method);
+    const int m = sfft::enum_value(method);  // any int may arrive from C
     require(m >= SPFFT2D_METHOD_AUTO && m <= SPFFT2D_METHOD_DENSE, "method = ", m,
             " is not an spfft2d_method (AUTO, DIRECT, DIRECT_ROWS or DENSE)");
     plan->engine->set_method(method);

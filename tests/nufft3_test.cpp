@@ -3,6 +3,7 @@
 // Every accuracy case runs on the CPU backend and on the CUDA backend (device pointers).
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -283,6 +284,27 @@ TEST(nufft3Plan, ReuseWithNewPoints) {
     ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
     EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-7) << "seed " << seed;
   }
+}
+
+// The CPU loops exist per instruction set (generic, AVX2, AVX-512; SFFT_NUFFT3_ISA caps the choice) and per
+// kernel width (2..16, wider ones at run time): each variant this machine can run must meet the tolerances.
+TEST(nufft3Cpu, EveryInstructionSetVariantMeetsTolerances) {
+  for (const char *isa : {"generic", "avx2", "avx512"}) {
+    ASSERT_EQ(setenv("SFFT_NUFFT3_ISA", isa, 1), 0);
+    for (int dim = 1; dim <= 3; ++dim) {
+      Problem p = standard_problem(dim, dim == 2, 2, 61);
+      std::vector<cd> ref = direct(p, -1, false), ref_ext = direct(p, -1, true);
+      for (double tol : {1e-2, 1e-6, 1e-12}) {
+        EXPECT_LE(error_of(run<double>(p, Where::Cpu, -1, tol), tol < 1e-10 ? ref_ext : ref), 10 * tol)
+            << isa << " dim " << dim << " tol " << tol;
+      }
+      EXPECT_LE(error_of(run<float>(p, Where::Cpu, -1, 1e-5), ref), 1e-4) << isa << " dim " << dim << " single";
+      const double gauss_tol = dim == 3 ? 1e-4 : 1e-9;  // 20- and 40-cell kernels: the run-time-width loops
+      EXPECT_LE(error_of(run<double>(p, Where::Cpu, -1, gauss_tol, NUFFT3_KERNEL_GAUSSIAN), ref), 10 * gauss_tol)
+          << isa << " dim " << dim << " Gaussian";
+    }
+  }
+  unsetenv("SFFT_NUFFT3_ISA");
 }
 
 TEST(nufft3Plan, EmptyInputsZeroTheOutput) {

@@ -9,35 +9,13 @@
 #include <vector>
 
 #include "shift/layout.hpp"
+#include "shift_reference.hpp"
 #include "test_support.hpp"
 
 namespace {
 
+using sfft_test::shift_reference;
 using Shape = std::vector<int64_t>;
-
-std::size_t dtype_bytes(sfft_dtype d) { return d == SFFT_FLOAT32 ? 4 : d == SFFT_COMPLEX128 ? 16 : 8; }
-
-// Reference: where each input element lands, computed per element from the definition.
-std::vector<unsigned char> reference(const std::vector<unsigned char> &in, const Shape &shape, uint32_t mask,
-                                     std::size_t elem, bool inverse) {
-  std::size_t n = in.size() / elem;
-  std::vector<unsigned char> out(in.size());
-  int nd = static_cast<int>(shape.size());
-  for (std::size_t flat = 0; flat < n; ++flat) {
-    std::size_t rem = flat, dst = 0, stride = 1;
-    for (int d = nd - 1; d >= 0; --d) {
-      auto e = static_cast<std::size_t>(shape[d]);
-      std::size_t i = rem % e;
-      rem /= e;
-      bool shifted = mask == 0 || ((mask >> d) & 1u);
-      std::size_t s = shifted ? (inverse ? (e + 1) / 2 : e / 2) : 0;
-      dst += ((i + s) % e) * stride;
-      stride *= e;
-    }
-    std::memcpy(&out[dst * elem], &in[flat * elem], elem);
-  }
-  return out;
-}
 
 std::vector<unsigned char> pattern(std::size_t bytes, uint64_t seed) {
   std::vector<unsigned char> v(bytes);
@@ -75,7 +53,7 @@ std::string where_name(Where w) {
 class ShiftTest : public ::testing::TestWithParam<std::tuple<Where, sfft_dtype>> {};
 
 void run_all_cases(Where where, sfft_dtype dtype) {
-  const std::size_t elem = dtype_bytes(dtype);
+  const std::size_t elem = sfft_test::shift_dtype_bytes(dtype);
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
@@ -88,7 +66,7 @@ void run_all_cases(Where where, sfft_dtype dtype) {
                                           << (in_place ? " in place" : " out of place"));
         std::size_t bytes = count_of(c.shape) * elem;
         auto in = pattern(bytes, seed++);
-        auto want = reference(in, c.shape, c.mask, elem, inverse);
+        auto want = shift_reference(in, c.shape, c.mask, elem, inverse);
         auto fn = inverse ? ifftshift_nd : fftshift_nd;
         std::vector<unsigned char> got(bytes);
         int nd = static_cast<int>(c.shape.size());
@@ -159,7 +137,7 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   Shape shape = {33, 64};
   const std::size_t n = count_of(shape), bytes = n * 8;
   auto in = pattern(bytes, 17);
-  auto want = reference(in, shape, 0, 8, false);
+  auto want = shift_reference(in, shape, 0, 8, false);
   sfft_test::ManagedMemory a(bytes), b(bytes);
   std::memcpy(a.get(), in.data(), bytes);
   sfft_test::TestStream stream;

@@ -106,7 +106,9 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
 
 /* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
    (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
-   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure).
+   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure). Accuracy: the tests hold
+   ||F - F_exact||_2 / ||F_exact||_2 <= 10 tol for tens of points and more; with only a handful of
+   sources per output the per-point kernel errors do not average out and have reached 60 tol (3-D).
    dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
    dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
    The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */
@@ -131,7 +133,9 @@ SFFT_API void nufft3_options_init(nufft3_options *opts);
 
 /* Creates a plan. dim 1..3; sign +1 or -1; opts (NULL = defaults) picks backend, device, stream, threads.
    The backend is fixed by the first nufft3_setpts: CUDA when opts->backend is CUDA, or AUTO and a coordinate
-   pointer is device/managed memory; else CPU. */
+   pointer is device/managed memory; else CPU. The CPU backend's spreading loops use the widest of AVX-512,
+   AVX2+FMA and baseline x86-64 that the CPU has; the environment variable SFFT_NUFFT3_ISA=generic|avx2, read
+   by nufft3_setpts, caps that choice. */
 SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
                                    const sfft_options *opts);
 /* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
@@ -184,7 +188,9 @@ SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *pat
 SFFT_API sfft_status spfft2d_exec(spfft2d_plan plan, void *out);
 
 /* Output rows [row0, row0 + nrows) into out (nrows * (cols/2 + 1) elements, row row0 first). Same
-   memory rules as spfft2d_exec; the values are bit-identical to the same rows of spfft2d_exec. */
+   memory rules as spfft2d_exec; the values are bit-identical to the same rows of spfft2d_exec when the
+   plan's method is explicit, and equal to them up to rounding under SPFFT2D_METHOD_AUTO (see
+   spfft2d_set_method). */
 SFFT_API sfft_status spfft2d_exec_rows(spfft2d_plan plan, uint64_t row0, uint64_t nrows, void *out);
 
 /* Receives nrows consecutive output rows starting at row0 (nrows * (cols/2 + 1) elements of the plan's
@@ -192,7 +198,8 @@ SFFT_API sfft_status spfft2d_exec_rows(spfft2d_plan plan, uint64_t row0, uint64_
 typedef void (*spfft2d_rows_callback)(uint64_t row0, uint64_t nrows, const void *rows, void *user);
 
 /* Streams the whole half spectrum to callback, block by block, in no particular order; every output row
-   is delivered exactly once, bit-identical to spfft2d_exec. Called on the calling thread; returns when
+   is delivered exactly once, bit-identical to spfft2d_exec with an explicit method (up to rounding under
+   SPFFT2D_METHOD_AUTO, as for spfft2d_exec_rows). Called on the calling thread; returns when
    the last block was delivered. Memory stays bounded by the plan's workspace whatever the matrix size. */
 SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callback callback, void *user);
 
@@ -263,7 +270,7 @@ typedef struct sfft_sparse_options {
   int location_loops;          /* 1..64; default 7 (EXACT), 8 (ROBUST) */
   int estimation_loops;        /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
                                   default 4. Must be 0 or -1 for EXACT */
-  int bits_per_stage;          /* offset bits resolved per location hashing, 1..30; default 16 (EXACT
+  int bits_per_stage;          /* offset bits resolved per location hashing, 1..30; default 20 (EXACT
                                   complex128), 12 (EXACT complex64), 4 (ROBUST) */
   int min_votes;               /* ROBUST: location loops that must find a frequency, 1..location_loops;
                                   default 2 */

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -47,5 +48,31 @@ class HostBuffer {
   T *ptr_ = nullptr;
   std::size_t count_ = 0;
 };
+
+// Grows a std::vector workspace to n elements (resize) or n elements of capacity (reserve), reporting
+// SFFT_ERROR_OUT_OF_MEMORY with the byte count when the memory is not there: std::vector's own failure
+// carries no size, and under sanitizer runtimes it aborts instead of throwing. The probe is a plain
+// malloc of the same size, released before the vector allocates.
+template <class T>
+void probe_host_allocation(std::size_t n, const char *what) {
+  if (n > static_cast<std::size_t>(-1) / sizeof(T))
+    fail(SFFT_ERROR_OUT_OF_MEMORY, what, ": ", n, " elements of ", sizeof(T), " bytes overflow the address space");
+  std::size_t bytes = n * sizeof(T);
+  void *probe = std::malloc(bytes == 0 ? 1 : bytes);
+  if (probe == nullptr) fail(SFFT_ERROR_OUT_OF_MEMORY, what, ": host allocation of ", bytes, " bytes failed");
+  std::free(probe);
+}
+
+template <class T>
+void resize_or_fail(std::vector<T> &v, std::size_t n, const char *what) {
+  if (n > v.capacity()) probe_host_allocation<T>(n, what);
+  v.resize(n);
+}
+
+template <class T>
+void reserve_or_fail(std::vector<T> &v, std::size_t n, const char *what) {
+  if (n > v.capacity()) probe_host_allocation<T>(n, what);
+  v.reserve(n);
+}
 
 }  // namespace sfft

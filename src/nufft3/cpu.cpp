@@ -1,18 +1,23 @@
 // CPU engine of the type-3 NUFFT: OpenMP spreading into per-chunk subgrids (sources sorted by grid row,
 // so each chunk owns a narrow slab and no two threads write the same memory), a row-parallel reduction
 // fused with the deconvolution and zero-padding, a threaded batched FFTW transform, and interpolation
-// with one target per iteration.
+// with one target per iteration. Kernel weights come from a plan-time Horner table; the per-point loops
+// live in cpu_kernels.inl, built per instruction set and chosen for the running CPU.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/checked.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
+#include "nufft3/cpu_kernels.hpp"
+#include "nufft3/horner.hpp"
 #include "nufft3/params.hpp"
 #include "nufft3/plan.hpp"
 
@@ -21,38 +26,17 @@ namespace {
 
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
-constexpr long long kTile = 16;  // cells per sorting tile
+constexpr long long kTile = 16;             // cells per sorting tile
+constexpr std::size_t kTargetBlock = 2048;  // targets per interpolation work item
 
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys).
 void counting_sort(const std::vector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order) {
-  std::vector<std::size_t> start(nkeys + 1, 0);
+  std::vector<std::size_t> start;
+  resize_or_fail(start, nkeys + 1, "nufft3 sort buckets");
   for (std::size_t k : key) ++start[k + 1];
   for (std::size_t b = 0; b < nkeys; ++b) start[b + 1] += start[b];
   order.allocate(key.size());
   for (std::size_t i = 0; i < key.size(); ++i) order[start[key[i]]++] = i;
-}
-
-// kernel_weights() written so the compiler vectorises it (SIMD exp from libmvec; cpu.cpp is built with
-// -ffast-math for that, see module.cmake).
-template <class Real>
-inline long long weights(const KernelSpec &k, Real pos, Real *w) {
-  const long long first = static_cast<long long>(std::ceil(pos - Real(k.half_width)));
-  const Real x0 = Real(first) - pos;
-  const int W = k.width;
-  if (k.kind == KernelKind::Gaussian) {
-    const Real c = Real(-1 / (4 * k.b));
-#pragma omp simd
-    for (int i = 0; i < W; ++i) w[i] = std::exp(c * (x0 + i) * (x0 + i));
-  } else {
-    const Real inv = Real(1 / k.half_width), beta = Real(k.beta);
-#pragma omp simd
-    for (int i = 0; i < W; ++i) {
-      const Real z = (x0 + i) * inv;
-      const Real r = std::max(Real(1) - z * z, Real(0));
-      w[i] = std::exp(beta * (std::sqrt(r) - Real(1)));
-    }
-  }
-  return first;
 }
 
 template <class Real>
@@ -73,11 +57,18 @@ class CpuEngine final : public Engine {
     valid_ = false;
     const double cell_bytes = sizeof(Complex) * (cfg_.ntransf + 1.0);
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, x_lo, x_hi, s_lo, s_hi, cell_bytes,
-                       host_memory_bytes());
+                       host_memory_bytes(), kCpuCost, cfg_.is_double);
     const KernelSpec &kernel = L_.kernel;
     N_ = p.N;
     K_ = p.K;
     const int threads = cfg_.opts.threads;
+    const HornerTable table = fit_horner(kernel, cfg_.tol, sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24,
+                                         cpu::kStrideMultiple<Real>);
+    horner_.allocate(table.coeff.size());
+    std::copy(table.coeff.begin(), table.coeff.end(), horner_.get());
+    horner_view_ = cpu::HornerView<Real>{horner_.get(), table.width, table.degree, table.stride,
+                                         static_cast<Real>(kernel.half_width)};
+    kernels_ = cpu::select_kernels<Real>(kernel.width, dim);
     const int W = kernel.width;
     const DimLayout *ax = L_.axis;
 
@@ -85,9 +76,11 @@ class CpuEngine final : public Engine {
     // owns a slab of rows and consecutive sources touch nearby memory.
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
-    std::vector<long long> first_row(N_);
+    std::vector<long long> first_row;
+    resize_or_fail(first_row, N_, "nufft3 source rows");
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
-    std::vector<std::size_t> key(N_);
+    std::vector<std::size_t> key;
+    resize_or_fail(key, N_, "nufft3 sort keys");
     for (std::size_t i = 0; i < N_; ++i) {
       long long cell[2] = {0, 0};
       for (int d = 0; d < std::min(dim, 2); ++d) {
@@ -125,15 +118,16 @@ class CpuEngine final : public Engine {
       ch.row_lo = first_row[src_index_[ch.begin]];
       ch.rows = first_row[src_index_[ch.end - 1]] + W - ch.row_lo;
       ch.offset = sub_cells;
-      sub_cells = checked_add(sub_cells, checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"),
-                              "subgrids");
+      const std::size_t cells = checked_add(checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"),
+                                            cpu::kLineSlack, "subgrid");
+      sub_cells = checked_add(sub_cells, cells, "subgrids");
     }
     subgrids_.allocate(sub_cells);
     row_buffer_.allocate(checked_mul(row_size_, threads, "row buffers"));
 
     // Targets: sorted by 16-cell tiles of the periodic grid (dims 0 and 1) for cache reuse in interpolation;
     // periodic grid coordinates and the combined phase / deconvolution factor in that order.
-    key.resize(K_);
+    resize_or_fail(key, K_, "nufft3 sort keys");
     long long tiles[2] = {1, 1};
     for (int d = 0; d < std::min(dim, 2); ++d) tiles[d] = ax[d].n2 / kTile + 1;
     for (std::size_t k = 0; k < K_; ++k) {
@@ -165,13 +159,15 @@ class CpuEngine final : public Engine {
 
     std::vector<double> corr;
     for (int d = 0; d < dim; ++d) {
-      corr.resize(ax[d].n1);
+      resize_or_fail(corr, static_cast<std::size_t>(ax[d].n1), "nufft3 grid correction");
       grid_correction(kernel, ax[d], corr.data());
       correction_[d].allocate(ax[d].n1);
       for (long long c = 0; c < ax[d].n1; ++c) correction_[d][c] = static_cast<Real>(corr[c]);
     }
 
-    grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+    const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
+    grid_.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
+    std::fill(grid_.get() + grid_cells, grid_.get() + grid_cells + cpu::kLineSlack, Complex(0));
     int n[3];
     for (int d = 0; d < dim; ++d) n[d] = static_cast<int>(ax[d].n2);
     fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, static_cast<int>(L_.n2_total),
@@ -200,8 +196,6 @@ class CpuEngine final : public Engine {
 
   void spread_one(const Complex *f, Complex *grid) {
     const int dim = cfg_.dim;
-    const KernelSpec &k = L_.kernel;
-    const int W = k.width;
     const DimLayout *ax = L_.axis;
     const long long n1y = dim > 1 ? ax[1].n1 : 1, n1z = dim > 2 ? ax[2].n1 : 1;
     const int threads = cfg_.opts.threads;
@@ -211,47 +205,22 @@ class CpuEngine final : public Engine {
       const Chunk &ch = chunks_[c];
       if (ch.begin == ch.end) continue;
       Complex *sub = subgrids_.get() + ch.offset;
-      std::fill(sub, sub + static_cast<std::size_t>(ch.rows) * row_size_, Complex(0));
-      alignas(64) Real wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-      Real *sub_r = reinterpret_cast<Real *>(sub);
-      for (std::size_t j = ch.begin; j < ch.end; ++j) {
-        const Complex v = f[src_index_[j]] * src_phase_[j];
-        const Real vr = v.real(), vi = v.imag();
-        const long long fx = weights(k, src_pos_[j], wx) + ax[0].n1 / 2 - ch.row_lo;
-        if (dim == 1) {
-          Real *out = sub_r + 2 * fx;
-#pragma omp simd
-          for (int a = 0; a < W; ++a) {
-            out[2 * a] += vr * wx[a];
-            out[2 * a + 1] += vi * wx[a];
-          }
-          continue;
-        }
-        const long long fy = weights(k, src_pos_[N_ + j], wy) + n1y / 2;
-        const long long fz = dim > 2 ? weights(k, src_pos_[2 * N_ + j], wz) + n1z / 2 : 0;
-        for (int a = 0; a < W; ++a) {
-          const Real ar = vr * wx[a], ai = vi * wx[a];
-          Real *row = sub_r + 2 * (static_cast<std::size_t>(fx + a) * row_size_);
-          if (dim == 2) {
-            Real *out = row + 2 * fy;
-#pragma omp simd
-            for (int b = 0; b < W; ++b) {
-              out[2 * b] += ar * wy[b];
-              out[2 * b + 1] += ai * wy[b];
-            }
-            continue;
-          }
-          for (int b = 0; b < W; ++b) {
-            const Real br = ar * wy[b], bi = ai * wy[b];
-            Real *out = row + 2 * ((fy + b) * n1z + fz);
-#pragma omp simd
-            for (int e = 0; e < W; ++e) {
-              out[2 * e] += br * wz[e];
-              out[2 * e + 1] += bi * wz[e];
-            }
-          }
-        }
-      }
+      std::fill(sub, sub + static_cast<std::size_t>(ch.rows) * row_size_ + cpu::kLineSlack, Complex(0));
+      cpu::SpreadTask<Real> task{};
+      task.kernel = horner_view_;
+      for (int d = 0; d < dim; ++d) task.pos[d] = src_pos_.get() + d * N_;
+      task.index = src_index_.get();
+      task.phase = src_phase_.get();
+      task.f = f;
+      task.begin = ch.begin;
+      task.end = ch.end;
+      task.offset[0] = ax[0].n1 / 2 - ch.row_lo;
+      task.offset[1] = n1y / 2;
+      task.offset[2] = n1z / 2;
+      task.stride0 = row_size_;
+      task.stride1 = static_cast<std::size_t>(n1z);
+      task.sub = reinterpret_cast<Real *>(sub);
+      kernels_.spread(task);
     }
 
     // Row-parallel reduction of the subgrids, deconvolution and placement into the zero-padded FFT grid.
@@ -291,79 +260,25 @@ class CpuEngine final : public Engine {
 
   void interpolate(Complex *F) {
     const int dim = cfg_.dim;
-    const KernelSpec &k = L_.kernel;
-    const int W = k.width;
-    const DimLayout *ax = L_.axis;
-    const long long n2x = ax[0].n2, n2y = dim > 1 ? ax[1].n2 : 1, n2z = dim > 2 ? ax[2].n2 : 1;
-    const int ntransf = cfg_.ntransf;
-#pragma omp parallel for num_threads(cfg_.opts.threads) schedule(static)
-    for (std::size_t t = 0; t < K_; ++t) {
-      alignas(64) Real wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-      long long ix[kMaxWidth], iy[kMaxWidth];
-      const long long fx = weights(k, tgt_pos_[t], wx);
-      for (int a = 0; a < W; ++a) ix[a] = ((fx + a) % n2x + n2x) % n2x;
-      // The last dimension is summed contiguously unless the window wraps around the grid's end.
-      long long flast = fx, nlast = n2x;
-      const Real *wlast = wx;
-      if (dim > 1) {
-        long long fy = weights(k, tgt_pos_[K_ + t], wy);
-        if (dim == 2) {
-          flast = fy;
-          nlast = n2y;
-          wlast = wy;
-        } else {
-          for (int a = 0; a < W; ++a) iy[a] = ((fy + a) % n2y + n2y) % n2y;
-          flast = weights(k, tgt_pos_[2 * K_ + t], wz);
-          nlast = n2z;
-          wlast = wz;
-        }
+    const std::size_t blocks = (K_ + kTargetBlock - 1) / kTargetBlock;
+#pragma omp parallel for num_threads(cfg_.opts.threads) schedule(dynamic, 1)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+      cpu::InterpTask<Real> task{};
+      task.kernel = horner_view_;
+      for (int d = 0; d < 3; ++d) {
+        task.pos[d] = d < dim ? tgt_pos_.get() + d * K_ : nullptr;
+        task.n2[d] = d < dim ? L_.axis[d].n2 : 1;
       }
-      flast = ((flast % nlast) + nlast) % nlast;
-      const bool contiguous = flast + W <= nlast;
-      long long ilast[kMaxWidth];
-      for (int a = 0; a < W; ++a) ilast[a] = flast + a < nlast ? flast + a : flast + a - nlast;
-      auto line_sum = [&](const Real *line, Real &sr, Real &si) {
-        Real r = 0, i = 0;
-        if (contiguous) {
-          const Real *p = line + 2 * flast;
-#pragma omp simd reduction(+ : r, i)
-          for (int e = 0; e < W; ++e) {
-            r += p[2 * e] * wlast[e];
-            i += p[2 * e + 1] * wlast[e];
-          }
-        } else {
-          for (int e = 0; e < W; ++e) {
-            r += line[2 * ilast[e]] * wlast[e];
-            i += line[2 * ilast[e] + 1] * wlast[e];
-          }
-        }
-        sr = r;
-        si = i;
-      };
-      for (int tr = 0; tr < ntransf; ++tr) {
-        const Real *g = reinterpret_cast<const Real *>(grid_.get() + static_cast<std::size_t>(tr) * L_.n2_total);
-        Real sr = 0, si = 0;
-        if (dim == 1) {
-          line_sum(g, sr, si);
-        } else {
-          for (int a = 0; a < W; ++a) {
-            Real ar = 0, ai = 0;
-            if (dim == 2) {
-              line_sum(g + 2 * ix[a] * n2y, ar, ai);
-            } else {
-              for (int b = 0; b < W; ++b) {
-                Real br, bi;
-                line_sum(g + 2 * (ix[a] * n2y + iy[b]) * n2z, br, bi);
-                ar += br * wy[b];
-                ai += bi * wy[b];
-              }
-            }
-            sr += ar * wx[a];
-            si += ai * wx[a];
-          }
-        }
-        F[static_cast<std::size_t>(tr) * K_ + tgt_index_[t]] = Complex(sr, si) * tgt_factor_[t];
-      }
+      task.grid = reinterpret_cast<const Real *>(grid_.get());
+      task.n2_total = L_.n2_total;
+      task.ntransf = cfg_.ntransf;
+      task.index = tgt_index_.get();
+      task.factor = tgt_factor_.get();
+      task.begin = blk * kTargetBlock;
+      task.end = std::min(K_, task.begin + kTargetBlock);
+      task.K = K_;
+      task.F = F;
+      kernels_.interpolate(task);
     }
   }
 
@@ -378,6 +293,9 @@ class CpuEngine final : public Engine {
   HostBuffer<Real> tgt_pos_;           // dim x K periodic grid coordinates, sorted
   HostBuffer<Complex> tgt_factor_;     // exp(i sign C.s) / prod phihat, sorted
   HostBuffer<Real> correction_[3];     // per-dim grid deconvolution, n1 entries
+  HostBuffer<Real> horner_;            // kernel polynomial table (horner.hpp)
+  cpu::HornerView<Real> horner_view_{};
+  cpu::Kernels<Real> kernels_{};
   std::vector<Chunk> chunks_;
   HostBuffer<Complex> subgrids_;
   HostBuffer<Complex> row_buffer_;     // one source-grid row per thread
@@ -386,6 +304,26 @@ class CpuEngine final : public Engine {
 };
 
 }  // namespace
+
+namespace cpu {
+
+template <class Real>
+Kernels<Real> select_kernels(int width, int dim) {
+#if defined(SFFT_NUFFT3_X86_VARIANTS)
+  const char *cap_env = std::getenv("SFFT_NUFFT3_ISA");
+  const std::string cap = cap_env ? cap_env : "";
+  if (cap != "generic" && cap != "avx2" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+    return avx512::kernels<Real>(width, dim);
+  if (cap != "generic" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return avx2::kernels<Real>(width, dim);
+#endif
+  return generic::kernels<Real>(width, dim);
+}
+
+template Kernels<float> select_kernels<float>(int, int);
+template Kernels<double> select_kernels<double>(int, int);
+
+}  // namespace cpu
 
 std::unique_ptr<Engine> make_cpu_engine(const Config &c) {
   if (c.is_double) return std::make_unique<CpuEngine<double>>(c);

@@ -1,8 +1,8 @@
 // CUDA engine of the type-3 NUFFT. setpts: coordinates to the device, range/finiteness scan, rescaling,
 // CUB radix sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per
-// tile. exec: spread each subproblem into a shared-memory tile and flush it once (fused with the grid
-// deconvolution), batched cuFFT, interpolation with one thread per target in tile order. All on the
-// plan's stream; exec allocates nothing.
+// tile (fewer when N is small, so that the subproblems fill the GPU). exec: spread each subproblem into a
+// shared-memory tile and flush it once (fused with the grid deconvolution), batched cuFFT, interpolation with
+// one thread per target in tile order. All on the plan's stream; exec allocates nothing.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -22,6 +22,8 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kScanBlocks = 256;
 constexpr unsigned kMaxSubproblem = 1024;
+constexpr unsigned kMinSubproblem = 64;
+constexpr unsigned kSubproblemsPerSm = 4;
 constexpr std::size_t kTileBytes = 48 * 1024;
 
 template <class Real>
@@ -317,6 +319,7 @@ class CudaEngine final : public Engine {
   explicit CudaEngine(const Config &c) : cfg_(c), stream_(cuda::as_stream(c.opts.stream)) {
     require_cuda_device(cfg_.opts);
     cuda::DeviceScope scope(cfg_.opts.device);
+    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
     scan_lo_.allocate(kScanBlocks);
     scan_hi_.allocate(kScanBlocks);
     scan_bad_.allocate(kScanBlocks);
@@ -344,7 +347,8 @@ class CudaEngine final : public Engine {
     std::size_t free_bytes = 0, total_bytes = 0;
     SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi,
-                       sizeof(C) * double(cfg_.ntransf), static_cast<double>(free_bytes));
+                       sizeof(C) * double(cfg_.ntransf), static_cast<double>(free_bytes), kCudaCost,
+                       cfg_.is_double);
     const KernelSpec &kernel = L_.kernel;
 
     Geometry src_geo = geometry(true), tgt_geo = geometry(false);
@@ -366,14 +370,19 @@ class CudaEngine final : public Engine {
     tgt_factor_.allocate(K_);
     (void)sort_points<true>(tgt_geo, tgt_raw.get(), K_, tgt_pos_, tgt_factor_, tgt_index_);
 
-    // Subproblems: each non-empty tile, split into runs of at most kMaxSubproblem sources.
+    // Subproblems: each non-empty tile, split into runs of at most `limit` sources. A small problem has only a
+    // few hundred tiles (one 20-cell-wide Gaussian tile per block at N = 256^2 left most SMs idle), so the limit
+    // shrinks until there are about kSubproblemsPerSm blocks per SM, trading extra tile flushes for occupancy.
+    const std::size_t wanted = static_cast<std::size_t>(sm_count_) * kSubproblemsPerSm;
+    const std::size_t per_block = ((N_ + wanted - 1) / wanted + 31) / 32 * 32;
+    const unsigned limit = static_cast<unsigned>(std::clamp<std::size_t>(per_block, kMinSubproblem, kMaxSubproblem));
     std::vector<unsigned> sub_bin, sub_start, sub_count;
     unsigned start = 0;
     for (std::size_t b = 0; b < bin_count.size(); ++b) {
-      for (unsigned done = 0; done < bin_count[b]; done += kMaxSubproblem) {
+      for (unsigned done = 0; done < bin_count[b]; done += limit) {
         sub_bin.push_back(static_cast<unsigned>(b));
         sub_start.push_back(start + done);
-        sub_count.push_back(std::min(kMaxSubproblem, bin_count[b] - done));
+        sub_count.push_back(std::min(limit, bin_count[b] - done));
       }
       start += bin_count[b];
     }
@@ -578,6 +587,7 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_;
   Layout L_;
   bool valid_ = false;
+  int sm_count_ = 1;
   std::size_t N_ = 0, K_ = 0, nsub_ = 0;
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;

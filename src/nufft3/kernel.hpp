@@ -4,11 +4,7 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define SFFT_HD __host__ __device__ __forceinline__
-#else
-#define SFFT_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace sfft::nufft3 {
 

@@ -92,8 +92,9 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac) {
       w = static_cast<int>(std::ceil(-std::log(tol) / (M_PI * std::sqrt(1 - 1 / upsampfac))));
     }
     // Spreading and interpolation each contribute about tol; below 1e-8 their sum needs one more cell to
-    // stay within the 10 x tol the tests demand (seen on clustered 2-D points at 1e-9).
-    if (tol < 1e-8) ++w;
+    // stay within the 10 x tol the tests demand (seen on clustered 2-D points at 1e-9). Other sigmas get the
+    // cell too: without it sigma = 1.25 lands near 4 x tol (2-D, 1e-6), with it near tol, like FINUFFT.
+    if (tol < 1e-8 || upsampfac != 2.0) ++w;
     w = std::clamp(w, 2, 16);
     double beta_per_cell = 2.30;
     if (upsampfac == 2.0) {
@@ -168,24 +169,26 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
 
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
-                     double bytes_per_cell, double memory_limit) {
+                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
   if (upsampfac != 0 || kind != KernelKind::ExpSemicircle) {
     return make_layout(dim, make_kernel(kind, tol, upsampfac), upsampfac, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
                        memory_limit);
   }
   // Automatic oversampling: sigma = 2 (narrow kernel, larger grid) or 1.25 (wider kernel, grid (1.25/2)^(2 dim)
-  // the size), whichever a rough cost model prefers: about 2.3 ns per kernel tap and 20 ns per FFT-grid
-  // cell (measured on the CPU path; the GPU path has similar ratios). 1.25 needs more than 16 taps below 1e-9.
+  // the size), whichever the backend's cost model prefers. 1.25 needs more than 16 taps below 1e-9, and in
+  // single precision its larger deconvolution factors amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5:
+  // 2.4e-4 against 1.5e-5 at sigma = 2).
   Layout best = make_layout(dim, make_kernel(kind, tol, 2.0), 2.0, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
                             memory_limit);
-  if (tol < 1e-9) return best;
-  auto cost = [&](const Layout &L) {
-    return 2.3 * static_cast<double>(N + K) * std::pow(L.kernel.width, dim) + 20.0 * static_cast<double>(L.n2_total);
+  if (tol < (is_double ? 1e-9 : 1e-4)) return best;
+  auto time_of = [&](const Layout &L) {
+    return cost.per_tap * static_cast<double>(N + K) * std::pow(L.kernel.width, dim) +
+           cost.per_cell * static_cast<double>(L.n2_total);
   };
   try {
     Layout low = make_layout(dim, make_kernel(kind, tol, 1.25), 1.25, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
                              memory_limit);
-    if (cost(low) < cost(best)) return low;
+    if (time_of(low) < time_of(best)) return low;
   } catch (const Error &) {
     // sigma = 1.25 never needs more memory than sigma = 2, so this cannot fail where `best` succeeded.
   }

@@ -52,11 +52,22 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac);
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit);
 
-// make_layout with the kernel for tol; upsampfac 0 (ES only) picks sigma = 2 or 1.25 by a cost model for
-// N sources and K targets.
+// Time per kernel tap (one point, one grid cell, spreading or interpolation) and per FFT-grid cell of one
+// backend, in ns; only their ratio matters.
+struct CostModel {
+  double per_tap;
+  double per_cell;
+};
+// CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
+// 2-D, N = K = 1e6). CUDA: the H100 measurements the GPU path was tuned with.
+constexpr CostModel kCpuCost{0.6, 40.0};
+constexpr CostModel kCudaCost{2.3, 20.0};
+
+// make_layout with the kernel for tol; upsampfac 0 (ES only) picks sigma = 2 or 1.25, whichever `cost`
+// predicts to be faster for N sources and K targets, among those accurate at tol in the precision.
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
-                     double bytes_per_cell, double memory_limit);
+                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double);
 
 // Physical host memory in bytes (an upper bound for a host workspace; allocation may still fail).
 double host_memory_bytes();

@@ -55,9 +55,10 @@ void Plan::set_options(const nufft3_options *opts) {
     std::memcpy(&full, opts, std::min(opts->struct_size, sizeof full));
   }
   require(full.ntransf >= 1, "opts->ntransf = ", full.ntransf, " must be >= 1");
-  require(full.kernel == NUFFT3_KERNEL_ES || full.kernel == NUFFT3_KERNEL_GAUSSIAN, "opts->kernel = ",
-          static_cast<int>(full.kernel), " is not a nufft3_kernel");
-  KernelKind kind = full.kernel == NUFFT3_KERNEL_ES ? KernelKind::ExpSemicircle : KernelKind::Gaussian;
+  const int kernel = enum_value(full.kernel);  // any int may arrive from C
+  require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN, "opts->kernel = ", kernel,
+          " is not a nufft3_kernel");
+  KernelKind kind = kernel == NUFFT3_KERNEL_ES ? KernelKind::ExpSemicircle : KernelKind::Gaussian;
   double up = resolve_upsampfac(kind, full.upsampfac);
   (void)make_kernel(kind, config_.tol, up);
   config_.ntransf = full.ntransf;

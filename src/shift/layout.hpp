@@ -8,11 +8,7 @@
 
 #include "sfft/sfft.h"
 
-#if defined(__CUDACC__)
-#define SFFT_HD __host__ __device__ __forceinline__
-#else
-#define SFFT_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace sfft::shift {
 

@@ -11,11 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SFFT_HD __host__ __device__ __forceinline__
-#else
-#define SFFT_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace sfft::sparse {
 
@@ -94,32 +90,25 @@ SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
   return b;
 }
 
-// Contribution of coefficient (freq, value) to bucket `bucket` of a hashing with shift s in loop lp,
-// given the coefficient's offset d from that bucket's centre.
-SFFT_HD Cplx<double> contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, uint64_t shift, double d,
-                                  const Geometry &g) {
-  uint64_t u = (lp.sigma * freq) & g.mask;
-  uint64_t phase = (freq * lp.tau + u * shift) & g.mask;
-  Cplx<double> r = cmul(value, root_of_unity(phase, g));
-  double gain = filter_response(d, g);
-  return {r.re * gain, r.im * gain};
-}
-
 // Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value) to its home bucket and to
 // the neighbour its window overlaps, for hashings j = 0..hashings-1 of loop lp (further buckets receive
-// less than the filter tolerance).
+// less than the filter tolerance). The phase w^(freq tau + u s_j) is shared by both buckets of hashing j
+// and each bucket's filter gain by all hashings, so each is evaluated once.
 template <class Sub>
 SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, int hashings,
                                    const Geometry &g, Sub &&sub) {
   int64_t offset = 0;
-  uint64_t home = home_bucket((lp.sigma * freq) & g.mask, g, &offset);
+  uint64_t u = (lp.sigma * freq) & g.mask;
+  uint64_t home = home_bucket(u, g, &offset);
   uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
   double width = static_cast<double>(g.width);
-  double neighbour_offset = static_cast<double>(offset) + (offset >= 0 ? -width : width);
+  double home_gain = filter_response(static_cast<double>(offset), g);
+  double neighbour_gain = filter_response(static_cast<double>(offset) + (offset >= 0 ? -width : width), g);
   for (int j = 0; j < hashings; ++j) {
-    uint64_t shift = hashing_shift(g, j);
-    sub(j, home, contribution(freq, value, lp, shift, static_cast<double>(offset), g));
-    sub(j, neighbour, contribution(freq, value, lp, shift, neighbour_offset, g));
+    uint64_t phase = (freq * lp.tau + u * hashing_shift(g, j)) & g.mask;
+    Cplx<double> r = cmul(value, root_of_unity(phase, g));
+    sub(j, home, Cplx<double>{r.re * home_gain, r.im * home_gain});
+    sub(j, neighbour, Cplx<double>{r.re * neighbour_gain, r.im * neighbour_gain});
   }
 }
 

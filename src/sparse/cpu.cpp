@@ -84,17 +84,17 @@ class CpuEngine final : public Engine {
     int b = static_cast<int>(g.buckets);
     fft_ = fftw::Plan<Real>::many_dft(1, &b, static_cast<int>(hashings), z_.get(), nullptr, 1, b, z_.get(), nullptr, 1,
                                       b, FFTW_FORWARD, FFTW_MEASURE, threads_);
-    decoded_.resize(static_cast<std::size_t>(d_.location_loops) * g.buckets);
-    found_.reserve(d_.candidate_capacity());
+    resize_or_fail(decoded_, static_cast<std::size_t>(d_.location_loops) * g.buckets, "sparse location workspace");
+    reserve_or_fail(found_, d_.candidate_capacity(), "sparse candidate list");
     // ROBUST keeps at most every bucket of every location loop per pass; EXACT at most one pass's worth.
-    merged_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
-    candidates_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
+    reserve_or_fail(merged_, static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity(), "sparse merged candidates");
+    reserve_or_fail(candidates_, static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity(), "sparse candidates");
     scratch_re_.resize(static_cast<std::size_t>(d_.total_loops()));
     scratch_im_.resize(static_cast<std::size_t>(d_.total_loops()));
     floors_.resize(static_cast<std::size_t>(d_.total_loops()));
   }
 
-  std::size_t run(const void *x) override {
+  std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     fold_hashings(d_, static_cast<const std::complex<Real> *>(x), z_.get(), threads_);
     fft_.execute_dft(z_.get(), z_.get());
     compute_floors();
@@ -108,15 +108,15 @@ class CpuEngine final : public Engine {
     } else {
       robust_passes();
     }
-    return select_largest();
-  }
-
-  void write(uint64_t *freqs, void *values, std::size_t count) override {
-    auto *out = static_cast<std::complex<Real> *>(values);
-    for (std::size_t i = 0; i < count; ++i) {
-      freqs[i] = merged_[i].freq;
-      out[i] = {static_cast<Real>(merged_[i].value.re), static_cast<Real>(merged_[i].value.im)};
+    std::size_t count = select_largest();
+    if (count <= capacity) {
+      auto *out = static_cast<std::complex<Real> *>(values);
+      for (std::size_t i = 0; i < count; ++i) {
+        freqs[i] = merged_[i].freq;
+        out[i] = {static_cast<Real>(merged_[i].value.re), static_cast<Real>(merged_[i].value.im)};
+      }
     }
+    return count;
   }
 
  private:

@@ -1,10 +1,22 @@
-// CUDA backend of the sparse FFT. One thread per (hashing, bucket) folds the window with no atomics; one
-// batched cuFFT call transforms every hashing; one thread per bucket decodes (bucket_math.hpp, shared with
-// the CPU); found coefficients go to a compact list (atomic counter), never an n-sized array. EXACT
-// subtracts the list from each loop before decoding it; ROBUST sorts the candidates (CUB radix sort),
-// counts votes and takes medians one thread per candidate. Both end with a CUB radix sort by magnitude
-// of the merged list and a gather of the top k. All work is on the plan's stream; the only host round
-// trip is the final 8-byte header (count, non-finite flag) that sfft_exec must return.
+// CUDA backend of the sparse FFT. A few thousand buckets make every step after the fold latency-bound (the
+// fold's random sample reads dominate only at the largest n), so the design minimises dependent steps:
+//  - fold: 8 threads share each (hashing, bucket) output so that many random sample loads are in flight;
+//    consecutive outputs in a warp read consecutive window taps; no atomics.
+//  - one batched cuFFT call transforms every hashing.
+//  - EXACT: one kernel per location loop decodes its buckets (bucket_math.hpp, shared with the CPU) and
+//    subtracts each coefficient found from the hashings of all later loops at once (one thread per
+//    (bucket, later loop); the decode is repeated rather than staged through memory and a second launch).
+//  - ROBUST: per pass, one kernel decodes every location loop and votes, one selects the candidates, and
+//    one estimates (median over loops) and one subtracts per refinement round.
+//  - duplicates merge and votes count in an open-addressing hash table keyed by frequency (sized for the
+//    worst case, never n-sized); its claimed slots are listed, ranked and then reset, so it needs no
+//    per-exec memset.
+//  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (warp ballots, O(m^2)
+//    comparisons for m entries, spread over m/64 blocks: one short step while m is small enough to beat a
+//    sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude instead.
+// Everything after the fold is one CUDA graph on the plan's stream; the last block of the top-k kernel
+// writes the result header straight into mapped pinned memory. One epilogue kernel per exec then resets
+// the table and fills device outputs, before the single synchronisation of sfft_exec.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -20,121 +32,209 @@ namespace sfft::sparse {
 namespace {
 
 constexpr unsigned kBlock = 256;
-constexpr int kMaxLoops = 128;  // 64 location + 64 estimation loops at most (filter.cpp)
+constexpr unsigned kPeelBlock = 128;  // small blocks spread the few busy decode threads over more SMs
+constexpr unsigned kRankBlock = 256;
+constexpr unsigned kRankTile = 64;  // list entries ranked per block (a multiple of 32)
+constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
+constexpr unsigned kFoldSlices = 8;    // threads splitting one output's taps
+constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
+constexpr std::size_t kRankLimit = std::size_t{1} << 15;  // longest list ranked by counting
+constexpr uint64_t kEmpty = ~uint64_t{0};
 
-struct Header {
+// Device-side bookkeeping of one exec. The last block of the top-k step resets it for the next exec.
+struct Counters {
+  unsigned distinct;     // table slots claimed (entries of Table::slots)
+  unsigned candidates;   // ROBUST: entries of Table::candidates
+  unsigned count;        // coefficients in the result
+  unsigned nonfinite;    // the fold saw a non-finite sum
+  unsigned blocks_done;  // top-k blocks finished
+  unsigned stale;        // slots of the finished exec that the epilogue kernel resets
+};
+
+// What sfft_exec needs back: written by the device, read after the synchronisation.
+struct Result {
   unsigned count;
   unsigned nonfinite;
 };
+
+// Open-addressing table keyed by frequency (linear probing, at least half empty by construction).
+struct Table {
+  uint64_t *keys;             // kEmpty or a frequency
+  Cplx<double> *value;        // EXACT: sum of every find; ROBUST: current estimate
+  Cplx<double> *applied;      // ROBUST: value already subtracted from the hashings
+  unsigned *votes;            // ROBUST: votes[pass * size + slot]
+  unsigned *is_candidate;     // ROBUST
+  unsigned *slots;            // claimed slots in claim order
+  unsigned *candidates;       // ROBUST: candidate slots
+  uint64_t size;
+  int log2_size;
+};
+
+__device__ unsigned table_insert(const Table &t, uint64_t freq, Counters *c) {
+  uint64_t slot = (freq * 0x9e3779b97f4a7c15ULL) >> (64 - t.log2_size);
+  for (;;) {
+    auto *cell = reinterpret_cast<unsigned long long *>(t.keys + slot);
+    unsigned long long prev = atomicCAS(cell, static_cast<unsigned long long>(kEmpty), freq);
+    if (prev == kEmpty) {
+      t.slots[atomicAdd(&c->distinct, 1u)] = static_cast<unsigned>(slot);
+      return static_cast<unsigned>(slot);
+    }
+    if (prev == freq) return static_cast<unsigned>(slot);
+    slot = (slot + 1) & (t.size - 1);
+  }
+}
+
+__device__ void atomic_add(Cplx<double> *cell, Cplx<double> v) {
+  atomicAdd(&cell->re, v.re);
+  atomicAdd(&cell->im, v.im);
+}
+
+template <class Real>
+__device__ void atomic_sub(Cplx<Real> *cell, Cplx<double> v) {
+  atomicAdd(&cell->re, static_cast<Real>(-v.re));
+  atomicAdd(&cell->im, static_cast<Real>(-v.im));
+}
 
 template <class Real>
 __device__ Cplx<double> load_bucket(const Cplx<Real> *z, std::size_t hashing, uint64_t b, uint64_t buckets) {
   return widen(z[hashing * buckets + b]);
 }
 
-// z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]; one thread per (h, i).
+// One fold job: hashing `first`, and when `paired` also hashing first + 1, whose shift is B/2 more (the
+// reference and first location hashing of a location loop): its taps are the same samples B/2 taps
+// later, so one pass over the samples feeds both. energy_loop >= 0: the job's first hashing is the
+// reference of that loop, whose energy sets the loop's decoding floor.
+struct FoldJob {
+  uint64_t base, sigma;
+  unsigned first, paired;
+  int energy_loop;
+};
+
 template <class Real>
-__global__ void fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ window,
-                            const uint64_t *__restrict__ bases, const uint64_t *__restrict__ sigmas,
-                            std::size_t hashings, int64_t half_taps, Geometry g, Cplx<Real> *__restrict__ z,
-                            Header *header) {
-  std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (id >= hashings * g.buckets) return;
-  std::size_t h = id / g.buckets;
-  uint64_t i = id % g.buckets;
-  uint64_t sigma = sigmas[h];
-  uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
-  uint64_t p = (i + static_cast<uint64_t>(half_taps)) & (g.buckets - 1);
-  uint64_t index = (bases[h] + sigma * (p - static_cast<uint64_t>(half_taps))) & g.mask;
-  uint64_t step = (sigma * g.buckets) & g.mask;
-  Real re = 0, im = 0;
-  for (; p < taps; p += g.buckets) {
-    Cplx<Real> v = x[index];
-    Real w = window[p];
-    re += w * v.re;
-    im += w * v.im;
-    index = (index + step) & g.mask;
-  }
-  z[id] = {re, im};
-  if (!isfinite(re) || !isfinite(im)) atomicOr(&header->nonfinite, 1u);
+__device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
+  re += w * v.re;
+  im += w * v.im;
 }
 
-// floors[l] = relative * rms of loop l's reference buckets; one block per loop.
+// z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
+// consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
+// slice-th tap. energy[l] += sum |z|^2 over loop l's reference hashing (by Parseval, its B-point FFT has
+// B times that energy, so the rms bucket magnitude is sqrt(energy[l])).
 template <class Real>
-__global__ void floor_kernel(const Cplx<Real> *z, const std::size_t *first_hashing, uint64_t buckets, double relative,
-                             double *floors) {
-  __shared__ double partial[kBlock];
-  std::size_t h0 = first_hashing[blockIdx.x];
-  double sum = 0;
-  for (uint64_t b = threadIdx.x; b < buckets; b += blockDim.x) sum += cabs2(load_bucket(z, h0, b, buckets));
-  partial[threadIdx.x] = sum;
+__global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
+    fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ window, const FoldJob *__restrict__ jobs,
+                std::size_t outputs, int log2_buckets, int64_t half_taps, Geometry g, Cplx<Real> *__restrict__ z,
+                double *energy, Counters *counters) {
+  __shared__ Real part[4][kFoldSlices][kFoldOutputs];  // re, im of the first and the paired output
+  const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
+  const uint64_t half_b = g.buckets / 2;
+  const uint64_t i = id & (g.buckets - 1);
+  FoldJob job{0, 0, 0, 0, -1};
+  Real are = 0, aim = 0, bre = 0, bim = 0;
+  if (id < outputs) {
+    job = jobs[id >> log2_buckets];
+    uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
+    uint64_t p = ((i + static_cast<uint64_t>(half_taps)) & (g.buckets - 1)) + threadIdx.y * g.buckets;
+    uint64_t index = (job.base + job.sigma * (p - static_cast<uint64_t>(half_taps))) & g.mask;
+    uint64_t p_step = g.buckets * kFoldSlices;
+    uint64_t step = (job.sigma * p_step) & g.mask;
+    if (job.paired == 0) {
+#pragma unroll 4
+      for (; p < taps; p += p_step) {
+        add_tap(window[p], x[index], are, aim);
+        index = (index + step) & g.mask;
+      }
+    } else {
+      // Tap p of the first hashing is tap p - B/2 of the paired one, whose bucket is then i ^ B/2.
+#pragma unroll 4
+      for (; p < taps + half_b; p += p_step) {
+        Cplx<Real> v = x[index];
+        if (p < taps) add_tap(window[p], v, are, aim);
+        if (p >= half_b) add_tap(window[p - half_b], v, bre, bim);
+        index = (index + step) & g.mask;
+      }
+    }
+  }
+  part[0][threadIdx.y][threadIdx.x] = are;
+  part[1][threadIdx.y][threadIdx.x] = aim;
+  part[2][threadIdx.y][threadIdx.x] = bre;
+  part[3][threadIdx.y][threadIdx.x] = bim;
   __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-    __syncthreads();
+  if (threadIdx.y != 0) return;  // warp 0 (kFoldOutputs = 32) finishes
+  for (unsigned s = 1; s < kFoldSlices; ++s) {
+    are += part[0][s][threadIdx.x];
+    aim += part[1][s][threadIdx.x];
+    bre += part[2][s][threadIdx.x];
+    bim += part[3][s][threadIdx.x];
   }
-  if (threadIdx.x == 0) floors[blockIdx.x] = relative * sqrt(partial[0] / static_cast<double>(buckets));
+  bool valid = id < outputs;
+  if (valid) {
+    z[static_cast<std::size_t>(job.first) * g.buckets + i] = {are, aim};
+    bool finite = isfinite(are) && isfinite(aim);
+    if (job.paired != 0) {
+      z[(static_cast<std::size_t>(job.first) + 1) * g.buckets + (i ^ half_b)] = {bre, bim};
+      finite = finite && isfinite(bre) && isfinite(bim);
+    }
+    if (!finite) atomicOr(&counters->nonfinite, 1u);
+  }
+  double e = valid && job.energy_loop >= 0 ? static_cast<double>(are) * are + static_cast<double>(aim) * aim : 0.0;
+  if (g.buckets >= kFoldOutputs) {  // the block's outputs share one job: one atomic per block
+    for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+    if (threadIdx.x == 0 && job.energy_loop >= 0) atomicAdd(&energy[job.energy_loop], e);
+  } else if (e > 0) {
+    atomicAdd(&energy[job.energy_loop], e);
+  }
 }
 
-// EXACT: removes found[0..count) from the hashings of location loop `loop`.
+// EXACT, location loop `loop`: thread (target, b) decodes bucket b; a coefficient found is added to the
+// table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop `loop` itself is
+// only read, later loops only written, so no thread reads what another writes.
 template <class Real>
-__global__ void subtract_kernel(const uint64_t *found_freq, const Cplx<double> *found_val, const unsigned *count,
-                                LoopParams lp, std::size_t h0, Geometry g, Cplx<Real> *z) {
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= *count) return;
-  Cplx<Real> *zl = z + h0 * g.buckets;
-  for_each_contribution(found_freq[i], found_val[i], lp, g.hashings_per_loop, g,
-                        [&](int j, uint64_t b, Cplx<double> c) {
-                          Cplx<Real> *cell = zl + static_cast<std::size_t>(j) * g.buckets + b;
-                          atomicAdd(&cell->re, static_cast<Real>(-c.re));
-                          atomicAdd(&cell->im, static_cast<Real>(-c.im));
-                        });
-}
-
-// Decodes the buckets of location loops [first_loop, first_loop + loops); one thread per bucket.
-template <class Real>
-__global__ void decode_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *floors, int first_loop,
-                              int loops_count, Geometry g, uint64_t *found_freq, Cplx<double> *found_val,
-                              unsigned *count) {
+__global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                            int loop, int later_loops, Geometry g, Table t, Counters *counters) {
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (id >= static_cast<std::size_t>(loops_count) * g.buckets) return;
-  int l = first_loop + static_cast<int>(id / g.buckets);
-  uint64_t b = id % g.buckets;
+  int targets = later_loops > 0 ? later_loops : 1;
+  if (id >= static_cast<std::size_t>(targets) * g.buckets) return;
+  uint64_t b = id & (g.buckets - 1);
+  int target = static_cast<int>(id / g.buckets);
+  std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
+  auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
+  Decoded d = decode_bucket(b, load, loops[loop], floor_relative * sqrt(energy[loop]), g);
+  if (!d.found) return;
+  if (target == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
+  if (later_loops == 0) return;
+  int into = loop + 1 + target;
+  Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
+  for_each_contribution(d.freq, d.value, loops[into], g.hashings_per_loop, g, [&](int j, uint64_t bucket, Cplx<double> c) {
+    atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + bucket, c);
+  });
+}
+
+// ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote.
+template <class Real>
+__global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                            int location_loops, int pass, Geometry g, Table t, Counters *counters) {
+  std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
+  int l = static_cast<int>(id / g.buckets);
+  uint64_t b = id & (g.buckets - 1);
   std::size_t h0 = static_cast<std::size_t>(l) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
-  Decoded d = decode_bucket(b, load, loops[l], floors[l], g);
+  Decoded d = decode_bucket(b, load, loops[l], floor_relative * sqrt(energy[l]), g);
   if (!d.found) return;
-  unsigned slot = atomicAdd(count, 1u);
-  found_freq[slot] = d.freq;
-  found_val[slot] = d.value;
+  atomicAdd(&t.votes[static_cast<std::size_t>(pass) * t.size + table_insert(t, d.freq, counters)], 1u);
 }
 
-__device__ unsigned magnitude_key(Cplx<double> v) {
-  float m = static_cast<float>(sqrt(cabs2(v)));
-  return m > 0 ? __float_as_uint(m) : 0u;  // non-negative floats order like their bit patterns
-}
-
-__device__ bool run_head(const uint64_t *keys, std::size_t i, uint64_t sentinel) {
-  return keys[i] != sentinel && (i == 0 || keys[i - 1] != keys[i]);
-}
-
-// EXACT: at the head of each run of equal sorted frequencies, the sum of the run's values.
-__global__ void merge_kernel(const uint64_t *keys, const unsigned *order, const Cplx<double> *found_val,
-                             std::size_t capacity, uint64_t sentinel, Cplx<double> *merged, unsigned *mag_keys) {
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= capacity) return;
-  if (!run_head(keys, i, sentinel)) {
-    mag_keys[i] = 0;
+// ROBUST, pass `pass`: every listed frequency with >= min_votes votes in this pass that is not yet a
+// candidate becomes one (each slot is listed once, so the flag needs no atomics).
+__global__ void select_kernel(Table t, int pass, int min_votes, Counters *counters) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= counters->distinct) return;
+  unsigned slot = t.slots[i];
+  if (t.is_candidate[slot] || t.votes[static_cast<std::size_t>(pass) * t.size + slot] < static_cast<unsigned>(min_votes))
     return;
-  }
-  Cplx<double> sum{0, 0};
-  for (std::size_t j = i; j < capacity && keys[j] == keys[i]; ++j) {
-    Cplx<double> v = found_val[order[j]];
-    sum.re += v.re;
-    sum.im += v.im;
-  }
-  merged[i] = sum;
-  mag_keys[i] = magnitude_key(sum);
+  t.is_candidate[slot] = 1;
+  t.candidates[atomicAdd(&counters->candidates, 1u)] = slot;
 }
 
 __device__ double median_of(double *v, int count) {
@@ -150,45 +250,14 @@ __device__ double median_of(double *v, int count) {
   return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
 }
 
-// ROBUST, pass `pass`: candidate i of this pass's region is the head of a run of >= min_votes equal
-// frequencies that no earlier pass's region already holds (binary search in their sorted keys).
-__global__ void vote_kernel(const uint64_t *keys, std::size_t capacity, int pass, uint64_t sentinel, int min_votes,
-                            unsigned *valid, Cplx<double> *values, Cplx<double> *applied) {
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= capacity) return;
-  std::size_t at = static_cast<std::size_t>(pass) * capacity + i;
-  const uint64_t *mine = keys + static_cast<std::size_t>(pass) * capacity;
-  valid[at] = 0;
-  values[at] = {0, 0};
-  applied[at] = {0, 0};
-  if (!run_head(mine, i, sentinel)) return;
-  int votes = 0;
-  for (std::size_t j = i; j < capacity && mine[j] == mine[i]; ++j) ++votes;
-  if (votes < min_votes) return;
-  uint64_t freq = mine[i];
-  for (int q = 0; q < pass; ++q) {
-    const uint64_t *theirs = keys + static_cast<std::size_t>(q) * capacity;
-    std::size_t lo = 0, hi = capacity;
-    while (lo < hi) {
-      std::size_t mid = (lo + hi) / 2;
-      if (theirs[mid] < freq)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (lo < capacity && theirs[lo] == freq && valid[static_cast<std::size_t>(q) * capacity + lo]) return;
-  }
-  valid[at] = 1;
-}
-
 // ROBUST refinement, step 1: value = applied + median over all loops of the residual's estimate.
 template <class Real>
-__global__ void estimate_kernel(const uint64_t *keys, const unsigned *valid, std::size_t candidates,
-                                const Cplx<Real> *z, const LoopParams *loops, const std::size_t *first_hashing,
-                                int total_loops, Geometry g, const Cplx<double> *applied, Cplx<double> *values) {
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= candidates || !valid[i]) return;
-  uint64_t freq = keys[i];
+__global__ void estimate_kernel(Table t, const Counters *counters, const Cplx<Real> *z, const LoopParams *loops,
+                                const std::size_t *first_hashing, int total_loops, Geometry g) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= counters->candidates) return;
+  unsigned slot = t.candidates[i];
+  uint64_t freq = t.keys[slot];
   double re[kMaxLoops], im[kMaxLoops];
   for (int l = 0; l < total_loops; ++l) {
     int64_t offset = 0;
@@ -198,47 +267,174 @@ __global__ void estimate_kernel(const uint64_t *keys, const unsigned *valid, std
     re[l] = e.re;
     im[l] = e.im;
   }
-  values[i] = {applied[i].re + median_of(re, total_loops), applied[i].im + median_of(im, total_loops)};
+  Cplx<double> applied = t.applied[slot];
+  t.value[slot] = {applied.re + median_of(re, total_loops), applied.im + median_of(im, total_loops)};
 }
 
 // ROBUST refinement, step 2: subtract (value - applied) from every hashing of every loop; applied = value.
 template <class Real>
-__global__ void subtract_all_kernel(const uint64_t *keys, const unsigned *valid, std::size_t candidates,
-                                    const LoopParams *loops, const std::size_t *first_hashing, int location_loops,
-                                    int total_loops, Geometry g, const Cplx<double> *values, Cplx<double> *applied,
-                                    Cplx<Real> *z) {
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= candidates || !valid[i]) return;
-  Cplx<double> delta{values[i].re - applied[i].re, values[i].im - applied[i].im};
+__global__ void subtract_kernel(Table t, const Counters *counters, const LoopParams *loops,
+                                const std::size_t *first_hashing, int location_loops, int total_loops, Geometry g,
+                                Cplx<Real> *z) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= counters->candidates) return;
+  unsigned slot = t.candidates[i];
+  uint64_t freq = t.keys[slot];
+  Cplx<double> value = t.value[slot], applied = t.applied[slot];
+  Cplx<double> delta{value.re - applied.re, value.im - applied.im};
   for (int l = 0; l < total_loops; ++l) {
     Cplx<Real> *zl = z + first_hashing[l] * g.buckets;
-    for_each_contribution(keys[i], delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
+    for_each_contribution(freq, delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
                           [&](int j, uint64_t b, Cplx<double> c) {
-                            Cplx<Real> *cell = zl + static_cast<std::size_t>(j) * g.buckets + b;
-                            atomicAdd(&cell->re, static_cast<Real>(-c.re));
-                            atomicAdd(&cell->im, static_cast<Real>(-c.im));
+                            atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + b, c);
                           });
   }
-  applied[i] = values[i];
+  t.applied[slot] = value;
 }
 
-__global__ void magnitude_kernel(const unsigned *valid, const Cplx<double> *values, std::size_t candidates,
+// Called by every thread of the top-k kernel at its end: the last block to finish publishes the result
+// header and resets the counters for the next exec.
+__device__ void finish_exec(Counters *counters, Result *result, Result *result_host) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  Result r{atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u)};
+  *result = r;
+  *result_host = r;
+  counters->stale = counters->distinct;
+  counters->distinct = 0;
+  counters->candidates = 0;
+  counters->count = 0;
+  counters->nonfinite = 0;
+  counters->blocks_done = 0;
+}
+
+template <class Real>
+__device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, uint64_t *res_freq, Cplx<Real> *res_val,
+                             Counters *counters) {
+  res_freq[rank] = freq;
+  res_val[rank] = {static_cast<Real>(v.re), static_cast<Real>(v.im)};
+  atomicMax(&counters->count, static_cast<unsigned>(rank + 1));
+}
+
+// Top-k by counting: entry i of the list goes to position rank(i) = #entries larger (by |value|, ties by
+// smaller frequency) if rank(i) < k and its value is nonzero; positions form 0..count-1 without gaps. A block
+// ranks kRankTile entries; each warp compares 32 list entries at a time against all of them (one ballot
+// per tile entry), and the warps' counts are summed in shared memory.
+template <class Real>
+__global__ void __launch_bounds__(kRankBlock)
+    rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
+                Cplx<Real> *res_val, Counters *counters, Result *result, Result *result_host) {
+  constexpr unsigned kWarps = kRankBlock / 32, kRows = kRankTile / 32;
+  __shared__ double tile_mag[kRankTile];
+  __shared__ uint64_t tile_freq[kRankTile];
+  __shared__ unsigned partial[kWarps][kRankTile];
+  const unsigned m = *list_count, first = blockIdx.x * kRankTile;
+  if (first < m) {  // block-uniform
+    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (threadIdx.x < kRankTile) {
+      unsigned i = first + threadIdx.x;
+      double mag = -1;  // padding: never output
+      uint64_t freq = 0;
+      if (i < m) {
+        unsigned slot = list[i];
+        freq = t.keys[slot];
+        mag = cabs2(t.value[slot]);
+      }
+      tile_mag[threadIdx.x] = mag;
+      tile_freq[threadIdx.x] = freq;
+    }
+    __syncthreads();
+    unsigned ahead[kRows] = {};  // lane L counts for tile entries L + 32 r
+    for (unsigned base = warp * 32; base < m; base += kRankBlock) {  // warp-uniform
+      unsigned j = base + lane;
+      double other = -1;  // past the list: ahead of nothing
+      uint64_t other_freq = 0;
+      if (j < m) {
+        unsigned slot = list[j];
+        other_freq = t.keys[slot];
+        other = cabs2(t.value[slot]);
+      }
+#pragma unroll
+      for (unsigned r = 0; r < kRows; ++r) {
+#pragma unroll
+        for (unsigned e = 0; e < 32; ++e) {
+          double mag = tile_mag[32 * r + e];
+          bool larger = other > mag || (other == mag && other_freq < tile_freq[32 * r + e]);
+          unsigned count = __popc(__ballot_sync(0xffffffffu, larger));
+          if (lane == e) ahead[r] += count;
+        }
+      }
+    }
+#pragma unroll
+    for (unsigned r = 0; r < kRows; ++r) partial[warp][32 * r + lane] = ahead[r];
+    __syncthreads();
+    unsigned i = first + threadIdx.x;
+    if (threadIdx.x < kRankTile && i < m) {
+      unsigned rank = 0;
+      for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
+      if (rank < k && tile_mag[threadIdx.x] > 0)
+        write_result(rank, tile_freq[threadIdx.x], t.value[list[i]], res_freq, res_val, counters);
+    }
+  }
+  finish_exec(counters, result, result_host);
+}
+
+__device__ unsigned magnitude_key(Cplx<double> v) {
+  float m = static_cast<float>(sqrt(cabs2(v)));
+  return m > 0 ? __float_as_uint(m) : 0u;  // non-negative floats order like their bit patterns
+}
+
+// Top-k for long lists, step 1: sort keys (|value| as float bits, 0 past the list's end).
+__global__ void magnitude_kernel(const unsigned *list, const unsigned *list_count, std::size_t list_capacity, Table t,
                                  unsigned *mag_keys) {
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < candidates) mag_keys[i] = valid[i] ? magnitude_key(values[i]) : 0u;
+  if (i < list_capacity) mag_keys[i] = i < *list_count ? magnitude_key(t.value[list[i]]) : 0u;
 }
 
-// The k largest (sorted by decreasing magnitude) into the result arrays; header->count = how many.
+// Top-k for long lists, step 3 (after the radix sort): the first k nonzero entries in sorted order.
 template <class Real>
-__global__ void gather_kernel(const unsigned *sorted_mags, const unsigned *rank_order, const uint64_t *keys,
-                              const Cplx<double> *merged, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
-                              Header *header) {
+__global__ void gather_kernel(const unsigned *sorted_mags, const unsigned *rank_order, const unsigned *list, Table t,
+                              uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters, Result *result,
+                              Result *result_host) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (r >= k || sorted_mags[r] == 0) return;
-  unsigned j = rank_order[r];
-  res_freq[r] = keys[j];
-  res_val[r] = {static_cast<Real>(merged[j].re), static_cast<Real>(merged[j].im)};
-  atomicMax(&header->count, static_cast<unsigned>(r + 1));
+  if (r < k && sorted_mags[r] != 0) {
+    unsigned slot = list[rank_order[r]];
+    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, counters);
+  }
+  finish_exec(counters, result, result_host);
+}
+
+// After the graph, once per exec: resets the table slots the exec claimed (listed in t.slots,
+// counters->stale of them) and the floor energies, and fills device outputs when the result fits `capacity` (0: host outputs)
+// and the input was finite.
+template <class Real>
+__global__ void epilogue_kernel(Table t, int passes, const Counters *counters, double *energy, int loops,
+                                const Result *result, const uint64_t *res_freq, const Cplx<Real> *res_val,
+                                uint64_t capacity, uint64_t *freqs, Cplx<Real> *values) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (first < static_cast<std::size_t>(loops)) energy[first] = 0;  // the next fold accumulates afresh
+  const unsigned stale = counters->stale;
+  for (std::size_t i = first; i < stale; i += stride) {
+    unsigned slot = t.slots[i];
+    t.keys[slot] = kEmpty;
+    t.value[slot] = {0, 0};
+    if (t.applied == nullptr) continue;
+    t.applied[slot] = {0, 0};
+    t.is_candidate[slot] = 0;
+    for (int p = 0; p < passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
+  }
+  Result r = *result;
+  if (r.nonfinite != 0 || r.count > capacity) return;
+  for (std::size_t i = first; i < r.count; i += stride) {
+    freqs[i] = res_freq[i];
+    values[i] = res_val[i];
+  }
 }
 
 __global__ void iota_kernel(unsigned *v, std::size_t count) {
@@ -265,7 +461,15 @@ class GraphExec {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-unsigned blocks_for(std::size_t items) { return static_cast<unsigned>((items + kBlock - 1) / kBlock); }
+unsigned blocks_for(std::size_t items, unsigned block = kBlock) {
+  return static_cast<unsigned>((items + block - 1) / block);
+}
+
+int log2_of(uint64_t power_of_two) {
+  int r = 0;
+  while ((uint64_t{1} << r) < power_of_two) ++r;
+  return r;
+}
 
 template <class Real>
 class CudaEngine final : public Engine {
@@ -274,84 +478,103 @@ class CudaEngine final : public Engine {
       : d_(d), device_(opts.device), stream_(cuda::as_stream(opts.stream)), threads_(opts.threads) {
     cuda::DeviceScope scope(device_);
     const Geometry &g = d_.geom;
+    const bool robust = d_.variant == Variant::Robust;
     hashings_ = d_.total_hashings();
-    capacity_ = d_.candidate_capacity();
-    if (capacity_ >= static_cast<std::size_t>(INT_MAX / kRobustPasses) || d_.total_loops() > kMaxLoops)
-      fail(SFFT_ERROR_UNSUPPORTED, "the CUDA backend handles at most ", INT_MAX / kRobustPasses, " candidates and ",
-           kMaxLoops, " loops");
-    key_bits_ = 1;
-    while ((uint64_t{1} << key_bits_) <= g.n) ++key_bits_;  // frequencies < n and the all-ones sentinel differ
+    // Distinct frequencies per exec: every bucket of every location loop, once per ROBUST pass.
+    std::size_t capacity = d_.candidate_capacity();
+    if (capacity >= static_cast<std::size_t>(INT_MAX / (2 * kRobustPasses)) || d_.total_loops() > kMaxLoops)
+      fail(SFFT_ERROR_UNSUPPORTED, "the CUDA backend handles at most ", INT_MAX / (2 * kRobustPasses),
+           " candidates and ", kMaxLoops, " loops");
+    distinct_capacity_ = robust ? static_cast<std::size_t>(kRobustPasses) * capacity : capacity;
+    // ROBUST candidates need min_votes of the location loops' finds per pass.
+    ranked_capacity_ =
+        robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / static_cast<std::size_t>(d_.min_votes))
+               : distinct_capacity_;
+    uint64_t table_size = 2;
+    while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
     std::vector<Real> window(d_.window.begin(), d_.window.end());
-    std::vector<uint64_t> bases(hashings_), sigmas(hashings_);
+    std::vector<FoldJob> jobs;
     for (std::size_t h = 0; h < hashings_; ++h) {
-      bases[h] = hashing_base(d_, h);
-      sigmas[h] = d_.loops[static_cast<std::size_t>(d_.loop_of(h))].sigma;
+      int loop = d_.loop_of(h);
+      bool reference = h == d_.first_hashing(loop);
+      // A location loop's reference and first stage (shift B/2; there is always one) share a job.
+      bool paired = reference && loop < d_.location_loops;
+      int energy_loop = reference && d_.floor_relative > 0 ? loop : -1;
+      jobs.push_back({hashing_base(d_, h), d_.loops[static_cast<std::size_t>(loop)].sigma, static_cast<unsigned>(h),
+                      paired ? 1u : 0u, energy_loop});
+      if (paired) ++h;
     }
+    jobs_count_ = jobs.size();
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
     for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
 
     window_.allocate(window.size());
-    bases_.allocate(hashings_);
-    sigmas_.allocate(hashings_);
+    jobs_.allocate(jobs_count_);
     loops_.allocate(d_.loops.size());
     first_hashing_.allocate(first.size());
-    floors_.allocate(first.size());
+    energy_.allocate(first.size());
+    host_energy_.allocate(first.size());
     z_.allocate(hashings_ * g.buckets);
-    found_freq_.allocate(capacity_);
-    found_val_.allocate(capacity_);
-    // The merged list has one region of `capacity_` entries per ROBUST pass (EXACT uses the first).
-    std::size_t merged = static_cast<std::size_t>(kRobustPasses) * capacity_;
-    sorted_keys_.allocate(merged);
-    iota_.allocate(merged);
-    order_.allocate(capacity_);
-    merged_.allocate(merged);
-    applied_.allocate(merged);
-    valid_.allocate(merged);
-    mag_keys_.allocate(merged);
-    sorted_mags_.allocate(merged);
-    rank_order_.allocate(merged);
+    keys_.allocate(table_size);
+    value_.allocate(table_size);
+    slots_.allocate(distinct_capacity_);
+    if (robust) {
+      applied_.allocate(table_size);
+      votes_.allocate(static_cast<std::size_t>(kRobustPasses) * table_size);
+      is_candidate_.allocate(table_size);
+      candidates_.allocate(ranked_capacity_);
+    }
+    table_ = Table{keys_.get(),  value_.get(),        applied_.get(),    votes_.get(), is_candidate_.get(),
+                   slots_.get(), candidates_.get(), table_size,        log2_of(table_size)};
     res_freq_.allocate(d_.k);
     res_val_.allocate(d_.k);
-    counter_.allocate(1);
-    header_.allocate(1);
-    header_host_.allocate(1);
+    counters_.allocate(1);
+    result_.allocate(1);
+    result_host_.allocate(1);
+    SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
     host_fold_.allocate(hashings_ * g.buckets);
 
-    int items = static_cast<int>(capacity_);
-    std::size_t bytes_keys = 0, bytes_mags = 0;
-    SFFT_CUDA_CHECK(cudaMemsetAsync(sorted_keys_.get(), 0xff, merged * sizeof(uint64_t), stream_));
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes_keys, found_freq_.get(), sorted_keys_.get(),
-                                                    iota_.get(), order_.get(), items, 0, key_bits_, stream_));
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes_mags, mag_keys_.get(), sorted_mags_.get(),
-                                                              iota_.get(), rank_order_.get(), static_cast<int>(merged),
-                                                              0, 32, stream_));
-    sort_temp_bytes_ = std::max(bytes_keys, bytes_mags);
-    sort_temp_.allocate(sort_temp_bytes_);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, table_size * sizeof(uint64_t), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(value_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
+    if (robust) {
+      SFFT_CUDA_CHECK(cudaMemsetAsync(applied_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
+      SFFT_CUDA_CHECK(cudaMemsetAsync(votes_.get(), 0, kRobustPasses * table_size * sizeof(unsigned), stream_));
+      SFFT_CUDA_CHECK(cudaMemsetAsync(is_candidate_.get(), 0, table_size * sizeof(unsigned), stream_));
+    }
+    SFFT_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, sizeof(Counters), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(energy_.get(), 0, first.size() * sizeof(double), stream_));
+    if (ranked_capacity_ > kRankLimit) {
+      iota_.allocate(ranked_capacity_);
+      mag_keys_.allocate(ranked_capacity_);
+      sorted_mags_.allocate(ranked_capacity_);
+      rank_order_.allocate(ranked_capacity_);
+      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+          nullptr, sort_temp_bytes_, mag_keys_.get(), sorted_mags_.get(), iota_.get(), rank_order_.get(),
+          static_cast<int>(ranked_capacity_), 0, 32, stream_));
+      sort_temp_.allocate(sort_temp_bytes_);
+      iota_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, stream_>>>(iota_.get(), ranked_capacity_);
+      SFFT_CUDA_CHECK_LAUNCH();
+    }
 
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(window_.get(), window.data(), window.size() * sizeof(Real), cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(bases_.get(), bases.data(), hashings_ * sizeof(uint64_t), cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(sigmas_.get(), sigmas.data(), hashings_ * sizeof(uint64_t), cudaMemcpyHostToDevice, stream_));
+        cudaMemcpyAsync(jobs_.get(), jobs.data(), jobs_count_ * sizeof(FoldJob), cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(loops_.get(), d_.loops.data(), d_.loops.size() * sizeof(LoopParams),
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(first_hashing_.get(), first.data(), first.size() * sizeof(std::size_t),
                                     cudaMemcpyHostToDevice, stream_));
-    iota_kernel<<<blocks_for(merged), kBlock, 0, stream_>>>(iota_.get(), merged);
-    SFFT_CUDA_CHECK_LAUNCH();
 
     long long b = static_cast<long long>(g.buckets);
     fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
                    static_cast<long long>(hashings_));
     fft_.set_stream(stream_);
-    SFFT_CUDA_CHECK(cudaMemsetAsync(header_.get(), 0, sizeof(Header), stream_));  // the pipeline re-zeroes it
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above die with this scope
     capture_pipeline();
   }
 
-  std::size_t run(const void *x) override {
+  std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
     const Geometry &g = d_.geom;
     if (pointer_kind(x) == PointerKind::Host) {
@@ -360,10 +583,21 @@ class CudaEngine final : public Engine {
                     reinterpret_cast<std::complex<Real> *>(host_fold_.get()), threads_);
       SFFT_CUDA_CHECK(cudaMemcpyAsync(z_.get(), host_fold_.get(), hashings_ * g.buckets * sizeof(Cplx<Real>),
                                       cudaMemcpyHostToDevice, stream_));
+      if (d_.floor_relative > 0) {
+        for (int l = 0; l < d_.location_loops; ++l) {
+          const Cplx<Real> *ref = host_fold_.get() + d_.first_hashing(l) * g.buckets;
+          double e = 0;
+          for (uint64_t b = 0; b < g.buckets; ++b) e += cabs2(widen(ref[b]));
+          host_energy_.get()[l] = e;
+        }
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), d_.location_loops * sizeof(double),
+                                        cudaMemcpyHostToDevice, stream_));
+      }
     } else {
-      fold_kernel<Real><<<blocks_for(hashings_ * g.buckets), kBlock, 0, stream_>>>(
-          static_cast<const Cplx<Real> *>(x), window_.get(), bases_.get(), sigmas_.get(), hashings_, d_.half_taps, g,
-          z_.get(), header_.get());
+      std::size_t outputs = jobs_count_ * g.buckets;
+      fold_kernel<Real><<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
+          static_cast<const Cplx<Real> *>(x), window_.get(), jobs_.get(), outputs, log2_of(g.buckets), d_.half_taps, g,
+          z_.get(), energy_.get(), counters_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (graph_) {
@@ -371,103 +605,88 @@ class CudaEngine final : public Engine {
     } else {
       enqueue_pipeline(stream_);
     }
+    // Device (or managed) outputs are filled on the stream; host outputs after the synchronisation.
+    bool device_outputs = capacity > 0 && pointer_kind(freqs) != PointerKind::Host &&
+                          pointer_kind(values) != PointerKind::Host;
+    std::size_t items = std::max<std::size_t>(distinct_capacity_, std::min<std::size_t>(capacity, d_.k));
+    epilogue_kernel<Real><<<std::min(blocks_for(items), 128u), kBlock, 0, stream_>>>(
+        table_, kRobustPasses, counters_.get(), energy_.get(), d_.location_loops, result_.get(), res_freq_.get(),
+        res_val_.get(), device_outputs ? capacity : 0, freqs, static_cast<Cplx<Real> *>(values));
+    SFFT_CUDA_CHECK_LAUNCH();
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    Header h = *header_host_.get();
-    if (h.nonfinite != 0)
+    Result r = *result_host_.get();
+    if (r.nonfinite != 0)
       fail(SFFT_ERROR_INVALID_ARGUMENT,
            "x holds non-finite values (NaN or Inf) among the samples read, or values "
            "so large that the windowed sums overflow");
-    return h.count;
-  }
-
-  void write(uint64_t *freqs, void *values, std::size_t count) override {
-    if (count == 0) return;
-    cuda::DeviceScope scope(device_);
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(freqs, res_freq_.get(), count * sizeof(uint64_t), cudaMemcpyDefault, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(values, res_val_.get(), count * sizeof(Cplx<Real>), cudaMemcpyDefault, stream_));
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (!device_outputs && r.count > 0 && r.count <= capacity) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(freqs, res_freq_.get(), r.count * sizeof(uint64_t), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(values, res_val_.get(), r.count * sizeof(Cplx<Real>), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    return r.count;
   }
 
  private:
-  // Everything after the fold: FFTs, decoding, peeling or voting, top-k, and the result header copied to
-  // pinned host memory (then zeroed for the next fold). Launch-bound at small n, so the plan captures it
-  // once into a CUDA graph; enqueued directly when capture is unavailable.
+  // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
+  // header (the per-exec epilogue kernel then resets the table and fills device outputs). Launch-bound, so the plan captures it once into a CUDA graph; enqueued
+  // directly when capture is unavailable.
   void enqueue_pipeline(cudaStream_t s) {
     const Geometry &g = d_.geom;
-    SFFT_CUDA_CHECK(cudaMemsetAsync(found_freq_.get(), 0xff, capacity_ * sizeof(uint64_t), s));
-    SFFT_CUDA_CHECK(cudaMemsetAsync(counter_.get(), 0, sizeof(unsigned), s));
     fft_.set_stream(s);
     cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
-    floor_kernel<Real><<<d_.total_loops(), kBlock, 0, s>>>(z_.get(), first_hashing_.get(), g.buckets, d_.floor_relative,
-                                                           floors_.get());
-    SFFT_CUDA_CHECK_LAUNCH();
 
-    const uint64_t sentinel = ~uint64_t{0};
-    std::size_t candidates = capacity_;  // entries of the merged list that the magnitude sort ranks
+    const unsigned *ranked = table_.slots;
+    const unsigned *ranked_count = &counters_.get()->distinct;
     if (d_.variant == Variant::Exact) {
       for (int l = 0; l < d_.location_loops; ++l) {
-        if (l > 0) {
-          subtract_kernel<Real><<<blocks_for(capacity_), kBlock, 0, s>>>(
-              found_freq_.get(), found_val_.get(), counter_.get(), d_.loops[static_cast<std::size_t>(l)],
-              d_.first_hashing(l), g, z_.get());
-          SFFT_CUDA_CHECK_LAUNCH();
-        }
-        decode_kernel<Real><<<blocks_for(g.buckets), kBlock, 0, s>>>(
-            z_.get(), loops_.get(), floors_.get(), l, 1, g, found_freq_.get(), found_val_.get(), counter_.get());
+        int later = d_.location_loops - 1 - l;
+        std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets;
+        peel_kernel<Real><<<blocks_for(threads, kPeelBlock), kPeelBlock, 0, s>>>(
+            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, l, later, g, table_, counters_.get());
         SFFT_CUDA_CHECK_LAUNCH();
       }
-      sort_by_frequency(sorted_keys_.get(), s);
-      merge_kernel<<<blocks_for(capacity_), kBlock, 0, s>>>(sorted_keys_.get(), order_.get(), found_val_.get(),
-                                                            capacity_, sentinel, merged_.get(), mag_keys_.get());
+    } else {
+      ranked = table_.candidates;
+      ranked_count = &counters_.get()->candidates;
+      std::size_t decoders = static_cast<std::size_t>(d_.location_loops) * g.buckets;
+      for (int pass = 0; pass < kRobustPasses; ++pass) {
+        vote_kernel<Real><<<blocks_for(decoders), kBlock, 0, s>>>(z_.get(), loops_.get(), energy_.get(),
+                                                                  d_.floor_relative, d_.location_loops, pass, g, table_,
+                                                                  counters_.get());
+        SFFT_CUDA_CHECK_LAUNCH();
+        select_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, s>>>(table_, pass, d_.min_votes, counters_.get());
+        SFFT_CUDA_CHECK_LAUNCH();
+        for (int round = 0; round < kRefineRounds; ++round) {
+          estimate_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(
+              table_, counters_.get(), z_.get(), loops_.get(), first_hashing_.get(), d_.total_loops(), g);
+          SFFT_CUDA_CHECK_LAUNCH();
+          subtract_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(
+              table_, counters_.get(), loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g,
+              z_.get());
+          SFFT_CUDA_CHECK_LAUNCH();
+        }
+      }
+    }
+    if (ranked_capacity_ <= kRankLimit) {
+      rank_kernel<Real><<<blocks_for(ranked_capacity_, kRankTile), kRankBlock, 0, s>>>(
+          ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get(),
+          result_mapped_);
       SFFT_CUDA_CHECK_LAUNCH();
     } else {
-      candidates = static_cast<std::size_t>(kRobustPasses) * capacity_;
-      for (int pass = 0; pass < kRobustPasses; ++pass) {
-        if (pass > 0) {
-          SFFT_CUDA_CHECK(cudaMemsetAsync(found_freq_.get(), 0xff, capacity_ * sizeof(uint64_t), s));
-          SFFT_CUDA_CHECK(cudaMemsetAsync(counter_.get(), 0, sizeof(unsigned), s));
-        }
-        decode_kernel<Real><<<blocks_for(static_cast<std::size_t>(d_.location_loops) * g.buckets), kBlock, 0, s>>>(
-            z_.get(), loops_.get(), floors_.get(), 0, d_.location_loops, g, found_freq_.get(), found_val_.get(),
-            counter_.get());
-        SFFT_CUDA_CHECK_LAUNCH();
-        sort_by_frequency(sorted_keys_.get() + static_cast<std::size_t>(pass) * capacity_, s);
-        vote_kernel<<<blocks_for(capacity_), kBlock, 0, s>>>(sorted_keys_.get(), capacity_, pass, sentinel,
-                                                             d_.min_votes, valid_.get(), merged_.get(), applied_.get());
-        SFFT_CUDA_CHECK_LAUNCH();
-        std::size_t live = static_cast<std::size_t>(pass + 1) * capacity_;
-        for (int round = 0; round < kRefineRounds; ++round) {
-          estimate_kernel<Real><<<blocks_for(live), kBlock, 0, s>>>(sorted_keys_.get(), valid_.get(), live, z_.get(),
-                                                                    loops_.get(), first_hashing_.get(),
-                                                                    d_.total_loops(), g, applied_.get(), merged_.get());
-          SFFT_CUDA_CHECK_LAUNCH();
-          subtract_all_kernel<Real><<<blocks_for(live), kBlock, 0, s>>>(
-              sorted_keys_.get(), valid_.get(), live, loops_.get(), first_hashing_.get(), d_.location_loops,
-              d_.total_loops(), g, merged_.get(), applied_.get(), z_.get());
-          SFFT_CUDA_CHECK_LAUNCH();
-        }
-      }
-      magnitude_kernel<<<blocks_for(candidates), kBlock, 0, s>>>(valid_.get(), merged_.get(), candidates,
-                                                                 mag_keys_.get());
+      magnitude_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_, table_,
+                                                                       mag_keys_.get());
+      SFFT_CUDA_CHECK_LAUNCH();
+      std::size_t temp = sort_temp_bytes_;
+      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(sort_temp_.get(), temp, mag_keys_.get(),
+                                                                sorted_mags_.get(), iota_.get(), rank_order_.get(),
+                                                                static_cast<int>(ranked_capacity_), 0, 32, s));
+      gather_kernel<Real><<<blocks_for(d_.k), kBlock, 0, s>>>(sorted_mags_.get(), rank_order_.get(), ranked, table_,
+                                                              d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
+                                                              result_.get(), result_mapped_);
       SFFT_CUDA_CHECK_LAUNCH();
     }
-    std::size_t temp = sort_temp_bytes_;
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(sort_temp_.get(), temp, mag_keys_.get(),
-                                                              sorted_mags_.get(), iota_.get(), rank_order_.get(),
-                                                              static_cast<int>(candidates), 0, 32, s));
-    gather_kernel<Real><<<blocks_for(d_.k), kBlock, 0, s>>>(sorted_mags_.get(), rank_order_.get(), sorted_keys_.get(),
-                                                            merged_.get(), d_.k, res_freq_.get(), res_val_.get(),
-                                                            header_.get());
-    SFFT_CUDA_CHECK_LAUNCH();
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(header_host_.get(), header_.get(), sizeof(Header), cudaMemcpyDeviceToHost, s));
-    SFFT_CUDA_CHECK(cudaMemsetAsync(header_.get(), 0, sizeof(Header), s));
-  }
-
-  // found_freq_ (sentinel-padded) sorted into `out`, with the permutation in order_.
-  void sort_by_frequency(uint64_t *out, cudaStream_t s) {
-    std::size_t temp = sort_temp_bytes_;
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.get(), temp, found_freq_.get(), out, iota_.get(),
-                                                    order_.get(), static_cast<int>(capacity_), 0, key_bits_, s));
   }
 
   // Captures enqueue_pipeline into graph_ on a private stream (the caller's may be the legacy default
@@ -500,23 +719,27 @@ class CudaEngine final : public Engine {
   int device_;
   cudaStream_t stream_;
   int threads_;
-  std::size_t hashings_ = 0, capacity_ = 0, sort_temp_bytes_ = 0;
-  int key_bits_ = 0;
+  std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
   cuda::DeviceBuffer<Real> window_;
-  cuda::DeviceBuffer<uint64_t> bases_, sigmas_;
+  cuda::DeviceBuffer<FoldJob> jobs_;
   cuda::DeviceBuffer<LoopParams> loops_;
   cuda::DeviceBuffer<std::size_t> first_hashing_;
-  cuda::DeviceBuffer<double> floors_;
+  cuda::DeviceBuffer<double> energy_;  // per location loop: energy of its reference hashing (sets the floor)
+  cuda::PinnedBuffer<double> host_energy_;
   cuda::DeviceBuffer<Cplx<Real>> z_;
-  cuda::DeviceBuffer<uint64_t> found_freq_, sorted_keys_;
-  cuda::DeviceBuffer<Cplx<double>> found_val_, merged_, applied_;
-  cuda::DeviceBuffer<unsigned> iota_, order_, valid_, mag_keys_, sorted_mags_, rank_order_, counter_;
+  cuda::DeviceBuffer<uint64_t> keys_;
+  cuda::DeviceBuffer<Cplx<double>> value_, applied_;
+  cuda::DeviceBuffer<unsigned> votes_, is_candidate_, slots_, candidates_;
+  Table table_{};
+  cuda::DeviceBuffer<unsigned> iota_, mag_keys_, sorted_mags_, rank_order_;
+  cuda::DeviceBuffer<unsigned char> sort_temp_;
   cuda::DeviceBuffer<uint64_t> res_freq_;
   cuda::DeviceBuffer<Cplx<Real>> res_val_;
-  cuda::DeviceBuffer<Header> header_;
-  cuda::PinnedBuffer<Header> header_host_;
+  cuda::DeviceBuffer<Counters> counters_;
+  cuda::DeviceBuffer<Result> result_;
+  cuda::PinnedBuffer<Result> result_host_;
+  Result *result_mapped_ = nullptr;  // device view of result_host_
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
-  cuda::DeviceBuffer<unsigned char> sort_temp_;
   cuda::CufftPlan fft_;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };

@@ -13,6 +13,7 @@
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
+#include "common/host_buffer.hpp"
 #include "sparse/plan.hpp"
 
 namespace sfft::sparse {
@@ -84,7 +85,7 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
                                                      : knobs.estimation_loops;
   require(knobs.bits_per_stage >= 0 && knobs.bits_per_stage <= 30, "knobs->bits_per_stage = ", knobs.bits_per_stage,
           " is outside [1, 30]");
-  int bits = knobs.bits_per_stage != 0 ? knobs.bits_per_stage : exact ? (double_precision ? 16 : 12) : 4;
+  int bits = knobs.bits_per_stage != 0 ? knobs.bits_per_stage : exact ? (double_precision ? 20 : 12) : 4;
   require(knobs.min_votes >= 0 && knobs.min_votes <= d.location_loops, "knobs->min_votes = ", knobs.min_votes,
           " is outside [1, location_loops = ", d.location_loops, "]");
   d.min_votes = exact ? 1 : knobs.min_votes != 0 ? knobs.min_votes : std::min(2, d.location_loops);
@@ -117,7 +118,7 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   d.half_taps = static_cast<int64_t>(std::ceil(half_taps));
   std::size_t taps =
       checked_add(checked_mul(2, static_cast<std::size_t>(d.half_taps), "window taps"), 1, "window taps");
-  d.window.resize(taps);
+  resize_or_fail(d.window, taps, "sparse filter window");
   double nd = static_cast<double>(n);
   double a2 = 2.0 * g.box_half_width;
   double gauss = 2.0 * kPi * kPi * g.gauss_sigma * g.gauss_sigma / (nd * nd);

@@ -81,13 +81,13 @@ uint64_t hashing_base(const Design &d, std::size_t h);
 template <class Real>
 void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Real> *z, int threads);
 
-// One backend's execution of a design. run() computes the result into engine-owned memory and returns
-// the number of coefficients found (<= k); write() copies the first `count` of them out.
+// One backend's execution of a design. run() computes the result, writes it to freqs/values when it
+// fits in `capacity` (leaving them untouched otherwise, and on failure) and returns the number of
+// coefficients found (<= k).
 class Engine {
  public:
   virtual ~Engine() = default;
-  virtual std::size_t run(const void *x) = 0;
-  virtual void write(uint64_t *freqs, void *values, std::size_t count) = 0;
+  virtual std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) = 0;
 };
 
 template <class Real>

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Third test stage: the libFuzzer targets of tests/fuzz (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+# CPU-only), one per C entry-point family plus the Matrix Market reader, each run for a fixed time from its
+# seed corpus. Any crash, sanitizer report, leak, timeout or contract violation fails the stage; the input
+# that triggered it is kept under $dir/fuzz-artifacts/.
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), SFFT_FUZZ_SECONDS (per target, default 45),
+# JOBS (targets run at once and build jobs, default: number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${FUZZ_BUILD_DIR:-build-fuzz}
+seconds=${SFFT_FUZZ_SECONDS:-45}
+jobs=${JOBS:-$(nproc)}
+start=$SECONDS
+CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSFFT_ENABLE_CUDA=OFF \
+  -DSFFT_SANITIZE=address,undefined -DSFFT_BUILD_FUZZERS=ON -DSFFT_BUILD_TESTS=OFF -DSFFT_BUILD_BENCHMARKS=OFF \
+  -DSFFT_BUILD_CLI=OFF >/dev/null
+cmake --build "$dir" -j "$jobs" --target sfft_fuzzers
+
+# Huge requests must come back as SFFT_ERROR_OUT_OF_MEMORY, so a failed allocation returns NULL as malloc
+# does; libFuzzer's own limits still catch real memory blow-ups (rss) and hangs (timeout).
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+mkdir -p "$dir/fuzz-logs" "$dir/fuzz-artifacts"
+targets=()
+for exe in "$dir"/tests/fuzz/fuzz_*; do
+  [[ -x "$exe" && -f "$exe" ]] && targets+=("$(basename "$exe" | sed 's/^fuzz_//')")
+done
+[[ ${#targets[@]} -gt 0 ]] || { echo "fuzz tier: no fuzz targets were built" >&2; exit 1; }
+
+run_target() {
+  local name=$1 corpus="$dir/fuzz-corpus/$1"
+  mkdir -p "$corpus"
+  "$dir/tests/fuzz/fuzz_$name" "$corpus" "tests/fuzz/corpus/$name" -max_total_time="$seconds" -timeout=25 \
+    -rss_limit_mb=3072 -malloc_limit_mb=1048576 -max_len=4096 -print_final_stats=1 \
+    -artifact_prefix="$dir/fuzz-artifacts/$name-" >"$dir/fuzz-logs/$name.log" 2>&1
+}
+
+failed=()
+pids=()
+names=()
+for name in "${targets[@]}"; do
+  run_target "$name" &
+  pids+=($!)
+  names+=("$name")
+  if [[ ${#pids[@]} -ge $jobs ]]; then
+    wait "${pids[0]}" || failed+=("${names[0]}")
+    pids=("${pids[@]:1}")
+    names=("${names[@]:1}")
+  fi
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+
+for name in "${targets[@]}"; do
+  runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$dir/fuzz-logs/$name.log" | grep -o '[0-9]*$' || echo '?')
+  cov=$(grep -o 'cov: [0-9]*' "$dir/fuzz-logs/$name.log" | tail -1 | grep -o '[0-9]*$' || echo '?')
+  verdict=clean
+  [[ " ${failed[*]:-} " == *" $name "* ]] && verdict=FAILED
+  echo "fuzz tier: fuzz_$name $verdict after $runs inputs (limit ${seconds} s), coverage $cov edges"
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  for name in "${failed[@]}"; do
+    echo "---- fuzz_$name FAILED; last lines of $dir/fuzz-logs/$name.log:" >&2
+    tail -n 40 "$dir/fuzz-logs/$name.log" >&2
+  done
+  echo "fuzz tier: FAILED (${failed[*]}); reproduce with $dir/tests/fuzz/fuzz_<name> <artifact>" >&2
+  exit 1
+fi
+echo "fuzz tier: ${#targets[@]} targets clean; took $((SECONDS - start)) s"

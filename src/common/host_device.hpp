@@ -1,0 +1,8 @@
+// SFFT_HD marks small functions shared verbatim by the CPU backends and the CUDA kernels.
+#pragma once
+
+#if defined(__CUDACC__)
+#define SFFT_HD __host__ __device__ __forceinline__
+#else
+#define SFFT_HD inline
+#endif

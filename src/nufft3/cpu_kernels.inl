@@ -1,0 +1,219 @@
+// Body of one instruction-set variant of the CPU NUFFT loops; included by cpu_kernels_<isa>.cpp with
+// SFFT_NUFFT3_ISA naming the namespace. Everything but kernels() has internal linkage, and nothing here calls
+// an out-of-line inline function of another header, so no code built with wider -m flags can be shared with
+// (and picked by the linker for) the other variants.
+#include <cstddef>
+
+#include "nufft3/cpu_kernels.hpp"
+#include "nufft3/kernel.hpp"
+
+// Clang reports every `omp simd` loop it does not vectorise: short fixed-length loops it unrolls instead, and
+// all of them under sanitizer instrumentation. Neither is a problem here.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
+
+namespace sfft::nufft3::cpu::SFFT_NUFFT3_ISA {
+namespace {
+
+template <class Real>
+constexpr int stride_for(int w) {
+  return (w + kStrideMultiple<Real> - 1) / kStrideMultiple<Real> * kStrideMultiple<Real>;
+}
+constexpr int kMaxStride = 64;  // stride_for(kMaxWidth)
+
+// Width the per-line loops run over: W rounded up to whole vectors of complex values, so that a line is a few
+// full-width vector operations rather than vectors plus a scalar tail. The extra taps have weight exactly 0
+// (the Horner table is zero padded); their cells lie inside the slack that the engine allocates after every
+// subgrid and after the FFT grid (kLineSlack cells).
+template <class Real, int W>
+constexpr int padded_width() {
+  constexpr int lanes = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(2 * sizeof(Real));
+  return W > 0 ? (W + lanes - 1) / lanes * lanes : 0;
+}
+
+inline double ceil_real(double v) { return __builtin_ceil(v); }
+inline float ceil_real(float v) { return __builtin_ceilf(v); }
+
+// Weights of the taps of a point at grid coordinate pos into w[0 .. stride); returns its first cell.
+template <class Real, int W>
+inline long long weights(const HornerView<Real> &k, Real pos, Real *__restrict w) {
+  constexpr int kS = W > 0 ? stride_for<Real>(W) : 0;
+  const int S = W > 0 ? kS : k.stride;
+  const Real a = pos - k.half_width;
+  const Real first = ceil_real(a);
+  const Real z = 2 * (first - a) - 1;
+  const Real *__restrict c = k.coeff;
+#pragma omp simd
+  for (int i = 0; i < S; ++i) w[i] = c[i];
+  for (int r = 1; r <= k.degree; ++r) {
+    const Real *__restrict row = c + r * S;
+#pragma omp simd
+    for (int i = 0; i < S; ++i) w[i] = w[i] * z + row[i];
+  }
+  return static_cast<long long>(first);
+}
+
+template <class Real, int W, int DIM>
+void spread(const SpreadTask<Real> &t) {
+  const int w = W > 0 ? W : t.kernel.width;
+  const int wp = W > 0 ? padded_width<Real, W>() : w;
+  alignas(64) Real kx[kMaxStride], ky[kMaxStride], kz[kMaxStride], kv[2 * kMaxWidth];
+  Real *__restrict sub = t.sub;
+  const Real *fr = reinterpret_cast<const Real *>(t.f);
+  const Real *pr = reinterpret_cast<const Real *>(t.phase);
+  for (std::size_t j = t.begin; j < t.end; ++j) {
+    const std::size_t src = t.index[j];
+    const Real fre = fr[2 * src], fim = fr[2 * src + 1], pre = pr[2 * j], pim = pr[2 * j + 1];
+    const Real vr = fre * pre - fim * pim, vi = fre * pim + fim * pre;
+    const long long cx = weights<Real, W>(t.kernel, t.pos[0][j], kx) + t.offset[0];
+    long long cy = 0, cz = 0;
+    if (DIM >= 2) cy = weights<Real, W>(t.kernel, t.pos[1][j], ky) + t.offset[1];
+    if (DIM == 3) cz = weights<Real, W>(t.kernel, t.pos[2][j], kz) + t.offset[2];
+    // The last dimension's weights times the strength, interleaved like the grid: each line is one real axpy.
+    const Real *last = DIM == 1 ? kx : DIM == 2 ? ky : kz;
+#pragma omp simd
+    for (int b = 0; b < wp; ++b) {
+      kv[2 * b] = vr * last[b];
+      kv[2 * b + 1] = vi * last[b];
+    }
+    if (DIM == 1) {
+      Real *__restrict out = sub + 2 * cx;
+#pragma omp simd
+      for (int e = 0; e < 2 * wp; ++e) out[e] += kv[e];
+    } else if (DIM == 2) {
+      for (int a = 0; a < w; ++a) {
+        Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) + cy);
+        const Real s = kx[a];
+#pragma omp simd
+        for (int e = 0; e < 2 * wp; ++e) out[e] += s * kv[e];
+      }
+    } else {
+      for (int a = 0; a < w; ++a) {
+        for (int b = 0; b < w; ++b) {
+          Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) +
+                                            (cy + b) * static_cast<long long>(t.stride1) + cz);
+          const Real s = kx[a] * ky[b];
+#pragma omp simd
+          for (int e = 0; e < 2 * wp; ++e) out[e] += s * kv[e];
+        }
+      }
+    }
+  }
+}
+
+// First cell of a window on a periodic axis of n cells, in [0, n).
+inline long long wrap_first(long long first, long long n) {
+  first %= n;
+  return first < 0 ? first + n : first;
+}
+
+template <class Real, int W, int DIM>
+void interpolate(const InterpTask<Real> &t) {
+  const int w = W > 0 ? W : t.kernel.width;
+  const int wp = W > 0 ? padded_width<Real, W>() : w;
+  alignas(64) Real kx[kMaxStride], ky[kMaxStride], kz[kMaxStride], acc[2 * kMaxWidth], gathered[2 * kMaxWidth];
+  long long ix[kMaxWidth], iy[kMaxWidth], ilast[kMaxWidth];
+  const long long nx = t.n2[0], ny = t.n2[1], nz = t.n2[2];
+  const long long nlast = DIM == 1 ? nx : DIM == 2 ? ny : nz;
+  Real *out = reinterpret_cast<Real *>(t.F);
+  const Real *fac = reinterpret_cast<const Real *>(t.factor);
+  for (std::size_t j = t.begin; j < t.end; ++j) {
+    const long long fx = wrap_first(weights<Real, W>(t.kernel, t.pos[0][j], kx), nx);
+    long long fy = 0, fz = 0;
+    if (DIM >= 2) fy = wrap_first(weights<Real, W>(t.kernel, t.pos[1][j], ky), ny);
+    if (DIM == 3) fz = wrap_first(weights<Real, W>(t.kernel, t.pos[2][j], kz), nz);
+    if (DIM >= 2)
+      for (int a = 0; a < w; ++a) ix[a] = fx + a < nx ? fx + a : fx + a - nx;
+    if (DIM == 3)
+      for (int b = 0; b < w; ++b) iy[b] = fy + b < ny ? fy + b : fy + b - ny;
+    const long long flast = DIM == 1 ? fx : DIM == 2 ? fy : fz;
+    const Real *last = DIM == 1 ? kx : DIM == 2 ? ky : kz;
+    // A window that runs past the end of the last (contiguous) axis is gathered cell by cell.
+    const bool contiguous = flast + w <= nlast;
+    for (int e = 0; e < w; ++e) ilast[e] = flast + e < nlast ? flast + e : flast + e - nlast;
+    auto line_at = [&](const Real *line) -> const Real * {
+      if (contiguous) return line + 2 * flast;
+      for (int e = 0; e < w; ++e) {
+        gathered[2 * e] = line[2 * ilast[e]];
+        gathered[2 * e + 1] = line[2 * ilast[e] + 1];
+      }
+      for (int e = 2 * w; e < 2 * wp; ++e) gathered[e] = 0;
+      return gathered;
+    };
+    const Real fre = fac[2 * j], fim = fac[2 * j + 1];
+    const std::size_t dst = t.index[j];
+    for (int tr = 0; tr < t.ntransf; ++tr) {
+      const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
+      if (DIM == 1) {
+        const Real *__restrict l = line_at(g);
+#pragma omp simd
+        for (int e = 0; e < 2 * wp; ++e) acc[e] = l[e];
+      } else {
+#pragma omp simd
+        for (int e = 0; e < 2 * wp; ++e) acc[e] = 0;
+        for (int a = 0; a < w; ++a) {
+          if (DIM == 2) {
+            const Real *__restrict l = line_at(g + 2 * ix[a] * ny);
+            const Real s = kx[a];
+#pragma omp simd
+            for (int e = 0; e < 2 * wp; ++e) acc[e] += s * l[e];
+          } else {
+            for (int b = 0; b < w; ++b) {
+              const Real *__restrict l = line_at(g + 2 * (ix[a] * ny + iy[b]) * nz);
+              const Real s = kx[a] * ky[b];
+#pragma omp simd
+              for (int e = 0; e < 2 * wp; ++e) acc[e] += s * l[e];
+            }
+          }
+        }
+      }
+      Real sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+      for (int b = 0; b < w; ++b) {
+        sr += acc[2 * b] * last[b];
+        si += acc[2 * b + 1] * last[b];
+      }
+      const std::size_t o = 2 * (static_cast<std::size_t>(tr) * t.K + dst);
+      out[o] = sr * fre - si * fim;
+      out[o + 1] = sr * fim + si * fre;
+    }
+  }
+}
+
+template <class Real, int W>
+Kernels<Real> for_width(int dim) {
+  const char *isa = SFFT_NUFFT3_ISA_NAME;
+  if (dim == 1) return {spread<Real, W, 1>, interpolate<Real, W, 1>, isa};
+  if (dim == 2) return {spread<Real, W, 2>, interpolate<Real, W, 2>, isa};
+  return {spread<Real, W, 3>, interpolate<Real, W, 3>, isa};
+}
+
+}  // namespace
+
+template <class Real>
+Kernels<Real> kernels(int width, int dim) {
+  switch (width) {
+    case 2: return for_width<Real, 2>(dim);
+    case 3: return for_width<Real, 3>(dim);
+    case 4: return for_width<Real, 4>(dim);
+    case 5: return for_width<Real, 5>(dim);
+    case 6: return for_width<Real, 6>(dim);
+    case 7: return for_width<Real, 7>(dim);
+    case 8: return for_width<Real, 8>(dim);
+    case 9: return for_width<Real, 9>(dim);
+    case 10: return for_width<Real, 10>(dim);
+    case 11: return for_width<Real, 11>(dim);
+    case 12: return for_width<Real, 12>(dim);
+    case 13: return for_width<Real, 13>(dim);
+    case 14: return for_width<Real, 14>(dim);
+    case 15: return for_width<Real, 15>(dim);
+    case 16: return for_width<Real, 16>(dim);
+    default: return for_width<Real, 0>(dim);
+  }
+}
+
+template Kernels<float> kernels<float>(int, int);
+template Kernels<double> kernels<double>(int, int);
+
+}  // namespace sfft::nufft3::cpu::SFFT_NUFFT3_ISA

@@ -1,0 +1,19 @@
+# Reliability tests (issue 6): many threads on distinct plans, and resource limits (size_t overflow,
+# out-of-memory under an address-space limit). Each test program adapts to the families this build
+# compiles: SFFT_TEST_FAMILY_<name>=1 for every entry of SFFT_MODULES.
+set(SFFT_RELIABILITY_FAMILY_DEFS)
+foreach(module IN LISTS SFFT_MODULES)
+  list(APPEND SFFT_RELIABILITY_FAMILY_DEFS SFFT_TEST_FAMILY_${module}=1)
+endforeach()
+
+sfft_add_gtest(threads_test threads_test.cpp)
+target_link_libraries(threads_test PRIVATE Threads::Threads)
+target_compile_definitions(threads_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
+
+sfft_add_gtest(limits_test limits_test.cpp)
+target_compile_definitions(limits_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
+
+# What the fuzzers found, as readable regression tests (enum arguments arrive through C shims).
+sfft_add_gtest(fuzz_regressions_test fuzz/regressions_test.cpp fuzz/c_abi.c)
+target_include_directories(fuzz_regressions_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+target_compile_definitions(fuzz_regressions_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})

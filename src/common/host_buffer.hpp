@@ -49,30 +49,30 @@ class HostBuffer {
   std::size_t count_ = 0;
 };
 
-// Grows a std::vector workspace to n elements (resize) or n elements of capacity (reserve), reporting
-// SFFT_ERROR_OUT_OF_MEMORY with the byte count when the memory is not there: std::vector's own failure
-// carries no size, and under sanitizer runtimes it aborts instead of throwing. The probe is a plain
-// malloc of the same size, released before the vector allocates.
+// std::allocator's failure carries no size, and under sanitizer runtimes it aborts instead of throwing.
+// This one allocates with malloc and reports SFFT_ERROR_OUT_OF_MEMORY with the byte count; host
+// workspaces that grow with user sizes are HostVectors.
 template <class T>
-void probe_host_allocation(std::size_t n, const char *what) {
-  if (n > static_cast<std::size_t>(-1) / sizeof(T))
-    fail(SFFT_ERROR_OUT_OF_MEMORY, what, ": ", n, " elements of ", sizeof(T), " bytes overflow the address space");
-  std::size_t bytes = n * sizeof(T);
-  void *probe = std::malloc(bytes == 0 ? 1 : bytes);
-  if (probe == nullptr) fail(SFFT_ERROR_OUT_OF_MEMORY, what, ": host allocation of ", bytes, " bytes failed");
-  std::free(probe);
-}
+struct ReportingAllocator {
+  using value_type = T;
+  ReportingAllocator() = default;
+  template <class U>
+  ReportingAllocator(const ReportingAllocator<U> &) noexcept {}
+  T *allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T))
+      fail(SFFT_ERROR_OUT_OF_MEMORY, "host allocation of ", n, " elements of ", sizeof(T), " bytes overflows");
+    void *p = std::malloc(n * sizeof(T) == 0 ? 1 : n * sizeof(T));
+    if (p == nullptr) fail(SFFT_ERROR_OUT_OF_MEMORY, "host allocation of ", n * sizeof(T), " bytes failed");
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, std::size_t) noexcept { std::free(p); }
+  template <class U>
+  bool operator==(const ReportingAllocator<U> &) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const ReportingAllocator<U> &) const noexcept { return false; }
+};
 
 template <class T>
-void resize_or_fail(std::vector<T> &v, std::size_t n, const char *what) {
-  if (n > v.capacity()) probe_host_allocation<T>(n, what);
-  v.resize(n);
-}
-
-template <class T>
-void reserve_or_fail(std::vector<T> &v, std::size_t n, const char *what) {
-  if (n > v.capacity()) probe_host_allocation<T>(n, what);
-  v.reserve(n);
-}
+using HostVector = std::vector<T, ReportingAllocator<T>>;
 
 }  // namespace sfft

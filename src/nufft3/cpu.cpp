@@ -30,9 +30,8 @@ constexpr long long kTile = 16;             // cells per sorting tile
 constexpr std::size_t kTargetBlock = 2048;  // targets per interpolation work item
 
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys).
-void counting_sort(const std::vector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order) {
-  std::vector<std::size_t> start;
-  resize_or_fail(start, nkeys + 1, "nufft3 sort buckets");
+void counting_sort(const HostVector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order) {
+  HostVector<std::size_t> start(nkeys + 1, 0);
   for (std::size_t k : key) ++start[k + 1];
   for (std::size_t b = 0; b < nkeys; ++b) start[b + 1] += start[b];
   order.allocate(key.size());
@@ -76,11 +75,9 @@ class CpuEngine final : public Engine {
     // owns a slab of rows and consecutive sources touch nearby memory.
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
-    std::vector<long long> first_row;
-    resize_or_fail(first_row, N_, "nufft3 source rows");
+    HostVector<long long> first_row(N_);
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
-    std::vector<std::size_t> key;
-    resize_or_fail(key, N_, "nufft3 sort keys");
+    HostVector<std::size_t> key(N_);
     for (std::size_t i = 0; i < N_; ++i) {
       long long cell[2] = {0, 0};
       for (int d = 0; d < std::min(dim, 2); ++d) {
@@ -127,7 +124,7 @@ class CpuEngine final : public Engine {
 
     // Targets: sorted by 16-cell tiles of the periodic grid (dims 0 and 1) for cache reuse in interpolation;
     // periodic grid coordinates and the combined phase / deconvolution factor in that order.
-    resize_or_fail(key, K_, "nufft3 sort keys");
+    key.resize(K_);
     long long tiles[2] = {1, 1};
     for (int d = 0; d < std::min(dim, 2); ++d) tiles[d] = ax[d].n2 / kTile + 1;
     for (std::size_t k = 0; k < K_; ++k) {
@@ -157,9 +154,9 @@ class CpuEngine final : public Engine {
                                static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
     }
 
-    std::vector<double> corr;
+    HostVector<double> corr;
     for (int d = 0; d < dim; ++d) {
-      resize_or_fail(corr, static_cast<std::size_t>(ax[d].n1), "nufft3 grid correction");
+      corr.resize(static_cast<std::size_t>(ax[d].n1));
       grid_correction(kernel, ax[d], corr.data());
       correction_[d].allocate(ax[d].n1);
       for (long long c = 0; c < ax[d].n1; ++c) correction_[d][c] = static_cast<Real>(corr[c]);

@@ -413,8 +413,13 @@ class CudaEngine final : public Engine {
                    static_cast<long long>(L_.n2_total), CufftTypes<Real>::c2c, cfg_.ntransf);
     fft_.set_stream(stream_);
     if (use_tiles_) {
-      SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_tiles<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(tile_bytes_)));
+      // The attribute is process-wide per kernel: every plan sets the same value (the device's opt-in
+      // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
+      int optin = 0;
+      SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cfg_.opts.device));
+      if (tile_bytes_ > static_cast<std::size_t>(optin))
+        fail(SFFT_ERROR_INTERNAL, "nufft3: spreading tile of ", tile_bytes_, " bytes exceeds the device's ", optin);
+      SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_tiles<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     }
     valid_ = true;
   }

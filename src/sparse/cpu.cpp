@@ -84,11 +84,11 @@ class CpuEngine final : public Engine {
     int b = static_cast<int>(g.buckets);
     fft_ = fftw::Plan<Real>::many_dft(1, &b, static_cast<int>(hashings), z_.get(), nullptr, 1, b, z_.get(), nullptr, 1,
                                       b, FFTW_FORWARD, FFTW_MEASURE, threads_);
-    resize_or_fail(decoded_, static_cast<std::size_t>(d_.location_loops) * g.buckets, "sparse location workspace");
-    reserve_or_fail(found_, d_.candidate_capacity(), "sparse candidate list");
+    decoded_.resize(static_cast<std::size_t>(d_.location_loops) * g.buckets);
+    found_.reserve(d_.candidate_capacity());
     // ROBUST keeps at most every bucket of every location loop per pass; EXACT at most one pass's worth.
-    reserve_or_fail(merged_, static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity(), "sparse merged candidates");
-    reserve_or_fail(candidates_, static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity(), "sparse candidates");
+    merged_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
+    candidates_.reserve(static_cast<std::size_t>(kRobustPasses) * d_.candidate_capacity());
     scratch_re_.resize(static_cast<std::size_t>(d_.total_loops()));
     scratch_im_.resize(static_cast<std::size_t>(d_.total_loops()));
     floors_.resize(static_cast<std::size_t>(d_.total_loops()));
@@ -258,9 +258,9 @@ class CpuEngine final : public Engine {
   int threads_;
   HostBuffer<std::complex<Real>> z_;
   fftw::Plan<Real> fft_;
-  std::vector<Decoded> decoded_;
-  std::vector<Coefficient> found_, merged_;
-  std::vector<Candidate> candidates_;
+  HostVector<Decoded> decoded_;
+  HostVector<Coefficient> found_, merged_;
+  HostVector<Candidate> candidates_;
   std::vector<double> scratch_re_, scratch_im_, floors_;
 };
 

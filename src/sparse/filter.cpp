@@ -118,7 +118,7 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   d.half_taps = static_cast<int64_t>(std::ceil(half_taps));
   std::size_t taps =
       checked_add(checked_mul(2, static_cast<std::size_t>(d.half_taps), "window taps"), 1, "window taps");
-  resize_or_fail(d.window, taps, "sparse filter window");
+  d.window.resize(taps);
   double nd = static_cast<double>(n);
   double a2 = 2.0 * g.box_half_width;
   double gauss = 2.0 * kPi * kPi * g.gauss_sigma * g.gauss_sigma / (nd * nd);

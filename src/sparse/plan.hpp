@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/host_buffer.hpp"
 #include "common/options.hpp"
 #include "sfft/sfft.h"
 #include "sparse/bucket_math.hpp"
@@ -45,7 +46,7 @@ struct Design {
   int min_votes = 1;
   double floor_relative = 0;      // a bucket counts only above floor_relative * rms(reference buckets of its loop)
   int64_t half_taps = 0;          // T: the window covers t = -T..T
-  std::vector<double> window;     // 2T+1 taps, window[t + T]
+  HostVector<double> window;     // 2T+1 taps, window[t + T]
   std::vector<LoopParams> loops;  // location loops first, then estimation loops
 
   int total_loops() const { return location_loops + estimation_loops; }

@@ -34,6 +34,9 @@ DeviceMemory::DeviceMemory(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes ==
 DeviceMemory::~DeviceMemory() { cudaFree(ptr_); }
 void DeviceMemory::upload(const void *host, std::size_t bytes) {
   check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  // From pageable memory cudaMemcpy may return before the DMA has landed, ordered only with the legacy
+  // stream; tests that then run sfft on their own non-blocking streams need the data there now.
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(legacy)");
 }
 void DeviceMemory::download(void *host, std::size_t bytes) const {
   check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");

@@ -30,6 +30,14 @@ namespace sfft_fuzz {
   std::abort();
 }
 
+// printf-style message for contract checks (std::to_string prints %f, which hides small errors).
+template <class... Args>
+std::string format(const char *fmt, Args... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
 inline void check(bool ok, const std::string &what) {
   if (!ok) violation(what);
 }

@@ -110,7 +110,8 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
    ||F - F_exact||_2 / ||F_exact||_2 <= 10 tol for tens of points and more; with only a handful of
    sources per output the per-point kernel errors do not average out: up to ~60 tol (3-D), and in double
    no better than ~1e-9 (seen: 3 sources at tol 5e-12 gave 1.7e-9). Strengths whose sum comes within
-   ~1e12 of the type's largest value may overflow on the grid (the deconvolution factors exceed 1).
+   ~1e12 of the type's largest value may overflow on the grid (the deconvolution factors exceed 1), and
+   strengths all within ~1e12 of its smallest normal value may underflow to zero.
    dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
    dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
    The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */

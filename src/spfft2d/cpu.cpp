@@ -54,8 +54,8 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(),
                                            nullptr, 1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
-    const spfft2d_method whole_auto =
-        estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex)).cheapest();
+    spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex)).cheapest();
+    if (is_whole_method(whole_auto) && !planning_memory_available()) whole_auto = SPFFT2D_METHOD_DIRECT;
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
@@ -103,10 +103,29 @@ class CpuEngine final : public Engine {
   }
   Complex twiddle(uint64_t m) const { return twiddle(tw_, m); }
 
+  // FFTW aborts the process when one of its own allocations fails, and its buffers for a whole-spectrum
+  // plan stay below the spectrum's size: that much is claimed (and released) first, so a machine without
+  // it gets SFFT_ERROR_OUT_OF_MEMORY here instead of an abort inside FFTW.
+  void require_planning_memory() const {
+    HostBuffer<Complex> probe(checked_mul(layout_.rows, layout_.width, "whole-spectrum plan size"));
+  }
+
+  // Whether a whole-spectrum method can be planned now; AUTO falls back to the tiles when not.
+  bool planning_memory_available() const {
+    try {
+      require_planning_memory();
+      return true;
+    } catch (const Error &e) {
+      if (e.status() != SFFT_ERROR_OUT_OF_MEMORY) throw;
+      return false;
+    }
+  }
+
   // FFTW plans of a whole-spectrum method, in place on a rows x width buffer: DENSE is FFTW's 2-D r2c on
   // the padded rows, DIRECT_ROWS a strided DFT down the columns. FFTW_UNALIGNED: the buffer may be the
   // caller's array; FFTW_ESTIMATE never touches the planning buffer.
   void plan_whole(spfft2d_method method, fftw::Plan<Real> &dense_r2c, fftw::Plan<Real> &down_columns) {
+    require_planning_memory();
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
     const int R = static_cast<int>(layout_.rows), C = static_cast<int>(layout_.cols);
     const int W = static_cast<int>(layout_.width);

@@ -88,10 +88,12 @@ bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null
   }
   for (std::size_t i = 0; i < f.size(); ++i) rounded.f[i] = {f[i].real(), f[i].imag()};
   // Header: strengths within ~1e12 of the type's largest value may overflow on the grid (deconvolution
-  // factors exceed 1), so no value is checked for such inputs; the call must still succeed cleanly.
+  // factors exceed 1), and strengths all within ~1e12 of its smallest normal value may underflow, so no value
+  // is checked for such inputs; the call must still succeed cleanly.
   double fmax = 0;
   for (const auto &a : rounded.f) fmax = std::max({fmax, std::fabs(a.real()), std::fabs(a.imag())});
   if (fmax * static_cast<double>(p.N + 1) > static_cast<double>(std::numeric_limits<Real>::max()) * 1e-12) return true;
+  if (fmax < static_cast<double>(std::numeric_limits<Real>::min()) * 1e12) return true;
   auto want = direct_sum(rounded);
   const C *got = static_cast<const C *>(F.get());
   long double num = 0, den = 0, fnorm = 0;

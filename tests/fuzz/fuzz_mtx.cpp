@@ -49,7 +49,7 @@ std::vector<std::string> tokens(const std::string &line) {
   return t;
 }
 
-// The strict reference reader: a banner line, '%' comment and blank lines, a size line, exactly nnz entry
+// The strict reference reader: a banner line, comment lines ('%' in column 1) and blank lines, a size line, exactly nnz entry
 // lines of 2 (pattern) or 3 tokens, 1-based indices in range; symmetric/skew-symmetric mirror off-diagonal
 // entries (skew: negated, and no diagonal). Returns false for anything else.
 bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64_t *cols, SparseMatrix *m) {
@@ -69,7 +69,7 @@ bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     auto t = tokens(line);
-    if (t.empty() || t[0][0] == '%') continue;
+    if (t.empty() || line[0] == '%') continue;  // Matrix Market: a comment line begins with '%' (column 1)
     if (!have_size) {
       if (t.size() != 3 || !parse_uint(t[0], rows) || !parse_uint(t[1], cols) || !parse_uint(t[2], &nnz)) return false;
       if (*rows == 0 || *cols == 0 || *rows >= (uint64_t{1} << 31) || *cols >= (uint64_t{1} << 31)) return false;

@@ -5,7 +5,7 @@
 // Each row: median of --repeats timed calls after warm-up, the ratio peer/sfft, support recovery,
 // L1 error per planted coefficient and relative l2 error of the returned values against the peer's full
 // transform, and the memory the plan holds (device: cudaMemGetInfo difference; host: peak RSS).
-// usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M]
+// usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M] [--no-k-sweep]
 #include <fftw3.h>
 
 #include <algorithm>
@@ -336,7 +336,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool cpu = true, gpu = true;
+  bool cpu = true, gpu = true, k_sweep = true;
   int repeats = 10, min_log2n = 0, max_log2n = 27;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -350,8 +350,12 @@ int main(int argc, char **argv) {
       min_log2n = std::atoi(argv[++i]);
     } else if (a == "--max-log2n" && i + 1 < argc) {
       max_log2n = std::atoi(argv[++i]);
+    } else if (a == "--no-k-sweep") {
+      k_sweep = false;
     } else {
-      std::printf("usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M]\n");
+      std::printf(
+          "usage: bench_sparse [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M] "
+          "[--no-k-sweep]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -373,6 +377,7 @@ int main(int argc, char **argv) {
         gpu_case<double>(log2n, 1000, exact, snr, repeats);
       }
       for (uint64_t k : {100, 500, 2000, 4000}) {
+        if (!k_sweep) break;
         gpu_case<float>(max_log2n, k, exact, snr, repeats);
         gpu_case<double>(max_log2n, k, exact, snr, repeats);
       }

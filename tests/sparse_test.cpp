@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -223,29 +224,32 @@ TEST_P(SparseFft, ExactlySparseAcrossSizes) {
 }
 
 // The rate criterion: every coefficient found with rel. error <= 1e-9 (c128) / 1e-4 (c64) in
-// >= 99.9 % of 2000 seeded trials (20 plans with different seeds x 100 signals), EXACT variant. The
-// release tier multiplies the plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials per case.
+// >= 99.9 % of 2000 seeded trials (20 plans with different seeds x 100 signals), EXACT variant, for a
+// plan with 7 loops (k = 16, B = 32) and one with 6 (k = 64, B = 128). The release tier multiplies the
+// plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials per case.
 TEST_P(SparseFft, ExactRecoveryRateOverSeededTrials) {
-  const uint64_t n = 1 << 12, k = 16;
   const char *scale_env = std::getenv("SFFT_SPARSE_TRIAL_SCALE");
   const int scale = scale_env != nullptr && std::atoi(scale_env) > 0 ? std::atoi(scale_env) : 1;
   const int plans = (GetParam().where == Where::Cpu ? 20 : 10) * scale, signals = 100;
   sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
-  int failures = 0, trials = 0;
-  for (int p = 0; p < plans; ++p) {
-    Runner runner(GetParam(), n, k, 5000 + p, &knobs);
-    for (int t = 0; t < signals; ++t, ++trials) {
-      Signal s = planted(n, k, 100000 + 1000 * p + t, 100.0, INFINITY);
-      Result r = runner.run(s.x);
-      ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
-      Score sc = score(s, r);
-      failures += !(sc.recovery == 1.0 && sc.rel_l2 <= exact_tolerance());
+  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 12, 16}, {1 << 14, 64}}) {
+    int failures = 0, trials = 0;
+    for (int p = 0; p < plans; ++p) {
+      Runner runner(GetParam(), n, k, 5000 + p, &knobs);
+      for (int t = 0; t < signals; ++t, ++trials) {
+        Signal s = planted(n, k, 100000 + 1000 * p + t, 100.0, INFINITY);
+        Result r = runner.run(s.x);
+        ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+        Score sc = score(s, r);
+        failures += !(sc.recovery == 1.0 && sc.rel_l2 <= exact_tolerance());
+      }
     }
+    double rate = 1.0 - static_cast<double>(failures) / trials;
+    std::printf("  n = %llu k = %llu: %d of %d trials failed (success rate %.4f)\n",
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(k), failures, trials, rate);
+    RecordProperty("success_rate_k" + std::to_string(k), std::to_string(rate));
+    EXPECT_GE(rate, 0.999) << failures << " of " << trials << " trials failed, n = " << n << " k = " << k;
   }
-  double rate = 1.0 - static_cast<double>(failures) / trials;
-  std::printf("  %d of %d trials failed (success rate %.4f)\n", failures, trials, rate);
-  RecordProperty("success_rate", std::to_string(rate));
-  EXPECT_GE(rate, 0.999) << failures << " of " << trials << " trials failed";
 }
 
 // Additive Gaussian noise at 20, 30 and 40 dB SNR, ROBUST (default) variant, magnitudes in [1, 4].

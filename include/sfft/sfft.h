@@ -267,12 +267,15 @@ typedef struct sfft_sparse_options {
   size_t struct_size;          /* sizeof(sfft_sparse_options) as the caller was compiled */
   sfft_sparse_variant variant;
   double filter_tolerance;     /* window leakage into buckets other than the home one, in (0, 0.1];
-                                  default 1e-12 (EXACT complex128), 1e-7 (EXACT complex64), 1e-6 (ROBUST) */
+                                  default 1e-12 (EXACT complex128), 1e-7 (EXACT complex64), 1e-6 (ROBUST;
+                                  its location stages beyond the window's span use 1e-3) */
   double bucket_factor;        /* buckets B = next power of two >= bucket_factor * k, in [1, 64]; default 2
                                   (EXACT), 4 (ROBUST) */
-  int location_loops;          /* 1..64; default 7 (EXACT), 8 (ROBUST) */
+  int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
+                                  find more of the weakest coefficients at low SNR) */
   int estimation_loops;        /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
-                                  default 4. Must be 0 or -1 for EXACT */
+                                  default 2 (more give smaller value errors under noise). Must be 0 or -1
+                                  for EXACT */
   int bits_per_stage;          /* offset bits resolved per location hashing, 1..30; default 20 (EXACT
                                   complex128), 12 (EXACT complex64), 4 (ROBUST) */
   int min_votes;               /* ROBUST: location loops that must find a frequency, 1..location_loops;

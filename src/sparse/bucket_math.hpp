@@ -43,10 +43,15 @@ struct Geometry {
   int stages = 0;             // S: location stages per location loop
   int bits_per_stage = 0;     // q
   int hashings_per_loop = 0;  // 1 (reference) + S (location) + 1 (check) for location loops
-  uint64_t check_shift = 0;   // shift of the check hashing (a random value mod n)
+  uint64_t check_shift = 0;   // shift of the check hashing (random, odd, inside the window's span)
   double box_half_width = 0;  // a: the frequency box is [-a, a]
   double gauss_sigma = 0;     // Gaussian smoothing (frequency units) of the box edges
   double consistency = 0;     // eta: max |Z_s - Z_0 w^(us)| / |Z_0| for a bucket to hold a single coefficient
+  // ROBUST: location stages first_far_stage..S (0 = none), whose shifts lie beyond the reference's span,
+  // use a coarser window (same box, smoothing far_gauss_sigma): they only need a phase, and read their own
+  // samples, so fewer taps pay off there.
+  int first_far_stage = 0;
+  double far_gauss_sigma = 0;
 };
 
 struct LoopParams {
@@ -76,11 +81,18 @@ SFFT_HD Cplx<double> root_of_unity(uint64_t m, const Geometry &g) {
 #endif
 }
 
-// Frequency response of the window at offset d from a bucket centre: box [-a, a] smoothed by a Gaussian.
-SFFT_HD double filter_response(double d, const Geometry &g) {
-  double scale = 1.0 / (1.4142135623730951 * g.gauss_sigma);
+// Whether hashing h of a location loop uses the coarse window of the far location stages.
+SFFT_HD bool uses_far_window(const Geometry &g, int h) {
+  return g.first_far_stage > 0 && h >= g.first_far_stage && h <= g.stages;
+}
+
+// Frequency response of a window at offset d from a bucket centre: box [-a, a] smoothed by a Gaussian of
+// standard deviation sigma (g.gauss_sigma: the main window; g.far_gauss_sigma: the far stages' window).
+SFFT_HD double filter_response(double d, const Geometry &g, double sigma) {
+  double scale = 1.0 / (1.4142135623730951 * sigma);
   return 0.5 * (erf((d + g.box_half_width) * scale) - erf((d - g.box_half_width) * scale));
 }
+SFFT_HD double filter_response(double d, const Geometry &g) { return filter_response(d, g, g.gauss_sigma); }
 
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
@@ -102,13 +114,19 @@ SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const Loop
   uint64_t home = home_bucket(u, g, &offset);
   uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
   double width = static_cast<double>(g.width);
-  double home_gain = filter_response(static_cast<double>(offset), g);
-  double neighbour_gain = filter_response(static_cast<double>(offset) + (offset >= 0 ? -width : width), g);
+  double home_d = static_cast<double>(offset), neighbour_d = home_d + (offset >= 0 ? -width : width);
+  double home_gain = filter_response(home_d, g);
+  double neighbour_gain = filter_response(neighbour_d, g);
+  bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
+  double far_home_gain = far ? filter_response(home_d, g, g.far_gauss_sigma) : 0.0;
+  double far_neighbour_gain = far ? filter_response(neighbour_d, g, g.far_gauss_sigma) : 0.0;
   for (int j = 0; j < hashings; ++j) {
     uint64_t phase = (freq * lp.tau + u * hashing_shift(g, j)) & g.mask;
     Cplx<double> r = cmul(value, root_of_unity(phase, g));
-    sub(j, home, Cplx<double>{r.re * home_gain, r.im * home_gain});
-    sub(j, neighbour, Cplx<double>{r.re * neighbour_gain, r.im * neighbour_gain});
+    bool far_j = uses_far_window(g, j);
+    double hg = far_j ? far_home_gain : home_gain, ng = far_j ? far_neighbour_gain : neighbour_gain;
+    sub(j, home, Cplx<double>{r.re * hg, r.im * hg});
+    sub(j, neighbour, Cplx<double>{r.re * ng, r.im * ng});
   }
 }
 

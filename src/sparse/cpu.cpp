@@ -18,13 +18,13 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
   const Geometry &g = d.geom;
   const long hashings = static_cast<long>(d.total_hashings());
   const std::size_t buckets = g.buckets;
-  const int64_t half = d.half_taps;
-  const double *window = d.window.data();
   bool finite = true;
   // Threads only pay off (and only survive oversubscribed machines) for enough taps.
   const bool parallel = static_cast<std::size_t>(hashings) * d.window.size() >= (std::size_t{1} << 18);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : finite) if (parallel)
   for (long h = 0; h < hashings; ++h) {
+    const int64_t half = d.half_taps_of(static_cast<std::size_t>(h));
+    const double *window = d.window_of(static_cast<std::size_t>(h)).data();
     std::complex<Real> *zh = z + static_cast<std::size_t>(h) * buckets;
     std::fill(zh, zh + buckets, std::complex<Real>(0, 0));
     const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
@@ -43,6 +43,7 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
   for (long h = 0; h < hashings; ++h) {
     const uint64_t base = hashing_base(d, static_cast<std::size_t>(h));
     const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
+    const int64_t half = d.half_taps_of(static_cast<std::size_t>(h));
     for (int64_t t = -half; t <= half; ++t) {
       uint64_t i = (sigma * static_cast<uint64_t>(t) + base) & g.mask;
       if (!std::isfinite(x[i].real()) || !std::isfinite(x[i].imag()))

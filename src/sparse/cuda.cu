@@ -7,21 +7,23 @@
 //    subtracts each coefficient found from the hashings of all later loops at once (one thread per
 //    (bucket, later loop); the decode is repeated rather than staged through memory and a second launch).
 //  - ROBUST: per pass, one kernel decodes every location loop and votes, one selects the candidates, and
-//    one estimates (median over loops) and one subtracts per refinement round.
+//    one estimates (median over loops) and one subtracts per refinement round, a warp per candidate and
+//    a lane per loop.
 //  - duplicates merge and votes count in an open-addressing hash table keyed by frequency (sized for the
 //    worst case, never n-sized); its claimed slots are listed, ranked and then reset, so it needs no
 //    per-exec memset.
 //  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (warp ballots, O(m^2)
-//    comparisons for m entries, spread over m/64 blocks: one short step while m is small enough to beat a
-//    sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude instead.
-// Everything after the fold is one CUDA graph on the plan's stream; the last block of the top-k kernel
-// writes the result header straight into mapped pinned memory. One epilogue kernel per exec then resets
-// the table and fills device outputs, before the single synchronisation of sfft_exec.
+//    comparisons for m entries, spread over m/32 blocks of 32 warps: one short step while m is small enough
+//    to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude.
+// Everything after the fold is one CUDA graph on the plan's stream. One epilogue kernel per exec then
+// resets the table and fills device outputs, and the result header is copied back before the single
+// synchronisation of sfft_exec.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <climits>
 #include <complex>
+#include <utility>
 #include <vector>
 
 #include "common/backend.hpp"
@@ -33,8 +35,9 @@ namespace {
 
 constexpr unsigned kBlock = 256;
 constexpr unsigned kPeelBlock = 128;  // small blocks spread the few busy decode threads over more SMs
-constexpr unsigned kRankBlock = 256;
-constexpr unsigned kRankTile = 64;  // list entries ranked per block (a multiple of 32)
+constexpr unsigned kRankBlock = 1024;
+constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a time (one warp's worth)
+constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
 constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
 constexpr unsigned kFoldSlices = 8;    // threads splitting one output's taps
 constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
@@ -100,14 +103,18 @@ __device__ Cplx<double> load_bucket(const Cplx<Real> *z, std::size_t hashing, ui
   return widen(z[hashing * buckets + b]);
 }
 
-// One fold job: hashing `first`, and when `paired` also hashing first + 1, whose shift is B/2 more (the
-// reference and first location hashing of a location loop): its taps are the same samples B/2 taps
-// later, so one pass over the samples feeds both. energy_loop >= 0: the job's first hashing is the
-// reference of that loop, whose energy sets the loop's decoding floor.
+// One fold job: up to kJobHashings hashings of one loop whose shifts lie within the window's span, read in
+// one pass. Hashing c has shift[c] taps (shift[0] = 0: the job's first hashing); its tap t is the sample of
+// the first hashing's tap t + shift[c], so each sample feeds every hashing whose window covers it.
+// energy_loop >= 0: the first hashing is that loop's reference, whose energy sets the decoding floor.
+constexpr int kJobHashings = 4;
 struct FoldJob {
   uint64_t base, sigma;
-  unsigned first, paired;
+  uint64_t shift[kJobHashings];
+  unsigned hashing[kJobHashings];
+  int count;
   int energy_loop;
+  int far;  // folds with the far location stages' window (a lone hashing)
 };
 
 template <class Real>
@@ -122,62 +129,74 @@ __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
 // B times that energy, so the rms bucket magnitude is sqrt(energy[l])).
 template <class Real>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
-    fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ window, const FoldJob *__restrict__ jobs,
-                std::size_t outputs, int log2_buckets, int64_t half_taps, Geometry g, Cplx<Real> *__restrict__ z,
-                double *energy, Counters *counters) {
-  __shared__ Real part[4][kFoldSlices][kFoldOutputs];  // re, im of the first and the paired output
+    fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
+                const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
+                int log2_buckets, int64_t main_half_taps, int64_t far_half_taps, Geometry g,
+                Cplx<Real> *__restrict__ z, double *energy, Counters *counters) {
+  __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
-  const uint64_t half_b = g.buckets / 2;
-  const uint64_t i = id & (g.buckets - 1);
-  FoldJob job{0, 0, 0, 0, -1};
-  Real are = 0, aim = 0, bre = 0, bim = 0;
-  if (id < outputs) {
+  const uint64_t bucket_mask = g.buckets - 1;
+  const uint64_t i = id & bucket_mask;
+  const bool valid = id < outputs;
+  FoldJob job{};
+  job.energy_loop = -1;
+  Real re[kJobHashings] = {}, im[kJobHashings] = {};
+  if (valid) {
     job = jobs[id >> log2_buckets];
-    uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
-    uint64_t p = ((i + static_cast<uint64_t>(half_taps)) & (g.buckets - 1)) + threadIdx.y * g.buckets;
+    const Real *__restrict__ window = job.far ? far_window : main_window;
+    const int64_t half_taps = job.far ? far_half_taps : main_half_taps;
+    const uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
+    const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
+    uint64_t p = ((i + static_cast<uint64_t>(half_taps)) & bucket_mask) + threadIdx.y * g.buckets;
     uint64_t index = (job.base + job.sigma * (p - static_cast<uint64_t>(half_taps))) & g.mask;
-    uint64_t p_step = g.buckets * kFoldSlices;
-    uint64_t step = (job.sigma * p_step) & g.mask;
-    if (job.paired == 0) {
+    const uint64_t p_step = g.buckets * kFoldSlices;
+    const uint64_t step = (job.sigma * p_step) & g.mask;
+    if (job.count == 1) {
 #pragma unroll 4
       for (; p < taps; p += p_step) {
-        add_tap(window[p], x[index], are, aim);
+        add_tap(window[p], x[index], re[0], im[0]);
         index = (index + step) & g.mask;
       }
     } else {
-      // Tap p of the first hashing is tap p - B/2 of the paired one, whose bucket is then i ^ B/2.
-#pragma unroll 4
-      for (; p < taps + half_b; p += p_step) {
+#pragma unroll 2
+      for (; p < end; p += p_step) {
         Cplx<Real> v = x[index];
-        if (p < taps) add_tap(window[p], v, are, aim);
-        if (p >= half_b) add_tap(window[p - half_b], v, bre, bim);
+#pragma unroll
+        for (int c = 0; c < kJobHashings; ++c) {
+          uint64_t tap = p - job.shift[c];  // wraps past taps when p < shift
+          if (c < job.count && tap < taps) add_tap(window[tap], v, re[c], im[c]);
+        }
         index = (index + step) & g.mask;
       }
     }
   }
-  part[0][threadIdx.y][threadIdx.x] = are;
-  part[1][threadIdx.y][threadIdx.x] = aim;
-  part[2][threadIdx.y][threadIdx.x] = bre;
-  part[3][threadIdx.y][threadIdx.x] = bim;
+#pragma unroll
+  for (int c = 0; c < kJobHashings; ++c) {
+    part[2 * c][threadIdx.y][threadIdx.x] = re[c];
+    part[2 * c + 1][threadIdx.y][threadIdx.x] = im[c];
+  }
   __syncthreads();
   if (threadIdx.y != 0) return;  // warp 0 (kFoldOutputs = 32) finishes
-  for (unsigned s = 1; s < kFoldSlices; ++s) {
-    are += part[0][s][threadIdx.x];
-    aim += part[1][s][threadIdx.x];
-    bre += part[2][s][threadIdx.x];
-    bim += part[3][s][threadIdx.x];
+#pragma unroll
+  for (int c = 0; c < kJobHashings; ++c) {
+    for (unsigned s = 1; s < kFoldSlices; ++s) {
+      re[c] += part[2 * c][s][threadIdx.x];
+      im[c] += part[2 * c + 1][s][threadIdx.x];
+    }
   }
-  bool valid = id < outputs;
   if (valid) {
-    z[static_cast<std::size_t>(job.first) * g.buckets + i] = {are, aim};
-    bool finite = isfinite(are) && isfinite(aim);
-    if (job.paired != 0) {
-      z[(static_cast<std::size_t>(job.first) + 1) * g.buckets + (i ^ half_b)] = {bre, bim};
-      finite = finite && isfinite(bre) && isfinite(bim);
+    bool finite = true;
+#pragma unroll
+    for (int c = 0; c < kJobHashings; ++c) {
+      if (c >= job.count) break;
+      // Tap t of hashing c is the first hashing's tap t + shift[c]: bucket i - shift[c].
+      z[static_cast<std::size_t>(job.hashing[c]) * g.buckets + ((i - job.shift[c]) & bucket_mask)] = {re[c], im[c]};
+      finite = finite && isfinite(re[c]) && isfinite(im[c]);
     }
     if (!finite) atomicOr(&counters->nonfinite, 1u);
   }
-  double e = valid && job.energy_loop >= 0 ? static_cast<double>(are) * are + static_cast<double>(aim) * aim : 0.0;
+  double e =
+      valid && job.energy_loop >= 0 ? static_cast<double>(re[0]) * re[0] + static_cast<double>(im[0]) * im[0] : 0.0;
   if (g.buckets >= kFoldOutputs) {  // the block's outputs share one job: one atomic per block
     for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
     if (threadIdx.x == 0 && job.energy_loop >= 0) atomicAdd(&energy[job.energy_loop], e);
@@ -188,7 +207,9 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 
 // EXACT, location loop `loop`: thread (target, b) decodes bucket b; a coefficient found is added to the
 // table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop `loop` itself is
-// only read, later loops only written, so no thread reads what another writes.
+// only read, later loops only written, so no thread reads what another writes. The decode is repeated per
+// target: the kernel is bound by the length of one thread's FP64 chain, and a decode staged through shared
+// memory for several targets per thread measured slower.
 template <class Real>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             int loop, int later_loops, Geometry g, Table t, Counters *counters) {
@@ -237,64 +258,83 @@ __global__ void select_kernel(Table t, int pass, int min_votes, Counters *counte
   t.candidates[atomicAdd(&counters->candidates, 1u)] = slot;
 }
 
-__device__ double median_of(double *v, int count) {
-  for (int a = 1; a < count; ++a) {  // insertion sort: count <= kMaxLoops
-    double key = v[a];
-    int b = a - 1;
-    while (b >= 0 && v[b] > key) {
-      v[b + 1] = v[b];
-      --b;
-    }
-    v[b + 1] = key;
+// ROBUST refinement works one warp per candidate, a lane per loop (lanes take loops lane, lane + 32, ...):
+// the per-loop estimates and subtractions are independent, so the chain each thread runs is one loop long.
+constexpr unsigned kWarpsPerBlock = kBlock / 32;
+constexpr unsigned kRefineBlocks = 256;  // grid cap: the warps stride over the candidates
+
+// Median of the warp's `count` values in v[0..count) (shared memory), every lane returning it: each lane
+// ranks its entries against all (ties broken by index), and the one or two middle ranks are summed.
+__device__ double warp_median(const double *v, int count, unsigned lane) {
+  double sum = 0;
+  const int lower = (count - 1) / 2, upper = count / 2;
+  for (int a = static_cast<int>(lane); a < count; a += 32) {
+    int rank = 0;
+    for (int b = 0; b < count; ++b) rank += v[b] < v[a] || (v[b] == v[a] && b < a);
+    if (rank == lower) sum += v[a];
+    if (rank == upper) sum += v[a];
   }
-  return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
+  for (unsigned offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return 0.5 * sum;
 }
 
 // ROBUST refinement, step 1: value = applied + median over all loops of the residual's estimate.
 template <class Real>
-__global__ void estimate_kernel(Table t, const Counters *counters, const Cplx<Real> *z, const LoopParams *loops,
-                                const std::size_t *first_hashing, int total_loops, Geometry g) {
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= counters->candidates) return;
-  unsigned slot = t.candidates[i];
-  uint64_t freq = t.keys[slot];
-  double re[kMaxLoops], im[kMaxLoops];
-  for (int l = 0; l < total_loops; ++l) {
-    int64_t offset = 0;
-    uint64_t b = home_bucket((loops[l].sigma * freq) & g.mask, g, &offset);
-    Cplx<double> e =
-        estimate(load_bucket(z, first_hashing[l], b, g.buckets), freq, loops[l], static_cast<double>(offset), g);
-    re[l] = e.re;
-    im[l] = e.im;
+__global__ void __launch_bounds__(kBlock)
+    estimate_kernel(Table t, const Counters *counters, const Cplx<Real> *z, const LoopParams *loops,
+                    const std::size_t *first_hashing, int total_loops, Geometry g) {
+  __shared__ double re[kWarpsPerBlock][kMaxLoops], im[kWarpsPerBlock][kMaxLoops];
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned candidates = counters->candidates;
+  for (unsigned i = blockIdx.x * kWarpsPerBlock + warp; i < candidates; i += gridDim.x * kWarpsPerBlock) {
+    const unsigned slot = t.candidates[i];
+    const uint64_t freq = t.keys[slot];
+    for (int l = static_cast<int>(lane); l < total_loops; l += 32) {
+      int64_t offset = 0;
+      uint64_t b = home_bucket((loops[l].sigma * freq) & g.mask, g, &offset);
+      Cplx<double> e =
+          estimate(load_bucket(z, first_hashing[l], b, g.buckets), freq, loops[l], static_cast<double>(offset), g);
+      re[warp][l] = e.re;
+      im[warp][l] = e.im;
+    }
+    __syncwarp();
+    double median_re = warp_median(re[warp], total_loops, lane);
+    double median_im = warp_median(im[warp], total_loops, lane);
+    if (lane == 0) {
+      Cplx<double> applied = t.applied[slot];
+      t.value[slot] = {applied.re + median_re, applied.im + median_im};
+    }
+    __syncwarp();  // the next candidate overwrites re/im
   }
-  Cplx<double> applied = t.applied[slot];
-  t.value[slot] = {applied.re + median_of(re, total_loops), applied.im + median_of(im, total_loops)};
 }
 
 // ROBUST refinement, step 2: subtract (value - applied) from every hashing of every loop; applied = value.
 template <class Real>
-__global__ void subtract_kernel(Table t, const Counters *counters, const LoopParams *loops,
-                                const std::size_t *first_hashing, int location_loops, int total_loops, Geometry g,
-                                Cplx<Real> *z) {
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= counters->candidates) return;
-  unsigned slot = t.candidates[i];
-  uint64_t freq = t.keys[slot];
-  Cplx<double> value = t.value[slot], applied = t.applied[slot];
-  Cplx<double> delta{value.re - applied.re, value.im - applied.im};
-  for (int l = 0; l < total_loops; ++l) {
-    Cplx<Real> *zl = z + first_hashing[l] * g.buckets;
-    for_each_contribution(freq, delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
-                          [&](int j, uint64_t b, Cplx<double> c) {
-                            atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + b, c);
-                          });
+__global__ void __launch_bounds__(kBlock)
+    subtract_kernel(Table t, const Counters *counters, const LoopParams *loops, const std::size_t *first_hashing,
+                    int location_loops, int total_loops, Geometry g, Cplx<Real> *z) {
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned candidates = counters->candidates;
+  for (unsigned i = blockIdx.x * kWarpsPerBlock + warp; i < candidates; i += gridDim.x * kWarpsPerBlock) {
+    const unsigned slot = t.candidates[i];
+    const uint64_t freq = t.keys[slot];
+    const Cplx<double> value = t.value[slot], applied = t.applied[slot];
+    const Cplx<double> delta{value.re - applied.re, value.im - applied.im};
+    for (int l = static_cast<int>(lane); l < total_loops; l += 32) {
+      Cplx<Real> *zl = z + first_hashing[l] * g.buckets;
+      for_each_contribution(freq, delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
+                            [&](int j, uint64_t b, Cplx<double> c) {
+                              atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + b, c);
+                            });
+    }
+    __syncwarp();  // every lane has read `applied`
+    if (lane == 0) t.applied[slot] = value;
   }
-  t.applied[slot] = value;
 }
 
 // Called by every thread of the top-k kernel at its end: the last block to finish publishes the result
 // header and resets the counters for the next exec.
-__device__ void finish_exec(Counters *counters, Result *result, Result *result_host) {
+__device__ void finish_exec(Counters *counters, Result *result) {
   __shared__ bool last;
   __threadfence();
   __syncthreads();
@@ -304,7 +344,6 @@ __device__ void finish_exec(Counters *counters, Result *result, Result *result_h
   __threadfence();
   Result r{atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u)};
   *result = r;
-  *result_host = r;
   counters->stale = counters->distinct;
   counters->distinct = 0;
   counters->candidates = 0;
@@ -323,19 +362,20 @@ __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, ui
 
 // Top-k by counting: entry i of the list goes to position rank(i) = #entries larger (by |value|, ties by
 // smaller frequency) if rank(i) < k and its value is nonzero; positions form 0..count-1 without gaps. A block
-// ranks kRankTile entries; each warp compares 32 list entries at a time against all of them (one ballot
-// per tile entry), and the warps' counts are summed in shared memory.
+// ranks kRankTile = 32 entries at a time (blocks stride over the tiles); each of its 32 warps compares 32 list
+// entries at a time against them (one ballot per tile entry), and the warps' counts are summed in shared
+// memory. The step is latency-bound, so the warps share the list rather than each sweeping all of it.
 template <class Real>
 __global__ void __launch_bounds__(kRankBlock)
     rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
-                Cplx<Real> *res_val, Counters *counters, Result *result, Result *result_host) {
-  constexpr unsigned kWarps = kRankBlock / 32, kRows = kRankTile / 32;
+                Cplx<Real> *res_val, Counters *counters, Result *result) {
+  constexpr unsigned kWarps = kRankBlock / 32;
   __shared__ double tile_mag[kRankTile];
   __shared__ uint64_t tile_freq[kRankTile];
   __shared__ unsigned partial[kWarps][kRankTile];
-  const unsigned m = *list_count, first = blockIdx.x * kRankTile;
-  if (first < m) {  // block-uniform
-    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned m = *list_count;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
     if (threadIdx.x < kRankTile) {
       unsigned i = first + threadIdx.x;
       double mag = -1;  // padding: never output
@@ -349,7 +389,7 @@ __global__ void __launch_bounds__(kRankBlock)
       tile_freq[threadIdx.x] = freq;
     }
     __syncthreads();
-    unsigned ahead[kRows] = {};  // lane L counts for tile entries L + 32 r
+    unsigned ahead = 0;  // lane L counts for tile entry L
     for (unsigned base = warp * 32; base < m; base += kRankBlock) {  // warp-uniform
       unsigned j = base + lane;
       double other = -1;  // past the list: ahead of nothing
@@ -360,18 +400,14 @@ __global__ void __launch_bounds__(kRankBlock)
         other = cabs2(t.value[slot]);
       }
 #pragma unroll
-      for (unsigned r = 0; r < kRows; ++r) {
-#pragma unroll
-        for (unsigned e = 0; e < 32; ++e) {
-          double mag = tile_mag[32 * r + e];
-          bool larger = other > mag || (other == mag && other_freq < tile_freq[32 * r + e]);
-          unsigned count = __popc(__ballot_sync(0xffffffffu, larger));
-          if (lane == e) ahead[r] += count;
-        }
+      for (unsigned e = 0; e < kRankTile; ++e) {
+        double mag = tile_mag[e];
+        bool larger = other > mag || (other == mag && other_freq < tile_freq[e]);
+        unsigned count = __popc(__ballot_sync(0xffffffffu, larger));
+        if (lane == e) ahead += count;
       }
     }
-#pragma unroll
-    for (unsigned r = 0; r < kRows; ++r) partial[warp][32 * r + lane] = ahead[r];
+    partial[warp][lane] = ahead;
     __syncthreads();
     unsigned i = first + threadIdx.x;
     if (threadIdx.x < kRankTile && i < m) {
@@ -380,8 +416,9 @@ __global__ void __launch_bounds__(kRankBlock)
       if (rank < k && tile_mag[threadIdx.x] > 0)
         write_result(rank, tile_freq[threadIdx.x], t.value[list[i]], res_freq, res_val, counters);
     }
+    __syncthreads();  // the next tile overwrites tile_* and partial
   }
-  finish_exec(counters, result, result_host);
+  finish_exec(counters, result);
 }
 
 __device__ unsigned magnitude_key(Cplx<double> v) {
@@ -399,14 +436,14 @@ __global__ void magnitude_kernel(const unsigned *list, const unsigned *list_coun
 // Top-k for long lists, step 3 (after the radix sort): the first k nonzero entries in sorted order.
 template <class Real>
 __global__ void gather_kernel(const unsigned *sorted_mags, const unsigned *rank_order, const unsigned *list, Table t,
-                              uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters, Result *result,
-                              Result *result_host) {
+                              uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
+                              Result *result) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
     write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, counters);
   }
-  finish_exec(counters, result, result_host);
+  finish_exec(counters, result);
 }
 
 // After the graph, once per exec: resets the table slots the exec claimed (listed in t.slots,
@@ -494,22 +531,43 @@ class CudaEngine final : public Engine {
     while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
     std::vector<Real> window(d_.window.begin(), d_.window.end());
+    std::vector<Real> far_window(d_.far_window.begin(), d_.far_window.end());
     std::vector<FoldJob> jobs;
-    for (std::size_t h = 0; h < hashings_; ++h) {
-      int loop = d_.loop_of(h);
-      bool reference = h == d_.first_hashing(loop);
-      // A location loop's reference and first stage (shift B/2; there is always one) share a job.
-      bool paired = reference && loop < d_.location_loops;
-      int energy_loop = reference && d_.floor_relative > 0 ? loop : -1;
-      jobs.push_back({hashing_base(d_, h), d_.loops[static_cast<std::size_t>(loop)].sigma, static_cast<unsigned>(h),
-                      paired ? 1u : 0u, energy_loop});
-      if (paired) ++h;
+    // A job takes a loop's reference and every hashing of that loop whose shift is at most T (each costs
+    // its shift in extra reads instead of 2T + 1 of its own); the other hashings get jobs of their own.
+    const uint64_t share_limit = static_cast<uint64_t>(d_.half_taps);
+    for (int loop = 0; loop < d_.total_loops(); ++loop) {
+      std::size_t first = d_.first_hashing(loop);
+      int per_loop = loop < d_.location_loops ? g.hashings_per_loop : 1;
+      std::vector<std::pair<uint64_t, unsigned>> shared, alone;  // (shift, hashing)
+      for (int j = 0; j < per_loop; ++j) {
+        uint64_t shift = hashing_shift(g, j);
+        auto &into = j == 0 || (shift <= share_limit && shared.size() < kJobHashings) ? shared : alone;
+        into.push_back({shift, static_cast<unsigned>(first + static_cast<std::size_t>(j))});
+      }
+      std::sort(shared.begin(), shared.end());
+      auto add_job = [&](const std::vector<std::pair<uint64_t, unsigned>> &members, int energy_loop) {
+        FoldJob job{};
+        job.base = hashing_base(d_, members[0].second);
+        job.sigma = d_.loops[static_cast<std::size_t>(loop)].sigma;
+        job.count = static_cast<int>(members.size());
+        for (int c = 0; c < job.count; ++c) {
+          job.shift[c] = members[static_cast<std::size_t>(c)].first - members[0].first;
+          job.hashing[c] = members[static_cast<std::size_t>(c)].second;
+        }
+        job.energy_loop = energy_loop;
+        job.far = members.size() == 1 && d_.uses_far_window(members[0].second) ? 1 : 0;
+        jobs.push_back(job);
+      };
+      add_job(shared, d_.floor_relative > 0 ? loop : -1);
+      for (const auto &member : alone) add_job({member}, -1);
     }
     jobs_count_ = jobs.size();
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
     for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
 
     window_.allocate(window.size());
+    far_window_.allocate(std::max<std::size_t>(far_window.size(), 1));
     jobs_.allocate(jobs_count_);
     loops_.allocate(d_.loops.size());
     first_hashing_.allocate(first.size());
@@ -532,7 +590,6 @@ class CudaEngine final : public Engine {
     counters_.allocate(1);
     result_.allocate(1);
     result_host_.allocate(1);
-    SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
     host_fold_.allocate(hashings_ * g.buckets);
 
     SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, table_size * sizeof(uint64_t), stream_));
@@ -559,6 +616,9 @@ class CudaEngine final : public Engine {
 
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(window_.get(), window.data(), window.size() * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+    if (!far_window.empty())
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(far_window_.get(), far_window.data(), far_window.size() * sizeof(Real),
+                                      cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(jobs_.get(), jobs.data(), jobs_count_ * sizeof(FoldJob), cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(loops_.get(), d_.loops.data(), d_.loops.size() * sizeof(LoopParams),
@@ -596,8 +656,8 @@ class CudaEngine final : public Engine {
     } else {
       std::size_t outputs = jobs_count_ * g.buckets;
       fold_kernel<Real><<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
-          static_cast<const Cplx<Real> *>(x), window_.get(), jobs_.get(), outputs, log2_of(g.buckets), d_.half_taps, g,
-          z_.get(), energy_.get(), counters_.get());
+          static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs, log2_of(g.buckets),
+          d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (graph_) {
@@ -613,6 +673,8 @@ class CudaEngine final : public Engine {
         table_, kRobustPasses, counters_.get(), energy_.get(), d_.location_loops, result_.get(), res_freq_.get(),
         res_val_.get(), device_outputs ? capacity : 0, freqs, static_cast<Cplx<Real> *>(values));
     SFFT_CUDA_CHECK_LAUNCH();
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(result_host_.get(), result_.get(), sizeof(Result), cudaMemcpyDeviceToHost, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     Result r = *result_host_.get();
     if (r.nonfinite != 0)
@@ -651,6 +713,7 @@ class CudaEngine final : public Engine {
       ranked = table_.candidates;
       ranked_count = &counters_.get()->candidates;
       std::size_t decoders = static_cast<std::size_t>(d_.location_loops) * g.buckets;
+      const unsigned refine_blocks = std::min(blocks_for(ranked_capacity_, kWarpsPerBlock), kRefineBlocks);
       for (int pass = 0; pass < kRobustPasses; ++pass) {
         vote_kernel<Real><<<blocks_for(decoders), kBlock, 0, s>>>(z_.get(), loops_.get(), energy_.get(),
                                                                   d_.floor_relative, d_.location_loops, pass, g, table_,
@@ -659,10 +722,10 @@ class CudaEngine final : public Engine {
         select_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, s>>>(table_, pass, d_.min_votes, counters_.get());
         SFFT_CUDA_CHECK_LAUNCH();
         for (int round = 0; round < kRefineRounds; ++round) {
-          estimate_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(
+          estimate_kernel<Real><<<refine_blocks, kBlock, 0, s>>>(
               table_, counters_.get(), z_.get(), loops_.get(), first_hashing_.get(), d_.total_loops(), g);
           SFFT_CUDA_CHECK_LAUNCH();
-          subtract_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(
+          subtract_kernel<Real><<<refine_blocks, kBlock, 0, s>>>(
               table_, counters_.get(), loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g,
               z_.get());
           SFFT_CUDA_CHECK_LAUNCH();
@@ -670,9 +733,8 @@ class CudaEngine final : public Engine {
       }
     }
     if (ranked_capacity_ <= kRankLimit) {
-      rank_kernel<Real><<<blocks_for(ranked_capacity_, kRankTile), kRankBlock, 0, s>>>(
-          ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get(),
-          result_mapped_);
+      rank_kernel<Real><<<std::min(blocks_for(ranked_capacity_, kRankTile), kRankGrid), kRankBlock, 0, s>>>(
+          ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     } else {
       magnitude_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_, table_,
@@ -684,7 +746,7 @@ class CudaEngine final : public Engine {
                                                                 static_cast<int>(ranked_capacity_), 0, 32, s));
       gather_kernel<Real><<<blocks_for(d_.k), kBlock, 0, s>>>(sorted_mags_.get(), rank_order_.get(), ranked, table_,
                                                               d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
-                                                              result_.get(), result_mapped_);
+                                                              result_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
   }
@@ -720,7 +782,7 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_;
   int threads_;
   std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
-  cuda::DeviceBuffer<Real> window_;
+  cuda::DeviceBuffer<Real> window_, far_window_;
   cuda::DeviceBuffer<FoldJob> jobs_;
   cuda::DeviceBuffer<LoopParams> loops_;
   cuda::DeviceBuffer<std::size_t> first_hashing_;
@@ -738,7 +800,6 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<Counters> counters_;
   cuda::DeviceBuffer<Result> result_;
   cuda::PinnedBuffer<Result> result_host_;
-  Result *result_mapped_ = nullptr;  // device view of result_host_
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
   cuda::CufftPlan fft_;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses

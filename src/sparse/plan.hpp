@@ -47,6 +47,16 @@ struct Design {
   double floor_relative = 0;      // a bucket counts only above floor_relative * rms(reference buckets of its loop)
   int64_t half_taps = 0;          // T: the window covers t = -T..T
   HostVector<double> window;     // 2T+1 taps, window[t + T]
+  int64_t far_half_taps = 0;      // the far location stages' coarser window (geom.first_far_stage > 0)
+  HostVector<double> far_window;
+
+  // The window hashing h (in loop order) folds with, and its half length.
+  bool uses_far_window(std::size_t h) const {
+    int loop = loop_of(h);
+    return loop < location_loops && sfft::sparse::uses_far_window(geom, static_cast<int>(h - first_hashing(loop)));
+  }
+  const HostVector<double> &window_of(std::size_t h) const { return uses_far_window(h) ? far_window : window; }
+  int64_t half_taps_of(std::size_t h) const { return uses_far_window(h) ? far_half_taps : half_taps; }
   std::vector<LoopParams> loops;  // location loops first, then estimation loops
 
   int total_loops() const { return location_loops + estimation_loops; }

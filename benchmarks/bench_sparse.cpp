@@ -1,6 +1,7 @@
 // Sparse FFT benchmark: sfft_exec against the dense peer in the same run, on planted k-sparse spectra.
 //   GPU: cuFFT C2C/Z2Z of all n points vs the CUDA plan (device input and outputs), n = 2^18..2^27 at
-//        k = 1000 and k = 100..4000 at n = 2^27; EXACT on noise-free input, ROBUST at 30 dB SNR.
+//        k = 1000 and k = 100..4000 at n = 2^27; EXACT on noise-free input, ROBUST at 30 dB SNR; AUTO on
+//        both at n = 2^27, k = 1000 (complex128).
 //   CPU: threaded FFTW (FFTW_MEASURE) vs the CPU plan, n = 2^16..2^22 at k = 100.
 // Each row: median of --repeats timed calls after warm-up, the ratio peer/sfft, support recovery,
 // L1 error per planted coefficient and relative l2 error of the returned values against the peer's full
@@ -227,7 +228,9 @@ double gpu_time(const std::function<void()> &fn, int repeats) {
 }
 
 template <class Real>
-void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
+// auto_variant: the plan uses SFFT_SPARSE_AUTO instead of the variant `exact` names (the input is still
+// noise-free when `exact`).
+void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool auto_variant = false) {
   using C = std::complex<Real>;
   const uint64_t n = uint64_t{1} << log2n;
   const bool dbl = sizeof(Real) == 8;
@@ -296,6 +299,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
   sfft_sparse_options knobs = knobs_for(exact);
+  if (auto_variant) knobs.variant = SFFT_SPARSE_AUTO;
   std::size_t used_before = bench::device_used_bytes();
   sfft_plan plan = nullptr;
   if (check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &opts, &knobs), "sfft_create")) {
@@ -322,7 +326,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
         cudaMemcpy(&t, static_cast<C *>(spectrum) + f, sizeof t, cudaMemcpyDeviceToHost);
         return cd(t);
       });
-      print_row(exact ? "EXACT" : "ROBUST", dbl, log2n, k, snr, peer, ours, a, mib);
+      print_row(auto_variant ? "AUTO" : exact ? "EXACT" : "ROBUST", dbl, log2n, k, snr, peer, ours, a, mib);
     }
     cudaFree(dfreqs);
     cudaFree(dvalues);
@@ -382,6 +386,8 @@ int main(int argc, char **argv) {
         gpu_case<double>(max_log2n, k, exact, snr, repeats);
       }
     }
+    // AUTO (EXACT first, ROBUST when the signal is not exactly sparse) on both kinds of input.
+    for (bool exact : {true, false}) gpu_case<double>(max_log2n, 1000, exact, exact ? INFINITY : 30.0, repeats, true);
   }
 #endif
   if (cpu) {

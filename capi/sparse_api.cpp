@@ -14,7 +14,8 @@ struct sfft_plan_s {
   uint64_t n = 0;
   uint64_t k = 0;
   sfft::Backend backend = sfft::Backend::Cpu;
-  std::unique_ptr<sfft::sparse::Engine> engine;
+  std::unique_ptr<sfft::sparse::Engine> engine;        // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
+  std::unique_ptr<sfft::sparse::Engine> exact_first;  // AUTO: tried first, kept when it explains the signal
 };
 
 namespace {
@@ -35,6 +36,18 @@ sfft::Backend plan_backend(const sfft::Options &o) {
       break;
   }
   return sfft::cuda_device_count() > o.device ? sfft::Backend::Cuda : sfft::Backend::Cpu;
+}
+
+std::unique_ptr<sfft::sparse::Engine> make_engine(const sfft::sparse::Design &design, const sfft::Options &o,
+                                                  sfft::Backend backend, bool dbl) {
+  if (backend == sfft::Backend::Cuda) {
+#if SFFT_HAVE_CUDA
+    return sfft::sparse::make_cuda_engine(design, o, dbl);
+#else
+    sfft::fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
+#endif
+  }
+  return dbl ? sfft::sparse::make_cpu_engine<double>(design, o) : sfft::sparse::make_cpu_engine<float>(design, o);
 }
 
 }  // namespace
@@ -59,15 +72,13 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
     p->n = n;
     p->k = k;
     p->backend = plan_backend(o);
-    if (p->backend == sfft::Backend::Cuda) {
-#if SFFT_HAVE_CUDA
-      p->engine = sfft::sparse::make_cuda_engine(design, o, dbl);
-#else
-      sfft::fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
-#endif
-    } else {
-      p->engine =
-          dbl ? sfft::sparse::make_cpu_engine<double>(design, o) : sfft::sparse::make_cpu_engine<float>(design, o);
+    p->engine = make_engine(design, o, p->backend, dbl);
+    if (resolved.variant == SFFT_SPARSE_AUTO) {  // validated by make_design
+      sfft_sparse_options exact = resolved;
+      exact.variant = SFFT_SPARSE_EXACT;
+      exact.estimation_loops = 0;  // ROBUST-only knobs stay with the fallback
+      exact.min_votes = 0;
+      p->exact_first = make_engine(sfft::sparse::make_design(n, k, dbl, exact, o.seed), o, p->backend, dbl);
     }
     registry().add(p.get());
     *plan = p.release();
@@ -95,7 +106,18 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
                                    : "values",
                       " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
     }
-    std::size_t found = plan->engine->run(x, freqs, values, capacity);
+    std::size_t found = 0;
+    bool exact_kept = false;
+    if (plan->exact_first) {
+      // AUTO: the EXACT attempt writes its outputs only when it will be kept (a capacity below k could
+      // otherwise leave them holding a discarded attempt when the fallback then overflows it).
+      bool may_write = capacity >= plan->k;
+      found = plan->exact_first->run(x, freqs, values, may_write ? capacity : 0);
+      exact_kept = plan->exact_first->unresolved() == 0;
+      if (exact_kept && !may_write && found <= capacity && found > 0)
+        found = plan->exact_first->run(x, freqs, values, capacity);
+    }
+    if (!exact_kept) found = plan->engine->run(x, freqs, values, capacity);
     *count = found;
     if (found > capacity)
       sfft::fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,

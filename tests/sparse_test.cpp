@@ -315,6 +315,32 @@ TEST_P(SparseFft, SeedReproducible) {
   }
 }
 
+// AUTO keeps its EXACT attempt when that explains the signal (exactly sparse input: the same output as an
+// EXACT plan of the same seed) and otherwise falls back to ROBUST (noisy input: a ROBUST plan's output).
+TEST_P(SparseFft, AutoChoosesExactOrRobust) {
+  const uint64_t n = 1 << 16, k = 60;
+  const double tol = GetParam().where == Where::Cpu ? 0.0 : dbl() ? 1e-12 : 1e-5;
+  auto same = [&](const Result &a, const Result &b) {
+    ASSERT_EQ(a.status, SFFT_SUCCESS);
+    ASSERT_EQ(b.status, SFFT_SUCCESS);
+    ASSERT_EQ(a.freqs, b.freqs);
+    for (std::size_t i = 0; i < a.values.size(); ++i)
+      EXPECT_LE(std::abs(a.values[i] - b.values[i]), tol * std::abs(a.values[i])) << "entry " << i;
+  };
+  sfft_sparse_options exact = variant_knobs(SFFT_SPARSE_EXACT), robust = variant_knobs(SFFT_SPARSE_ROBUST);
+  Runner autoplan(GetParam(), n, k, 77, nullptr), exact_plan(GetParam(), n, k, 77, &exact),
+      robust_plan(GetParam(), n, k, 77, &robust);
+  Signal clean = planted(n, k, 1234, 10.0, INFINITY);
+  Result a = autoplan.run(clean.x);
+  same(a, exact_plan.run(clean.x));
+  EXPECT_EQ(score(clean, a).recovery, 1.0);
+  EXPECT_LE(score(clean, a).rel_l2, exact_tolerance());
+  Signal noisy = planted(n, k, 1234, 10.0, 30.0);
+  Result b = autoplan.run(noisy.x);
+  same(b, robust_plan.run(noisy.x));
+  EXPECT_GE(score(noisy, b).recovery, 0.99);
+}
+
 // A NaN sample among those read is reported; the plan stays usable.
 TEST_P(SparseFft, NanInputRejectedPlanStillUsable) {
   const uint64_t n = 1 << 12, k = 8;

@@ -257,7 +257,9 @@ SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan);
 typedef struct sfft_plan_s *sfft_plan;
 
 typedef enum sfft_sparse_variant {
-  SFFT_SPARSE_AUTO = 0,   /* currently ROBUST, which is right for noisy and exactly sparse input */
+  SFFT_SPARSE_AUTO = 0,   /* EXACT first; ROBUST when EXACT's last loop still holds energy that its
+                             coefficients do not explain (noise, or a collision it could not peel). Costs an
+                             EXACT run more than ROBUST on noisy input, and twice the plan memory */
   SFFT_SPARSE_ROBUST = 1, /* location by votes over loops, median value estimates: tolerates noise */
   SFFT_SPARSE_EXACT = 2   /* peeling of recovered coefficients: fastest, for (near-)exactly sparse X */
 } sfft_sparse_variant;

@@ -137,6 +137,12 @@ SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &
   return {r.re / gain, r.im / gain};
 }
 
+// EXACT, last location loop: bucket z0 (reference hashing) holds energy that no decoded coefficient explains.
+SFFT_HD bool unexplained(Cplx<double> z0, bool decoded, double rms, const Geometry &g) {
+  double limit = g.consistency * rms;
+  return !decoded && cabs2(z0) > limit * limit;
+}
+
 struct Decoded {
   bool found;
   uint64_t freq;

@@ -120,6 +120,8 @@ class CpuEngine final : public Engine {
     return count;
   }
 
+  std::size_t unresolved() const override { return unresolved_; }
+
  private:
   Cplx<double> bucket(std::size_t hashing, uint64_t b) const {
     const std::complex<Real> &v = z_[hashing * d_.geom.buckets + b];
@@ -165,6 +167,12 @@ class CpuEngine final : public Engine {
       }
       for (long b = 0; b < buckets; ++b)
         if (slots[b].found) found_.push_back({slots[b].freq, slots[b].value});
+      if (d_.variant == Variant::Exact && l == d_.location_loops - 1) {
+        double rms = floors_[static_cast<std::size_t>(l)] / d_.floor_relative;
+        unresolved_ = 0;
+        for (long b = 0; b < buckets; ++b)
+          unresolved_ += unexplained(bucket(h0, static_cast<uint64_t>(b)), slots[b].found, rms, g);
+      }
     }
   }
 
@@ -242,8 +250,13 @@ class CpuEngine final : public Engine {
 
   // Keeps the k largest nonzero entries of merged_, ordered by decreasing magnitude.
   std::size_t select_largest() {
-    auto larger = [](const Coefficient &a, const Coefficient &b) {
-      double ma = cabs2(a.value), mb = cabs2(b.value);
+    // By magnitude as returned (rounded to Real), so the output order holds for what the caller reads.
+    auto returned = [](Cplx<double> v) {
+      double re = static_cast<Real>(v.re), im = static_cast<Real>(v.im);
+      return re * re + im * im;
+    };
+    auto larger = [&](const Coefficient &a, const Coefficient &b) {
+      double ma = returned(a.value), mb = returned(b.value);
       return ma > mb || (ma == mb && a.freq < b.freq);
     };
     merged_.erase(
@@ -263,6 +276,7 @@ class CpuEngine final : public Engine {
   HostVector<Coefficient> found_, merged_;
   HostVector<Candidate> candidates_;
   std::vector<double> scratch_re_, scratch_im_, floors_;
+  std::size_t unresolved_ = 0;
 };
 
 }  // namespace

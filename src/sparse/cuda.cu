@@ -52,12 +52,14 @@ struct Counters {
   unsigned nonfinite;    // the fold saw a non-finite sum
   unsigned blocks_done;  // top-k blocks finished
   unsigned stale;        // slots of the finished exec that the epilogue kernel resets
+  unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
 };
 
 // What sfft_exec needs back: written by the device, read after the synchronisation.
 struct Result {
   unsigned count;
   unsigned nonfinite;
+  unsigned unresolved;
 };
 
 // Open-addressing table keyed by frequency (linear probing, at least half empty by construction).
@@ -221,6 +223,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
   Decoded d = decode_bucket(b, load, loops[loop], floor_relative * sqrt(energy[loop]), g);
+  if (later_loops == 0 && unexplained(load(0), d.found, sqrt(energy[loop]), g)) atomicAdd(&counters->unresolved, 1u);
   if (!d.found) return;
   if (target == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
@@ -342,14 +345,23 @@ __device__ void finish_exec(Counters *counters, Result *result) {
   __syncthreads();
   if (!last || threadIdx.x != 0) return;
   __threadfence();
-  Result r{atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u)};
+  Result r{atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u),
+           atomicAdd(&counters->unresolved, 0u)};
   *result = r;
   counters->stale = counters->distinct;
   counters->distinct = 0;
   counters->candidates = 0;
   counters->count = 0;
   counters->nonfinite = 0;
+  counters->unresolved = 0;
   counters->blocks_done = 0;
+}
+
+// |value|^2 of a coefficient as it is returned (rounded to the output precision): the order of the output.
+template <class Real>
+__device__ double output_magnitude2(Cplx<double> v) {
+  double re = static_cast<Real>(v.re), im = static_cast<Real>(v.im);
+  return re * re + im * im;
 }
 
 template <class Real>
@@ -383,7 +395,7 @@ __global__ void __launch_bounds__(kRankBlock)
       if (i < m) {
         unsigned slot = list[i];
         freq = t.keys[slot];
-        mag = cabs2(t.value[slot]);
+        mag = output_magnitude2<Real>(t.value[slot]);
       }
       tile_mag[threadIdx.x] = mag;
       tile_freq[threadIdx.x] = freq;
@@ -397,7 +409,7 @@ __global__ void __launch_bounds__(kRankBlock)
       if (j < m) {
         unsigned slot = list[j];
         other_freq = t.keys[slot];
-        other = cabs2(t.value[slot]);
+        other = output_magnitude2<Real>(t.value[slot]);
       }
 #pragma unroll
       for (unsigned e = 0; e < kRankTile; ++e) {
@@ -421,21 +433,18 @@ __global__ void __launch_bounds__(kRankBlock)
   finish_exec(counters, result);
 }
 
-__device__ unsigned magnitude_key(Cplx<double> v) {
-  float m = static_cast<float>(sqrt(cabs2(v)));
-  return m > 0 ? __float_as_uint(m) : 0u;  // non-negative floats order like their bit patterns
-}
-
-// Top-k for long lists, step 1: sort keys (|value| as float bits, 0 past the list's end).
+// Top-k for long lists, step 1: sort keys (|value|^2 as returned, as double bits; 0 past the list's end).
+template <class Real>
 __global__ void magnitude_kernel(const unsigned *list, const unsigned *list_count, std::size_t list_capacity, Table t,
-                                 unsigned *mag_keys) {
+                                 unsigned long long *mag_keys) {
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < list_capacity) mag_keys[i] = i < *list_count ? magnitude_key(t.value[list[i]]) : 0u;
+  if (i < list_capacity)  // non-negative doubles order like their bit patterns
+    mag_keys[i] = i < *list_count ? __double_as_longlong(output_magnitude2<Real>(t.value[list[i]])) : 0ull;
 }
 
 // Top-k for long lists, step 3 (after the radix sort): the first k nonzero entries in sorted order.
 template <class Real>
-__global__ void gather_kernel(const unsigned *sorted_mags, const unsigned *rank_order, const unsigned *list, Table t,
+__global__ void gather_kernel(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list, Table t,
                               uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
                               Result *result) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
@@ -608,7 +617,7 @@ class CudaEngine final : public Engine {
       rank_order_.allocate(ranked_capacity_);
       SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
           nullptr, sort_temp_bytes_, mag_keys_.get(), sorted_mags_.get(), iota_.get(), rank_order_.get(),
-          static_cast<int>(ranked_capacity_), 0, 32, stream_));
+          static_cast<int>(ranked_capacity_), 0, 64, stream_));
       sort_temp_.allocate(sort_temp_bytes_);
       iota_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, stream_>>>(iota_.get(), ranked_capacity_);
       SFFT_CUDA_CHECK_LAUNCH();
@@ -677,6 +686,7 @@ class CudaEngine final : public Engine {
         cudaMemcpyAsync(result_host_.get(), result_.get(), sizeof(Result), cudaMemcpyDeviceToHost, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     Result r = *result_host_.get();
+    unresolved_ = r.unresolved;
     if (r.nonfinite != 0)
       fail(SFFT_ERROR_INVALID_ARGUMENT,
            "x holds non-finite values (NaN or Inf) among the samples read, or values "
@@ -689,6 +699,8 @@ class CudaEngine final : public Engine {
     }
     return r.count;
   }
+
+  std::size_t unresolved() const override { return unresolved_; }
 
  private:
   // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
@@ -737,13 +749,13 @@ class CudaEngine final : public Engine {
           ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     } else {
-      magnitude_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_, table_,
+      magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_, table_,
                                                                        mag_keys_.get());
       SFFT_CUDA_CHECK_LAUNCH();
       std::size_t temp = sort_temp_bytes_;
       SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(sort_temp_.get(), temp, mag_keys_.get(),
                                                                 sorted_mags_.get(), iota_.get(), rank_order_.get(),
-                                                                static_cast<int>(ranked_capacity_), 0, 32, s));
+                                                                static_cast<int>(ranked_capacity_), 0, 64, s));
       gather_kernel<Real><<<blocks_for(d_.k), kBlock, 0, s>>>(sorted_mags_.get(), rank_order_.get(), ranked, table_,
                                                               d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
                                                               result_.get());
@@ -793,7 +805,8 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<Cplx<double>> value_, applied_;
   cuda::DeviceBuffer<unsigned> votes_, is_candidate_, slots_, candidates_;
   Table table_{};
-  cuda::DeviceBuffer<unsigned> iota_, mag_keys_, sorted_mags_, rank_order_;
+  cuda::DeviceBuffer<unsigned> iota_, rank_order_;
+  cuda::DeviceBuffer<unsigned long long> mag_keys_, sorted_mags_;
   cuda::DeviceBuffer<unsigned char> sort_temp_;
   cuda::DeviceBuffer<uint64_t> res_freq_;
   cuda::DeviceBuffer<Cplx<Real>> res_val_;
@@ -802,6 +815,7 @@ class CudaEngine final : public Engine {
   cuda::PinnedBuffer<Result> result_host_;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
   cuda::CufftPlan fft_;
+  std::size_t unresolved_ = 0;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };
 

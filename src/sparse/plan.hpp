@@ -99,6 +99,10 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) = 0;
+  // EXACT, after run(): buckets of the last location loop that still held more than eta * (rms bucket
+  // magnitude) after peeling but did not decode as one coefficient. 0 means the recovered coefficients
+  // explain the signal (to the decoder's precision); noise or an unresolved collision leaves some.
+  virtual std::size_t unresolved() const = 0;
 };
 
 template <class Real>

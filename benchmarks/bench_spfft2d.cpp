@@ -4,8 +4,10 @@
 // spfft2d streamed to the host (time, peak device memory; the same plan switched to the memory-bounded
 // DIRECT method), and the max error of each on sampled entries vs a direct sum.
 //
-//   bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] [--skip-big] [FILE.mtx ...]
-//   (--tile 0: the plan's automatic tile)
+//   bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] [--skip-big] [--case NAME]
+//                 [FILE.mtx ...]
+//   (--tile 0: the plan's automatic tile; --case: only the built-in cases whose name contains NAME, e.g. for a
+//   profiler run)
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
@@ -235,6 +237,7 @@ int main(int argc, char **argv) {
   int repeats = 7;
   uint64_t tile_rows = 0;
   bool skip_big = false;
+  std::string only;
   spfft2d_method method = SPFFT2D_METHOD_AUTO;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -242,6 +245,7 @@ int main(int argc, char **argv) {
     if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (a == "--tile" && i + 1 < argc) tile_rows = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--skip-big") skip_big = true;
+    else if (a == "--case" && i + 1 < argc) only = argv[++i];
     else if (a == "--method" && i + 1 < argc) {
       std::string name = argv[++i];
       method = name == "direct" ? SPFFT2D_METHOD_DIRECT
@@ -255,7 +259,7 @@ int main(int argc, char **argv) {
       }
     } else if (a == "--help") {
       std::printf("usage: bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] "
-                  "[--skip-big] [FILE.mtx ...]\n");
+                  "[--skip-big] [--case NAME] [FILE.mtx ...]\n");
       return 0;
     } else files.push_back(a);
   }
@@ -272,10 +276,15 @@ int main(int argc, char **argv) {
               "plan set to the memory-bounded direct method\n\n");
   std::printf("| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows, method);
-  run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows, method);
-  run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows, method);
-  if (!skip_big) run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows, method);
+  auto wanted = [&](const char *name) { return std::string(name).find(only) != std::string::npos; };
+  if (wanted("sstmodel-like"))
+    run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows, method);
+  if (wanted("benzene-like"))
+    run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows, method);
+  if (wanted("delaunay-like"))
+    run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows, method);
+  if (!skip_big && wanted("pct20stif-like"))
+    run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows, method);
   for (const std::string &f : files) {
     // A real matrix through the library's reader: streamed time only (no sampled reference).
     sfft_options o;

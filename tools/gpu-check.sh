@@ -8,7 +8,9 @@
 # Each binary gets a gtest filter that keeps a sanitizer run short (sanitizers slow kernels 10-100x); override
 # one with SFFT_GPU_CHECK_FILTER_<binary>=..., e.g. SFFT_GPU_CHECK_FILTER_shift_test='*cuda*'.
 # SFFT_GPU_CHECK_TIMEOUT (seconds per binary and tool, default 300); SFFT_GPU_CHECK_LOGS (default
-# BUILD_DIR/gpu-check) keeps every log; SFFT_GPU_CHECK_SKIP_CTEST=1 skips the ctest stage.
+# BUILD_DIR/gpu-check) keeps every log; SFFT_GPU_CHECK_SKIP_CTEST=1 skips the ctest stage;
+# SFFT_GPU_CHECK_TOOLS (default "memcheck racecheck initcheck synccheck") picks the tools, so a limited
+# lease can split the run.
 set -uo pipefail
 if [[ $# -ne 1 || ! -d "$1" ]]; then
   echo "usage: $0 BUILD_DIR   (an existing CUDA build directory with tests)" >&2
@@ -25,7 +27,7 @@ status=0
 
 if [[ "${SFFT_GPU_CHECK_SKIP_CTEST:-0}" != 1 ]]; then
   if ctest --test-dir "$build" --output-on-failure -j 4 --timeout 300 >"$logs/ctest.log" 2>&1; then
-    ctest_line="ctest: PASS ($(grep -o '[0-9]* tests passed, [0-9]* tests failed out of [0-9]*' "$logs/ctest.log" | tail -1))"
+    ctest_line="ctest: PASS ($(grep -oE '[0-9]+% tests passed.* out of [0-9]+' "$logs/ctest.log" | tail -1))"
   else
     ctest_line="ctest: FAIL ($(grep -o '[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*' "$logs/ctest.log" | tail -1)); see $logs/ctest.log"
     status=1
@@ -38,9 +40,9 @@ fi
 # Small, GPU-only subsets per binary: each covers the family's kernels, host staging and user streams.
 declare -A filter=(
   [shift_test]='*ShiftTest.MatchesNumpyDefinition/cuda_device_dtype3:*ShiftTest.MatchesNumpyDefinition/cuda_staged_host_dtype4:ShiftRoundTrip.*'
-  [nufft3_test]='*Nufft3.DegenerateExtentsAndSinglePoints/Cuda:*Nufft3.BatchMatchesDirectSumPerVector/Cuda:*Nufft3.GaussianSchemeMeetsTolerances/Cuda:Nufft3Cuda.*'
-  [spfft2d_test]='*Spfft2d.EmptyRowsAndColumnsSingleNonzeroAllZero/Cuda_*:*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.FailedCallsLeaveOutputUntouchedAndPlanUsable/Cuda_*:Spfft2dArgs.CpuPlanRejectsDeviceOutput'
-  [sparse_test]='*SparseFft.ExactlySparseAcrossSizes/CudaDevice_c64:*SparseFft.NanInputRejectedPlanStillUsable/Cuda*:*SparseFft.CapacityTooSmall/CudaHost_c64:SparseFftCuda.*'
+  [nufft3_test]='*Nufft3.DegenerateExtentsAndSinglePoints/Cuda:*Nufft3.BatchMatchesDirectSumPerVector/Cuda:*Nufft3.GaussianSchemeMeetsTolerances/Cuda:*Nufft3.FewSourcesMeetToleranceInEveryDim/Cuda:Nufft3Cuda.*'
+  [spfft2d_test]='*Spfft2d.EmptyRowsAndColumnsSingleNonzeroAllZero/Cuda_*:*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.FailedCallsLeaveOutputUntouchedAndPlanUsable/Cuda_*:*Spfft2d.AutoWholeSpectrumAsOneDirectTile/Cuda_c64_deviceout_auto:Spfft2dArgs.CpuPlanRejectsDeviceOutput'
+  [sparse_test]='*SparseFft.ExactlySparseAcrossSizes/CudaDevice_c64:*SparseFft.NanInputRejectedPlanStillUsable/Cuda*:*SparseFft.CapacityTooSmall/CudaHost_c64:*SparseFft.AutoChoosesExactOrRobust/CudaDevice_c64:SparseFftCuda.*'
   [threads_test]='*ThreadsTest.AllFamiliesTogether/cuda'
   [limits_test]='DeviceLimits.*'
 )
@@ -61,7 +63,8 @@ declare -A tool_args=(
   [synccheck]='--tool synccheck'
 )
 summaries=()
-for tool in memcheck racecheck initcheck synccheck; do
+for tool in ${SFFT_GPU_CHECK_TOOLS:-memcheck racecheck initcheck synccheck}; do
+  [[ -n "${tool_args[$tool]:-}" ]] || { echo "gpu-check: unknown tool '$tool'" >&2; exit 2; }
   parts=()
   tool_ok=1
   for b in "${binaries[@]}"; do

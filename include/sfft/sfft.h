@@ -106,12 +106,15 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
 
 /* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
    (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
-   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure). Accuracy: the tests hold
-   ||F - F_exact||_2 / ||F_exact||_2 <= 10 tol for tens of points and more; with only a handful of
-   sources per output the per-point kernel errors do not average out: up to ~60 tol (3-D), and in double
-   no better than ~1e-9 (seen: 3 sources at tol 5e-12 gave 1.7e-9). Strengths whose sum comes within
-   ~1e12 of the type's largest value may overflow on the grid (the deconvolution factors exceed 1), and
-   strengths all within ~1e12 of its smallest normal value may underflow to zero.
+   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure). Accuracy: the kernel is sized
+   for its worst case, so ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) for any
+   number of points, down to a single source (tests: 1 to 8 sources in 1-3 D; with many points the first
+   term dominates: relative l2 error). Each term's error is a fraction of that term, so where the outputs
+   cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the phases
+   x*s (relative 1e-16 of |x*s|) adds to it. Phases x*s beyond the double range are refused.
+   Strengths whose sum comes within ~1e12 of the type's largest value may overflow on the grid (the
+   deconvolution factors exceed 1), and strengths all within ~1e12 of its smallest normal value may
+   underflow to zero.
    dtype SFFT_COMPLEX64: strengths/outputs are complex float, coordinates float; tol in [1e-6, 1).
    dtype SFFT_COMPLEX128: complex double, coordinates double; tol in [1e-14, 1).
    The phase x*s is in radians; coordinates may be any finite reals (nothing is assumed periodic). */
@@ -119,7 +122,9 @@ typedef struct nufft3_plan_s *nufft3_plan;
 
 typedef enum nufft3_kernel {
   NUFFT3_KERNEL_ES = 0,      /* "exponential of semicircle" (FINUFFT), width from tol: the default */
-  NUFFT3_KERNEL_GAUSSIAN = 1 /* the Capozzoli et al. Gaussian scheme with exp(sigma x^2)/exp(tau s^2) compensation */
+  NUFFT3_KERNEL_GAUSSIAN = 1 /* the Capozzoli et al. Gaussian scheme with exp(sigma x^2)/exp(tau s^2) compensation;
+                                its compensation's dynamic range limits it (double: about 1e-9 in 1-D and 2-D,
+                                1e-7 in 3-D; single: 1e-5, 1e-4, 1e-3; a smaller tol is refused) */
 } nufft3_kernel;
 
 typedef struct nufft3_options {
@@ -128,7 +133,9 @@ typedef struct nufft3_options {
   nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
   double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
                            whichever is cheaper for the point set), else [1.25, 4]; Gaussian: 0 = 2.25,
-                           else (2, 4] */
+                           else (2, 4]. A sigma below 2 cannot reach every tol (1.25 reaches about 1e-10
+                           in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D in single):
+                           nufft3_create / nufft3_set_options then fail with SFFT_ERROR_INVALID_ARGUMENT */
 } nufft3_options;
 
 /* Fills *opts with the defaults and sets struct_size. NULL is ignored. */
@@ -219,10 +226,10 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
    (device for a CUDA plan, host for a CPU plan) they compute in place in it; any other output goes
    through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
    is set. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
-   fitted to measurements predicts fastest (see spfft2d_get_method); every other output (host output of a
-   CUDA plan, row ranges, streams) uses DIRECT, so memory stays bounded. Under AUTO only those other
-   outputs are bit-identical among themselves; with an explicit method every output of the plan is
-   bit-identical to spfft2d_exec. */
+   fitted to measurements predicts fastest (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one
+   tile of its own, whatever the tile height); every other output (host output of a CUDA plan, row ranges,
+   streams) uses DIRECT, so memory stays bounded. Under AUTO only those other outputs are bit-identical
+   among themselves; with an explicit method every output of the plan is bit-identical to spfft2d_exec. */
 typedef enum spfft2d_method {
   SPFFT2D_METHOD_AUTO = 0,
   SPFFT2D_METHOD_DIRECT = 1,

@@ -61,7 +61,7 @@ class CpuEngine final : public Engine {
     N_ = p.N;
     K_ = p.K;
     const int threads = cfg_.opts.threads;
-    const HornerTable table = fit_horner(kernel, cfg_.tol, sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24,
+    const HornerTable table = fit_horner(kernel, tap_tolerance(L_, cfg_.tol), sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24,
                                          cpu::kStrideMultiple<Real>);
     horner_.allocate(table.coeff.size());
     std::copy(table.coeff.begin(), table.coeff.end(), horner_.get());

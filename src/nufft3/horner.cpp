@@ -50,11 +50,11 @@ std::vector<long double> fit_cell(const KernelSpec &k, int tap, int d) {
   return mono;
 }
 
-// Max |Horner(P_i) - phi| over the support, with coefficients and arithmetic in Real.
+// Max |Horner(P_i) - phi| over the taps i in [first, last) and the whole cell, coefficients and arithmetic in Real.
 template <class Real>
-double measure(const KernelSpec &k, const HornerTable &h) {
+double measure(const KernelSpec &k, const HornerTable &h, int first, int last) {
   double worst = 0;
-  for (int i = 0; i < h.width; ++i) {
+  for (int i = first; i < last; ++i) {
     for (int s = 0; s <= kCheckPoints; ++s) {
       const Real z = static_cast<Real>(-1 + 2.0 * s / kCheckPoints);
       Real p = static_cast<Real>(h.coeff[i]);
@@ -68,13 +68,15 @@ double measure(const KernelSpec &k, const HornerTable &h) {
 
 }  // namespace
 
-HornerTable fit_horner(const KernelSpec &k, double tol, double unit_roundoff, int stride_multiple) {
+HornerTable fit_horner(const KernelSpec &k, double tap_tol, double unit_roundoff, int stride_multiple) {
   require(k.width >= 1 && k.width <= kMaxWidth, "kernel width ", k.width, " out of range");
   const bool is_double = unit_roundoff < 1e-10;
-  // The ES kernel's square-root edge caps the polynomial accuracy near e^-beta, the truncation error the kernel
-  // already makes there; fitting below a few times that buys nothing.
-  const double edge = k.kind == KernelKind::ExpSemicircle ? 4 * std::exp(-k.beta) : 0;
-  const double target = std::max({tol / 10, 8 * unit_roundoff, edge});
+  // The ES kernel's square-root edge (in the first and last tap's cells only) caps the polynomial accuracy there
+  // near e^-beta, the truncation error the kernel already makes; the other taps are smooth and held to tap_tol.
+  const bool es = k.kind == KernelKind::ExpSemicircle && k.width > 2;
+  const double target = std::max(tap_tol, 8 * unit_roundoff);
+  const double edge_target = std::max(target, es ? 4 * std::exp(-k.beta) : 0.0);
+  const int inner_first = es ? 1 : 0, inner_last = es ? k.width - 1 : k.width;
   HornerTable best;
   for (int d = 2; d <= kMaxDegree; ++d) {
     HornerTable h;
@@ -87,9 +89,14 @@ HornerTable fit_horner(const KernelSpec &k, double tol, double unit_roundoff, in
       for (int p = 0; p <= d; ++p)
         h.coeff[static_cast<std::size_t>(d - p) * h.stride + i] = static_cast<double>(mono[p]);
     }
-    h.max_error = is_double ? measure<double>(k, h) : measure<float>(k, h);
+    auto error_of = [&](int first, int last) {
+      return is_double ? measure<double>(k, h, first, last) : measure<float>(k, h, first, last);
+    };
+    const double inner = error_of(inner_first, inner_last);
+    const double edges = es ? std::max(error_of(0, 1), error_of(k.width - 1, k.width)) : inner;
+    h.max_error = std::max(inner, edges);
     if (best.degree == 0 || h.max_error < best.max_error) best = h;
-    if (h.max_error <= target) return h;
+    if (inner <= target && edges <= edge_target) return h;
   }
   return best;  // the closest the working precision allows
 }

@@ -18,8 +18,9 @@ struct HornerTable {
 };
 
 // Fits the kernel by Chebyshev interpolation on each cell, picking the lowest degree whose error evaluated in
-// the working precision (`unit_roundoff`: 2^-53 or 2^-24) is below max(tol / 10, 8 unit_roundoff, and for ES
-// 4 e^-beta); the lowest-error fit up to degree 24 if none is.
-HornerTable fit_horner(const KernelSpec &k, double tol, double unit_roundoff, int stride_multiple);
+// the working precision (`unit_roundoff`: 2^-53 or 2^-24) is below max(tap_tol (params.hpp: tap_tolerance),
+// 8 unit_roundoff), and for the ES kernel's two edge taps below max(that, 4 e^-beta); the lowest-error fit up to
+// degree 24 if none is.
+HornerTable fit_horner(const KernelSpec &k, double tap_tol, double unit_roundoff, int stride_multiple);
 
 }  // namespace sfft::nufft3

@@ -10,7 +10,8 @@ namespace sfft::nufft3 {
 
 enum class KernelKind { ExpSemicircle = 0, Gaussian = 1 };
 
-// Gauss-Legendre nodes on (0, half_width] for the ES Fourier transform; enough for width 16 at 1e-14.
+// Gauss-Legendre nodes on (0, half_width] for the ES Fourier transform: 2 width + 8, at most 48; the
+// transform is needed for |w| <= pi / upsampfac only, where that is accurate to rounding up to width 24.
 constexpr int kMaxQuadrature = 48;
 constexpr int kMaxWidth = 64;
 

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -35,6 +38,9 @@ void gauss_legendre(int n, std::vector<double> &nodes, std::vector<double> &weig
     weights[i] = 2 / ((1 - x * x) * dp * dp);
   }
 }
+
+// Largest source-grid spacing in coordinate units: h1 n2 / (2 pi) must stay finite for any n2 < 2^31.
+constexpr double kLargestSpacing = 1e290;
 
 }  // namespace
 
@@ -69,62 +75,146 @@ double resolve_upsampfac(KernelKind kind, double upsampfac) {
   return upsampfac;
 }
 
-KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac) {
-  if (upsampfac == 0) upsampfac = 2.0;
+namespace {
+
+// The ES kernel of `width` cells and shape `beta`, with the quadrature of its Fourier transform.
+KernelSpec es_kernel(int width, double beta) {
   KernelSpec k;
-  k.kind = kind;
-  if (kind == KernelKind::Gaussian) {
-    // Capozzoli et al.: b = log((4 alpha / e) b + 9 alpha / e) / gamma, gamma = pi^2 (1 - 2 / R^2).
-    const double alpha = 2 + 1 / std::sqrt(2 * M_PI);
-    const double gamma = M_PI * M_PI * (1 - 2 / (upsampfac * upsampfac));
-    double b = 1;
-    for (int it = 0; it < 200; ++it) b = std::log(4 * alpha / tol * b + 9 * alpha / tol) / gamma;
-    k.b = b;
-    // The paper's half-width 2 pi b bounds the truncation error by exp(-pi^2 b); the Gaussian is already
-    // below tol/10 at sqrt(4 b ln(10/tol)) cells, so the tighter of the two is used.
-    double half = std::min(2 * M_PI * b, std::sqrt(4 * b * std::log(10 / tol)));
-    k.width = 2 * static_cast<int>(std::ceil(half));
-  } else {
-    int w;
-    if (upsampfac == 2.0) {
-      w = static_cast<int>(std::ceil(-std::log10(tol / 10)));
-    } else {
-      w = static_cast<int>(std::ceil(-std::log(tol) / (M_PI * std::sqrt(1 - 1 / upsampfac))));
-    }
-    // Spreading and interpolation each contribute about tol; below 1e-8 their sum needs one more cell to
-    // stay within the 10 x tol the tests demand (seen on clustered 2-D points at 1e-9). Other sigmas get the
-    // cell too: without it sigma = 1.25 lands near 4 x tol (2-D, 1e-6), with it near tol, like FINUFFT.
-    if (tol < 1e-8 || upsampfac != 2.0) ++w;
-    w = std::clamp(w, 2, 16);
-    double beta_per_cell = 2.30;
-    if (upsampfac == 2.0) {
-      if (w == 2) beta_per_cell = 2.20;
-      if (w == 3) beta_per_cell = 2.26;
-      if (w == 4) beta_per_cell = 2.38;
-    } else {
-      beta_per_cell = 0.97 * M_PI * (1 - 1 / (2 * upsampfac));
-    }
-    k.width = w;
-    k.beta = beta_per_cell * w;
-  }
-  k.half_width = k.width / 2.0;
-  require(k.width <= kMaxWidth, "the kernel needs ", k.width, " cells (more than ", kMaxWidth,
-          "); use a larger tol or the ES kernel");
-  if (kind == KernelKind::ExpSemicircle) {
-    int n = std::min(kMaxQuadrature, 2 * k.width + 8);
-    std::vector<double> nodes, weights;
-    gauss_legendre(2 * n, nodes, weights);
-    int used = 0;
-    for (int i = 0; i < 2 * n; ++i) {
-      if (nodes[i] <= 0) continue;
-      double u = nodes[i] * k.half_width;
-      k.quad_node[used] = u;
-      k.quad_weight[used] = weights[i] * k.half_width * kernel_value<double>(k, u);
-      ++used;
-    }
-    k.nquad = used;
+  k.kind = KernelKind::ExpSemicircle;
+  k.width = width;
+  k.half_width = width / 2.0;
+  k.beta = beta;
+  const int n = std::min(kMaxQuadrature, 2 * width + 8);
+  std::vector<double> nodes, weights;
+  gauss_legendre(2 * n, nodes, weights);
+  for (int i = 0; i < 2 * n; ++i) {
+    if (nodes[i] <= 0) continue;
+    const double u = nodes[i] * k.half_width;
+    k.quad_node[k.nquad] = u;
+    k.quad_weight[k.nquad] = weights[i] * k.half_width * kernel_value<double>(k, u);
+    ++k.nquad;
   }
   return k;
+}
+
+// Worst relative error of one stage in one dimension: a point at fractional cell offset t seen at frequency
+// w (radians per cell, |w| <= pi / sigma, the band both stages use) gets sum_c phi(c - t) e^{i w (c - t)} /
+// phihat(w) in place of 1. Spreading and interpolation each make this error once per dimension; with many
+// points the errors average out, with a handful they do not, so it sets the few-point accuracy.
+double stage_error(const KernelSpec &k, double sigma) {
+  constexpr int kFrequencies = 32, kOffsets = 64;
+  double worst = 0;
+  for (int j = 0; j <= kFrequencies; ++j) {
+    const double w = M_PI / sigma * j / kFrequencies;
+    const double ph = kernel_fourier(k, w);
+    for (int o = 0; o < kOffsets; ++o) {
+      const double t = static_cast<double>(o) / kOffsets;
+      double re = 0, im = 0;
+      for (long long c = static_cast<long long>(std::ceil(t - k.half_width)); c - t <= k.half_width; ++c) {
+        const double u = static_cast<double>(c) - t, v = kernel_value<double>(k, u);
+        re += v * std::cos(w * u);
+        im += v * std::sin(w * u);
+      }
+      worst = std::max(worst, std::hypot(re / ph - 1, im / ph));
+    }
+  }
+  if (k.kind != KernelKind::ExpSemicircle) return worst;
+  // The CPU's polynomial tables cannot follow the square-root edge of the ES kernel below about e^-beta (up to
+  // 4 e^-beta in each of the two edge taps); the deconvolution amplifies that by 1 / phihat at the band's edge.
+  return worst + 8 * std::exp(-k.beta) / kernel_fourier(k, M_PI / sigma);
+}
+
+// ES kernel of `width` cells with the shape that minimises stage_error at sigma (golden-section search around
+// FINUFFT's beta = 0.97 pi (1 - 1 / (2 sigma)) width, which is near optimal from 6 cells on; narrower kernels
+// want up to 20 % less). Memoised: a few sigmas and widths occur per process.
+struct EsDesign {
+  KernelSpec kernel;
+  double error = 0;
+};
+EsDesign es_design(int width, double sigma) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, double>, EsDesign> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find({width, sigma});
+    if (it != cache.end()) return it->second;
+  }
+  const double nominal = 0.97 * M_PI * (1 - 1 / (2 * sigma)) * width;
+  auto error_at = [&](double beta) { return stage_error(es_kernel(width, beta), sigma); };
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = 0.75 * nominal, b = 1.05 * nominal;
+  double c = b - g * (b - a), d = a + g * (b - a), ec = error_at(c), ed = error_at(d);
+  for (int it = 0; it < 12; ++it) {
+    if (ec < ed) {
+      b = d, d = c, ed = ec;
+      c = b - g * (b - a), ec = error_at(c);
+    } else {
+      a = c, c = d, ec = ed;
+      d = a + g * (b - a), ed = error_at(d);
+    }
+  }
+  EsDesign best;
+  best.kernel = es_kernel(width, ec < ed ? c : d);
+  best.error = std::min(ec, ed);
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(std::make_pair(width, sigma), best);
+  return best;
+}
+
+// Whether kernel k at sigma meets tol in dim: the predicted worst case of its stages plus rounding. Rounding,
+// measured with few points: the FFT's grows with the grid's dynamic range after the deconvolution,
+// (phihat(0) / phihat(band edge))^dim, which limits ES at sigma < 2 and the Gaussian at small tol (in single
+// precision already near 1e-6); in double, the CPU's polynomial kernel values stop improving near kTapRounding
+// units in the last place (amplified like stage errors, by 1 / phihat at the band's edge). A kernel that meets
+// tol is accepted if rounding adds at most kRoundingAllowance (sigma = 2 near tol = 1e-13).
+bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim, bool is_double) {
+  const double u = is_double ? 0x1p-53 : 0x1p-24;
+  const double stages = std::max(2, dim);  // see kWorstCaseTolerances
+  const double edge = kernel_fourier(k, M_PI / sigma);
+  const double kernel_part = stages * stage;
+  const double rounding_part = (is_double ? stages * kTapRounding * k.width * u / edge : 0) +
+                               kFftRounding * u * std::pow(kernel_fourier(k, 0) / edge, dim);
+  const double budget = kWorstCaseTolerances * tol;
+  return kernel_part + rounding_part <= budget ||
+         (kernel_part <= budget && rounding_part <= budget + kRoundingAllowance);
+}
+
+}  // namespace
+
+KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, bool is_double) {
+  if (upsampfac == 0) upsampfac = 2.0;
+  if (kind == KernelKind::Gaussian) {
+    // Capozzoli et al.: b = log((4 alpha / e) b + 9 alpha / e) / gamma, gamma = pi^2 (1 - 2 / R^2), for an
+    // accuracy e. Their e = tol is met on average over many points; the worst case of a handful of points (2-d,
+    // tol 1e-8: 18 tol) needs a smaller e, halved until the predicted worst case fits, as for ES below.
+    const double alpha = 2 + 1 / std::sqrt(2 * M_PI);
+    const double gamma = M_PI * M_PI * (1 - 2 / (upsampfac * upsampfac));
+    KernelSpec k;
+    for (double e = tol; e >= tol / 1024; e /= 2) {
+      k.kind = kind;
+      double b = 1;
+      for (int it = 0; it < 200; ++it) b = std::log(4 * alpha / e * b + 9 * alpha / e) / gamma;
+      k.b = b;
+      // The paper's half-width 2 pi b bounds the truncation error by exp(-pi^2 b); the Gaussian is already
+      // below e/10 at sqrt(4 b ln(10/e)) cells, so the tighter of the two is used.
+      const double half = std::min(2 * M_PI * b, std::sqrt(4 * b * std::log(10 / e)));
+      k.width = 2 * static_cast<int>(std::ceil(half));
+      k.half_width = k.width / 2.0;
+      require(k.width <= kMaxWidth, "the kernel needs ", k.width, " cells (more than ", kMaxWidth,
+              "); use a larger tol or the ES kernel");
+      if (meets(k, stage_error(k, upsampfac), upsampfac, tol, dim, is_double)) return k;
+    }
+    fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of the Gaussian kernel at upsampfac ",
+         upsampfac, " in ", dim, "-d; use a larger tol or the ES kernel");
+  }
+  // The narrowest ES kernel whose predicted worst case meets the contract for any number of points, not only on
+  // average over many.
+  for (int w = 2; w <= kMaxEsWidth; ++w) {
+    const EsDesign e = es_design(w, upsampfac);
+    if (meets(e.kernel, e.error, upsampfac, tol, dim, is_double)) return e.kernel;
+  }
+  fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", upsampfac, " in ", dim,
+       "-d (ES kernels of up to ", kMaxEsWidth, " cells); use a larger upsampfac or 0 (automatic)");
 }
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
@@ -133,17 +223,25 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
   L.dim = dim;
   L.kernel = kernel;
   L.upsampfac = upsampfac;
-  double cells1 = 1, cells2 = 1;
+  double cells1 = 1, cells2 = 1, phase_bound = 0;
   for (int d = 0; d < dim; ++d) {
     DimLayout &a = L.axis[d];
-    double X = (x_hi[d] - x_lo[d]) / 2, S = (s_hi[d] - s_lo[d]) / 2;
+    // Halves first: x_hi - x_lo may overflow where the extents themselves do not.
+    double X = x_hi[d] / 2 - x_lo[d] / 2, S = s_hi[d] / 2 - s_lo[d] / 2;
     a.src_center = x_lo[d] + X;
     a.tgt_center = s_lo[d] + S;
-    // Degenerate extents: any grid spacing works; keep the grids small.
-    if (X == 0 && S == 0) X = S = 1;
-    else if (S == 0) S = 1 / X;
-    else if (X == 0) X = 1 / S;
-    a.h1 = M_PI / (upsampfac * S);
+    phase_bound +=
+        std::max(std::fabs(x_lo[d]), std::fabs(x_hi[d])) * std::max(std::fabs(s_lo[d]), std::fabs(s_hi[d]));
+    // h1 S <= pi / upsampfac keeps every target in the kernel's accurate band. Where pi / (upsampfac S) is
+    // infinite or huge (all targets at one coordinate, or S near the smallest doubles), X S is that small too
+    // unless the extents span the double range: then h1 = X (or 1) gives the smallest grid and keeps
+    // x / h1 and h1 n2 finite.
+    a.h1 = S > 0 ? M_PI / (upsampfac * S) : 0;
+    if (!(a.h1 > 0 && a.h1 <= kLargestSpacing)) {
+      require(X * S <= M_PI / upsampfac, "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d],
+              "] and targets in [", s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
+      a.h1 = X > 0 ? X : 1;
+    }
     double n1 = 2 * std::ceil(X / a.h1) + kernel.width + 2;
     double n2 = std::max(std::ceil(upsampfac * n1), 2.0 * kernel.width);
     if (!(n2 < static_cast<double>(std::numeric_limits<int>::max()) / 2)) {
@@ -153,10 +251,16 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
     }
     a.n1 = static_cast<long long>(n1) + (static_cast<long long>(n1) & 1);
     a.n2 = next_smooth_even(static_cast<long long>(n2));
-    a.tgt_scale = a.h1 * a.n2 / (2 * M_PI);
+    a.tgt_scale = a.h1 * (static_cast<double>(a.n2) / (2 * M_PI));
+    require(std::isfinite(a.tgt_scale), "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d],
+            "] and targets in [", s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
     cells1 *= a.n1;
     cells2 *= a.n2;
   }
+  // The centring splits each phase x s into D x + C s + (x - C)(s - D) (per dimension); none of the parts may
+  // overflow, or the outputs would be NaN. Phases near 1e308 radians carry no digit of their value anyway.
+  require(phase_bound <= std::numeric_limits<double>::max() / 8, "the phases x*s reach ", phase_bound,
+          " radians, beyond the double range: no transform of these points is defined at any tol");
   double need = cells2 * bytes_per_cell;
   if (!(need <= memory_limit)) {
     fail(SFFT_ERROR_OUT_OF_MEMORY, "the ", dim, "-d grid of ", cells2, " cells needs ", need,
@@ -171,28 +275,33 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
   if (upsampfac != 0 || kind != KernelKind::ExpSemicircle) {
-    return make_layout(dim, make_kernel(kind, tol, upsampfac), upsampfac, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
-                       memory_limit);
+    return make_layout(dim, make_kernel(kind, tol, upsampfac, dim, is_double), upsampfac, x_lo, x_hi, s_lo, s_hi,
+                       bytes_per_cell, memory_limit);
   }
   // Automatic oversampling: sigma = 2 (narrow kernel, larger grid) or 1.25 (wider kernel, grid (1.25/2)^(2 dim)
-  // the size), whichever the backend's cost model prefers. 1.25 needs more than 16 taps below 1e-9, and in
-  // single precision its larger deconvolution factors amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5:
-  // 2.4e-4 against 1.5e-5 at sigma = 2).
-  Layout best = make_layout(dim, make_kernel(kind, tol, 2.0), 2.0, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
-                            memory_limit);
+  // the size), whichever the backend's cost model prefers. In double, 1.25 needs 17 or more taps below 1e-9
+  // (or cannot reach tol at all), and in single precision its larger deconvolution factors amplify rounding past
+  // 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
+  Layout best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi,
+                            bytes_per_cell, memory_limit);
   if (tol < (is_double ? 1e-9 : 1e-4)) return best;
   auto time_of = [&](const Layout &L) {
     return cost.per_tap * static_cast<double>(N + K) * std::pow(L.kernel.width, dim) +
            cost.per_cell * static_cast<double>(L.n2_total);
   };
   try {
-    Layout low = make_layout(dim, make_kernel(kind, tol, 1.25), 1.25, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
-                             memory_limit);
+    Layout low = make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
+                             bytes_per_cell, memory_limit);
     if (time_of(low) < time_of(best)) return low;
   } catch (const Error &) {
-    // sigma = 1.25 never needs more memory than sigma = 2, so this cannot fail where `best` succeeded.
+    // No 1.25 kernel reaches tol (make_kernel); its grid never needs more memory than sigma = 2's.
   }
   return best;
+}
+
+double tap_tolerance(const Layout &L, double tol) {
+  const double band_edge = kernel_fourier(L.kernel, M_PI / L.upsampfac);
+  return tol * band_edge / (2 * L.dim * L.kernel.width);
 }
 
 double host_memory_bytes() {

@@ -43,8 +43,23 @@ void validate_tolerance(double tol, bool is_double);
 // 0 (ES: automatic, see choose_layout) becomes 2.25 for the Gaussian kernel.
 double resolve_upsampfac(KernelKind kind, double upsampfac);
 
-// upsampfac 0 means 2.0 here.
-KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac);
+// Widest ES kernel make_kernel picks (wider ones run the CPU's generic-width loops).
+constexpr int kMaxEsWidth = 24;
+// make_kernel sizes ES kernels so that max(2, dim) times the worst error of one stage (spreading or
+// interpolation in one dimension) plus rounding is at most this many tol. Of the 2 dim stage errors, measured
+// with 1 to 8 points (tests/nufft3_test.cpp, FewSources...), the worst outputs add up like 2 in 1-d and 2-d
+// and like 3 in 3-d: the errors peak at different offsets and frequencies and rarely align.
+constexpr double kWorstCaseTolerances = 7;
+// Predicted double-precision rounding error (relative to the outputs) that may come on top of a kernel meeting
+// tol: sigma = 2 predicts up to ~3e-12 in 3-d (measured there with few points: below 1e-12).
+constexpr double kRoundingAllowance = 4e-12;
+// Rounding of the kernel values (in units in the last place) and of the FFT (relative to the unit roundoff times
+// the grid's dynamic range), both measured with few points at sigma = 1.25, where they dominate below 1e-8.
+constexpr double kTapRounding = 200;
+constexpr double kFftRounding = 0.25;
+
+// upsampfac 0 means 2.0 here. Throws SFFT_ERROR_INVALID_ARGUMENT when no kernel reaches tol at upsampfac in dim.
+KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, bool is_double);
 
 // lo/hi: per dimension min and max of the sources (x) and targets (s); all finite.
 // bytes_per_cell is what one FFT cell costs across the batch; the layout is rejected with
@@ -68,6 +83,11 @@ constexpr CostModel kCudaCost{2.3, 20.0};
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double);
+
+// Absolute error allowed in each kernel value (CPU polynomial tables) so that the 2 dim stages together add at
+// most tol: an error d in every tap of one stage changes its result by up to width d / phihat(pi / upsampfac),
+// relative (the deconvolution divides by phihat, smallest at the band's edge).
+double tap_tolerance(const Layout &L, double tol);
 
 // Physical host memory in bytes (an upper bound for a host workspace; allocation may still fail).
 double host_memory_bytes();

@@ -41,7 +41,7 @@ Plan::Plan(int dim, sfft_dtype dtype, int sign, double tol, const sfft_options *
   config_.opts = resolve_options(opts);
   if (config_.opts.backend == SFFT_BACKEND_CUDA) require_cuda_device(config_.opts);
   // Reject a kernel the tolerance cannot be met with now rather than at setpts.
-  (void)make_kernel(config_.kernel, tol, config_.upsampfac);
+  (void)make_kernel(config_.kernel, tol, config_.upsampfac, dim, config_.is_double);
 }
 
 void Plan::set_options(const nufft3_options *opts) {
@@ -60,7 +60,7 @@ void Plan::set_options(const nufft3_options *opts) {
           " is not a nufft3_kernel");
   KernelKind kind = kernel == NUFFT3_KERNEL_ES ? KernelKind::ExpSemicircle : KernelKind::Gaussian;
   double up = resolve_upsampfac(kind, full.upsampfac);
-  (void)make_kernel(kind, config_.tol, up);
+  (void)make_kernel(kind, config_.tol, up, config_.dim, config_.is_double);
   config_.ntransf = full.ntransf;
   config_.kernel = kind;
   config_.upsampfac = up;

@@ -101,13 +101,18 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
 }
 
 template <class Real>
-TwiddleTables<Real> make_twiddles(uint64_t n) {
-  // Angles from exact integers m / n in long double, so large n loses nothing to argument reduction.
+std::complex<Real> twiddle(uint64_t m, uint64_t n) {
+  // The angle from the exact integers m / n in long double, so large n loses nothing to argument reduction.
   const long double two_pi = 6.283185307179586476925286766559005768L;
-  auto twiddle = [&](uint64_t m) {
-    long double a = two_pi * static_cast<long double>(m) / static_cast<long double>(n);
-    return std::complex<Real>(static_cast<Real>(std::cos(a)), static_cast<Real>(-std::sin(a)));
-  };
+  const long double a = two_pi * static_cast<long double>(m) / static_cast<long double>(n);
+  return std::complex<Real>(static_cast<Real>(std::cos(a)), static_cast<Real>(-std::sin(a)));
+}
+template std::complex<float> twiddle<float>(uint64_t, uint64_t);
+template std::complex<double> twiddle<double>(uint64_t, uint64_t);
+
+template <class Real>
+TwiddleTables<Real> make_twiddles(uint64_t n) {
+  auto twiddle = [&](uint64_t m) { return spfft2d::twiddle<Real>(m, n); };
   TwiddleTables<Real> t;
   if (n <= TwiddleTables<Real>::kSingleTableMax) {
     t.lo.resize(n);
@@ -149,39 +154,64 @@ std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes) {
   return static_cast<std::size_t>(std::clamp<long double>(output / 4, lo, hi));
 }
 
-namespace {
-
-// Time constants in ns for complex64 work (complex128 scales the memory and FFT terms by 2). CUDA: fitted
-// to the H100 runs of bench_spfft2d --method (benchmarks/RESULTS.md, spfft2d section): cuFFT's dense 2-D
-// R2C gives the FFT constant, the three methods' times the rest. CPU: the same shape, scaled to 2-thread
-// runs of `sfft spfft2d --method` on the development machine.
-struct CostConstants {
-  double per_term;      // one nonzero x one output of a direct sum
-  double per_byte;      // streaming memory traffic
-  double per_fft_point; // per point per log2(length) of a 7-smooth C2C FFT
-  double strided_fft;   // factor for a 1-D FFT down columns (stride = width) of a 7-smooth length
-  double per_tile;      // fixed cost of one tile (launches, plan dispatch)
-};
-constexpr CostConstants kCudaCosts{1.5e-3, 3.5e-4, 6.0e-4, 2.5, 2.5e4};
-constexpr CostConstants kCpuCosts{1.0, 0.25, 0.5, 1.5, 1.0e4};
-
-bool seven_smooth(uint64_t n) {
+bool fft_friendly(uint64_t n) {
   for (uint64_t p : {2, 3, 5, 7})
-    while (n % p == 0) n /= p;
+    while (n > 0 && n % p == 0) n /= p;
   return n == 1;
 }
 
-// A batch of C2C FFTs of length n. Other lengths take Bluestein's route in cuFFT and FFTW alike: a few
-// FFTs of the power of two >= 2n - 1 (2.5 of them fits the measurements).
+uint64_t bluestein_length(uint64_t n) {
+  // 2^a 3^b only: on the H100 cuFFT's C2C at lengths with factors 5 or 7 near 16k ran 1.6-3.3x slower per
+  // point than at 2^a 3^b lengths (e.g. 16464 = 2^4 3 7^3: 1.23 ms, 17496 = 2^3 3^7: 0.51 ms for 4110
+  // rows), more than the slightly longer length costs.
+  const uint64_t target = 2 * n - 1;
+  uint64_t best = ~uint64_t{0};
+  for (uint64_t p3 = 1; p3 < 2 * target; p3 *= 3) {
+    uint64_t m = p3;
+    while (m < target) m <<= 1;
+    best = std::min(best, m);
+  }
+  return best;
+}
+
+namespace {
+
+// Time constants in ns for complex64 work (complex128 scales the memory and FFT terms by 2). CUDA: fitted
+// to H100 runs of bench_spfft2d --method (benchmarks/RESULTS.md, spfft2d section) and to per-stage timings
+// of the DIRECT pass (2026-11-23): cuFFT's dense 2-D R2C gives per_fft_point, batched contiguous C2C row
+// FFTs at 2^a 3^b and power-of-two lengths per_row_fft_point, the methods' times the rest. CPU: the same
+// shape, scaled to 2-thread runs of `sfft spfft2d --method` on the development machine.
+struct CostConstants {
+  double per_term;           // one nonzero x one output of a direct sum along rows (DIRECT_ROWS)
+  double per_col_term;       // one nonzero x one output of the column sums of DIRECT
+  double per_byte;           // streaming memory traffic
+  double per_fft_point;      // per point per log2(length) of a 7-smooth C2C FFT
+  double per_row_fft_point;  // the same for the contiguous row FFTs of the CUDA DIRECT method
+  double strided_fft;        // factor for a 1-D FFT down columns (stride = width) of a 7-smooth length
+  double bluestein;          // FFTs of the power of two >= 2n - 1 that a library's Bluestein costs
+  double per_tile;           // fixed cost of one tile (launches, plan dispatch)
+};
+constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 4.7e-4, 2.5, 1.8, 4.5e4};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4};
+
+// A batch of C2C FFTs of length n as the FFT libraries do them: other lengths than 7-smooth ones take
+// Bluestein's route inside cuFFT and FFTW alike, a few FFTs of the power of two >= 2n - 1.
 double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
   if (n <= 1) return 0;
   double len = static_cast<double>(n);
-  if (!seven_smooth(n)) {
+  if (!fft_friendly(n)) {
     uint64_t m = 1;
     while (m < 2 * n - 1) m <<= 1;
-    len = 2.5 * static_cast<double>(m);
+    len = k.bluestein * static_cast<double>(m);
   }
   return k.per_fft_point * static_cast<double>(batch) * len * std::log2(len);
+}
+
+// A batch of the CUDA DIRECT method's contiguous row FFTs of exactly length n.
+double row_fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
+  if (n <= 1) return 0;
+  const double len = static_cast<double>(n);
+  return k.per_row_fft_point * static_cast<double>(batch) * len * std::log2(len);
 }
 
 }  // namespace
@@ -200,12 +230,23 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   const double E = static_cast<double>(complex_bytes);
   // A strided 1-D FFT down the columns is slow for smooth lengths; Bluestein copies to contiguous anyway.
   const double down_columns = scale * fft_cost(m.rows, tiled.width, k);
-  const double strided = seven_smooth(m.rows) ? k.strided_fft : 1.0;
+  const double strided = fft_friendly(m.rows) ? k.strided_fft : 1.0;
   MethodCosts c;
-  // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
-  c.direct = k.per_term * H * nnz + scale * fft_cost(m.cols, tiled.half + 1, k) +
-             k.per_byte * E * (H * C * (m.has_empty_columns() ? 3 : 2) + R * W) +
-             k.per_tile * static_cast<double>(tiled.tile_count());
+  if (backend == CostBackend::Cuda) {
+    // Column sums written once per tile row (padded to the Bluestein length when the rows need it), the
+    // row FFTs (Bluestein: forward, pointwise product, inverse), the fold into the half spectrum.
+    const bool own = !fft_friendly(m.cols);
+    const uint64_t len = own ? bluestein_length(m.cols) : m.cols;
+    const double Lr = static_cast<double>(len);
+    c.direct = k.per_col_term * H * nnz + scale * row_fft_cost(len, tiled.half + 1, k) * (own ? 2 : 1) +
+               k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) +
+               k.per_tile * static_cast<double>(tiled.tile_count());
+  } else {
+    // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
+    c.direct = k.per_term * H * nnz + scale * fft_cost(m.cols, tiled.half + 1, k) +
+               k.per_byte * E * (H * C * (m.has_empty_columns() ? 3 : 2) + R * W) +
+               k.per_tile * static_cast<double>(tiled.tile_count());
+  }
   c.direct_rows = k.per_term * W * nnz + k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
   // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns.
   c.dense = k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;

@@ -1,8 +1,13 @@
 // CUDA backend. Tiled DIRECT method: direct sparse DFT kernel down the columns, batched cuFFT C2C along
 // the rows, fold of the Hermitian half into output rows; host outputs are streamed through double-buffered
 // pinned copies on a second stream so the device-to-host traffic of one tile overlaps the compute of the
-// next. Whole-spectrum methods in the output layout itself: DIRECT_ROWS = row sums then an in-place strided
-// cuFFT C2C down the columns; DENSE = scatter into padded real rows then cuFFT's in-place 2-D R2C.
+// next. Rows of an FFT-unfriendly length take the plan's own Bluestein pass at a length L = 2^a 3^b >= 2C-1
+// (cuFFT's own transform of 4110 rows of the prime length 8219 took 2.35 ms on the H100, this pass 1.40 ms
+// at L = 17496): the column sums are written premultiplied by the chirp into rows of length L, then
+// forward FFT, product with the chirp's precomputed spectrum, inverse FFT, and the fold applies the chirp
+// again. AUTO computes a whole spectrum in device memory as one DIRECT tile when the cost model prefers
+// DIRECT. Whole-spectrum methods in the output layout itself: DIRECT_ROWS = row sums then an in-place
+// strided cuFFT C2C down the columns; DENSE = scatter into padded real rows then cuFFT's in-place 2-D R2C.
 #include <algorithm>
 #include <type_traits>
 
@@ -30,10 +35,12 @@ __device__ __forceinline__ C cmul(C a, C b) {
   return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
 }
 
+// e^{-2 pi i m / n} from global tables (TwiddleTables): one table, or hi[m >> kSplitBits] * lo[low bits].
 template <class Real>
 struct DeviceTwiddles {
   const Cplx<Real> *lo;
   const Cplx<Real> *hi;  // nullptr: lo is the single table
+  __device__ __forceinline__ void load(Cplx<Real> *) {}
   __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const {
     if (hi == nullptr) return __ldg(lo + m);
     constexpr unsigned bits = TwiddleTables<Real>::kSplitBits;
@@ -41,60 +48,151 @@ struct DeviceTwiddles {
   }
 };
 
-// Output rows per thread: phases advance by integer addition inside a block of U rows, so the costly
-// 64-bit modulo runs once per nonzero per U rows.
+// e^{-2 pi i m / n} = hi[m >> bits] * lo[m & (2^bits - 1)] from two tables of about sqrt(n) entries that
+// every block copies into shared memory (load, before any thread leaves): the column sums' random lookups
+// from a global table were their bottleneck (scattered cached loads), shared memory serves them far faster.
+template <class Real>
+struct SharedTwiddles {
+  const Cplx<Real> *src;  // the lo_n entries of lo, then the hi_n entries of hi
+  uint32_t lo_n, hi_n, bits;
+  const Cplx<Real> *lo = nullptr, *hi = nullptr;
+  __device__ __forceinline__ void load(Cplx<Real> *smem) {
+    for (uint32_t i = threadIdx.x; i < lo_n + hi_n; i += blockDim.x) smem[i] = src[i];
+    __syncthreads();
+    lo = smem;
+    hi = smem + lo_n;
+  }
+  __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const {
+    return cmul(hi[m >> bits], lo[m & (lo_n - 1)]);
+  }
+};
+
+// x mod n for any 64-bit x and n < 2^31 by Barrett reduction (inv = floor((2^64 - 1) / n)): the quotient
+// estimate is low by at most one, so one conditional subtraction finishes it.
+struct Modulus {
+  uint64_t n, inv;
+  explicit Modulus(uint64_t m) : n(m), inv(~uint64_t{0} / m) {}
+  __device__ __forceinline__ uint64_t operator()(uint64_t x) const {
+    const uint64_t r = x - __umul64hi(x, inv) * n;
+    return r >= n ? r - n : r;
+  }
+};
+
+// Outputs per thread of the row sums (DIRECT_ROWS): phases advance by integer addition inside a block of U
+// outputs, so the costly 64-bit modulo runs once per nonzero per U outputs.
 template <class Real>
 constexpr int kRowsPerThread = std::is_same_v<Real, float> ? 8 : 4;
+// The column sums take each nonzero's twiddles for a run of 8 consecutive rows from one exact twiddle at the
+// run's anchor (its fifth row) and the nonzero's precomputed one-row step: complex products outwards from
+// the anchor, 3 forwards and 4 backwards, so rounding grows over 4 products at most and the chains overlap
+// in the pipeline. A thread covers kRuns runs (2 in float, 1 in double: registers); the next run's anchor
+// is the last one times the precomputed 8-row step. Per nonzero and group of rows a thread thus makes two
+// scattered reads (its entry, one twiddle from shared memory) where a first version made four from global
+// memory (three twiddles and the row): 0.58 ms against 0.71 ms for the benzene-like case's sums (H100).
+constexpr int kRunRows = 8;
+template <class Real>
+constexpr int kRuns = std::is_same_v<Real, float> ? 2 : 1;
+template <class Real>
+constexpr int kColumnRows = kRunRows * kRuns<Real>;
 
-// z[t][col_id[j]] = sum_e w_e * e^{-2 pi i row_e (s0 + t) / R}, one thread per (nonempty column, U rows).
-template <class Real, bool kWeighted>
-__global__ void direct_tile(const int32_t *__restrict__ col_id, const int64_t *__restrict__ col_start, int64_t ncols,
-                            const int32_t *__restrict__ row, const Real *__restrict__ weight, DeviceTwiddles<Real> tw,
-                            uint64_t R, uint64_t s0, uint64_t tile, Cplx<Real> *__restrict__ z, uint64_t C) {
-  constexpr int U = kRowsPerThread<Real>;
-  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= ncols) return;
-  const int64_t e0 = col_start[j], e1 = col_start[j + 1];
-  const uint64_t c = static_cast<uint64_t>(col_id[j]);
+// One nonzero of a column: its row, its weight (1 in binary mode), e^{-2 pi i row / R} and
+// e^{-2 pi i kRunRows row / R} (exact, from the integers).
+template <class Real>
+struct ColumnEntry {
+  Cplx<Real> step, run_step;
+  int32_t row;
+  Real weight;
+};
+
+// acc[i] += sum_{e in [e0, e1)} w_e e^{-2 pi i row_e (u0 + i) / R} for i < kColumnRows.
+template <class Real, class Twiddles>
+__device__ __forceinline__ void column_sums(const ColumnEntry<Real> *__restrict__ entries, int64_t e0,
+                                            int64_t e1, const Twiddles &tw, const Modulus &R, uint64_t u0,
+                                            Cplx<Real> *acc) {
+  constexpr int H = kRunRows / 2;
+#pragma unroll 2
+  for (int64_t e = e0; e < e1; ++e) {
+    const ColumnEntry<Real> en = entries[e];
+    const Real w = en.weight;
+    const Cplx<Real> back{en.step.x, -en.step.y};
+    Cplx<Real> anchor = tw(R(static_cast<uint64_t>(en.row) * (u0 + H)));
+#pragma unroll
+    for (int j = 0; j < kRuns<Real>; ++j) {
+      if (j > 0) anchor = cmul(anchor, en.run_step);
+      const int a = j * kRunRows + H;
+      Cplx<Real> f = anchor, b = anchor;
+      acc[a].x += w * f.x;
+      acc[a].y += w * f.y;
+#pragma unroll
+      for (int i = 1; i <= H; ++i) {
+        b = cmul(b, back);
+        acc[a - i].x += w * b.x;
+        acc[a - i].y += w * b.y;
+        if (i < H) {
+          f = cmul(f, en.step);
+          acc[a + i].x += w * f.x;
+          acc[a + i].y += w * f.y;
+        }
+      }
+    }
+  }
+}
+
+// z[t][c] = chirp[c] * sum_{e in column c} w_e e^{-2 pi i row_e (s0 + t) / R} for c < C (col_ptr: the C + 1
+// offsets of every column into entries; chirp nullptr: 1), and 0 for the Bluestein padding C <= c < stride
+// the grid covers (a pass with a pre-zeroed padded buffer launches over C columns only). One thread per
+// (column, kColumnRows rows), so the writes of a warp are contiguous.
+template <class Real, class Twiddles>
+__global__ void direct_tile(const int64_t *__restrict__ col_ptr, const ColumnEntry<Real> *__restrict__ entries,
+                            Twiddles tw, Modulus R, uint64_t C, uint64_t stride, const Cplx<Real> *__restrict__ chirp,
+                            uint64_t s0, uint64_t tile, Cplx<Real> *__restrict__ z) {
+  constexpr int U = kColumnRows<Real>;
+  extern __shared__ __align__(16) unsigned char shared[];
+  tw.load(reinterpret_cast<Cplx<Real> *>(shared));
+  const uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= stride) return;
+  int64_t e0 = 0, e1 = 0;
+  Cplx<Real> ch{Real(1), Real(0)};
+  if (c < C) {
+    e0 = col_ptr[c];
+    e1 = col_ptr[c + 1];
+    if (chirp != nullptr) ch = chirp[c];
+  }
   for (uint64_t t0 = static_cast<uint64_t>(blockIdx.y) * U; t0 < tile; t0 += static_cast<uint64_t>(gridDim.y) * U) {
     Cplx<Real> acc[U];
 #pragma unroll
     for (int i = 0; i < U; ++i) acc[i] = {Real(0), Real(0)};
-    for (int64_t e = e0; e < e1; ++e) {
-      const uint64_t r = static_cast<uint64_t>(row[e]);
-      uint64_t phase = r * (s0 + t0) % R;
-      const Real w = kWeighted ? weight[e] : Real(1);
-#pragma unroll
-      for (int i = 0; i < U; ++i) {
-        const Cplx<Real> t = tw(phase);
-        acc[i].x += w * t.x;
-        acc[i].y += w * t.y;
-        phase += r;
-        phase -= phase >= R ? R : 0;
-      }
-    }
+    column_sums(entries, e0, e1, tw, R, s0 + t0, acc);
 #pragma unroll
     for (int i = 0; i < U; ++i)
-      if (t0 + i < tile) z[(t0 + i) * C + c] = acc[i];
+      if (t0 + i < tile) z[(t0 + i) * stride + c] = cmul(acc[i], ch);
   }
 }
 
-// out[i][v] = Y[first + i][v] for v < W from the tile's full-length rows: direct rows copy, mirrored
-// rows u take conj(z[R - u - s0][(C - v) mod C]).
+// z[t][k] *= kernel[k] for the count rows of length L of a tile (the Bluestein convolution's product).
 template <class Real>
-__global__ void fold_rows(const Cplx<Real> *__restrict__ z, uint64_t C, uint64_t W, uint64_t R, uint64_t s0,
-                          uint64_t first, uint64_t count, bool mirrored, Cplx<Real> *__restrict__ out) {
+__global__ void multiply_rows(Cplx<Real> *__restrict__ z, const Cplx<Real> *__restrict__ kernel, uint64_t L,
+                              uint64_t count) {
+  const uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= L) return;
+  const Cplx<Real> h = kernel[k];
+  for (uint64_t t = blockIdx.y; t < count; t += gridDim.y) z[t * L + k] = cmul(z[t * L + k], h);
+}
+
+// out[i][v] = Y[first + i][v] for v < W from the tile's transformed rows (length `stride`, times chirp[v]
+// when chirp is not nullptr): direct rows copy, mirrored rows u take conj(Z[R - u - s0][(C - v) mod C]).
+template <class Real>
+__global__ void fold_rows(const Cplx<Real> *__restrict__ z, uint64_t stride, uint64_t C, uint64_t W, uint64_t R,
+                          uint64_t s0, uint64_t first, uint64_t count, bool mirrored,
+                          const Cplx<Real> *__restrict__ chirp, Cplx<Real> *__restrict__ out) {
   const uint64_t v = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= W) return;
+  const uint64_t j = mirrored && v != 0 ? C - v : v;
+  const Cplx<Real> ch = chirp != nullptr ? chirp[j] : Cplx<Real>{Real(1), Real(0)};
   for (uint64_t i = blockIdx.y; i < count; i += gridDim.y) {
     const uint64_t u = first + i;
-    Cplx<Real> y;
-    if (!mirrored) {
-      y = z[(u - s0) * C + v];
-    } else {
-      y = z[(R - u - s0) * C + (v == 0 ? 0 : C - v)];
-      y.y = -y.y;
-    }
+    Cplx<Real> y = cmul(z[(mirrored ? R - u - s0 : u - s0) * stride + j], ch);
+    if (mirrored) y.y = -y.y;
     out[i * W + v] = y;
   }
 }
@@ -138,15 +236,12 @@ __global__ void row_sums(const int32_t *__restrict__ row_id, const int64_t *__re
 
 // Real rows padded to 2W (the in-place R2C layout): real_rows[row][col] = w for every nonzero.
 template <class Real, bool kWeighted>
-__global__ void scatter_rows(const int32_t *__restrict__ col_id, const int64_t *__restrict__ col_start, int64_t ncols,
-                             const int32_t *__restrict__ row, const Real *__restrict__ weight, uint64_t padded,
-                             Real *__restrict__ real_rows) {
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < ncols;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const uint64_t c = static_cast<uint64_t>(col_id[j]);
-    for (int64_t e = col_start[j]; e < col_start[j + 1]; ++e)
+__global__ void scatter_rows(const int64_t *__restrict__ col_ptr, uint64_t C, const int32_t *__restrict__ row,
+                             const Real *__restrict__ weight, uint64_t padded, Real *__restrict__ real_rows) {
+  for (uint64_t c = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
+       c += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    for (int64_t e = col_ptr[c]; e < col_ptr[c + 1]; ++e)
       real_rows[static_cast<uint64_t>(row[e]) * padded + c] = kWeighted ? weight[e] : Real(1);
-  }
 }
 
 class Stream {
@@ -178,12 +273,25 @@ class CudaEngine final : public Engine {
   CudaEngine(std::shared_ptr<const SparseColumns> m, const Options &opts)
       : m_(std::move(m)), device_(opts.device), stream_(as_stream(opts.stream)), layout_(m_->rows, m_->cols) {
     DeviceScope scope(device_);
-    col_id_ = upload(m_->col_id.data(), m_->col_id.size());
-    col_start_ = upload(m_->col_start.data(), m_->col_start.size());
+    // Offsets of every column (empty ones too), so the column-sum threads cover [0, cols) without a map.
+    std::vector<int64_t> col_ptr(checked_add(m_->cols, 1, "cols + 1"), 0);
+    for (std::size_t j = 0; j < m_->col_id.size(); ++j)
+      col_ptr[static_cast<std::size_t>(m_->col_id[j]) + 1] = m_->col_start[j + 1] - m_->col_start[j];
+    for (std::size_t c = 0; c < m_->cols; ++c) col_ptr[c + 1] += col_ptr[c];
+    col_ptr_ = upload(col_ptr.data(), col_ptr.size());
     row_ = upload(m_->row.data(), m_->row.size());
     if (!m_->binary()) {
       std::vector<Real> w(m_->weight.begin(), m_->weight.end());
       weight_ = upload(w.data(), w.size());
+    }
+    {
+      std::vector<ColumnEntry<Real>> entries(m_->nnz());
+      for (std::size_t e = 0; e < entries.size(); ++e) {
+        const auto r = static_cast<uint64_t>(m_->row[e]);
+        entries[e] = {device_twiddle(r, m_->rows), device_twiddle(r * kRunRows % m_->rows, m_->rows), m_->row[e],
+                      m_->binary() ? Real(1) : static_cast<Real>(m_->weight[e])};
+      }
+      entries_ = upload(entries.data(), entries.size());
     }
     row_id_ = upload(m_->row_id.data(), m_->row_id.size());
     row_start_ = upload(m_->row_start.data(), m_->row_start.size());
@@ -192,12 +300,28 @@ class CudaEngine final : public Engine {
       std::vector<Real> w(m_->row_weight.begin(), m_->row_weight.end());
       row_weight_ = upload(w.data(), w.size());
     }
-    auto tw = make_twiddles<Real>(m_->rows);
-    tw_lo_ = upload(reinterpret_cast<const C *>(tw.lo.data()), tw.lo.size());
-    tw_hi_ = upload(reinterpret_cast<const C *>(tw.hi.data()), tw.hi.size());
+    // The column sums' twiddles: two tables of about sqrt(rows) entries in shared memory when they fit in
+    // kSharedTableBytes, else the global tables.
+    unsigned bits = 0;
+    while ((uint64_t{1} << (2 * bits)) < m_->rows) ++bits;
+    const uint64_t lo_n = uint64_t{1} << bits, hi_n = (m_->rows + lo_n - 1) >> bits;
+    if ((lo_n + hi_n) * sizeof(C) <= kSharedTableBytes) {
+      std::vector<C> split(lo_n + hi_n);
+      for (uint64_t j = 0; j < lo_n; ++j) split[j] = device_twiddle(j, m_->rows);
+      for (uint64_t q = 0; q < hi_n; ++q) split[lo_n + q] = device_twiddle(q << bits, m_->rows);
+      tw_split_ = upload(split.data(), split.size());
+      tw_split_lo_ = static_cast<uint32_t>(lo_n);
+      tw_split_bits_ = bits;
+    } else {
+      auto tw = make_twiddles<Real>(m_->rows);
+      tw_lo_ = upload(reinterpret_cast<const C *>(tw.lo.data()), tw.lo.size());
+      tw_hi_ = upload(reinterpret_cast<const C *>(tw.hi.data()), tw.hi.size());
+    }
     auto tw_cols = make_twiddles<Real>(m_->cols);
     tw_cols_lo_ = upload(reinterpret_cast<const C *>(tw_cols.lo.data()), tw_cols.lo.size());
     tw_cols_hi_ = upload(reinterpret_cast<const C *>(tw_cols.hi.data()), tw_cols.hi.size());
+    row_len_ = m_->cols;
+    if (!fft_friendly(m_->cols)) setup_bluestein();
     copy_stream_ = std::make_unique<Stream>();
     for (int i = 0; i < 2; ++i) {
       folded_[i] = std::make_unique<Event>();
@@ -235,47 +359,158 @@ class CudaEngine final : public Engine {
     DeviceScope scope(device_);
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const std::size_t cb = sizeof(C), budget = auto_budget(layout_, cb);
-    const std::size_t row_bytes = (layout_.cols + 4 * layout_.width) * cb;
-    Layout next = layout_;
-    next.tile = tile == 0 ? auto_tile(layout_, row_bytes, budget) : std::min(tile, layout_.half + 1);
     // Release the old workspace first: the new one must fit beside nothing else of this plan.
     release_workspace();
-    CufftPlan fft;
-    for (int attempt = 0;; ++attempt) {
-      long long n = static_cast<long long>(layout_.cols);
-      fft.make_many(1, &n, nullptr, 1, n, nullptr, 1, n, std::is_same_v<Real, float> ? CUFFT_C2C : CUFFT_Z2Z,
-                    static_cast<long long>(next.tile));
-      std::size_t work = 0;
-      SFFT_CUFFT_CHECK(cufftGetSize(fft.get(), &work));
-      const std::size_t total = next.tile * row_bytes + work;
-      // cuFFT's work area (Bluestein lengths need several times the data) counts against the budget.
-      if (tile != 0 || total <= budget + budget / 2 || next.tile == 1 || attempt == 3) {
-        fft_work_ = work;
-        break;
-      }
-      next.tile = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<long double>(next.tile) * budget / total));
-    }
-    fft.set_stream(stream_);
-    DeviceBuffer<C> z(checked_mul(next.tile, layout_.cols, "tile size"));
-    const std::size_t slot = checked_mul(2 * next.tile, layout_.width, "staging size");
+    TilePass tiled = make_pass(tile, budget, 4 * layout_.width * cb, false);
+    const std::size_t slot = checked_mul(2 * tiled.layout.tile, layout_.width, "staging size");
     for (int s = 0; s < 2; ++s) {
       staging_[s].allocate(slot);
       pinned_[s].allocate(slot);
     }
-    spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cuda, cb).cheapest();
+    // AUTO's whole spectrum in device memory may take DIRECT as one tile: cost it that way.
+    Layout one = layout_;
+    one.tile = layout_.half + 1;
+    spfft2d_method whole_auto = estimate_costs(*m_, one, CostBackend::Cuda, cb).cheapest();
     if (is_whole_method(method)) {
       workspace_.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
       plan_whole(method);
-    } else if (method == SPFFT2D_METHOD_AUTO && is_whole_method(whole_auto)) {
-      whole_auto = plan_auto_whole(whole_auto);
+    } else if (method == SPFFT2D_METHOD_AUTO) {
+      whole_auto = plan_auto_whole(whole_auto, tiled.layout.tile);
     }
-    z_ = std::move(z);
-    fft_ = std::move(fft);
-    layout_ = next;
+    tiled_ = std::move(tiled);
     requested_tile_ = tile;
     method_ = method;
     whole_auto_ = whole_auto;
     stream_ready_ = true;
+  }
+
+  uint64_t tile_rows() const override { return tiled_.layout.tile; }
+  std::size_t workspace_bytes() const override {
+    return tiled_.z.bytes() + tiled_.work + whole_pass_.z.bytes() + whole_pass_.padded.bytes() + whole_pass_.work +
+           staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + row_.bytes() + weight_.bytes() + entries_.bytes() +
+           tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
+           row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
+           kernel_.bytes() + workspace_.bytes() + whole_work_;
+  }
+
+  void run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device) override {
+    require(static_cast<bool>(tiled_.fft), "the plan has no workspace (a previous spfft2d_set_tile_rows failed)");
+    DeviceScope scope(device_);
+    const bool whole_native = out_on_device && sink.callback == nullptr && lo == 0 && hi == layout_.rows;
+    const spfft2d_method method = method_of_call(method_, whole_auto_, whole_native);
+    if (is_whole_method(method)) {
+      C *b = whole_native ? static_cast<C *>(sink.out) : workspace_.get();
+      compute_whole(method, b);
+      if (!whole_native) deliver_whole(b, lo, hi, sink, out_on_device);
+      return;
+    }
+    if (out_on_device && sink.callback == nullptr) {
+      TilePass &pass = whole_native && whole_pass_.fft ? whole_pass_ : tiled_;
+      C *out = static_cast<C *>(sink.out);
+      pass.layout.for_each_tile(lo, hi, [&](uint64_t k) {
+        compute_tile(pass, k);
+        fold(pass, pass.layout.direct_block(k, lo, hi), k, false, out, sink.row0);
+        fold(pass, pass.layout.mirror_block(k, lo, hi), k, true, out, sink.row0);
+      });
+      return;
+    }
+    try {
+      stream_to_host(lo, hi, sink);
+    } catch (...) {
+      // Leave no copy in flight into the pinned buffers; the plan stays usable.
+      (void)cudaStreamSynchronize(stream_);
+      (void)cudaStreamSynchronize(copy_stream_->get());
+      (void)cudaGetLastError();
+      throw;
+    }
+  }
+
+ private:
+  // The DIRECT method's buffers for one tile height: tile rows of length row_len_ and their C2C plan on one
+  // stream. Whole-spectrum passes with Bluestein put the column sums in `padded`, whose zero padding is
+  // written once, and transform out of place into z (rewriting the padding each time cost a third of the
+  // sums' writes); memory-bounded tiled passes keep one buffer and rewrite it.
+  struct TilePass {
+    Layout layout;
+    CufftPlan fft;
+    std::size_t work = 0;  // cuFFT's work area
+    DeviceBuffer<C> z, padded;
+  };
+
+  struct Pending {
+    bool valid = false;
+    Layout::Block direct, mirror;
+  };
+
+  static constexpr cufftType kC2C = std::is_same_v<Real, float> ? CUFFT_C2C : CUFFT_Z2Z;
+  // Shared memory for the column sums' twiddle tables: 32 KiB leaves room for several blocks per SM (rows up
+  // to 2^22 in float, 2^20 in double).
+  static constexpr std::size_t kSharedTableBytes = std::size_t{32} << 10;
+
+  static C device_twiddle(uint64_t m, uint64_t n) {
+    const std::complex<Real> t = twiddle<Real>(m, n);
+    return C{t.real(), t.imag()};
+  }
+
+  // Bluestein's chirp for the rows: chirp[c] = e^{-pi i c^2 / C} from the exact integer c^2 mod 2C, and
+  // kernel = FFT_L(b) / L of b[k] = conj(chirp[|k|]) on the circular indices -C < k < C (zero elsewhere),
+  // computed once in double.
+  void setup_bluestein() {
+    const uint64_t n = m_->cols, L = bluestein_length(n);
+    const long double pi = 3.141592653589793238462643383279502884L;
+    std::vector<C> chirp(n);
+    std::vector<double2> b(L, double2{0.0, 0.0});
+    for (uint64_t c = 0; c < n; ++c) {
+      const long double a = pi * static_cast<long double>(c * c % (2 * n)) / static_cast<long double>(n);
+      const double re = static_cast<double>(std::cos(a)), im = static_cast<double>(std::sin(a));
+      chirp[c] = C{static_cast<Real>(re), static_cast<Real>(-im)};
+      b[c] = double2{re, im};
+      if (c != 0) b[L - c] = b[c];
+    }
+    DeviceBuffer<double2> d = upload(b.data(), b.size());
+    CufftPlan fft;
+    long long len = static_cast<long long>(L);
+    fft.make_many(1, &len, nullptr, 1, len, nullptr, 1, len, CUFFT_Z2Z, 1);
+    fft.set_stream(stream_);
+    exec_c2c(fft, d.get(), d.get(), CUFFT_FORWARD);
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(b.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost, stream_));
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<C> kernel(L);
+    for (uint64_t k = 0; k < L; ++k)
+      kernel[k] = C{static_cast<Real>(b[k].x / static_cast<double>(L)),
+                    static_cast<Real>(b[k].y / static_cast<double>(L))};
+    chirp_ = upload(chirp.data(), chirp.size());
+    kernel_ = upload(kernel.data(), kernel.size());
+    row_len_ = L;
+  }
+
+  bool bluestein() const { return row_len_ != m_->cols; }
+
+  // Plans a DIRECT pass: tile rows (0: as many as `budget` holds at row_len_ plus extra_row_bytes per row,
+  // cuFFT's work area included), its cuFFT plan on the plan's stream and its buffer.
+  TilePass make_pass(uint64_t tile, std::size_t budget, std::size_t extra_row_bytes, bool padded_input) {
+    TilePass p;
+    p.layout = layout_;
+    const std::size_t buffers = padded_input && bluestein() ? 2 : 1;
+    const std::size_t row_bytes = checked_mul(buffers * row_len_, sizeof(C), "row size") + extra_row_bytes;
+    p.layout.tile = tile == 0 ? auto_tile(layout_, row_bytes, budget) : std::min(tile, layout_.half + 1);
+    for (int attempt = 0;; ++attempt) {
+      long long n = static_cast<long long>(row_len_);
+      p.fft.make_many(1, &n, nullptr, 1, n, nullptr, 1, n, kC2C, static_cast<long long>(p.layout.tile));
+      p.work = work_size(p.fft);
+      const std::size_t total = p.layout.tile * row_bytes + p.work;
+      // cuFFT's work area counts against the budget.
+      if (tile != 0 || total <= budget + budget / 2 || p.layout.tile == 1 || attempt == 3) break;
+      p.layout.tile = std::max<uint64_t>(
+          1, static_cast<uint64_t>(static_cast<long double>(p.layout.tile) * budget / total));
+    }
+    p.fft.set_stream(stream_);
+    p.z.allocate(checked_mul(p.layout.tile, row_len_, "tile size"));
+    if (buffers == 2) {
+      p.padded.allocate(p.z.size());
+      SFFT_CUDA_CHECK(cudaMemsetAsync(p.padded.get(), 0, p.padded.bytes(), stream_));
+    }
+    return p;
   }
 
   // In-place cuFFT plans of a whole-spectrum method on a rows x width buffer: DENSE is cuFFT's own 2-D R2C
@@ -297,28 +532,36 @@ class CudaEngine final : public Engine {
       whole_work_ += work_size(dense_r2c_);
     }
     if (!two_d) {
-      down_columns_.make_many(1, &R, &R, W, 1, &R, W, 1, std::is_same_v<Real, float> ? CUFFT_C2C : CUFFT_Z2Z, W);
+      down_columns_.make_many(1, &R, &R, W, 1, &R, W, 1, kC2C, W);
       down_columns_.set_stream(stream_);
       whole_work_ += work_size(down_columns_);
     }
   }
 
-  // AUTO takes a whole-spectrum method only where the spectrum fits in half the free device memory and
-  // cuFFT can plan it (its 2-D plans refuse some huge shapes); otherwise the tiled DIRECT method.
-  spfft2d_method plan_auto_whole(spfft2d_method whole) {
+  // AUTO takes a whole-spectrum method, or DIRECT as one tile, only where the spectrum and that workspace
+  // fit in half the free device memory and cuFFT can plan it (its 2-D plans refuse some huge shapes);
+  // otherwise the tiled DIRECT method.
+  spfft2d_method plan_auto_whole(spfft2d_method whole, uint64_t tiled_rows) {
     std::size_t free = 0, total = 0;
     SFFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     const long double spectrum = static_cast<long double>(layout_.rows) * layout_.width * sizeof(C);
     if (spectrum > free / 2) return SPFFT2D_METHOD_DIRECT;
     try {
-      plan_whole(whole);
-      return whole;
+      if (whole != SPFFT2D_METHOD_DIRECT) {
+        plan_whole(whole);
+        return whole;
+      }
+      // The buffer of one tile and as much again for cuFFT's work area.
+      const long double one_tile = (bluestein() ? 3.0L : 2.0L) * (layout_.half + 1) * row_len_ * sizeof(C);
+      if (tiled_rows <= layout_.half && spectrum + one_tile <= free / 2)
+        whole_pass_ = make_pass(layout_.half + 1, 0, 0, true);
     } catch (const Error &) {
       dense_r2c_.reset();
       down_columns_.reset();
       whole_work_ = 0;
-      return SPFFT2D_METHOD_DIRECT;
+      whole_pass_ = TilePass{};
     }
+    return SPFFT2D_METHOD_DIRECT;
   }
 
   static std::size_t work_size(const CufftPlan &plan) {
@@ -327,72 +570,39 @@ class CudaEngine final : public Engine {
     return work;
   }
 
-  uint64_t tile_rows() const override { return layout_.tile; }
-  std::size_t workspace_bytes() const override {
-    return z_.bytes() + staging_[0].size() * sizeof(C) * 2 + fft_work_ + col_id_.bytes() + col_start_.bytes() +
-           row_.bytes() + weight_.bytes() + tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() +
-           row_col_.bytes() + row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + workspace_.bytes() +
-           whole_work_;
-  }
-
-  void run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device) override {
-    require(static_cast<bool>(fft_), "the plan has no workspace (a previous spfft2d_set_tile_rows failed)");
-    DeviceScope scope(device_);
-    const bool whole_native = out_on_device && sink.callback == nullptr && lo == 0 && hi == layout_.rows;
-    const spfft2d_method method = method_of_call(method_, whole_auto_, whole_native);
-    if (is_whole_method(method)) {
-      C *b = whole_native ? static_cast<C *>(sink.out) : workspace_.get();
-      compute_whole(method, b);
-      if (!whole_native) deliver_whole(b, lo, hi, sink, out_on_device);
-      return;
-    }
-    if (out_on_device && sink.callback == nullptr) {
-      C *out = static_cast<C *>(sink.out);
-      layout_.for_each_tile(lo, hi, [&](uint64_t k) {
-        compute_tile(k);
-        fold(layout_.direct_block(k, lo, hi), k, false, out, sink.row0);
-        fold(layout_.mirror_block(k, lo, hi), k, true, out, sink.row0);
-      });
-      return;
-    }
-    try {
-      stream_to_host(lo, hi, sink);
-    } catch (...) {
-      // Leave no copy in flight into the pinned buffers; the plan stays usable.
-      (void)cudaStreamSynchronize(stream_);
-      (void)cudaStreamSynchronize(copy_stream_->get());
-      (void)cudaGetLastError();
-      throw;
-    }
-  }
-
- private:
-  struct Pending {
-    bool valid = false;
-    Layout::Block direct, mirror;
-  };
-
-  void compute_tile(uint64_t k) {
-    const uint64_t s0 = k * layout_.tile;
-    if (m_->has_empty_columns()) SFFT_CUDA_CHECK(cudaMemsetAsync(z_.get(), 0, z_.bytes(), stream_));
-    const int64_t ncols = static_cast<int64_t>(m_->col_id.size());
-    if (ncols > 0) {
+  // Tile k of a pass: column sums (chirped and padded for Bluestein), then the row transform.
+  void compute_tile(TilePass &p, uint64_t k) {
+    const uint64_t tile = p.layout.tile, s0 = k * tile;
+    const C *chirp = bluestein() ? chirp_.get() : nullptr;
+    const bool padded = p.padded.size() != 0;
+    C *sums = padded ? p.padded.get() : p.z.get();
+    {
       constexpr unsigned block = 128;
-      const uint64_t groups = (layout_.tile + kRowsPerThread<Real> - 1) / kRowsPerThread<Real>;
-      dim3 grid(static_cast<unsigned>((ncols + block - 1) / block), static_cast<unsigned>(std::min<uint64_t>(groups, 65535)));
-      DeviceTwiddles<Real> tw{tw_lo_.get(), tw_hi_.size() ? tw_hi_.get() : nullptr};
-      if (m_->binary())
-        direct_tile<Real, false><<<grid, block, 0, stream_>>>(col_id_.get(), col_start_.get(), ncols, row_.get(),
-                                                              nullptr, tw, layout_.rows, s0, layout_.tile, z_.get(),
-                                                              layout_.cols);
+      const uint64_t groups = (tile + kColumnRows<Real> - 1) / kColumnRows<Real>;
+      dim3 grid(static_cast<unsigned>(((padded ? layout_.cols : row_len_) + block - 1) / block),
+                static_cast<unsigned>(std::min<uint64_t>(groups, 65535)));
+      const Modulus R(layout_.rows);
+      auto launch = [&](auto tw, std::size_t shared_bytes) {
+        direct_tile<Real><<<grid, block, shared_bytes, stream_>>>(col_ptr_.get(), entries_.get(), tw, R, layout_.cols,
+                                                                  row_len_, chirp, s0, tile, sums);
+      };
+      if (tw_split_.size() != 0)
+        launch(SharedTwiddles<Real>{tw_split_.get(), tw_split_lo_,
+                                    static_cast<uint32_t>(tw_split_.size()) - tw_split_lo_, tw_split_bits_},
+               tw_split_.bytes());
       else
-        direct_tile<Real, true><<<grid, block, 0, stream_>>>(col_id_.get(), col_start_.get(), ncols, row_.get(),
-                                                             weight_.get(), tw, layout_.rows, s0, layout_.tile,
-                                                             z_.get(), layout_.cols);
+        launch(DeviceTwiddles<Real>{tw_lo_.get(), tw_hi_.size() ? tw_hi_.get() : nullptr}, 0);
       SFFT_CUDA_CHECK_LAUNCH();
     }
-    auto *z = reinterpret_cast<CufftCplx<Real> *>(z_.get());
-    exec_c2c(fft_, z, z, CUFFT_FORWARD);
+    auto *z = reinterpret_cast<CufftCplx<Real> *>(p.z.get());
+    exec_c2c(p.fft, reinterpret_cast<CufftCplx<Real> *>(sums), z, CUFFT_FORWARD);
+    if (chirp == nullptr) return;
+    constexpr unsigned block = 256;
+    dim3 grid(static_cast<unsigned>((row_len_ + block - 1) / block),
+              static_cast<unsigned>(std::min<uint64_t>(tile, 65535)));
+    multiply_rows<Real><<<grid, block, 0, stream_>>>(p.z.get(), kernel_.get(), row_len_, tile);
+    SFFT_CUDA_CHECK_LAUNCH();
+    exec_c2c(p.fft, z, z, CUFFT_INVERSE);
   }
 
   // The half spectrum into b (rows x width, device) by a whole-spectrum method, on the plan's stream.
@@ -417,15 +627,14 @@ class CudaEngine final : public Engine {
     } else {
       auto *real_rows = reinterpret_cast<Real *>(b);
       SFFT_CUDA_CHECK(cudaMemsetAsync(b, 0, R * W * sizeof(C), stream_));
-      const int64_t ncols = static_cast<int64_t>(m_->col_id.size());
-      if (ncols > 0) {
+      if (m_->nnz() > 0) {
         constexpr unsigned block = 256;
-        const unsigned grid = cuda::grid_for(static_cast<std::size_t>(ncols), block);
+        const unsigned grid = cuda::grid_for(static_cast<std::size_t>(layout_.cols), block);
         if (m_->binary())
-          scatter_rows<Real, false><<<grid, block, 0, stream_>>>(col_id_.get(), col_start_.get(), ncols, row_.get(),
-                                                                 nullptr, 2 * W, real_rows);
+          scatter_rows<Real, false><<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(), nullptr,
+                                                                 2 * W, real_rows);
         else
-          scatter_rows<Real, true><<<grid, block, 0, stream_>>>(col_id_.get(), col_start_.get(), ncols, row_.get(),
+          scatter_rows<Real, true><<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(),
                                                                 weight_.get(), 2 * W, real_rows);
         SFFT_CUDA_CHECK_LAUNCH();
       }
@@ -457,15 +666,16 @@ class CudaEngine final : public Engine {
     }
   }
 
-  // Writes output rows blk into `base`, whose first row is output row base_row.
-  void fold(Layout::Block blk, uint64_t k, bool mirrored, C *base, uint64_t base_row) {
+  // Writes output rows blk of tile k of a pass into `base`, whose first row is output row base_row.
+  void fold(const TilePass &p, Layout::Block blk, uint64_t k, bool mirrored, C *base, uint64_t base_row) {
     if (blk.count == 0) return;
     C *out = base + (blk.first - base_row) * layout_.width;
     constexpr unsigned block = 256;
     dim3 grid(static_cast<unsigned>((layout_.width + block - 1) / block),
               static_cast<unsigned>(std::min<uint64_t>(blk.count, 65535)));
-    fold_rows<Real><<<grid, block, 0, stream_>>>(z_.get(), layout_.cols, layout_.width, layout_.rows,
-                                                 k * layout_.tile, blk.first, blk.count, mirrored, out);
+    fold_rows<Real><<<grid, block, 0, stream_>>>(p.z.get(), row_len_, layout_.cols, layout_.width, layout_.rows,
+                                                 k * p.layout.tile, blk.first, blk.count, mirrored,
+                                                 chirp_.size() != 0 ? chirp_.get() : nullptr, out);
     SFFT_CUDA_CHECK_LAUNCH();
   }
 
@@ -473,13 +683,14 @@ class CudaEngine final : public Engine {
     Pending pending[2];
     int slot = 0;
     const uint64_t W = layout_.width;
-    layout_.for_each_tile(lo, hi, [&](uint64_t k) {
-      compute_tile(k);
-      Pending p{true, layout_.direct_block(k, lo, hi), layout_.mirror_block(k, lo, hi)};
+    const Layout &lay = tiled_.layout;
+    lay.for_each_tile(lo, hi, [&](uint64_t k) {
+      compute_tile(tiled_, k);
+      Pending p{true, lay.direct_block(k, lo, hi), lay.mirror_block(k, lo, hi)};
       // staging_[slot] is free once the copy of two tiles ago has left it.
       SFFT_CUDA_CHECK(cudaStreamWaitEvent(stream_, copied_[slot]->get(), 0));
-      fold(p.direct, k, false, staging_[slot].get(), p.direct.first);
-      fold(p.mirror, k, true, staging_[slot].get() + p.direct.count * W, p.mirror.first);
+      fold(tiled_, p.direct, k, false, staging_[slot].get(), p.direct.first);
+      fold(tiled_, p.mirror, k, true, staging_[slot].get() + p.direct.count * W, p.mirror.first);
       SFFT_CUDA_CHECK(cudaEventRecord(folded_[slot]->get(), stream_));
       // pinned_[slot] is free once the host has delivered the tile of two iterations ago.
       if (pending[slot].valid) deliver(pending[slot], slot, sink);
@@ -513,13 +724,12 @@ class CudaEngine final : public Engine {
   }
 
   void release_workspace() {
-    fft_.reset();
-    z_.release();
+    tiled_ = TilePass{};
+    whole_pass_ = TilePass{};
     for (int s = 0; s < 2; ++s) {
       staging_[s].release();
       pinned_[s].release();
     }
-    fft_work_ = 0;
     dense_r2c_.reset();
     down_columns_.reset();
     workspace_.release();
@@ -530,21 +740,25 @@ class CudaEngine final : public Engine {
   int device_;
   cudaStream_t stream_;
   bool stream_ready_ = false;
-  Layout layout_;
-  DeviceBuffer<int32_t> col_id_;
-  DeviceBuffer<int64_t> col_start_;
+  Layout layout_;  // tile unset: the geometry the passes share
+  DeviceBuffer<int64_t> col_ptr_;
   DeviceBuffer<int32_t> row_;
   DeviceBuffer<Real> weight_;
+  DeviceBuffer<ColumnEntry<Real>> entries_;  // the nonzeros by column, for the column sums
   DeviceBuffer<int32_t> row_id_;
   DeviceBuffer<int64_t> row_start_;
   DeviceBuffer<int32_t> row_col_;
   DeviceBuffer<Real> row_weight_;
   DeviceBuffer<C> tw_lo_, tw_hi_, tw_cols_lo_, tw_cols_hi_;
+  DeviceBuffer<C> tw_split_;  // the column sums' shared-memory tables (lo then hi), when they fit
+  uint32_t tw_split_lo_ = 0;
+  unsigned tw_split_bits_ = 0;
+  uint64_t row_len_ = 0;            // length of the row FFTs: cols, or the Bluestein length
+  DeviceBuffer<C> chirp_, kernel_;  // Bluestein only (cols and row_len_ elements)
   std::unique_ptr<Stream> copy_stream_;
   std::unique_ptr<Event> folded_[2], copied_[2];
-  CufftPlan fft_;
-  std::size_t fft_work_ = 0;
-  DeviceBuffer<C> z_;
+  TilePass tiled_;       // tiles of the plan's height: ranges, streams, explicit DIRECT
+  TilePass whole_pass_;  // one tile: AUTO's whole spectrum in device memory, when planned
   DeviceBuffer<C> staging_[2];
   PinnedBuffer<C> pinned_[2];
   uint64_t requested_tile_ = 0;  // 0: automatic

@@ -7,6 +7,8 @@
 // and Y[rows-u][v] = conj(Y[u][(cols-v) mod cols]) fills the rows the half did not compute. Rows are
 // processed in fixed tiles of `tile` source rows so memory is tile x cols whatever the matrix size; tile
 // boundaries are fixed per plan, so any sub-range of output rows is bit-identical to the one-shot output.
+// The CUDA backend transforms rows of a length with a prime factor above 7 by its own Bluestein pass
+// (bluestein_length) rather than cuFFT's.
 //
 // Two whole-spectrum methods compute the half spectrum in one buffer B (rows x width, the output layout):
 //   DIRECT_ROWS: B[r][v] = sum_{c in row r} w_rc e^{-2 pi i c v / cols} for v < width (direct, per row),
@@ -61,6 +63,10 @@ struct MtxMatrix {
 };
 MtxMatrix read_mtx(const char *path, bool binary);
 
+// e^{-2 pi i m / n} for m in [0, n), from the exact integers m and n.
+template <class Real>
+std::complex<Real> twiddle(uint64_t m, uint64_t n);
+
 // e^{-2 pi i m / n} for m in [0, n), from exact integer m: one table when n is small, else a two-level
 // table (hi[m >> kSplitBits] * lo[m & mask]) so memory stays O(sqrt n) for huge n.
 template <class Real>
@@ -89,6 +95,12 @@ struct Layout {
   void for_each_tile(uint64_t lo, uint64_t hi, Fn &&fn) const;
 };
 
+// FFT lengths cuFFT and FFTW transform directly (factors 2, 3, 5, 7); others go through Bluestein.
+bool fft_friendly(uint64_t n);
+// The circular convolution length of a Bluestein transform of length n: the smallest 2^a 3^b >= 2n - 1
+// (columns.cpp says why not 5 and 7).
+uint64_t bluestein_length(uint64_t n);
+
 // Automatic tile height: `budget` bytes at `bytes_per_row` per source row, within [1, half + 1].
 uint64_t auto_tile(const Layout &layout, std::size_t bytes_per_row, std::size_t budget);
 // Default workspace budget: a quarter of the full output, within [8 MiB, 128 MiB], so streaming a
@@ -96,8 +108,9 @@ uint64_t auto_tile(const Layout &layout, std::size_t bytes_per_row, std::size_t 
 // fill the GPU.
 std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes);
 
-// Estimated time in ns of each method on one backend for a whole spectrum of `complex_bytes` elements;
-// the constants are fitted to measurements (columns.cpp says where they come from).
+// Estimated time in ns of each method on one backend for a whole spectrum of `complex_bytes` elements, DIRECT
+// with the tiles of `tiled` (the CUDA backend transforms rows of an FFT-unfriendly length by its own
+// Bluestein pass); the constants are fitted to measurements (columns.cpp says where they come from).
 enum class CostBackend { Cpu, Cuda };
 struct MethodCosts {
   double direct = 0, direct_rows = 0, dense = 0;

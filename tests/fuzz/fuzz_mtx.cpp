@@ -51,7 +51,8 @@ std::vector<std::string> tokens(const std::string &line) {
 
 // The strict reference reader: a banner line, comment lines ('%' in column 1) and blank lines, a size line, exactly nnz entry
 // lines of 2 (pattern) or 3 tokens, 1-based indices in range; symmetric/skew-symmetric mirror off-diagonal
-// entries (skew: negated, and no diagonal). Returns false for anything else.
+// entries (skew: negated, and no diagonal); in binary mode an entry whose value is zero is dropped. Returns
+// false for anything else.
 bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64_t *cols, SparseMatrix *m) {
   std::istringstream in(text);
   std::string line;
@@ -87,6 +88,8 @@ bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64
     if (sym != "general" && r < c) return false;  // symmetric files store the lower triangle
     if (++seen > nnz) return false;
     const bool as_binary = binary || pattern;
+    // Binary mode turns every stored nonzero into 1 (sfft.h); a stored zero (0, -0, 0e5) is no nonzero.
+    if (as_binary && v == 0) continue;
     auto add = [&](uint64_t i, uint64_t j, double w) {
       if (as_binary) (*m)[{i, j}] = 1.0;
       else (*m)[{i, j}] += w;

@@ -15,15 +15,6 @@
 #include "bench_support.hpp"
 #include "sfft/sfft.h"
 
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_));                \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
-
 namespace {
 
 struct Case {
@@ -44,22 +35,22 @@ __global__ void fill_kernel(uint32_t *p, std::size_t n, uint32_t seed) {
 template <class Fn>
 double median_ms(Fn &&fn, int repeat, cudaStream_t s) {
   cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
   fn();
   fn();
   std::vector<double> t;
   for (int i = 0; i < repeat; ++i) {
-    CHECK(cudaEventRecord(a, s));
+    BENCH_CUDA(cudaEventRecord(a, s));
     fn();
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
+    BENCH_CUDA(cudaEventRecord(b, s));
+    BENCH_CUDA(cudaEventSynchronize(b));
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms);
   }
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
+  BENCH_CUDA(cudaEventDestroy(a));
+  BENCH_CUDA(cudaEventDestroy(b));
   return bench::median(t);
 }
 
@@ -83,8 +74,8 @@ std::size_t spot_check(const std::vector<unsigned char> &in_sample_src, const vo
       src += ((j + e - s) % e) * stride;
       stride *= e;
     }
-    CHECK(cudaMemcpy(a.data(), static_cast<const unsigned char *>(d_out) + flat * elem, elem, cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(b.data(), static_cast<const unsigned char *>(d_in_copy) + src * elem, elem, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(a.data(), static_cast<const unsigned char *>(d_out) + flat * elem, elem, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(b.data(), static_cast<const unsigned char *>(d_in_copy) + src * elem, elem, cudaMemcpyDeviceToHost));
     wrong += std::memcmp(a.data(), b.data(), elem) != 0;
   }
   return wrong;
@@ -116,7 +107,7 @@ int main(int argc, char **argv) {
   const char *dnames[] = {"f32", "f64", "c64", "c128"};
   const std::size_t dsize[] = {4, 8, 8, 16};
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
@@ -133,13 +124,13 @@ int main(int argc, char **argv) {
     for (int di = 0; di < 4; ++di) {
       std::size_t bytes = n * dsize[di];
       void *d_in, *d_out, *d_ref;
-      CHECK(cudaMalloc(&d_in, bytes));
-      CHECK(cudaMalloc(&d_out, bytes));
-      CHECK(cudaMalloc(&d_ref, bytes));
+      BENCH_CUDA(cudaMalloc(&d_in, bytes));
+      BENCH_CUDA(cudaMalloc(&d_out, bytes));
+      BENCH_CUDA(cudaMalloc(&d_ref, bytes));
       fill_kernel<<<1024, 256, 0, stream>>>(static_cast<uint32_t *>(d_in), bytes / 4, 1234u + di);
-      CHECK(cudaMemcpyAsync(d_ref, d_in, bytes, cudaMemcpyDeviceToDevice, stream));
-      CHECK(cudaStreamSynchronize(stream));
-      double copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); },
+      BENCH_CUDA(cudaMemcpyAsync(d_ref, d_in, bytes, cudaMemcpyDeviceToDevice, stream));
+      BENCH_CUDA(cudaStreamSynchronize(stream));
+      double copy_ms = median_ms([&] { BENCH_CUDA(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); },
                                  repeat, stream);
       double copy_gbs = 2.0 * bytes / copy_ms / 1e6;
       for (int in_place = 0; in_place < 2; ++in_place) {
@@ -154,9 +145,9 @@ int main(int argc, char **argv) {
           }
         };
         // Correctness first, on the pristine input (one call), then timing.
-        CHECK(cudaMemcpyAsync(d_in, d_ref, bytes, cudaMemcpyDeviceToDevice, stream));
+        BENCH_CUDA(cudaMemcpyAsync(d_in, d_ref, bytes, cudaMemcpyDeviceToDevice, stream));
         call();
-        CHECK(cudaStreamSynchronize(stream));
+        BENCH_CUDA(cudaStreamSynchronize(stream));
         std::size_t wrong = spot_check({}, d_ref, dst, c, dsize[di]);
         double ms = median_ms(call, repeat, stream);
         std::size_t used1 = bench::device_used_bytes();
@@ -170,12 +161,12 @@ int main(int argc, char **argv) {
         std::fflush(stdout);
         if (wrong) return 1;
       }
-      CHECK(cudaFree(d_in));
-      CHECK(cudaFree(d_out));
-      CHECK(cudaFree(d_ref));
+      BENCH_CUDA(cudaFree(d_in));
+      BENCH_CUDA(cudaFree(d_out));
+      BENCH_CUDA(cudaFree(d_ref));
     }
   }
   std::printf("rows below target (90%% of copy out of place, 80%% in place; marked !): %d\n", below);
-  CHECK(cudaStreamDestroy(stream));
+  BENCH_CUDA(cudaStreamDestroy(stream));
   return 0;
 }

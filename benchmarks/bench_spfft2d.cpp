@@ -27,14 +27,6 @@
 
 namespace {
 
-#define CHECK_CUDA(x)                                                                                \
-  do {                                                                                               \
-    cudaError_t e_ = (x);                                                                            \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_));                           \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
 #define CHECK_SFFT(x)                                                                                \
   do {                                                                                               \
     sfft_status s_ = (x);                                                                            \
@@ -147,7 +139,7 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
   auto sample_device = [&](const cf *d) {
     std::vector<cf> got(samples.at.size());
     for (std::size_t k = 0; k < got.size(); ++k)
-      CHECK_CUDA(cudaMemcpy(&got[k], d + samples.at[k].first * W + samples.at[k].second, sizeof(cf),
+      BENCH_CUDA(cudaMemcpy(&got[k], d + samples.at[k].first * W + samples.at[k].second, sizeof(cf),
                             cudaMemcpyDeviceToHost));
     return got;
   };
@@ -166,13 +158,13 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
     if (ok) {
       dense_mib = mib(bench::device_used_bytes() - base);
       std::vector<float> ones(1, 1.0f);
-      CHECK_CUDA(cudaMemset(x, 0, R * C * sizeof(float)));
+      BENCH_CUDA(cudaMemset(x, 0, R * C * sizeof(float)));
       for (std::size_t k = 0; k < m.r.size(); ++k)
-        if (keep[k]) CHECK_CUDA(cudaMemcpy(x + m.r[k] * C + m.c[k], ones.data(), sizeof(float), cudaMemcpyHostToDevice));
+        if (keep[k]) BENCH_CUDA(cudaMemcpy(x + m.r[k] * C + m.c[k], ones.data(), sizeof(float), cudaMemcpyHostToDevice));
       dense_ms = 1e3 * bench::time_median(
                            [&] {
                              cufftExecR2C(plan, x, reinterpret_cast<cufftComplex *>(y));
-                             CHECK_CUDA(cudaDeviceSynchronize());
+                             BENCH_CUDA(cudaDeviceSynchronize());
                            },
                            repeats);
       dense_err = max_err(sample_device(y));
@@ -206,7 +198,7 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
     ours_ms = 1e3 * bench::time_median(
                         [&] {
                           CHECK_SFFT(spfft2d_exec(p, out));
-                          CHECK_CUDA(cudaDeviceSynchronize());
+                          BENCH_CUDA(cudaDeviceSynchronize());
                         },
                         repeats);
     ours_err = max_err(sample_device(out));
@@ -263,7 +255,7 @@ int main(int argc, char **argv) {
       return 0;
     } else files.push_back(a);
   }
-  CHECK_CUDA(cudaFree(nullptr));
+  BENCH_CUDA(cudaFree(nullptr));
   {  // load cuFFT's kernels before any memory is measured
     cufftHandle warm;
     if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);

@@ -1,6 +1,7 @@
 #include "bench_support.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -47,5 +48,13 @@ std::string today() {
   std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
   return buf;
 }
+
+#if SFFT_HAVE_CUDA
+void require_cuda(cudaError_t status, const char *call) {
+  if (status == cudaSuccess) return;
+  std::fprintf(stderr, "%s failed: %s\n", call, cudaGetErrorString(status));
+  std::exit(1);
+}
+#endif
 
 }  // namespace bench

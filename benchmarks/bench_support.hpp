@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#if SFFT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace bench {
 
 inline double median(std::vector<double> v) {
@@ -42,4 +46,13 @@ std::size_t device_used_bytes();
 // Today's date as YYYY-MM-DD (for RESULTS.md).
 std::string today();
 
+#if SFFT_HAVE_CUDA
+// Exits with the call and CUDA's message when a setup call of a benchmark failed (nothing to measure then).
+void require_cuda(cudaError_t status, const char *call);
+#endif
+
 }  // namespace bench
+
+#if SFFT_HAVE_CUDA
+#define BENCH_CUDA(x) ::bench::require_cuda((x), #x)
+#endif

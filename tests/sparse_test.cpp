@@ -174,6 +174,13 @@ Score score(const Signal &s, const Result &r) {
   return sc;
 }
 
+// The returned frequencies are exactly the planted support (in any order).
+void expect_same_set(std::vector<uint64_t> got, std::vector<uint64_t> want) {
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+}
+
 class SparseFft : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -579,10 +586,7 @@ TEST(sparse_cuda, DeviceOutputsUntouchedOnFailure) {
       << sfft_last_error();
   EXPECT_EQ(count, k);
   df.download(freqs.data(), k * 8);
-  std::sort(freqs.begin(), freqs.end());
-  std::vector<uint64_t> support = s.support;
-  std::sort(support.begin(), support.end());
-  EXPECT_EQ(freqs, support);
+  expect_same_set(freqs, s.support);
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
 }
 
@@ -606,10 +610,7 @@ TEST(sparse_cuda, UserStream) {
       << sfft_last_error();
   std::vector<uint64_t> freqs(count);
   df.download(freqs.data(), count * 8);
-  std::sort(freqs.begin(), freqs.end());
-  std::vector<uint64_t> support = s.support;
-  std::sort(support.begin(), support.end());
-  EXPECT_EQ(freqs, support);
+  expect_same_set(freqs, s.support);
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
   cudaStreamDestroy(stream);
 }

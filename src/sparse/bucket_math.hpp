@@ -137,6 +137,14 @@ SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &
   return {r.re / gain, r.im / gain};
 }
 
+// |value|^2 of a coefficient as it is returned (rounded to the output precision Real): both backends order
+// their output by it, so the order holds for what the caller reads.
+template <class Real>
+SFFT_HD double returned_magnitude2(Cplx<double> v) {
+  double re = static_cast<Real>(v.re), im = static_cast<Real>(v.im);
+  return re * re + im * im;
+}
+
 // EXACT, last location loop: bucket z0 (reference hashing) holds energy that no decoded coefficient explains.
 SFFT_HD bool unexplained(Cplx<double> z0, bool decoded, double rms, const Geometry &g) {
   double limit = g.consistency * rms;

@@ -250,13 +250,8 @@ class CpuEngine final : public Engine {
 
   // Keeps the k largest nonzero entries of merged_, ordered by decreasing magnitude.
   std::size_t select_largest() {
-    // By magnitude as returned (rounded to Real), so the output order holds for what the caller reads.
-    auto returned = [](Cplx<double> v) {
-      double re = static_cast<Real>(v.re), im = static_cast<Real>(v.im);
-      return re * re + im * im;
-    };
-    auto larger = [&](const Coefficient &a, const Coefficient &b) {
-      double ma = returned(a.value), mb = returned(b.value);
+    auto larger = [](const Coefficient &a, const Coefficient &b) {
+      double ma = returned_magnitude2<Real>(a.value), mb = returned_magnitude2<Real>(b.value);
       return ma > mb || (ma == mb && a.freq < b.freq);
     };
     merged_.erase(

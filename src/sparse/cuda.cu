@@ -229,9 +229,10 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   if (later_loops == 0) return;
   int into = loop + 1 + target;
   Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
-  for_each_contribution(d.freq, d.value, loops[into], g.hashings_per_loop, g, [&](int j, uint64_t bucket, Cplx<double> c) {
-    atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + bucket, c);
-  });
+  for_each_contribution(d.freq, d.value, loops[into], g.hashings_per_loop, g,
+                        [&](int j, uint64_t bucket, Cplx<double> c) {
+                          atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + bucket, c);
+                        });
 }
 
 // ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote.
@@ -255,7 +256,8 @@ __global__ void select_kernel(Table t, int pass, int min_votes, Counters *counte
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= counters->distinct) return;
   unsigned slot = t.slots[i];
-  if (t.is_candidate[slot] || t.votes[static_cast<std::size_t>(pass) * t.size + slot] < static_cast<unsigned>(min_votes))
+  const unsigned votes = t.votes[static_cast<std::size_t>(pass) * t.size + slot];
+  if (t.is_candidate[slot] || votes < static_cast<unsigned>(min_votes))
     return;
   t.is_candidate[slot] = 1;
   t.candidates[atomicAdd(&counters->candidates, 1u)] = slot;
@@ -357,13 +359,6 @@ __device__ void finish_exec(Counters *counters, Result *result) {
   counters->blocks_done = 0;
 }
 
-// |value|^2 of a coefficient as it is returned (rounded to the output precision): the order of the output.
-template <class Real>
-__device__ double output_magnitude2(Cplx<double> v) {
-  double re = static_cast<Real>(v.re), im = static_cast<Real>(v.im);
-  return re * re + im * im;
-}
-
 template <class Real>
 __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, uint64_t *res_freq, Cplx<Real> *res_val,
                              Counters *counters) {
@@ -395,7 +390,7 @@ __global__ void __launch_bounds__(kRankBlock)
       if (i < m) {
         unsigned slot = list[i];
         freq = t.keys[slot];
-        mag = output_magnitude2<Real>(t.value[slot]);
+        mag = returned_magnitude2<Real>(t.value[slot]);
       }
       tile_mag[threadIdx.x] = mag;
       tile_freq[threadIdx.x] = freq;
@@ -409,7 +404,7 @@ __global__ void __launch_bounds__(kRankBlock)
       if (j < m) {
         unsigned slot = list[j];
         other_freq = t.keys[slot];
-        other = output_magnitude2<Real>(t.value[slot]);
+        other = returned_magnitude2<Real>(t.value[slot]);
       }
 #pragma unroll
       for (unsigned e = 0; e < kRankTile; ++e) {
@@ -439,13 +434,13 @@ __global__ void magnitude_kernel(const unsigned *list, const unsigned *list_coun
                                  unsigned long long *mag_keys) {
   std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i < list_capacity)  // non-negative doubles order like their bit patterns
-    mag_keys[i] = i < *list_count ? __double_as_longlong(output_magnitude2<Real>(t.value[list[i]])) : 0ull;
+    mag_keys[i] = i < *list_count ? __double_as_longlong(returned_magnitude2<Real>(t.value[list[i]])) : 0ull;
 }
 
 // Top-k for long lists, step 3 (after the radix sort): the first k nonzero entries in sorted order.
 template <class Real>
-__global__ void gather_kernel(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list, Table t,
-                              uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
+__global__ void gather_kernel(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list,
+                              Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
                               Result *result) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (r < k && sorted_mags[r] != 0) {
@@ -456,8 +451,8 @@ __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsig
 }
 
 // After the graph, once per exec: resets the table slots the exec claimed (listed in t.slots,
-// counters->stale of them) and the floor energies, and fills device outputs when the result fits `capacity` (0: host outputs)
-// and the input was finite.
+// counters->stale of them) and the floor energies, and fills device outputs when the result fits `capacity`
+// (0: host outputs) and the input was finite.
 template <class Real>
 __global__ void epilogue_kernel(Table t, int passes, const Counters *counters, double *energy, int loops,
                                 const Result *result, const uint64_t *res_freq, const Cplx<Real> *res_val,
@@ -665,8 +660,8 @@ class CudaEngine final : public Engine {
     } else {
       std::size_t outputs = jobs_count_ * g.buckets;
       fold_kernel<Real><<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
-          static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs, log2_of(g.buckets),
-          d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get());
+          static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
+          log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (graph_) {
@@ -704,8 +699,8 @@ class CudaEngine final : public Engine {
 
  private:
   // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
-  // header (the per-exec epilogue kernel then resets the table and fills device outputs). Launch-bound, so the plan captures it once into a CUDA graph; enqueued
-  // directly when capture is unavailable.
+  // header (the per-exec epilogue kernel then resets the table and fills device outputs). Launch-bound, so
+  // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
   void enqueue_pipeline(cudaStream_t s) {
     const Geometry &g = d_.geom;
     fft_.set_stream(s);
@@ -749,8 +744,8 @@ class CudaEngine final : public Engine {
           ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     } else {
-      magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_, table_,
-                                                                       mag_keys_.get());
+      magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_,
+                                                                             table_, mag_keys_.get());
       SFFT_CUDA_CHECK_LAUNCH();
       std::size_t temp = sort_temp_bytes_;
       SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(sort_temp_.get(), temp, mag_keys_.get(),

@@ -1,7 +1,8 @@
 // Sparse FFT benchmark: sfft_exec against the dense peer in the same run, on planted k-sparse spectra.
 //   GPU: cuFFT C2C/Z2Z of all n points vs the CUDA plan (device input and outputs), n = 2^18..2^27 at
 //        k = 1000 and k = 100..4000 at n = 2^27; EXACT on noise-free input, ROBUST at 30 dB SNR; AUTO on
-//        both at n = 2^27, k = 1000 (complex128).
+//        both at n = 2^27, k = 1000 (complex128); ROBUST with and without the comb pre-pass on the same
+//        signals at n = 2^27, k = 1000, 30 and 20 dB (both dtypes).
 //   CPU: threaded FFTW (FFTW_MEASURE) vs the CPU plan, n = 2^16..2^22 at k = 100.
 // Each row: median of --repeats timed calls after warm-up, the ratio peer/sfft, support recovery,
 // L1 error per planted coefficient and relative l2 error of the returned values against the peer's full
@@ -227,10 +228,29 @@ double gpu_time(const std::function<void()> &fn, int repeats) {
       repeats);
 }
 
+// A plan to time on a case's signal, and its row label.
+struct PlanRow {
+  std::string label;
+  sfft_sparse_options knobs;
+};
+
+// ROBUST as is and with two comb loops (default W and keep); then both with min_votes = 1, which finds
+// more weak coefficients and lets more noise through unless the comb keeps it out.
+std::vector<PlanRow> comb_rows() {
+  sfft_sparse_options plain = knobs_for(false), comb = knobs_for(false);
+  comb.comb_loops = 2;
+  sfft_sparse_options plain_mv1 = plain, comb_mv1 = comb;
+  plain_mv1.min_votes = 1;
+  comb_mv1.min_votes = 1;
+  return {{"ROBUST", plain}, {"ROBUST+comb", comb}, {"ROBUST,mv1", plain_mv1}, {"ROBUST+comb,mv1", comb_mv1}};
+}
+
 template <class Real>
 // auto_variant: the plan uses SFFT_SPARSE_AUTO instead of the variant `exact` names (the input is still
-// noise-free when `exact`).
-void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool auto_variant = false) {
+// noise-free when `exact`). rows: the plans to time, one row each (default: the one `exact` and
+// `auto_variant` name).
+void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool auto_variant = false,
+              std::vector<PlanRow> rows = {}) {
   using C = std::complex<Real>;
   const uint64_t n = uint64_t{1} << log2n;
   const bool dbl = sizeof(Real) == 8;
@@ -298,39 +318,44 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool a
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
-  sfft_sparse_options knobs = knobs_for(exact);
-  if (auto_variant) knobs.variant = SFFT_SPARSE_AUTO;
-  std::size_t used_before = bench::device_used_bytes();
-  sfft_plan plan = nullptr;
-  if (check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &opts, &knobs), "sfft_create")) {
-    double mib = static_cast<double>(bench::device_used_bytes() - used_before) / (1 << 20);
-    void *dfreqs = nullptr, *dvalues = nullptr;
-    cudaMalloc(&dfreqs, k * sizeof(uint64_t));
-    cudaMalloc(&dvalues, k * sizeof(C));
-    uint64_t count = k;
-    sfft_status status = SFFT_SUCCESS;
-    double ours = gpu_time(
-        [&] {
-          count = k;
-          status = sfft_exec(plan, x, static_cast<uint64_t *>(dfreqs), dvalues, &count);
-        },
-        repeats);
-    if (check(status, "sfft_exec")) {
-      std::vector<uint64_t> freqs(count);
-      std::vector<C> values(count);
-      cudaMemcpy(freqs.data(), dfreqs, count * sizeof(uint64_t), cudaMemcpyDeviceToHost);
-      cudaMemcpy(values.data(), dvalues, count * sizeof(C), cudaMemcpyDeviceToHost);
-      std::vector<cd> got(values.begin(), values.end());
-      Accuracy a = accuracy(p, freqs, got, [&](uint64_t f) {
-        C t;
-        cudaMemcpy(&t, static_cast<C *>(spectrum) + f, sizeof t, cudaMemcpyDeviceToHost);
-        return cd(t);
-      });
-      print_row(auto_variant ? "AUTO" : exact ? "EXACT" : "ROBUST", dbl, log2n, k, snr, peer, ours, a, mib);
+  if (rows.empty()) {
+    sfft_sparse_options knobs = knobs_for(exact);
+    if (auto_variant) knobs.variant = SFFT_SPARSE_AUTO;
+    rows.push_back({auto_variant ? "AUTO" : exact ? "EXACT" : "ROBUST", knobs});
+  }
+  for (const PlanRow &row : rows) {
+    std::size_t used_before = bench::device_used_bytes();
+    sfft_plan plan = nullptr;
+    if (check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &opts, &row.knobs), "sfft_create")) {
+      double mib = static_cast<double>(bench::device_used_bytes() - used_before) / (1 << 20);
+      void *dfreqs = nullptr, *dvalues = nullptr;
+      cudaMalloc(&dfreqs, k * sizeof(uint64_t));
+      cudaMalloc(&dvalues, k * sizeof(C));
+      uint64_t count = k;
+      sfft_status status = SFFT_SUCCESS;
+      double ours = gpu_time(
+          [&] {
+            count = k;
+            status = sfft_exec(plan, x, static_cast<uint64_t *>(dfreqs), dvalues, &count);
+          },
+          repeats);
+      if (check(status, "sfft_exec")) {
+        std::vector<uint64_t> freqs(count);
+        std::vector<C> values(count);
+        cudaMemcpy(freqs.data(), dfreqs, count * sizeof(uint64_t), cudaMemcpyDeviceToHost);
+        cudaMemcpy(values.data(), dvalues, count * sizeof(C), cudaMemcpyDeviceToHost);
+        std::vector<cd> got(values.begin(), values.end());
+        Accuracy a = accuracy(p, freqs, got, [&](uint64_t f) {
+          C t;
+          cudaMemcpy(&t, static_cast<C *>(spectrum) + f, sizeof t, cudaMemcpyDeviceToHost);
+          return cd(t);
+        });
+        print_row(row.label.c_str(), dbl, log2n, k, snr, peer, ours, a, mib);
+      }
+      cudaFree(dfreqs);
+      cudaFree(dvalues);
+      sfft_destroy(plan);
     }
-    cudaFree(dfreqs);
-    cudaFree(dvalues);
-    sfft_destroy(plan);
   }
   cudaFree(spectrum);
   cudaFree(x);
@@ -388,6 +413,11 @@ int main(int argc, char **argv) {
     }
     // AUTO (EXACT first, ROBUST when the signal is not exactly sparse) on both kinds of input.
     for (bool exact : {true, false}) gpu_case<double>(max_log2n, 1000, exact, exact ? INFINITY : 30.0, repeats, true);
+    // The comb pre-pass: plain ROBUST and ROBUST with the comb on one signal each (same cuFFT time).
+    for (double snr : {30.0, 20.0}) {
+      gpu_case<float>(max_log2n, 1000, false, snr, repeats, false, comb_rows());
+      gpu_case<double>(max_log2n, 1000, false, snr, repeats, false, comb_rows());
+    }
   }
 #endif
   if (cpu) {

@@ -78,6 +78,9 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
       exact.variant = SFFT_SPARSE_EXACT;
       exact.estimation_loops = 0;  // ROBUST-only knobs stay with the fallback
       exact.min_votes = 0;
+      exact.comb_loops = 0;
+      exact.comb_width = 0;
+      exact.comb_keep = 0;
       p->exact_first = make_engine(sfft::sparse::make_design(n, k, dbl, exact, o.seed), o, p->backend, dbl);
     }
     registry().add(p.get());

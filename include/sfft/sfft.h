@@ -289,6 +289,19 @@ typedef struct sfft_sparse_options {
                                   complex128), 12 (EXACT complex64), 4 (ROBUST) */
   int min_votes;               /* ROBUST: location loops that must find a frequency, 1..location_loops;
                                   default 2 */
+  int comb_loops;              /* ROBUST: sFFT 2.0's comb pre-pass, 0..16 comb loops; 0 = off (the default).
+                                  Comb loop c takes comb_width samples x[o_c + j n/comb_width] (o_c random
+                                  per plan) and their comb_width-point FFT, whose bin r sums the X[f] with
+                                  f = r mod comb_width; a frequency can then be located only if its residue
+                                  is among the comb_keep largest bins of some comb loop. Fewer false
+                                  candidates under noise (it pairs with min_votes = 1, which finds more
+                                  weak coefficients), for comb_loops * comb_width more samples read.
+                                  Must be 0 for EXACT (AUTO uses it in its ROBUST stage) */
+  uint64_t comb_width;         /* the comb's W: a power of two, 2 <= W <= min(n, 2^26) (so W divides n);
+                                  0 = the power of two >= 128 k, at most n/16 and 2^26 (and >= 2). Only
+                                  with comb_loops */
+  uint64_t comb_keep;          /* bins approved per comb loop, 1..comb_width; 0 = min(2 k, comb_width).
+                                  Only with comb_loops */
 } sfft_sparse_options;
 
 /* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. */

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "common/host_device.hpp"
 
@@ -151,18 +152,47 @@ SFFT_HD bool unexplained(Cplx<double> z0, bool decoded, double rms, const Geomet
   return !decoded && cabs2(z0) > limit * limit;
 }
 
+// Comb pre-pass: the selection key of bin r with |bin|^2 = mag2 (finite, >= 0). |bin|^2 rounded to float
+// fills the high half (non-negative floats order like their bits) and ~r the low half, so keys are distinct
+// and equal magnitudes prefer the smaller residue: both backends approve the comb_keep largest keys.
+SFFT_HD uint64_t comb_key(double mag2, uint64_t r) {
+  float m = static_cast<float>(mag2);
+#if defined(__CUDA_ARCH__)
+  uint32_t bits = __float_as_uint(m);
+#else
+  uint32_t bits = 0;
+  std::memcpy(&bits, &m, sizeof bits);
+#endif
+  return (static_cast<uint64_t>(bits) << 32) | (0xffffffffu - static_cast<uint32_t>(r));
+}
+
+// Whether residue r is set in an approval bitmap of 32-bit words.
+SFFT_HD bool comb_approved(const uint32_t *bitmap, uint64_t r) { return (bitmap[r >> 5] >> (r & 31)) & 1u; }
+
 struct Decoded {
   bool found;
   uint64_t freq;
   Cplx<double> value;
+  bool consistent;   // one coefficient explains every hashing (its home may be a neighbouring bucket)
+  double mismatch2;  // consistent: max over the shifted hashings of |z_h - that coefficient's prediction|^2
 };
+
+// EXACT early stop. Bucket z0 of a location loop is settled when it holds one coefficient that every
+// hashing matches to within settle * rms, or less than settle * rms: a coefficient still hiding there (a
+// small one under a larger one, or a collision of small ones) is below the accuracy the variant promises.
+// A loop whose buckets are all settled leaves nothing for the later loops to find: a lone coefficient seen
+// from a neighbouring bucket is decoded in its home bucket, which is settled only if it holds it alone.
+SFFT_HD bool settled(Cplx<double> z0, const Decoded &d, double rms, double settle) {
+  double limit = settle * rms;
+  return (d.consistent ? d.mismatch2 : cabs2(z0)) <= limit * limit;
+}
 
 // Decodes bucket b of a location loop from its hashings z[0..S+1] (reference, S stages, check).
 // Found when |z[0]| exceeds min_magnitude and all hashings agree with one coefficient whose home
 // bucket is b; then freq is its frequency and value its estimate.
 template <class Load>
 SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
-  Decoded out{false, 0, {0, 0}};
+  Decoded out{false, 0, {0, 0}, false, 0};
   Cplx<double> z0 = z(0);
   double mag2 = cabs2(z0);
   if (!(mag2 > min_magnitude * min_magnitude)) return out;  // also rejects NaN
@@ -184,17 +214,23 @@ SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double
     }
   }
   double d_round = floor_hd(d_hat + 0.5);
-  double half = 0.5 * static_cast<double>(g.width);
-  if (d_round < -half || d_round >= half) return out;  // its home is a neighbouring bucket
+  double width = static_cast<double>(g.width);
+  if (!(d_round >= -width && d_round < width)) return out;  // also rejects NaN phases
   int64_t d = static_cast<int64_t>(d_round);
   uint64_t u = (b * g.width + static_cast<uint64_t>(d)) & g.mask;
   double limit2 = g.consistency * g.consistency * mag2;
+  double mismatch2 = 0;
   for (int h = 1; h <= g.stages + 1; ++h) {
     Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
     Cplx<double> zh = z(h);
     Cplx<double> diff{zh.re - predicted.re, zh.im - predicted.im};
-    if (!(cabs2(diff) <= limit2)) return out;
+    double diff2 = cabs2(diff);
+    if (!(diff2 <= limit2)) return out;
+    mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
   }
+  out.consistent = true;
+  out.mismatch2 = mismatch2;
+  if (d_round < -0.5 * width || d_round >= 0.5 * width) return out;  // its home is a neighbouring bucket
   out.freq = (lp.sigma_inv * u) & g.mask;
   out.value = estimate(z0, out.freq, lp, static_cast<double>(d), g);
   out.found = true;

@@ -57,6 +57,25 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
 template void fold_hashings<float>(const Design &, const std::complex<float> *, std::complex<float> *, int);
 template void fold_hashings<double>(const Design &, const std::complex<double> *, std::complex<double> *, int);
 
+template <class Real>
+void gather_comb(const Design &d, const std::complex<Real> *x, std::complex<Real> *z) {
+  const uint64_t width = d.comb_width, stride = d.comb_stride();
+  for (int c = 0; c < d.comb_loops; ++c) {
+    std::complex<Real> *zc = z + static_cast<std::size_t>(c) * width;
+    uint64_t index = d.comb_offsets[static_cast<std::size_t>(c)];
+    for (uint64_t j = 0; j < width; ++j) {
+      const std::complex<Real> v = x[index];
+      if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+        fail(SFFT_ERROR_INVALID_ARGUMENT, "x[", index, "] is not finite (", v.real(), ", ", v.imag(), ")");
+      zc[j] = v;
+      index = (index + stride) & d.geom.mask;
+    }
+  }
+}
+
+template void gather_comb<float>(const Design &, const std::complex<float> *, std::complex<float> *);
+template void gather_comb<double>(const Design &, const std::complex<double> *, std::complex<double> *);
+
 namespace {
 
 struct Coefficient {
@@ -93,17 +112,28 @@ class CpuEngine final : public Engine {
     scratch_re_.resize(static_cast<std::size_t>(d_.total_loops()));
     scratch_im_.resize(static_cast<std::size_t>(d_.total_loops()));
     floors_.resize(static_cast<std::size_t>(d_.total_loops()));
+    if (d_.comb_loops > 0) {
+      const int w = static_cast<int>(d_.comb_width);  // <= 2^26 (filter.cpp)
+      comb_z_.allocate(static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);
+      comb_fft_ = fftw::Plan<Real>::many_dft(1, &w, d_.comb_loops, comb_z_.get(), nullptr, 1, w, comb_z_.get(),
+                                             nullptr, 1, w, FFTW_FORWARD, FFTW_MEASURE, threads_);
+      comb_keys_.resize(d_.comb_width);
+      approved_.resize((d_.comb_width + 31) / 32);
+    }
   }
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     fold_hashings(d_, static_cast<const std::complex<Real> *>(x), z_.get(), threads_);
     fft_.execute_dft(z_.get(), z_.get());
+    if (d_.comb_loops > 0) run_comb(static_cast<const std::complex<Real> *>(x));
     compute_floors();
     if (d_.variant == Variant::Exact) {
       found_.clear();
+      unresolved_ = 0;
       for (int l = 0; l < d_.location_loops; ++l) {
         for (const Coefficient &c : found_) subtract(c.freq, c.value, l);
         decode_loops(l, l + 1);
+        if (loop_settled(l)) break;
       }
       merge_duplicates();
     } else {
@@ -126,6 +156,31 @@ class CpuEngine final : public Engine {
   Cplx<double> bucket(std::size_t hashing, uint64_t b) const {
     const std::complex<Real> &v = z_[hashing * d_.geom.buckets + b];
     return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
+  }
+
+  // Comb pre-pass: approved_ = the residues of the comb_keep largest bins of each comb loop.
+  void run_comb(const std::complex<Real> *x) {
+    gather_comb(d_, x, comb_z_.get());
+    comb_fft_.execute_dft(comb_z_.get(), comb_z_.get());
+    std::fill(approved_.begin(), approved_.end(), 0u);
+    const uint64_t width = d_.comb_width;
+    const auto keep = static_cast<std::ptrdiff_t>(d_.comb_keep);
+    for (int c = 0; c < d_.comb_loops; ++c) {
+      const std::complex<Real> *zc = comb_z_.get() + static_cast<std::size_t>(c) * width;
+      for (uint64_t r = 0; r < width; ++r) {
+        double mag2 = std::norm(std::complex<double>(zc[r]));
+        if (!std::isfinite(mag2))
+          fail(SFFT_ERROR_INVALID_ARGUMENT, "x is too large: the comb's sums overflow ",
+               sizeof(Real) == 4 ? "float" : "double");
+        comb_keys_[r] = comb_key(mag2, r);
+      }
+      std::nth_element(comb_keys_.begin(), comb_keys_.begin() + (keep - 1), comb_keys_.end(),
+                       [](uint64_t a, uint64_t b) { return a > b; });
+      for (std::ptrdiff_t i = 0; i < keep; ++i) {
+        uint64_t r = 0xffffffffu - (comb_keys_[static_cast<std::size_t>(i)] & 0xffffffffu);
+        approved_[r >> 5] |= 1u << (r & 31);
+      }
+    }
   }
 
   int hashings_in_loop(int l) const { return l < d_.location_loops ? d_.geom.hashings_per_loop : 1; }
@@ -155,6 +210,8 @@ class CpuEngine final : public Engine {
   void decode_loops(int first, int last) {
     const Geometry &g = d_.geom;
     const long buckets = static_cast<long>(g.buckets);
+    const bool comb = d_.comb_loops > 0;
+    const uint64_t comb_mask = d_.comb_width - 1;
     for (int l = first; l < last; ++l) {
       const LoopParams lp = d_.loops[static_cast<std::size_t>(l)];
       const std::size_t h0 = d_.first_hashing(l);
@@ -164,6 +221,8 @@ class CpuEngine final : public Engine {
       for (long b = 0; b < buckets; ++b) {
         auto load = [&](int j) { return bucket(h0 + static_cast<std::size_t>(j), static_cast<uint64_t>(b)); };
         slots[b] = decode_bucket(static_cast<uint64_t>(b), load, lp, floor, g);
+        if (comb && slots[b].found && !comb_approved(approved_.data(), slots[b].freq & comb_mask))
+          slots[b].found = false;  // its residue is not approved by the comb: no vote
       }
       for (long b = 0; b < buckets; ++b)
         if (slots[b].found) found_.push_back({slots[b].freq, slots[b].value});
@@ -174,6 +233,18 @@ class CpuEngine final : public Engine {
           unresolved_ += unexplained(bucket(h0, static_cast<uint64_t>(b)), slots[b].found, rms, g);
       }
     }
+  }
+
+  // EXACT: whether every bucket of location loop l is settled (bucket_math.hpp), so that later loops
+  // would find nothing.
+  bool loop_settled(int l) const {
+    const Geometry &g = d_.geom;
+    const double rms = floors_[static_cast<std::size_t>(l)] / d_.floor_relative;
+    const std::size_t h0 = d_.first_hashing(l);
+    const Decoded *slots = decoded_.data() + static_cast<std::size_t>(l) * g.buckets;
+    for (uint64_t b = 0; b < g.buckets; ++b)
+      if (!settled(bucket(h0, b), slots[b], rms, d_.settle_relative)) return false;
+    return true;
   }
 
   // EXACT: found_ sorted by frequency, equal frequencies summed (later loops add corrections), into merged_.
@@ -271,6 +342,11 @@ class CpuEngine final : public Engine {
   HostVector<Coefficient> found_, merged_;
   HostVector<Candidate> candidates_;
   std::vector<double> scratch_re_, scratch_im_, floors_;
+  // Comb pre-pass (d_.comb_loops > 0): samples, then their W-point FFTs; selection keys; approved residues.
+  HostBuffer<std::complex<Real>> comb_z_;
+  fftw::Plan<Real> comb_fft_;
+  HostVector<uint64_t> comb_keys_;
+  HostVector<uint32_t> approved_;
   std::size_t unresolved_ = 0;
 };
 

@@ -9,6 +9,9 @@
 //  - ROBUST: per pass, one kernel decodes every location loop and votes, one selects the candidates, and
 //    one estimates (median over loops) and one subtracts per refinement round, a warp per candidate and
 //    a lane per loop.
+//  - ROBUST comb pre-pass (option): a gather kernel (device input) or the CPU (host input) takes the strided
+//    samples, one batched cuFFT call transforms them, a histogram + split + radix select (no sort) approves
+//    the residues of each comb loop's largest bins in a W-bit bitmap that vote_kernel consults.
 //  - duplicates merge and votes count in an open-addressing hash table keyed by frequency (sized for the
 //    worst case, never n-sized); its claimed slots are listed, ranked and then reset, so it needs no
 //    per-exec memset.
@@ -18,6 +21,7 @@
 // Everything after the fold is one CUDA graph on the plan's stream. One epilogue kernel per exec then
 // resets the table and fills device outputs, and the result header is copied back before the single
 // synchronisation of sfft_exec.
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -53,6 +57,7 @@ struct Counters {
   unsigned blocks_done;  // top-k blocks finished
   unsigned stale;        // slots of the finished exec that the epilogue kernel resets
   unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
+  unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
 
 // What sfft_exec needs back: written by the device, read after the synchronisation.
@@ -211,10 +216,13 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop `loop` itself is
 // only read, later loops only written, so no thread reads what another writes. The decode is repeated per
 // target: the kernel is bound by the length of one thread's FP64 chain, and a decode staged through shared
-// memory for several targets per thread measured slower.
+// memory for several targets per thread measured slower. Target 0 counts the loop's unsettled buckets;
+// after a loop with none (or a skipped one, whose count stays 0) the remaining loops return at once.
 template <class Real>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                            int loop, int later_loops, Geometry g, Table t, Counters *counters) {
+                            double settle_relative, int loop, int later_loops, Geometry g, Table t,
+                            Counters *counters) {
+  if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   int targets = later_loops > 0 ? later_loops : 1;
   if (id >= static_cast<std::size_t>(targets) * g.buckets) return;
@@ -222,8 +230,11 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   int target = static_cast<int>(id / g.buckets);
   std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
-  Decoded d = decode_bucket(b, load, loops[loop], floor_relative * sqrt(energy[loop]), g);
-  if (later_loops == 0 && unexplained(load(0), d.found, sqrt(energy[loop]), g)) atomicAdd(&counters->unresolved, 1u);
+  const double rms = sqrt(energy[loop]);
+  Decoded d = decode_bucket(b, load, loops[loop], floor_relative * rms, g);
+  if (later_loops == 0 && unexplained(load(0), d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
+  if (later_loops > 0 && target == 0 && !settled(load(0), d, rms, settle_relative))
+    atomicAdd(&counters->unsettled[loop], 1u);
   if (!d.found) return;
   if (target == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
@@ -235,10 +246,178 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
                         });
 }
 
-// ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote.
+// ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,
+// into comb_z[c * width + j] (then one batched cuFFT call). Non-finite samples raise the exec's flag.
+template <class Real>
+__global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint64_t *offsets, uint64_t width,
+                                   uint64_t stride, int comb_loops, Geometry g, Cplx<Real> *comb_z,
+                                   Counters *counters) {
+  const std::size_t total = static_cast<std::size_t>(comb_loops) * width;
+  bool finite = true;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t j = i & (width - 1);
+    const Cplx<Real> v = x[(offsets[i / width] + j * stride) & g.mask];
+    finite = finite && isfinite(v.re) && isfinite(v.im);
+    comb_z[i] = v;
+  }
+  if (!finite) atomicOr(&counters->nonfinite, 1u);
+}
+
+// ROBUST comb pre-pass selection: the `keep` largest keys (bucket_math.hpp's comb_key) of each comb loop's
+// W bins, exactly and without a sort, in three steps so that the W-sized steps spread over the whole GPU:
+//  1. comb_histogram_kernel (many blocks): per comb loop, a histogram of the keys' top kCombDigitBits.
+//  2. comb_split_kernel (many blocks): every block finds the boundary digit (the one holding the keep-th
+//     largest key) from that histogram; keys of higher digits are approved, keys of the boundary digit are
+//     listed (a small share of W for spread magnitudes).
+//  3. comb_finish_kernel (one block per comb loop): an MSB-first radix select over the listed keys, a digit
+//     a pass, stopping once the digit it narrows to holds exactly the keys still wanted; approves those.
+constexpr int kCombDigitBits = 12;  // 4096 counters: the float exponent and 3 mantissa bits in step 1
+constexpr unsigned kCombDigits = 1u << kCombDigitBits;
+constexpr unsigned kCombThreads = 256;       // steps 1 and 2
+constexpr uint64_t kCombChunk = 4096;        // bins per block in steps 1 and 2 (all of W when smaller)
+constexpr unsigned kCombFinishThreads = 1024;  // step 3
+
+template <class Real>
+__device__ uint64_t comb_bin_key(const Cplx<Real> *comb_z, uint64_t width, std::size_t i, bool &finite) {
+  const double mag2 = cabs2(widen(comb_z[i]));
+  finite = finite && isfinite(mag2);
+  return comb_key(mag2, i & (width - 1));
+}
+
+// Block-wide: the digit (shift `low`, width digit_mask, among keys matching prefix/mask) that holds the
+// wanted-th largest key, from a histogram of kCombDigits counters. Thread t owns kCombDigits / kThreads
+// digits from the top down; an exclusive scan gives the keys of the digits above its own, and the thread
+// whose digits hold the wanted-th key writes *digit and *above (keys in higher digits). Ends synchronised.
+template <unsigned kThreads>
+__device__ void comb_boundary(const unsigned *histogram, unsigned wanted, unsigned *digit, unsigned *above_out) {
+  using Scan = cub::BlockScan<unsigned, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  constexpr unsigned kPerThread = kCombDigits / kThreads;
+  unsigned counts[kPerThread], sum = 0;
+#pragma unroll
+  for (unsigned e = 0; e < kPerThread; ++e) {
+    counts[e] = histogram[kCombDigits - 1 - kPerThread * threadIdx.x - e];
+    sum += counts[e];
+  }
+  unsigned above = 0;
+  Scan(scan_storage).ExclusiveSum(sum, above);
+  if (above < wanted && wanted <= above + sum) {
+    for (unsigned e = 0; e < kPerThread; ++e) {
+      if (wanted <= above + counts[e]) {
+        *digit = kCombDigits - 1 - kPerThread * threadIdx.x - e;
+        *above_out = above;
+        break;
+      }
+      above += counts[e];
+    }
+  }
+  __syncthreads();
+}
+
+// Step 1: histogram[c * kCombDigits + d] = keys of comb loop c with top digit d. A block takes kCombChunk
+// consecutive bins of one comb loop (W is a power of two: chunks never straddle loops).
+template <class Real>
+__global__ void __launch_bounds__(kCombThreads)
+    comb_histogram_kernel(const Cplx<Real> *comb_z, uint64_t width, unsigned *histogram, Counters *counters) {
+  __shared__ unsigned local[kCombDigits];
+  for (unsigned i = threadIdx.x; i < kCombDigits; i += kCombThreads) local[i] = 0;
+  __syncthreads();
+  const uint64_t chunk = width < kCombChunk ? width : kCombChunk;
+  const std::size_t first = blockIdx.x * chunk;
+  bool finite = true;
+  for (std::size_t i = first + threadIdx.x; i < first + chunk; i += kCombThreads)
+    atomicAdd(&local[comb_bin_key(comb_z, width, i, finite) >> (64 - kCombDigitBits)], 1u);
+  __syncthreads();
+  unsigned *global = histogram + (first / width) * kCombDigits;
+  for (unsigned i = threadIdx.x; i < kCombDigits; i += kCombThreads)
+    if (local[i] != 0) atomicAdd(&global[i], local[i]);
+  if (!finite) atomicOr(&counters->nonfinite, 1u);
+}
+
+// Step 2: approves the keys above the boundary digit and lists the boundary digit's keys (list c holds
+// comb loop c's, at list[c * W], list_count[c] of them).
+template <class Real>
+__global__ void __launch_bounds__(kCombThreads)
+    comb_split_kernel(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep, const unsigned *histogram,
+                      uint32_t *approved, uint64_t *list, unsigned *list_count) {
+  __shared__ unsigned boundary, above;
+  const uint64_t chunk = width < kCombChunk ? width : kCombChunk;
+  const std::size_t first = blockIdx.x * chunk;
+  const std::size_t loop = first / width;
+  comb_boundary<kCombThreads>(histogram + loop * kCombDigits, static_cast<unsigned>(keep), &boundary, &above);
+  const uint64_t digit = boundary;
+  bool finite = true;  // step 1 reported overflows
+  for (std::size_t i = first + threadIdx.x; i < first + chunk; i += kCombThreads) {
+    const uint64_t key = comb_bin_key(comb_z, width, i, finite);
+    const uint64_t top = key >> (64 - kCombDigitBits);
+    if (top > digit) {
+      const uint64_t r = i & (width - 1);
+      atomicOr(&approved[r >> 5], 1u << (r & 31));
+    } else if (top == digit) {
+      list[loop * width + atomicAdd(&list_count[loop], 1u)] = key;
+    }
+  }
+}
+
+// Step 3, one block per comb loop: the keys still wanted (keep minus those above the boundary digit) are
+// the largest of the listed ones, all of which share the top digit.
+__global__ void __launch_bounds__(kCombFinishThreads)
+    comb_finish_kernel(uint64_t width, uint64_t keep, const unsigned *histogram, const uint64_t *list,
+                       const unsigned *list_count, uint32_t *approved) {
+  __shared__ unsigned digits[kCombDigits];
+  __shared__ unsigned digit_s, above_s;
+  __shared__ uint64_t prefix_s, mask_s;
+  __shared__ unsigned wanted_s;
+  const std::size_t loop = blockIdx.x;
+  comb_boundary<kCombFinishThreads>(histogram + loop * kCombDigits, static_cast<unsigned>(keep), &digit_s,
+                                    &above_s);
+  const uint64_t *keys = list + loop * width;
+  const unsigned count = list_count[loop];
+  if (threadIdx.x == 0) {
+    prefix_s = static_cast<uint64_t>(digit_s) << (64 - kCombDigitBits);
+    mask_s = ((uint64_t{1} << kCombDigitBits) - 1) << (64 - kCombDigitBits);
+    wanted_s = static_cast<unsigned>(keep) - above_s;
+  }
+  for (int high = 64 - kCombDigitBits; high > 0; high -= kCombDigitBits) {
+    const int low = high > kCombDigitBits ? high - kCombDigitBits : 0;
+    const uint64_t digit_mask = (uint64_t{1} << (high - low)) - 1;
+    for (unsigned i = threadIdx.x; i < kCombDigits; i += kCombFinishThreads) digits[i] = 0;
+    __syncthreads();
+    const uint64_t prefix = prefix_s, mask = mask_s;
+    const unsigned wanted = wanted_s;
+    for (unsigned i = threadIdx.x; i < count; i += kCombFinishThreads)
+      if ((keys[i] & mask) == prefix) atomicAdd(&digits[(keys[i] >> low) & digit_mask], 1u);
+    __syncthreads();
+    comb_boundary<kCombFinishThreads>(digits, wanted, &digit_s, &above_s);
+    const uint64_t digit = digit_s;
+    const unsigned left = wanted - above_s;
+    const bool done = digits[digit] == left;
+    __syncthreads();  // every thread has read digit_s, above_s and the digit counts
+    if (threadIdx.x == 0) {
+      prefix_s = prefix | digit << low;
+      mask_s = mask | digit_mask << low;
+      wanted_s = left;
+    }
+    __syncthreads();
+    if (done) break;
+  }
+  // Keys are distinct: exactly the wanted ones have (key & mask) >= prefix.
+  const uint64_t prefix = prefix_s, mask = mask_s;
+  for (unsigned i = threadIdx.x; i < count; i += kCombFinishThreads) {
+    if ((keys[i] & mask) >= prefix) {
+      const uint64_t r = 0xffffffffu - (keys[i] & 0xffffffffu);
+      atomicOr(&approved[r >> 5], 1u << (r & 31));
+    }
+  }
+}
+
+// ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote, unless
+// the comb pre-pass is on (approved != nullptr) and did not approve its residue freq & comb_mask.
 template <class Real>
 __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                            int location_loops, int pass, Geometry g, Table t, Counters *counters) {
+                            int location_loops, int pass, Geometry g, Table t, Counters *counters,
+                            const uint32_t *approved, uint64_t comb_mask) {
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
   int l = static_cast<int>(id / g.buckets);
@@ -247,6 +426,7 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
   Decoded d = decode_bucket(b, load, loops[l], floor_relative * sqrt(energy[l]), g);
   if (!d.found) return;
+  if (approved != nullptr && !comb_approved(approved, d.freq & comb_mask)) return;
   atomicAdd(&t.votes[static_cast<std::size_t>(pass) * t.size + table_insert(t, d.freq, counters)], 1u);
 }
 
@@ -357,6 +537,7 @@ __device__ void finish_exec(Counters *counters, Result *result) {
   counters->nonfinite = 0;
   counters->unresolved = 0;
   counters->blocks_done = 0;
+  for (int l = 0; l < kMaxLoops; ++l) counters->unsettled[l] = 0;
 }
 
 template <class Real>
@@ -634,6 +815,7 @@ class CudaEngine final : public Engine {
     fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
                    static_cast<long long>(hashings_));
     fft_.set_stream(stream_);
+    if (d_.comb_loops > 0) setup_comb();
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above die with this scope
     capture_pipeline();
   }
@@ -664,6 +846,7 @@ class CudaEngine final : public Engine {
           log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
+    if (d_.comb_loops > 0) gather_comb_samples(x);
     if (graph_) {
       SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
     } else {
@@ -713,7 +896,8 @@ class CudaEngine final : public Engine {
         int later = d_.location_loops - 1 - l;
         std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets;
         peel_kernel<Real><<<blocks_for(threads, kPeelBlock), kPeelBlock, 0, s>>>(
-            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, l, later, g, table_, counters_.get());
+            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative, l, later, g, table_,
+            counters_.get());
         SFFT_CUDA_CHECK_LAUNCH();
       }
     } else {
@@ -721,10 +905,12 @@ class CudaEngine final : public Engine {
       ranked_count = &counters_.get()->candidates;
       std::size_t decoders = static_cast<std::size_t>(d_.location_loops) * g.buckets;
       const unsigned refine_blocks = std::min(blocks_for(ranked_capacity_, kWarpsPerBlock), kRefineBlocks);
+      if (d_.comb_loops > 0) enqueue_comb_select(s);
+      const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
       for (int pass = 0; pass < kRobustPasses; ++pass) {
-        vote_kernel<Real><<<blocks_for(decoders), kBlock, 0, s>>>(z_.get(), loops_.get(), energy_.get(),
-                                                                  d_.floor_relative, d_.location_loops, pass, g, table_,
-                                                                  counters_.get());
+        vote_kernel<Real><<<blocks_for(decoders), kBlock, 0, s>>>(
+            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.location_loops, pass, g, table_,
+            counters_.get(), approved, d_.comb_width - 1);
         SFFT_CUDA_CHECK_LAUNCH();
         select_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, s>>>(table_, pass, d_.min_votes, counters_.get());
         SFFT_CUDA_CHECK_LAUNCH();
@@ -779,6 +965,65 @@ class CudaEngine final : public Engine {
     cudaStreamDestroy(capture);
     (void)cudaGetLastError();
     fft_.set_stream(stream_);
+    if (comb_fft_) comb_fft_.set_stream(stream_);
+  }
+
+  // ---- ROBUST comb pre-pass (d_.comb_loops > 0): the samples are gathered per exec (on the CPU for host
+  // input, like the fold), their W-point FFTs and the approval run at the start of the ROBUST pipeline.
+  void setup_comb() {
+    const std::size_t samples = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
+    comb_offsets_.allocate(d_.comb_offsets.size());
+    comb_z_.allocate(samples);
+    host_comb_.allocate(samples);
+    approved_words_ = (d_.comb_width + 31) / 32;
+    approved_.allocate(approved_words_);
+    comb_histogram_.allocate(static_cast<std::size_t>(d_.comb_loops) * kCombDigits);
+    comb_list_.allocate(samples);
+    comb_list_count_.allocate(static_cast<std::size_t>(d_.comb_loops));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_offsets_.get(), d_.comb_offsets.data(),
+                                    d_.comb_offsets.size() * sizeof(uint64_t), cudaMemcpyHostToDevice, stream_));
+    long long w = static_cast<long long>(d_.comb_width);
+    comb_fft_.make_many(1, &w, nullptr, 1, w, nullptr, 1, w, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
+                        static_cast<long long>(d_.comb_loops));
+    comb_fft_.set_stream(stream_);
+  }
+
+  void gather_comb_samples(const void *x) {
+    const std::size_t samples = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
+    if (pointer_kind(x) == PointerKind::Host) {
+      gather_comb(d_, static_cast<const std::complex<Real> *>(x),
+                  reinterpret_cast<std::complex<Real> *>(host_comb_.get()));
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_z_.get(), host_comb_.get(), samples * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+      return;
+    }
+    comb_gather_kernel<Real><<<cuda::grid_for(samples, kBlock), kBlock, 0, stream_>>>(
+        static_cast<const Cplx<Real> *>(x), comb_offsets_.get(), d_.comb_width, d_.comb_stride(), d_.comb_loops,
+        d_.geom, comb_z_.get(), counters_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+  }
+
+  // Part of the captured pipeline: clear the bitmap and the selection's counts, transform every comb loop,
+  // approve the largest bins (the three selection steps above comb_histogram_kernel).
+  void enqueue_comb_select(cudaStream_t s) {
+    const auto loops = static_cast<std::size_t>(d_.comb_loops);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(approved_.get(), 0, approved_words_ * sizeof(uint32_t), s));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(comb_histogram_.get(), 0, loops * kCombDigits * sizeof(unsigned), s));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(comb_list_count_.get(), 0, loops * sizeof(unsigned), s));
+    comb_fft_.set_stream(s);
+    cuda::exec_c2c(comb_fft_, cufft_ptr(comb_z_.get()), cufft_ptr(comb_z_.get()), CUFFT_FORWARD);
+    const auto blocks = static_cast<unsigned>(loops * d_.comb_width / std::min(d_.comb_width, kCombChunk));
+    comb_histogram_kernel<Real><<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, comb_histogram_.get(),
+                                                                counters_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    comb_split_kernel<Real><<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, d_.comb_keep,
+                                                            comb_histogram_.get(), approved_.get(), comb_list_.get(),
+                                                            comb_list_count_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    comb_finish_kernel<<<static_cast<unsigned>(loops), kCombFinishThreads, 0, s>>>(
+        d_.comb_width, d_.comb_keep, comb_histogram_.get(), comb_list_.get(), comb_list_count_.get(),
+        approved_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
   }
 
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
@@ -810,6 +1055,15 @@ class CudaEngine final : public Engine {
   cuda::PinnedBuffer<Result> result_host_;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
   cuda::CufftPlan fft_;
+  // ROBUST comb pre-pass (empty when off).
+  cuda::DeviceBuffer<uint64_t> comb_offsets_;
+  cuda::DeviceBuffer<Cplx<Real>> comb_z_;
+  cuda::PinnedBuffer<Cplx<Real>> host_comb_;
+  cuda::DeviceBuffer<uint32_t> approved_;  // bit r: residue r approved by some comb loop
+  std::size_t approved_words_ = 0;
+  cuda::DeviceBuffer<unsigned> comb_histogram_, comb_list_count_;  // selection: top-digit counts, listed keys
+  cuda::DeviceBuffer<uint64_t> comb_list_;
+  cuda::CufftPlan comb_fft_;
   std::size_t unresolved_ = 0;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };

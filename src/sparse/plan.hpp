@@ -9,11 +9,14 @@
 // the offset of a lone coefficient q bits at a time, and a check shift that rejects buckets holding more
 // than one coefficient.
 //  - EXACT: loops run in sequence; coefficients found so far are subtracted from each new loop's buckets
-//    before decoding (peeling), so later loops see fewer collisions. Exactly/near-exactly sparse input.
+//    before decoding (peeling), so later loops see fewer collisions; a loop that leaves nothing to find
+//    ends the peeling. Exactly/near-exactly sparse input.
 //  - ROBUST: location loops decode independently; a frequency found in >= min_votes loops becomes a
 //    candidate valued by the median (re and im separately) of the estimates of every loop, estimation
 //    loops included. All candidates are then subtracted and the medians re-taken on the residual
 //    (kRefineRounds), and a second detection pass on the residual finds what larger neighbours hid.
+//    Optional comb pre-pass (sFFT 2.0, Design::comb_*): W-point FFTs of x subsampled at stride n/W approve
+//    the residues f mod W of their largest bins; location finds of other residues get no vote.
 // Both end with merging duplicates and keeping the k largest by magnitude.
 #pragma once
 
@@ -45,6 +48,8 @@ struct Design {
   int estimation_loops = 0;  // ROBUST only: loops with the reference hashing alone
   int min_votes = 1;
   double floor_relative = 0;      // a bucket counts only above floor_relative * rms(reference buckets of its loop)
+  double settle_relative = 0;     // EXACT: peeling stops after a loop whose buckets are all settled to this
+                                  // fraction of the rms bucket (bucket_math.hpp's settled())
   int64_t half_taps = 0;          // T: the window covers t = -T..T
   HostVector<double> window;     // 2T+1 taps, window[t + T]
   int64_t far_half_taps = 0;      // the far location stages' coarser window (geom.first_far_stage > 0)
@@ -58,6 +63,15 @@ struct Design {
   const HostVector<double> &window_of(std::size_t h) const { return uses_far_window(h) ? far_window : window; }
   int64_t half_taps_of(std::size_t h) const { return uses_far_window(h) ? far_half_taps : half_taps; }
   std::vector<LoopParams> loops;  // location loops first, then estimation loops
+
+  // ROBUST comb pre-pass (sFFT 2.0; comb_loops = 0: off). Comb loop c reads x[(comb_offsets[c] + j n/W) mod n],
+  // j < W = comb_width; bin r of their W-point FFT is (W/n) sum over f = r (mod W) of X[f] w^(f offset). A
+  // location loop's find f counts only if f mod W is among the comb_keep largest bins of some comb loop.
+  int comb_loops = 0;
+  uint64_t comb_width = 0;
+  uint64_t comb_keep = 0;
+  std::vector<uint64_t> comb_offsets;
+  uint64_t comb_stride() const { return geom.n / comb_width; }
 
   int total_loops() const { return location_loops + estimation_loops; }
   // Hashings in loop order: location loops have geom.hashings_per_loop each, estimation loops one.
@@ -83,6 +97,11 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
 
 // Normalised knobs: defaults filled in, struct_size honoured.
 sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs);
+
+// Comb pre-pass, both backends: gathers comb loop c's W samples into z[c*W ..] (before the W-point FFTs).
+// Throws SFFT_ERROR_INVALID_ARGUMENT naming the first non-finite sample.
+template <class Real>
+void gather_comb(const Design &d, const std::complex<Real> *x, std::complex<Real> *z);
 
 // Sample offset of hashing h: sample for tap t is x[(sigma*t + base) mod n].
 uint64_t hashing_base(const Design &d, std::size_t h);

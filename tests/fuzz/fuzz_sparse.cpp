@@ -1,9 +1,10 @@
 // libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_destroy): arbitrary n (powers of
 // two and not, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int / double,
-// including NaN and Inf), options, output capacities, and signals that are exactly sparse, noisy, or carry
-// a NaN/Inf sample. A successful exec must return at most min(k, capacity) distinct in-range frequencies,
-// ordered by decreasing magnitude, with finite values close to the exact DFT at those frequencies, the same
-// on every exec; a failure must write nothing but the documented *count (the capacity needed).
+// including NaN and Inf; the comb pre-pass's loops, width and keep), options, output capacities, and
+// signals that are exactly sparse, noisy, or carry a NaN/Inf sample. A successful exec must return at most
+// min(k, capacity) distinct in-range frequencies, ordered by decreasing magnitude, with finite values close
+// to the exact DFT at those frequencies, the same on every exec; a failure must write nothing but the
+// documented *count (the capacity needed).
 #include "fuzz_support.hpp"
 
 namespace {
@@ -129,6 +130,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     knobs.bits_per_stage = static_cast<int>(in.in_range(-1, 32));
     knobs.min_votes = static_cast<int>(in.in_range(-1, 10));
     if (in.byte() < 16) knobs.struct_size = in.byte() % 2 ? 0 : 4;
+    // The comb pre-pass (read last, so the seeds' earlier fields keep their bytes): mostly powers of two
+    // for W, sometimes any size; keep and loops over and past their ranges.
+    if (in.byte() >= 128) {
+      knobs.comb_loops = static_cast<int>(in.in_range(-1, 17));
+      const uint8_t width_mode = in.byte();
+      knobs.comb_width = width_mode < 64 ? 0 : width_mode < 224 ? uint64_t{1} << (width_mode % 16) : in.size(1 << 14);
+      knobs.comb_keep = in.byte() < 96 ? 0 : in.size(512);
+    }
   }
 
   auto *const poison = reinterpret_cast<sfft_plan>(uintptr_t{0x5A5A5A5A});

@@ -19,11 +19,13 @@ using cd = std::complex<double>;
 void help() {
   std::puts(
       "usage: sfft sparse [--log2n 20] [--k 8] [--variant auto|robust|exact] [--snr DB] [--seed S]\n"
-      "                   [--backend cpu|cuda|auto] [--threads N]\n"
+      "                   [--comb LOOPS] [--backend cpu|cuda|auto] [--threads N]\n"
       "Builds x = sum of k complex exponentials at random frequencies (magnitudes 1..10, plus white noise\n"
       "at --snr dB if given), runs sfft_create/sfft_exec (complex128), prints planted vs found frequencies\n"
       "and values, and the sfft time against a dense in-place radix-2 FFT of all n samples (a textbook\n"
-      "FFT in this program, not FFTW). Exit status 1 if a planted frequency is missed.");
+      "FFT in this program, not FFTW). --comb LOOPS turns on the ROBUST comb pre-pass (sFFT 2.0) with that\n"
+      "many comb loops (default 0: off; not with --variant exact). Exit status 1 if a planted frequency is\n"
+      "missed.");
 }
 
 // In-place iterative radix-2 DIT FFT, forward sign (e^{-2 pi i ft/n}); n a power of two.
@@ -56,7 +58,7 @@ int cmd_sparse(int argc, char **argv) {
     help();
     return 0;
   }
-  auto bad = args.unknown({"log2n", "k", "variant", "snr", "seed", "backend", "threads"});
+  auto bad = args.unknown({"log2n", "k", "variant", "snr", "seed", "comb", "backend", "threads"});
   if (!bad.empty()) {
     std::fprintf(stderr, "sfft sparse: unknown option --%s (see --help)\n", bad[0].c_str());
     return 2;
@@ -80,6 +82,7 @@ int cmd_sparse(int argc, char **argv) {
     std::fprintf(stderr, "sfft sparse: --variant must be auto, robust or exact\n");
     return 2;
   }
+  knobs.comb_loops = static_cast<int>(args.get_int("comb", 0));  // validated by sfft_create_ex
   sfft_options opts = cli::options_from(args);
   opts.seed = static_cast<uint64_t>(args.get_int("seed", 1));
 
@@ -132,8 +135,8 @@ int cmd_sparse(int argc, char **argv) {
   dense_fft(dense);
   double dense_s = cli::seconds_since(t0);
 
-  std::printf("n = 2^%d, k = %" PRIu64 ", variant %s, SNR %s dB\n", log2n, k, variant.c_str(),
-              std::isfinite(snr) ? std::to_string(snr).c_str() : "inf");
+  std::printf("n = 2^%d, k = %" PRIu64 ", variant %s, SNR %s dB, comb loops %d\n", log2n, k, variant.c_str(),
+              std::isfinite(snr) ? std::to_string(snr).c_str() : "inf", knobs.comb_loops);
   std::printf("%12s %26s %26s %10s\n", "planted f", "planted X[f]", "sfft X[f]", "|error|");
   int missed = 0;
   for (std::size_t j = 0; j < planted.size(); ++j) {

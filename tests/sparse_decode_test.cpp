@@ -1,0 +1,137 @@
+// Bucket decoding of the sparse FFT (src/sparse/bucket_math.hpp) on hand-built buckets: what counts as
+// one coefficient, and when a bucket is settled (the EXACT variant stops peeling after a loop whose
+// buckets are all settled, so a wrong "settled" would silently drop coefficients).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "sparse/bucket_math.hpp"
+
+namespace {
+
+using sfft::sparse::Cplx;
+using sfft::sparse::Decoded;
+using sfft::sparse::Geometry;
+using sfft::sparse::LoopParams;
+
+// n = 2^16, B = 64 buckets of width L = 1024, one 20-bit location stage (the EXACT complex128 defaults).
+Geometry geometry() {
+  Geometry g;
+  g.n = uint64_t{1} << 16;
+  g.mask = g.n - 1;
+  g.buckets = 64;
+  g.width = g.n / g.buckets;
+  g.log2_width = 10;
+  g.bits_per_stage = 20;
+  g.stages = 1;
+  g.hashings_per_loop = g.stages + 2;
+  g.check_shift = 181;
+  g.box_half_width = 0.75 * static_cast<double>(g.width);
+  g.gauss_sigma = 0.25 * static_cast<double>(g.width) / std::sqrt(2.0 * std::log(1e12));
+  g.consistency = 1e-5;
+  return g;
+}
+
+struct Coefficient {
+  uint64_t u;  // permuted frequency
+  Cplx<double> value;
+};
+
+// Hashings 0..S+1 of bucket b holding the given coefficients (unit filter gain), as decode_bucket reads them.
+std::vector<Cplx<double>> bucket(const Geometry &g, const std::vector<Coefficient> &coefficients) {
+  std::vector<Cplx<double>> z(static_cast<std::size_t>(g.hashings_per_loop), Cplx<double>{0, 0});
+  for (int h = 0; h < g.hashings_per_loop; ++h) {
+    for (const Coefficient &c : coefficients) {
+      Cplx<double> r = sfft::sparse::cmul(c.value, sfft::sparse::root_of_unity(c.u * sfft::sparse::hashing_shift(g, h), g));
+      z[static_cast<std::size_t>(h)].re += r.re;
+      z[static_cast<std::size_t>(h)].im += r.im;
+    }
+  }
+  return z;
+}
+
+Decoded decode(const Geometry &g, uint64_t b, const std::vector<Cplx<double>> &z) {
+  LoopParams identity;  // sigma = 1, tau = 0: permuted and true frequencies coincide
+  return sfft::sparse::decode_bucket(b, [&](int h) { return z[static_cast<std::size_t>(h)]; }, identity, 1e-12, g);
+}
+
+constexpr double kRms = 1.0, kSettle = 1e-9;
+
+TEST(sparse_decode, LoneCoefficientIsFoundAndSettled) {
+  Geometry g = geometry();
+  const uint64_t b = 9, u = b * g.width + 300;
+  auto z = bucket(g, {{u, {0.6, -0.8}}});
+  Decoded d = decode(g, b, z);
+  EXPECT_TRUE(d.found);
+  EXPECT_TRUE(d.consistent);
+  EXPECT_EQ(d.freq, u);
+  EXPECT_LT(d.mismatch2, 1e-24);
+  EXPECT_TRUE(sfft::sparse::settled(z[0], d, kRms, kSettle));
+}
+
+TEST(sparse_decode, NeighboursCoefficientIsConsistentButNotFound) {
+  // u's home is bucket 10 (offset -0.4 L from its centre); bucket 9 sees it 0.6 L away.
+  Geometry g = geometry();
+  const uint64_t u = 10 * g.width - 410;
+  auto z = bucket(g, {{u, {0.3, 0.4}}});
+  Decoded d = decode(g, 9, z);
+  EXPECT_FALSE(d.found);
+  EXPECT_TRUE(d.consistent);
+  EXPECT_TRUE(sfft::sparse::settled(z[0], d, kRms, kSettle));
+}
+
+TEST(sparse_decode, HiddenSmallCoefficientIsFoundButNotSettled) {
+  // A second coefficient 1e-6 the size of the first passes the 1e-5 consistency test (the bucket decodes
+  // as the large one), but it is far above the settle level: later loops must still run to find it.
+  Geometry g = geometry();
+  const uint64_t b = 20, u = b * g.width + 17;
+  auto z = bucket(g, {{u, {1, 0}}, {u + 333, {1e-6, 0}}});
+  Decoded d = decode(g, b, z);
+  EXPECT_TRUE(d.found);
+  EXPECT_EQ(d.freq, u);
+  EXPECT_GT(d.mismatch2, kSettle * kSettle * kRms * kRms);
+  EXPECT_FALSE(sfft::sparse::settled(z[0], d, kRms, kSettle));
+  // Below the settle level the same bucket is settled.
+  auto tiny = bucket(g, {{u, {1, 0}}, {u + 333, {1e-12, 0}}});
+  Decoded dt = decode(g, b, tiny);
+  EXPECT_TRUE(dt.found);
+  EXPECT_TRUE(sfft::sparse::settled(tiny[0], dt, kRms, kSettle));
+}
+
+TEST(sparse_decode, CollisionIsNeitherFoundNorSettled) {
+  Geometry g = geometry();
+  const uint64_t b = 33, u = b * g.width + 100;
+  auto z = bucket(g, {{u, {1, 0}}, {u + 250, {0, 0.7}}});
+  Decoded d = decode(g, b, z);
+  EXPECT_FALSE(d.found);
+  EXPECT_FALSE(d.consistent);
+  EXPECT_FALSE(sfft::sparse::settled(z[0], d, kRms, kSettle));
+}
+
+TEST(sparse_decode, EmptyBucketIsSettledOnlyBelowTheLevel) {
+  Geometry g = geometry();
+  const uint64_t b = 40;
+  // Residue below the decoding floor: neither found nor consistent; settled by its size alone.
+  auto empty = bucket(g, {{b * g.width + 5, {1e-13, 0}}, {b * g.width + 90, {0, 1e-13}}});
+  Decoded d = decode(g, b, empty);
+  EXPECT_FALSE(d.found);
+  EXPECT_TRUE(sfft::sparse::settled(empty[0], d, kRms, kSettle));
+  // A collision of two small coefficients above the settle level is not.
+  auto small = bucket(g, {{b * g.width + 5, {1e-7, 0}}, {b * g.width + 90, {0, 1e-7}}});
+  Decoded ds = decode(g, b, small);
+  EXPECT_FALSE(ds.consistent);
+  EXPECT_FALSE(sfft::sparse::settled(small[0], ds, kRms, kSettle));
+}
+
+TEST(sparse_decode, NonFinitePhaseIsRejected) {
+  Geometry g = geometry();
+  std::vector<Cplx<double>> z(3, Cplx<double>{1, 0});
+  z[1] = {NAN, 0};
+  Decoded d = decode(g, 3, z);
+  EXPECT_FALSE(d.found);
+  EXPECT_FALSE(d.consistent);
+}
+
+}  // namespace

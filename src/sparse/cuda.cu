@@ -18,7 +18,8 @@
 //  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (warp ballots, O(m^2)
 //    comparisons for m entries, spread over m/32 blocks of 32 warps: one short step while m is small enough
 //    to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude.
-// Everything after the fold is one CUDA graph on the plan's stream. One epilogue kernel per exec then
+// Everything after the fold is one CUDA graph on the plan's stream; its own kernels are programmatic
+// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. One epilogue kernel per exec then
 // resets the table and fills device outputs, and the result header is copied back before the single
 // synchronisation of sfft_exec.
 #include <cub/block/block_scan.cuh>
@@ -222,6 +223,7 @@ template <class Real>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t,
                             Counters *counters) {
+  cuda::wait_for_previous_kernel();
   if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   int targets = later_loops > 0 ? later_loops : 1;
@@ -418,6 +420,7 @@ template <class Real>
 __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             int location_loops, int pass, Geometry g, Table t, Counters *counters,
                             const uint32_t *approved, uint64_t comb_mask) {
+  cuda::wait_for_previous_kernel();
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
   int l = static_cast<int>(id / g.buckets);
@@ -433,6 +436,7 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
 // ROBUST, pass `pass`: every listed frequency with >= min_votes votes in this pass that is not yet a
 // candidate becomes one (each slot is listed once, so the flag needs no atomics).
 __global__ void select_kernel(Table t, int pass, int min_votes, Counters *counters) {
+  cuda::wait_for_previous_kernel();
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= counters->distinct) return;
   unsigned slot = t.slots[i];
@@ -469,6 +473,7 @@ __global__ void __launch_bounds__(kBlock)
     estimate_kernel(Table t, const Counters *counters, const Cplx<Real> *z, const LoopParams *loops,
                     const std::size_t *first_hashing, int total_loops, Geometry g) {
   __shared__ double re[kWarpsPerBlock][kMaxLoops], im[kWarpsPerBlock][kMaxLoops];
+  cuda::wait_for_previous_kernel();
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const unsigned candidates = counters->candidates;
   for (unsigned i = blockIdx.x * kWarpsPerBlock + warp; i < candidates; i += gridDim.x * kWarpsPerBlock) {
@@ -498,6 +503,7 @@ template <class Real>
 __global__ void __launch_bounds__(kBlock)
     subtract_kernel(Table t, const Counters *counters, const LoopParams *loops, const std::size_t *first_hashing,
                     int location_loops, int total_loops, Geometry g, Cplx<Real> *z) {
+  cuda::wait_for_previous_kernel();
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const unsigned candidates = counters->candidates;
   for (unsigned i = blockIdx.x * kWarpsPerBlock + warp; i < candidates; i += gridDim.x * kWarpsPerBlock) {
@@ -561,6 +567,7 @@ __global__ void __launch_bounds__(kRankBlock)
   __shared__ double tile_mag[kRankTile];
   __shared__ uint64_t tile_freq[kRankTile];
   __shared__ unsigned partial[kWarps][kRankTile];
+  cuda::wait_for_previous_kernel();
   const unsigned m = *list_count;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
@@ -895,10 +902,11 @@ class CudaEngine final : public Engine {
       for (int l = 0; l < d_.location_loops; ++l) {
         int later = d_.location_loops - 1 - l;
         std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets;
-        peel_kernel<Real><<<blocks_for(threads, kPeelBlock), kPeelBlock, 0, s>>>(
-            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative, l, later, g, table_,
-            counters_.get());
-        SFFT_CUDA_CHECK_LAUNCH();
+        // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's
+        // tail saves the gap between them.
+        cuda::launch_overlapped(peel_kernel<Real>, blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(),
+                                loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative, l, later, g,
+                                table_, counters_.get());
       }
     } else {
       ranked = table_.candidates;
@@ -908,27 +916,23 @@ class CudaEngine final : public Engine {
       if (d_.comb_loops > 0) enqueue_comb_select(s);
       const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
       for (int pass = 0; pass < kRobustPasses; ++pass) {
-        vote_kernel<Real><<<blocks_for(decoders), kBlock, 0, s>>>(
-            z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.location_loops, pass, g, table_,
-            counters_.get(), approved, d_.comb_width - 1);
-        SFFT_CUDA_CHECK_LAUNCH();
-        select_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, s>>>(table_, pass, d_.min_votes, counters_.get());
-        SFFT_CUDA_CHECK_LAUNCH();
+        cuda::launch_overlapped(vote_kernel<Real>, blocks_for(decoders), kBlock, s, z_.get(), loops_.get(),
+                                energy_.get(), d_.floor_relative, d_.location_loops, pass, g, table_, counters_.get(),
+                                approved, d_.comb_width - 1);
+        cuda::launch_overlapped(select_kernel, blocks_for(distinct_capacity_), kBlock, s, table_, pass, d_.min_votes,
+                                counters_.get());
         for (int round = 0; round < kRefineRounds; ++round) {
-          estimate_kernel<Real><<<refine_blocks, kBlock, 0, s>>>(
-              table_, counters_.get(), z_.get(), loops_.get(), first_hashing_.get(), d_.total_loops(), g);
-          SFFT_CUDA_CHECK_LAUNCH();
-          subtract_kernel<Real><<<refine_blocks, kBlock, 0, s>>>(
-              table_, counters_.get(), loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g,
-              z_.get());
-          SFFT_CUDA_CHECK_LAUNCH();
+          cuda::launch_overlapped(estimate_kernel<Real>, refine_blocks, kBlock, s, table_, counters_.get(), z_.get(),
+                                  loops_.get(), first_hashing_.get(), d_.total_loops(), g);
+          cuda::launch_overlapped(subtract_kernel<Real>, refine_blocks, kBlock, s, table_, counters_.get(),
+                                  loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g, z_.get());
         }
       }
     }
     if (ranked_capacity_ <= kRankLimit) {
-      rank_kernel<Real><<<std::min(blocks_for(ranked_capacity_, kRankTile), kRankGrid), kRankBlock, 0, s>>>(
-          ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), result_.get());
-      SFFT_CUDA_CHECK_LAUNCH();
+      cuda::launch_overlapped(rank_kernel<Real>, std::min(blocks_for(ranked_capacity_, kRankTile), kRankGrid),
+                              kRankBlock, s, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
+                              counters_.get(), result_.get());
     } else {
       magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_,
                                                                              table_, mag_keys_.get());

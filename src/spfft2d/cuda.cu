@@ -83,17 +83,22 @@ struct Modulus {
 template <class Real>
 constexpr int kRowsPerThread = std::is_same_v<Real, float> ? 8 : 4;
 // The column sums take each nonzero's twiddles for a run of 8 consecutive rows from one exact twiddle at the
-// run's anchor (its fifth row) and the nonzero's precomputed one-row step: complex products outwards from
-// the anchor, 3 forwards and 4 backwards, so rounding grows over 4 products at most and the chains overlap
-// in the pipeline. A thread covers kRuns runs (2 in float, 1 in double: registers); the next run's anchor
-// is the last one times the precomputed 8-row step. Per nonzero and group of rows a thread thus makes two
-// scattered reads (its entry, one twiddle from shared memory) where a first version made four from global
-// memory (three twiddles and the row): 0.58 ms against 0.71 ms for the benzene-like case's sums (H100).
+// run's anchor (its fifth row) times the powers s^{+-i}, i <= 4, of the nonzero's one-row step s: with
+// s^i = c_i - i s_i, anchor * s^i and anchor * s^-i need the same four products, so each of the two rows
+// costs two FMAs per component (4 per row and nonzero, where chained complex products cost 6) and every
+// twiddle is one product away from the anchor. A thread covers kRuns runs (3 in float, 1 in double:
+// registers); the next run's anchor is the last one times the precomputed 8-row step. Per nonzero and group
+// of rows a thread thus makes two scattered reads (its entry, one twiddle from shared memory). The sums
+// are latency-bound on those reads (Nsight Compute: most stalls wait on L1TEX, occupancy limited by
+// registers), so 24 rows per read pay more than the shorter arithmetic: benzene-like case's sums on the H100
+// 0.393 ms against 0.494 ms with 16 rows and chained products (0.524 ms: 16 rows with these powers).
 constexpr int kRunRows = 8;
 template <class Real>
-constexpr int kRuns = std::is_same_v<Real, float> ? 2 : 1;
+constexpr int kRuns = std::is_same_v<Real, float> ? 3 : 1;
 template <class Real>
 constexpr int kColumnRows = kRunRows * kRuns<Real>;
+// Threads per block of the column sums (the bound lets the compiler budget registers for it).
+constexpr unsigned kColumnBlock = 128;
 
 // One nonzero of a column: its row, its weight (1 in binary mode), e^{-2 pi i row / R} and
 // e^{-2 pi i kRunRows row / R} (exact, from the integers).
@@ -113,25 +118,33 @@ __device__ __forceinline__ void column_sums(const ColumnEntry<Real> *__restrict_
 #pragma unroll 2
   for (int64_t e = e0; e < e1; ++e) {
     const ColumnEntry<Real> en = entries[e];
-    const Real w = en.weight;
-    const Cplx<Real> back{en.step.x, -en.step.y};
+    // cs[i] = cos(i theta), sn[i] = sin(i theta) for the step s = e^{-i theta}.
+    Real cs[H + 1], sn[H + 1];
+    cs[1] = en.step.x;
+    sn[1] = -en.step.y;
+    cs[2] = cs[1] * cs[1] - sn[1] * sn[1];
+    sn[2] = Real(2) * cs[1] * sn[1];
+    cs[3] = cs[2] * cs[1] - sn[2] * sn[1];
+    sn[3] = cs[2] * sn[1] + sn[2] * cs[1];
+    cs[4] = cs[2] * cs[2] - sn[2] * sn[2];
+    sn[4] = Real(2) * cs[2] * sn[2];
     Cplx<Real> anchor = tw(R(static_cast<uint64_t>(en.row) * (u0 + H)));
+    anchor.x *= en.weight;
+    anchor.y *= en.weight;
 #pragma unroll
     for (int j = 0; j < kRuns<Real>; ++j) {
       if (j > 0) anchor = cmul(anchor, en.run_step);
       const int a = j * kRunRows + H;
-      Cplx<Real> f = anchor, b = anchor;
-      acc[a].x += w * f.x;
-      acc[a].y += w * f.y;
+      acc[a].x += anchor.x;
+      acc[a].y += anchor.y;
 #pragma unroll
       for (int i = 1; i <= H; ++i) {
-        b = cmul(b, back);
-        acc[a - i].x += w * b.x;
-        acc[a - i].y += w * b.y;
+        // anchor * s^-i = (x c - y s) + i (y c + x s); anchor * s^i = (x c + y s) + i (y c - x s).
+        acc[a - i].x = fma(anchor.x, cs[i], fma(-anchor.y, sn[i], acc[a - i].x));
+        acc[a - i].y = fma(anchor.y, cs[i], fma(anchor.x, sn[i], acc[a - i].y));
         if (i < H) {
-          f = cmul(f, en.step);
-          acc[a + i].x += w * f.x;
-          acc[a + i].y += w * f.y;
+          acc[a + i].x = fma(anchor.x, cs[i], fma(anchor.y, sn[i], acc[a + i].x));
+          acc[a + i].y = fma(anchor.y, cs[i], fma(-anchor.x, sn[i], acc[a + i].y));
         }
       }
     }
@@ -143,9 +156,10 @@ __device__ __forceinline__ void column_sums(const ColumnEntry<Real> *__restrict_
 // the grid covers (a pass with a pre-zeroed padded buffer launches over C columns only). One thread per
 // (column, kColumnRows rows), so the writes of a warp are contiguous.
 template <class Real, class Twiddles>
-__global__ void direct_tile(const int64_t *__restrict__ col_ptr, const ColumnEntry<Real> *__restrict__ entries,
-                            Twiddles tw, Modulus R, uint64_t C, uint64_t stride, const Cplx<Real> *__restrict__ chirp,
-                            uint64_t s0, uint64_t tile, Cplx<Real> *__restrict__ z) {
+__global__ void __launch_bounds__(kColumnBlock)
+    direct_tile(const int64_t *__restrict__ col_ptr, const ColumnEntry<Real> *__restrict__ entries, Twiddles tw,
+                Modulus R, uint64_t C, uint64_t stride, const Cplx<Real> *__restrict__ chirp, uint64_t s0,
+                uint64_t tile, Cplx<Real> *__restrict__ z) {
   constexpr int U = kColumnRows<Real>;
   extern __shared__ __align__(16) unsigned char shared[];
   tw.load(reinterpret_cast<Cplx<Real> *>(shared));
@@ -603,7 +617,7 @@ class CudaEngine final : public Engine {
     const bool padded = p.padded.size() != 0;
     C *sums = padded ? p.padded.get() : p.z.get();
     {
-      constexpr unsigned block = 128;
+      constexpr unsigned block = kColumnBlock;
       const uint64_t groups = (tile + kColumnRows<Real> - 1) / kColumnRows<Real>;
       dim3 grid(static_cast<unsigned>(((padded ? layout_.cols : row_len_) + block - 1) / block),
                 static_cast<unsigned>(std::min<uint64_t>(groups, 65535)));

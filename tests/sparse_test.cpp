@@ -305,6 +305,38 @@ TEST_P(SparseFft, FewerCoefficientsThanK) {
   for (std::size_t i = 1; i < r.values.size(); ++i) EXPECT_GE(std::abs(r.values[i - 1]), std::abs(r.values[i]));
 }
 
+// The top-k step when the list of found frequencies is much longer than k: 16 large coefficients among 600
+// (EXACT with 1024 buckets finds them all), so ~600 entries are ranked, past what one pass of the CUDA rank
+// grid (sized for about 2k entries) covers. The k returned must be exactly the large ones, in order.
+TEST_P(SparseFft, TopKOfListMuchLongerThanK) {
+  const uint64_t n = 1 << 16, k = 16, small = 584;
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<cd> spectrum(n);
+  std::vector<uint64_t> large;  // in increasing magnitude 100, 110, ..., 250
+  for (uint64_t placed = 0; placed < k + small;) {
+    uint64_t f = rng() % n;
+    if (spectrum[f] != cd(0, 0)) continue;
+    double mag = placed < k ? 100.0 + 10.0 * static_cast<double>(placed) : 1.0 + unit(rng);
+    spectrum[f] = std::polar(mag, 2 * M_PI * unit(rng));
+    if (placed < k) large.push_back(f);
+    ++placed;
+  }
+  std::vector<cd> x = sfft_test::fftw_dft(spectrum, {static_cast<int>(n)}, +1);
+  for (auto &v : x) v /= static_cast<double>(n);
+  sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
+  knobs.bucket_factor = 64;  // B = 1024 buckets for k = 16
+  knobs.location_loops = 10;
+  Runner runner(GetParam(), n, k, 7, &knobs);
+  Result r = runner.run(x);
+  ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(r.freqs.size(), k);
+  for (std::size_t i = 0; i < k; ++i) {
+    EXPECT_EQ(r.freqs[i], large[k - 1 - i]) << "rank " << i;
+    EXPECT_LE(std::abs(r.values[i] - spectrum[r.freqs[i]]), 1e-2 * std::abs(spectrum[r.freqs[i]])) << "rank " << i;
+  }
+}
+
 // Same seed, same result; a plan gives the same result on every exec.
 TEST_P(SparseFft, SeedReproducible) {
   const uint64_t n = 1 << 16, k = 40;

@@ -43,6 +43,7 @@ constexpr unsigned kPeelBlock = 128;  // small blocks spread the few busy decode
 constexpr unsigned kRankBlock = 1024;
 constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a time (one warp's worth)
 constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
+constexpr unsigned kRankGridMin = 16;
 constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
 constexpr unsigned kFoldSlices = 8;    // threads splitting one output's taps
 constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
@@ -930,7 +931,12 @@ class CudaEngine final : public Engine {
       }
     }
     if (ranked_capacity_ <= kRankLimit) {
-      cuda::launch_overlapped(rank_kernel<Real>, std::min(blocks_for(ranked_capacity_, kRankTile), kRankGrid),
+      // The list is typically about k long (its capacity, every bucket of every loop, is several times
+      // that): a grid sized for 2k entries ranks it in one tile per block without launching blocks that
+      // only wait to finish; longer lists are still ranked, a few tiles per block.
+      const unsigned rank_grid = std::min({blocks_for(ranked_capacity_, kRankTile), kRankGrid,
+                                           std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
+      cuda::launch_overlapped(rank_kernel<Real>, rank_grid,
                               kRankBlock, s, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
                               counters_.get(), result_.get());
     } else {

@@ -281,7 +281,10 @@ typedef struct sfft_sparse_options {
   double bucket_factor;        /* buckets B = next power of two >= bucket_factor * k, in [1, 64]; default 2
                                   (EXACT), 4 (ROBUST) */
   int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
-                                  find more of the weakest coefficients at low SNR) */
+                                  find more of the weakest coefficients at low SNR). EXACT stops early after
+                                  a loop whose buckets all hold one matching coefficient or nothing (to 1e-10
+                                  complex128 / 1e-5 complex64 of the rms bucket): later loops would find
+                                  nothing */
   int estimation_loops;        /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
                                   default 2 (more give smaller value errors under noise). Must be 0 or -1
                                   for EXACT */

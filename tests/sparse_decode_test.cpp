@@ -31,6 +31,7 @@ Geometry geometry() {
   g.box_half_width = 0.75 * static_cast<double>(g.width);
   g.gauss_sigma = 0.25 * static_cast<double>(g.width) / std::sqrt(2.0 * std::log(1e12));
   g.consistency = 1e-5;
+  sfft::sparse::set_derived_terms(g);
   return g;
 }
 

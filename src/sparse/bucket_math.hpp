@@ -53,7 +53,19 @@ struct Geometry {
   // samples, so fewer taps pay off there.
   int first_far_stage = 0;
   double far_gauss_sigma = 0;
+  // Derived (set_derived_terms): reciprocals the per-bucket math multiplies by instead of dividing, so the
+  // FP64 chains of the decoders carry no divisions. 1/n is exact (n a power of two).
+  double inv_n = 0;
+  double gauss_scale = 0;      // 1 / (sqrt(2) gauss_sigma)
+  double far_gauss_scale = 0;  // 1 / (sqrt(2) far_gauss_sigma), 0 without far stages
 };
+
+// Fills the derived terms of g from n and the smoothing widths.
+inline void set_derived_terms(Geometry &g) {
+  g.inv_n = 1.0 / static_cast<double>(g.n);
+  g.gauss_scale = 1.0 / (1.4142135623730951 * g.gauss_sigma);
+  g.far_gauss_scale = g.far_gauss_sigma > 0 ? 1.0 / (1.4142135623730951 * g.far_gauss_sigma) : 0.0;
+}
 
 struct LoopParams {
   uint64_t sigma = 1, sigma_inv = 1, tau = 0;
@@ -71,7 +83,7 @@ SFFT_HD uint64_t hashing_shift(const Geometry &g, int h) {
 
 // w^m for an integer phase m (mod n), evaluated in double: m/n is exact, so the angle is exact to 1 ulp.
 SFFT_HD Cplx<double> root_of_unity(uint64_t m, const Geometry &g) {
-  double turns = static_cast<double>(m & g.mask) / static_cast<double>(g.n);
+  double turns = static_cast<double>(m & g.mask) * g.inv_n;
 #if defined(__CUDA_ARCH__)
   double s, c;
   sincospi(2.0 * turns, &s, &c);
@@ -88,12 +100,12 @@ SFFT_HD bool uses_far_window(const Geometry &g, int h) {
 }
 
 // Frequency response of a window at offset d from a bucket centre: box [-a, a] smoothed by a Gaussian of
-// standard deviation sigma (g.gauss_sigma: the main window; g.far_gauss_sigma: the far stages' window).
-SFFT_HD double filter_response(double d, const Geometry &g, double sigma) {
-  double scale = 1.0 / (1.4142135623730951 * sigma);
+// standard deviation sigma, given as scale = 1 / (sqrt(2) sigma) (g.gauss_scale: the main window;
+// g.far_gauss_scale: the far stages' window).
+SFFT_HD double filter_response(double d, const Geometry &g, double scale) {
   return 0.5 * (erf((d + g.box_half_width) * scale) - erf((d - g.box_half_width) * scale));
 }
-SFFT_HD double filter_response(double d, const Geometry &g) { return filter_response(d, g, g.gauss_sigma); }
+SFFT_HD double filter_response(double d, const Geometry &g) { return filter_response(d, g, g.gauss_scale); }
 
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
@@ -103,39 +115,56 @@ SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
   return b;
 }
 
-// Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value) to its home bucket and to
-// the neighbour its window overlaps, for hashings j = 0..hashings-1 of loop lp (further buckets receive
-// less than the filter tolerance). The phase w^(freq tau + u s_j) is shared by both buckets of hashing j
-// and each bucket's filter gain by all hashings, so each is evaluated once.
+// Where coefficient freq lands in the hashings of one loop: its home bucket and the neighbour its window
+// overlaps (further buckets receive less than the filter tolerance), with each bucket's filter gain (the far
+// stages' gains only when some of the loop's `hashings` use that window). Depends on the frequency alone,
+// so a decoder can evaluate it while it still checks the value.
+struct Landing {
+  uint64_t u, home, neighbour;
+  double home_gain, neighbour_gain, far_home_gain, far_neighbour_gain;
+};
+SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const Geometry &g) {
+  Landing s{};
+  int64_t offset = 0;
+  s.u = (lp.sigma * freq) & g.mask;
+  s.home = home_bucket(s.u, g, &offset);
+  s.neighbour = (offset >= 0 ? s.home + 1 : s.home - 1) & (g.buckets - 1);
+  double width = static_cast<double>(g.width);
+  double home_d = static_cast<double>(offset), neighbour_d = home_d + (offset >= 0 ? -width : width);
+  s.home_gain = filter_response(home_d, g);
+  s.neighbour_gain = filter_response(neighbour_d, g);
+  bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
+  s.far_home_gain = far ? filter_response(home_d, g, g.far_gauss_scale) : 0.0;
+  s.far_neighbour_gain = far ? filter_response(neighbour_d, g, g.far_gauss_scale) : 0.0;
+  return s;
+}
+
+// Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value), landing `at` in loop lp, to
+// its home and neighbour buckets of hashings j = 0..hashings-1. The phase w^(freq tau + u s_j) is shared
+// by both buckets of hashing j, each bucket's gain by all hashings.
+template <class Sub>
+SFFT_HD void for_each_contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp,
+                                   int hashings, const Geometry &g, Sub &&sub) {
+  for (int j = 0; j < hashings; ++j) {
+    uint64_t phase = (freq * lp.tau + at.u * hashing_shift(g, j)) & g.mask;
+    Cplx<double> r = cmul(value, root_of_unity(phase, g));
+    bool far_j = uses_far_window(g, j);
+    double hg = far_j ? at.far_home_gain : at.home_gain, ng = far_j ? at.far_neighbour_gain : at.neighbour_gain;
+    sub(j, at.home, Cplx<double>{r.re * hg, r.im * hg});
+    sub(j, at.neighbour, Cplx<double>{r.re * ng, r.im * ng});
+  }
+}
 template <class Sub>
 SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, int hashings,
                                    const Geometry &g, Sub &&sub) {
-  int64_t offset = 0;
-  uint64_t u = (lp.sigma * freq) & g.mask;
-  uint64_t home = home_bucket(u, g, &offset);
-  uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
-  double width = static_cast<double>(g.width);
-  double home_d = static_cast<double>(offset), neighbour_d = home_d + (offset >= 0 ? -width : width);
-  double home_gain = filter_response(home_d, g);
-  double neighbour_gain = filter_response(neighbour_d, g);
-  bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
-  double far_home_gain = far ? filter_response(home_d, g, g.far_gauss_sigma) : 0.0;
-  double far_neighbour_gain = far ? filter_response(neighbour_d, g, g.far_gauss_sigma) : 0.0;
-  for (int j = 0; j < hashings; ++j) {
-    uint64_t phase = (freq * lp.tau + u * hashing_shift(g, j)) & g.mask;
-    Cplx<double> r = cmul(value, root_of_unity(phase, g));
-    bool far_j = uses_far_window(g, j);
-    double hg = far_j ? far_home_gain : home_gain, ng = far_j ? far_neighbour_gain : neighbour_gain;
-    sub(j, home, Cplx<double>{r.re * hg, r.im * hg});
-    sub(j, neighbour, Cplx<double>{r.re * ng, r.im * ng});
-  }
+  for_each_contribution(landing(freq, lp, hashings, g), freq, value, lp, hashings, g, sub);
 }
 
 // Value estimate of coefficient `freq` from the reference hashing bucket z0 (offset d from the centre).
 SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &lp, double d, const Geometry &g) {
   Cplx<double> r = cmul_conj(z0, root_of_unity(freq * lp.tau, g));
-  double gain = filter_response(d, g);
-  return {r.re / gain, r.im / gain};
+  double inv_gain = 1.0 / filter_response(d, g);
+  return {r.re * inv_gain, r.im * inv_gain};
 }
 
 // |value|^2 of a coefficient as it is returned (rounded to the output precision Real): both backends order
@@ -171,7 +200,8 @@ SFFT_HD bool comb_approved(const uint32_t *bitmap, uint64_t r) { return (bitmap[
 
 struct Decoded {
   bool found;
-  uint64_t freq;
+  uint64_t freq;        // the located frequency: the coefficient when found, else the candidate the checks
+                        // rejected (0 when the bucket is below the floor or its phases located none)
   Cplx<double> value;
   bool consistent;   // one coefficient explains every hashing (its home may be a neighbouring bucket)
   double mismatch2;  // consistent: max over the shifted hashings of |z_h - that coefficient's prediction|^2
@@ -207,10 +237,10 @@ SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double
     double v = turns - floor_hd(turns + 0.5);  // d*m/(2L) mod 1, in [-0.5, 0.5)
     if (r == 1) {
       d_hat = v * two_l;
-    } else {
-      double predicted = d_hat * m / two_l;
+    } else {  // m and 2L are powers of two: multiplying by their reciprocals is exact
+      double predicted = d_hat * m * (1.0 / two_l);
       double wraps = floor_hd(predicted - v + 0.5);
-      d_hat = (v + wraps) * two_l / m;
+      d_hat = (v + wraps) * two_l * (1.0 / m);
     }
   }
   double d_round = floor_hd(d_hat + 0.5);
@@ -218,21 +248,26 @@ SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double
   if (!(d_round >= -width && d_round < width)) return out;  // also rejects NaN phases
   int64_t d = static_cast<int64_t>(d_round);
   uint64_t u = (b * g.width + static_cast<uint64_t>(d)) & g.mask;
+  out.freq = (lp.sigma_inv * u) & g.mask;
+  // The checks and the estimate are independent FP64 chains: evaluated without early exits, so that
+  // they overlap (the decoders are latency-bound on the GPU).
   double limit2 = g.consistency * g.consistency * mag2;
   double mismatch2 = 0;
+  bool consistent = true;
   for (int h = 1; h <= g.stages + 1; ++h) {
     Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
     Cplx<double> zh = z(h);
     Cplx<double> diff{zh.re - predicted.re, zh.im - predicted.im};
     double diff2 = cabs2(diff);
-    if (!(diff2 <= limit2)) return out;
+    consistent = consistent && diff2 <= limit2;  // false for NaN
     mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
   }
+  Cplx<double> value = estimate(z0, out.freq, lp, static_cast<double>(d), g);
+  if (!consistent) return out;
   out.consistent = true;
   out.mismatch2 = mismatch2;
   if (d_round < -0.5 * width || d_round >= 0.5 * width) return out;  // its home is a neighbouring bucket
-  out.freq = (lp.sigma_inv * u) & g.mask;
-  out.value = estimate(z0, out.freq, lp, static_cast<double>(d), g);
+  out.value = value;
   out.found = true;
   return out;
 }

@@ -235,15 +235,18 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
   const double rms = sqrt(energy[loop]);
   Decoded d = decode_bucket(b, load, loops[loop], floor_relative * rms, g);
+  // Where the candidate lands in the target loop depends on its frequency alone: evaluated before the
+  // branch on `found`, so that its filter gains overlap the decoder's checks (one chain, not two in turn).
+  const int into = later_loops > 0 ? loop + 1 + target : loop;
+  const Landing at = landing(d.freq, loops[into], g.hashings_per_loop, g);
   if (later_loops == 0 && unexplained(load(0), d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
   if (later_loops > 0 && target == 0 && !settled(load(0), d, rms, settle_relative))
     atomicAdd(&counters->unsettled[loop], 1u);
   if (!d.found) return;
   if (target == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
-  int into = loop + 1 + target;
   Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
-  for_each_contribution(d.freq, d.value, loops[into], g.hashings_per_loop, g,
+  for_each_contribution(at, d.freq, d.value, loops[into], g.hashings_per_loop, g,
                         [&](int j, uint64_t bucket, Cplx<double> c) {
                           atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + bucket, c);
                         });

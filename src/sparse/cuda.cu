@@ -19,9 +19,10 @@
 //    comparisons for m entries, spread over m/32 blocks of 32 warps: one short step while m is small enough
 //    to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude.
 // Everything after the fold is one CUDA graph on the plan's stream; its own kernels are programmatic
-// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. One epilogue kernel per exec then
-// resets the table and fills device outputs, and the result header is copied back before the single
-// synchronisation of sfft_exec.
+// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. The
+// last block of the top-k step resets the table for the next exec, fills device outputs (their pointers
+// reach the graph through a descriptor the fold writes) and writes the result header into mapped pinned
+// memory, so sfft_exec launches two kernels and the graph and synchronises once.
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -57,16 +58,25 @@ struct Counters {
   unsigned count;        // coefficients in the result
   unsigned nonfinite;    // the fold saw a non-finite sum
   unsigned blocks_done;  // top-k blocks finished
-  unsigned stale;        // slots of the finished exec that the epilogue kernel resets
   unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
   unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
 
-// What sfft_exec needs back: written by the device, read after the synchronisation.
+// What sfft_exec needs back: written by the device into mapped pinned memory, read after the
+// synchronisation.
 struct Result {
   unsigned count;
   unsigned nonfinite;
   unsigned unresolved;
+};
+
+// Where one exec's result goes: device (or managed) arrays of `capacity` entries, or capacity 0 for host
+// outputs (copied after the synchronisation). Written per exec by the fold kernel (device input) or a copy
+// (host input), read by the last block of the top-k step.
+struct ExecOutputs {
+  uint64_t *freqs;
+  void *values;
+  uint64_t capacity;
 };
 
 // Open-addressing table keyed by frequency (linear probing, at least half empty by construction).
@@ -141,8 +151,10 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int log2_buckets, int64_t main_half_taps, int64_t far_half_taps, Geometry g,
-                Cplx<Real> *__restrict__ z, double *energy, Counters *counters) {
+                Cplx<Real> *__restrict__ z, double *energy, Counters *counters, ExecOutputs exec_outputs,
+                ExecOutputs *exec_outputs_slot) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
+  if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
   const uint64_t bucket_mask = g.buckets - 1;
   const uint64_t i = id & bucket_mask;
@@ -527,27 +539,67 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// Called by every thread of the top-k kernel at its end: the last block to finish publishes the result
-// header and resets the counters for the next exec.
-__device__ void finish_exec(Counters *counters, Result *result) {
+// What the last block of the top-k step cleans up and fills (finish_exec).
+template <class Real>
+struct Finish {
+  Table table;
+  int passes;                  // ROBUST vote passes (their vote arrays are reset)
+  double *energy;              // per location loop, accumulated afresh by the next fold
+  int loops;
+  const ExecOutputs *outputs;  // this exec's destination
+  const uint64_t *res_freq;
+  const Cplx<Real> *res_val;
+  Result *result;              // mapped pinned memory
+};
+
+// Called by every thread of the top-k kernel at its end. The last block to finish (every other block has
+// read the table and written its results by then) resets the table slots the exec claimed, the floor
+// energies and the counters for the next exec, copies the result to device outputs when it fits their
+// capacity and the input was finite, and publishes the result header.
+template <class Real>
+__device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
   __shared__ bool last;
+  __shared__ Result r;
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
-  if (!last || threadIdx.x != 0) return;
+  if (!last) return;
   __threadfence();
-  Result r{atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u),
-           atomicAdd(&counters->unresolved, 0u)};
-  *result = r;
-  counters->stale = counters->distinct;
+  if (threadIdx.x == 0)
+    r = {atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u), atomicAdd(&counters->unresolved, 0u)};
+  __syncthreads();
+  const Table &t = f.table;
+  const unsigned distinct = atomicAdd(&counters->distinct, 0u);
+  for (unsigned i = threadIdx.x; i < distinct; i += blockDim.x) {
+    const unsigned slot = t.slots[i];
+    t.keys[slot] = kEmpty;
+    t.value[slot] = {0, 0};
+    if (t.applied == nullptr) continue;
+    t.applied[slot] = {0, 0};
+    t.is_candidate[slot] = 0;
+    for (int p = 0; p < f.passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
+  }
+  for (int l = static_cast<int>(threadIdx.x); l < f.loops; l += static_cast<int>(blockDim.x)) f.energy[l] = 0;
+  const ExecOutputs out = *f.outputs;
+  if (r.nonfinite == 0 && r.count <= out.capacity) {
+    Cplx<Real> *values = static_cast<Cplx<Real> *>(out.values);
+    for (unsigned i = threadIdx.x; i < r.count; i += blockDim.x) {
+      out.freqs[i] = f.res_freq[i];
+      values[i] = f.res_val[i];
+    }
+  }
+  for (int l = static_cast<int>(threadIdx.x); l < kMaxLoops; l += static_cast<int>(blockDim.x))
+    counters->unsettled[l] = 0;
+  if (threadIdx.x != 0) return;
+  *f.result = r;
+  __threadfence_system();
   counters->distinct = 0;
   counters->candidates = 0;
   counters->count = 0;
   counters->nonfinite = 0;
   counters->unresolved = 0;
   counters->blocks_done = 0;
-  for (int l = 0; l < kMaxLoops; ++l) counters->unsettled[l] = 0;
 }
 
 template <class Real>
@@ -566,7 +618,7 @@ __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, ui
 template <class Real>
 __global__ void __launch_bounds__(kRankBlock)
     rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
-                Cplx<Real> *res_val, Counters *counters, Result *result) {
+                Cplx<Real> *res_val, Counters *counters, Finish<Real> finish) {
   constexpr unsigned kWarps = kRankBlock / 32;
   __shared__ double tile_mag[kRankTile];
   __shared__ uint64_t tile_freq[kRankTile];
@@ -617,7 +669,7 @@ __global__ void __launch_bounds__(kRankBlock)
     }
     __syncthreads();  // the next tile overwrites tile_* and partial
   }
-  finish_exec(counters, result);
+  finish_exec(counters, finish);
 }
 
 // Top-k for long lists, step 1: sort keys (|value|^2 as returned, as double bits; 0 past the list's end).
@@ -633,41 +685,13 @@ __global__ void magnitude_kernel(const unsigned *list, const unsigned *list_coun
 template <class Real>
 __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list,
                               Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
-                              Result *result) {
+                              Finish<Real> finish) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
     write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, counters);
   }
-  finish_exec(counters, result);
-}
-
-// After the graph, once per exec: resets the table slots the exec claimed (listed in t.slots,
-// counters->stale of them) and the floor energies, and fills device outputs when the result fits `capacity`
-// (0: host outputs) and the input was finite.
-template <class Real>
-__global__ void epilogue_kernel(Table t, int passes, const Counters *counters, double *energy, int loops,
-                                const Result *result, const uint64_t *res_freq, const Cplx<Real> *res_val,
-                                uint64_t capacity, uint64_t *freqs, Cplx<Real> *values) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (first < static_cast<std::size_t>(loops)) energy[first] = 0;  // the next fold accumulates afresh
-  const unsigned stale = counters->stale;
-  for (std::size_t i = first; i < stale; i += stride) {
-    unsigned slot = t.slots[i];
-    t.keys[slot] = kEmpty;
-    t.value[slot] = {0, 0};
-    if (t.applied == nullptr) continue;
-    t.applied[slot] = {0, 0};
-    t.is_candidate[slot] = 0;
-    for (int p = 0; p < passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
-  }
-  Result r = *result;
-  if (r.nonfinite != 0 || r.count > capacity) return;
-  for (std::size_t i = first; i < r.count; i += stride) {
-    freqs[i] = res_freq[i];
-    values[i] = res_val[i];
-  }
+  finish_exec(counters, finish);
 }
 
 __global__ void iota_kernel(unsigned *v, std::size_t count) {
@@ -784,8 +808,10 @@ class CudaEngine final : public Engine {
     res_freq_.allocate(d_.k);
     res_val_.allocate(d_.k);
     counters_.allocate(1);
-    result_.allocate(1);
     result_host_.allocate(1);
+    SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
+    outputs_.allocate(1);
+    outputs_host_.allocate(1);
     host_fold_.allocate(hashings_ * g.buckets);
 
     SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, table_size * sizeof(uint64_t), stream_));
@@ -834,7 +860,14 @@ class CudaEngine final : public Engine {
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
     const Geometry &g = d_.geom;
+    // Device (or managed) outputs are filled by the graph's last kernel; host outputs after the synchronisation.
+    const bool device_outputs =
+        capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
+    const ExecOutputs destination{freqs, values, device_outputs ? capacity : 0};
     if (pointer_kind(x) == PointerKind::Host) {
+      *outputs_host_.get() = destination;
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice,
+                                      stream_));
       // Host input: fold on the CPU (it reads only the windowed samples) and upload the B-sized sums.
       fold_hashings(d_, static_cast<const std::complex<Real> *>(x),
                     reinterpret_cast<std::complex<Real> *>(host_fold_.get()), threads_);
@@ -854,7 +887,8 @@ class CudaEngine final : public Engine {
       std::size_t outputs = jobs_count_ * g.buckets;
       fold_kernel<Real><<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
           static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
-          log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get());
+          log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
+          outputs_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
@@ -863,18 +897,8 @@ class CudaEngine final : public Engine {
     } else {
       enqueue_pipeline(stream_);
     }
-    // Device (or managed) outputs are filled on the stream; host outputs after the synchronisation.
-    bool device_outputs = capacity > 0 && pointer_kind(freqs) != PointerKind::Host &&
-                          pointer_kind(values) != PointerKind::Host;
-    std::size_t items = std::max<std::size_t>(distinct_capacity_, std::min<std::size_t>(capacity, d_.k));
-    epilogue_kernel<Real><<<std::min(blocks_for(items), 128u), kBlock, 0, stream_>>>(
-        table_, kRobustPasses, counters_.get(), energy_.get(), d_.location_loops, result_.get(), res_freq_.get(),
-        res_val_.get(), device_outputs ? capacity : 0, freqs, static_cast<Cplx<Real> *>(values));
-    SFFT_CUDA_CHECK_LAUNCH();
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(result_host_.get(), result_.get(), sizeof(Result), cudaMemcpyDeviceToHost, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    Result r = *result_host_.get();
+    const Result r = *result_host_.get();
     unresolved_ = r.unresolved;
     if (r.nonfinite != 0)
       fail(SFFT_ERROR_INVALID_ARGUMENT,
@@ -893,7 +917,7 @@ class CudaEngine final : public Engine {
 
  private:
   // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
-  // header (the per-exec epilogue kernel then resets the table and fills device outputs). Launch-bound, so
+  // header; its last block also resets the table and fills device outputs. Launch-bound, so
   // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
   void enqueue_pipeline(cudaStream_t s) {
     const Geometry &g = d_.geom;
@@ -941,7 +965,7 @@ class CudaEngine final : public Engine {
                                            std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
       cuda::launch_overlapped(rank_kernel<Real>, rank_grid,
                               kRankBlock, s, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
-                              counters_.get(), result_.get());
+                              counters_.get(), finish());
     } else {
       magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_,
                                                                              table_, mag_keys_.get());
@@ -952,7 +976,7 @@ class CudaEngine final : public Engine {
                                                                 static_cast<int>(ranked_capacity_), 0, 64, s));
       gather_kernel<Real><<<blocks_for(d_.k), kBlock, 0, s>>>(sorted_mags_.get(), rank_order_.get(), ranked, table_,
                                                               d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
-                                                              result_.get());
+                                                              finish());
       SFFT_CUDA_CHECK_LAUNCH();
     }
   }
@@ -1039,6 +1063,11 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK_LAUNCH();
   }
 
+  Finish<Real> finish() const {
+    return Finish<Real>{table_,        kRobustPasses,   energy_.get(),  d_.location_loops,
+                        outputs_.get(), res_freq_.get(), res_val_.get(), result_mapped_};
+  }
+
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
   static cufftDoubleComplex *cufft_ptr(Cplx<double> *p) { return reinterpret_cast<cufftDoubleComplex *>(p); }
 
@@ -1064,8 +1093,10 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<uint64_t> res_freq_;
   cuda::DeviceBuffer<Cplx<Real>> res_val_;
   cuda::DeviceBuffer<Counters> counters_;
-  cuda::DeviceBuffer<Result> result_;
   cuda::PinnedBuffer<Result> result_host_;
+  Result *result_mapped_ = nullptr;  // result_host_ as the device writes it
+  cuda::DeviceBuffer<ExecOutputs> outputs_;
+  cuda::PinnedBuffer<ExecOutputs> outputs_host_;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
   cuda::CufftPlan fft_;
   // ROBUST comb pre-pass (empty when off).

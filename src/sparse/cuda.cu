@@ -560,17 +560,19 @@ template <class Real>
 __device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
   __shared__ bool last;
   __shared__ Result r;
+  __shared__ unsigned distinct;
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
-  if (threadIdx.x == 0)
-    r = {atomicAdd(&counters->count, 0u), atomicAdd(&counters->nonfinite, 0u), atomicAdd(&counters->unresolved, 0u)};
+  if (threadIdx.x == 0) {  // one thread reads the counters (past L1), the block shares them
+    r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved)};
+    distinct = __ldcg(&counters->distinct);
+  }
   __syncthreads();
   const Table &t = f.table;
-  const unsigned distinct = atomicAdd(&counters->distinct, 0u);
   for (unsigned i = threadIdx.x; i < distinct; i += blockDim.x) {
     const unsigned slot = t.slots[i];
     t.keys[slot] = kEmpty;
@@ -592,8 +594,7 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
   for (int l = static_cast<int>(threadIdx.x); l < kMaxLoops; l += static_cast<int>(blockDim.x))
     counters->unsettled[l] = 0;
   if (threadIdx.x != 0) return;
-  *f.result = r;
-  __threadfence_system();
+  *f.result = r;  // visible to the host once the kernel has completed
   counters->distinct = 0;
   counters->candidates = 0;
   counters->count = 0;
@@ -639,17 +640,23 @@ __global__ void __launch_bounds__(kRankBlock)
       tile_mag[threadIdx.x] = mag;
       tile_freq[threadIdx.x] = freq;
     }
-    __syncthreads();
-    unsigned ahead = 0;  // lane L counts for tile entry L
-    for (unsigned base = warp * 32; base < m; base += kRankBlock) {  // warp-uniform
-      unsigned j = base + lane;
-      double other = -1;  // past the list: ahead of nothing
-      uint64_t other_freq = 0;
+    // Each lane's first entry to compare is loaded before the barrier, alongside the tile's loads.
+    auto load_other = [&](unsigned j, double &other, uint64_t &other_freq) {
+      other = -1;  // past the list: ahead of nothing
+      other_freq = 0;
       if (j < m) {
         unsigned slot = list[j];
         other_freq = t.keys[slot];
         other = returned_magnitude2<Real>(t.value[slot]);
       }
+    };
+    double other;
+    uint64_t other_freq;
+    load_other(warp * 32 + lane, other, other_freq);
+    __syncthreads();
+    unsigned ahead = 0;  // lane L counts for tile entry L
+    for (unsigned base = warp * 32; base < m; base += kRankBlock) {  // warp-uniform
+      if (base != warp * 32) load_other(base + lane, other, other_freq);
 #pragma unroll
       for (unsigned e = 0; e < kRankTile; ++e) {
         double mag = tile_mag[e];

@@ -59,7 +59,7 @@ double smoothing_for(double tol, const Geometry &g) {
 // below tol: the values converge to the response model's error, not to tol (ROBUST's refinement reached
 // 4e-8 on exactly sparse input at slack 10 (model error ~tol/10), 1.5e-10 at 0.1; EXACT complex128 5.9e-10
 // at 10, 5e-16 at 0.1 for n = 2^10, k = 8). The first versions truncated at tol / L: the same errors, with
-// 5-20 % more taps (the more, the larger L).
+// 3-18 % more taps (the more, the larger L).
 constexpr double kTruncationSlack = 0.1;
 
 // Half length T of the taps.

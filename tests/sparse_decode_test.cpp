@@ -3,6 +3,7 @@
 // buckets are all settled, so a wrong "settled" would silently drop coefficients).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -28,8 +29,15 @@ Geometry geometry() {
   g.stages = 1;
   g.hashings_per_loop = g.stages + 2;
   g.check_shift = 181;
-  g.box_half_width = 0.75 * static_cast<double>(g.width);
-  g.gauss_sigma = 0.25 * static_cast<double>(g.width) / std::sqrt(2.0 * std::log(1e12));
+  // Unit filter gain everywhere (one constant piece), as bucket() builds the hashings.
+  static const std::array<double, sfft::sparse::kResponseTerms> kUnitGain = [] {
+    std::array<double, sfft::sparse::kResponseTerms> c{};
+    c.back() = 1;  // the constant term (Horner order)
+    return c;
+  }();
+  g.response.coeffs = kUnitGain.data();
+  g.response.pieces = 1;
+  g.response.scale = 1.0 / static_cast<double>(g.width);
   g.consistency = 1e-5;
   sfft::sparse::set_derived_terms(g);
   return g;

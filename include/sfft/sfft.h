@@ -275,9 +275,12 @@ typedef enum sfft_sparse_variant {
 typedef struct sfft_sparse_options {
   size_t struct_size;          /* sizeof(sfft_sparse_options) as the caller was compiled */
   sfft_sparse_variant variant;
-  double filter_tolerance;     /* window leakage into buckets other than the home one, in (0, 0.1];
-                                  default 1e-12 (EXACT complex128), 1e-7 (EXACT complex64), 1e-6 (ROBUST;
-                                  its location stages beyond the window's span use 1e-3) */
+  double filter_tolerance;     /* window leakage into buckets other than the home one, in (0, 0.1]:
+                                  a Kaiser-windowed sinc whose response is within it of 1 over the home
+                                  bucket's central half and below it from one bucket width away;
+                                  default 1e-14 (EXACT complex128), 1e-7 (EXACT complex64), 1e-9 (ROBUST;
+                                  its location stages beyond the window's span use 1e-3). Returned values
+                                  cannot be more accurate than about 1e3 times it */
   double bucket_factor;        /* buckets B = next power of two >= bucket_factor * k, in [1, 64]; default 2
                                   (EXACT), 4 (ROBUST) */
   int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -35,7 +36,19 @@ SFFT_HD Cplx<double> cmul_conj(Cplx<double> a, Cplx<double> b) {  // a * conj(b)
 SFFT_HD double cabs2(Cplx<double> a) { return a.re * a.re + a.im * a.im; }
 SFFT_HD double floor_hd(double x) { return floor(x); }
 
-// Everything a bucket decoder needs, copied by value into kernels (no pointers).
+// A window's frequency response G(d) at offset d from a bucket centre (even in d), as piecewise polynomials
+// over |d| <= L: piece i covers |d| * scale in [i, i + 1], its kResponseTerms coefficients (highest power
+// first) are in the local variable x = 2 (|d| scale - i) - 1 in [-1, 1]. filter.cpp fits them to the exact
+// response of the window's taps; the table lives in host memory for the CPU backend and in device memory
+// for the kernels (the CUDA engine's copy of the geometry points there).
+constexpr int kResponseTerms = 13;
+struct ResponseFit {
+  const double *coeffs = nullptr;  // pieces * kResponseTerms
+  double scale = 0;                // pieces / L
+  int pieces = 0;
+};
+
+// Everything a bucket decoder needs, copied by value into kernels (its only pointers are the response tables').
 struct Geometry {
   uint64_t n = 0, mask = 0;  // n = 2^log2n, mask = n - 1
   uint64_t buckets = 0;      // B (power of two, 2 <= B <= n/2)
@@ -45,27 +58,19 @@ struct Geometry {
   int bits_per_stage = 0;     // q
   int hashings_per_loop = 0;  // 1 (reference) + S (location) + 1 (check) for location loops
   uint64_t check_shift = 0;   // shift of the check hashing (random, odd, inside the window's span)
-  double box_half_width = 0;  // a: the frequency box is [-a, a]
-  double gauss_sigma = 0;     // Gaussian smoothing (frequency units) of the box edges
   double consistency = 0;     // eta: max |Z_s - Z_0 w^(us)| / |Z_0| for a bucket to hold a single coefficient
+  ResponseFit response;       // the window's frequency response (filter.cpp)
   // ROBUST: location stages first_far_stage..S (0 = none), whose shifts lie beyond the reference's span,
-  // use a coarser window (same box, smoothing far_gauss_sigma): they only need a phase, and read their own
-  // samples, so fewer taps pay off there.
+  // use a coarser window (same passband, tolerance kFarStageTolerance): they only need a phase, and read
+  // their own samples, so fewer taps pay off there.
   int first_far_stage = 0;
-  double far_gauss_sigma = 0;
-  // Derived (set_derived_terms): reciprocals the per-bucket math multiplies by instead of dividing, so the
-  // FP64 chains of the decoders carry no divisions. 1/n is exact (n a power of two).
+  ResponseFit far_response;
+  // Derived (set_derived_terms): 1/n, exact (n a power of two), so the decoders' FP64 chains carry no divisions.
   double inv_n = 0;
-  double gauss_scale = 0;      // 1 / (sqrt(2) gauss_sigma)
-  double far_gauss_scale = 0;  // 1 / (sqrt(2) far_gauss_sigma), 0 without far stages
 };
 
-// Fills the derived terms of g from n and the smoothing widths.
-inline void set_derived_terms(Geometry &g) {
-  g.inv_n = 1.0 / static_cast<double>(g.n);
-  g.gauss_scale = 1.0 / (1.4142135623730951 * g.gauss_sigma);
-  g.far_gauss_scale = g.far_gauss_sigma > 0 ? 1.0 / (1.4142135623730951 * g.far_gauss_sigma) : 0.0;
-}
+// Fills the derived terms of g from n.
+inline void set_derived_terms(Geometry &g) { g.inv_n = 1.0 / static_cast<double>(g.n); }
 
 struct LoopParams {
   uint64_t sigma = 1, sigma_inv = 1, tau = 0;
@@ -99,13 +104,25 @@ SFFT_HD bool uses_far_window(const Geometry &g, int h) {
   return g.first_far_stage > 0 && h >= g.first_far_stage && h <= g.stages;
 }
 
-// Frequency response of a window at offset d from a bucket centre: box [-a, a] smoothed by a Gaussian of
-// standard deviation sigma, given as scale = 1 / (sqrt(2) sigma) (g.gauss_scale: the main window;
-// g.far_gauss_scale: the far stages' window).
-SFFT_HD double filter_response(double d, const Geometry &g, double scale) {
-  return 0.5 * (erf((d + g.box_half_width) * scale) - erf((d - g.box_half_width) * scale));
+// G(d) for |d| <= L (the only offsets the decoders ask for: a home bucket or its neighbour); 0 beyond,
+// where the window leaks less than its tolerance, and for NaN.
+SFFT_HD double filter_response(double d, const ResponseFit &fit) {
+  double position = fabs(d) * fit.scale;
+  if (!(position <= static_cast<double>(fit.pieces))) return 0.0;
+  int piece = static_cast<int>(position);
+  piece = piece < fit.pieces ? piece : fit.pieces - 1;
+  double x = 2.0 * (position - static_cast<double>(piece)) - 1.0;
+  const double *c = fit.coeffs + static_cast<std::ptrdiff_t>(piece) * kResponseTerms;
+#if defined(__CUDA_ARCH__)
+  double acc = __ldg(c);
+  for (int j = 1; j < kResponseTerms; ++j) acc = fma(acc, x, __ldg(c + j));
+#else
+  double acc = c[0];
+  for (int j = 1; j < kResponseTerms; ++j) acc = std::fma(acc, x, c[j]);
+#endif
+  return acc;
 }
-SFFT_HD double filter_response(double d, const Geometry &g) { return filter_response(d, g, g.gauss_scale); }
+SFFT_HD double filter_response(double d, const Geometry &g) { return filter_response(d, g.response); }
 
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
@@ -134,8 +151,8 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
   s.home_gain = filter_response(home_d, g);
   s.neighbour_gain = filter_response(neighbour_d, g);
   bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
-  s.far_home_gain = far ? filter_response(home_d, g, g.far_gauss_scale) : 0.0;
-  s.far_neighbour_gain = far ? filter_response(neighbour_d, g, g.far_gauss_scale) : 0.0;
+  s.far_home_gain = far ? filter_response(home_d, g.far_response) : 0.0;
+  s.far_neighbour_gain = far ? filter_response(neighbour_d, g.far_response) : 0.0;
   return s;
 }
 

@@ -1,16 +1,26 @@
 // Plan-time design shared by both backends: knob defaults and validation, bucket geometry, the flat
 // window, and the random permutations.
 //
-// The window's frequency response is a box [-a, a] (a = 3L/4) convolved with a Gaussian of standard
-// deviation sg chosen so that the response is within `tol` of 1 on the home range |d| <= L/2 and below
-// `tol` beyond |d| >= L. Its time-domain taps are the exact inverse transform, 2a sinc(2a t/n)
-// exp(-2 pi^2 sg^2 t^2 / n^2), truncated where the Gaussian envelope falls under tol / 10: the response of
-// the truncated taps then matches filter_response() (bucket_math.hpp) to about 1e-3 tol (sparse_window_test
-// measures it).
+// The window's frequency response is a box [-a, a] (a = 3L/4) convolved with the transform of a Kaiser-Bessel
+// window: its taps are 2a sinc(2a t/n) I0(beta sqrt(1 - (t/T)^2)) / I0(beta), |t| <= T (Kaiser's windowed
+// sinc). beta and T come from Kaiser's formulas for a ripple `tol` and a transition band from L/2 to L, so the
+// response is within tol of 1 on the home range |d| <= L/2 and below tol beyond |d| >= L; the design then
+// measures the response at the band edges and lengthens the window until it holds. The fold's cost is
+// proportional to the taps: 39.5 B for the EXACT complex128 default (the Gaussian-smoothed box of the first
+// versions took 73 B at a 100x looser tolerance), 19.6 B for EXACT complex64, 25.3 B for ROBUST (was 38 B).
+// The defaults are tighter than the Gaussian's because Kaiser's stopband stays near tol for many bucket
+// widths where the Gaussian's falls away: every bucket then carries ~tol of the rms bucket in leakage, and
+// EXACT's peeling can only decode corrections larger than that leakage over its consistency bound (1e-5), so
+// the value errors it leaves scale with tol (measured at n = 2^14, k = 64: up to 9e-9 at 1e-12, 2e-12 at 1e-14).
+// The response has no closed form, so the design fits piecewise polynomials to the taps' exact response:
+// the decoders evaluate that fit (bucket_math.hpp's filter_response), and its only error is the fit's, a few
+// 1e-15 (sparse_window_test compares it with direct sums at every offset).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <vector>
 #include <type_traits>
 
 #include "common/checked.hpp"
@@ -48,43 +58,170 @@ uint64_t buckets_for(double factor, uint64_t k, uint64_t n) {
 // Leakage of the far location stages' window (ROBUST).
 constexpr double kFarStageTolerance = 1e-3;
 
-// Gaussian smoothing of the box edges: the response is within tol of 1 for |d| <= L/2, below tol beyond L.
-double smoothing_for(double tol, const Geometry &g) {
-  return 0.25 * static_cast<double>(g.width) / std::sqrt(2.0 * std::log(1.0 / tol));
+// Kaiser's shape parameter for a stopband attenuation of `db` decibels.
+double kaiser_beta(double db) {
+  if (db > 50) return 0.1102 * (db - 8.7);
+  if (db >= 21) return 0.5842 * std::pow(db - 21, 0.4) + 0.07886 * (db - 21);
+  return 0;
 }
 
-// Where the taps end: the Gaussian envelope falls under kTruncationSlack * tol there. The dropped taps,
-// 2a sinc(2a t/n) times the envelope, change the response by about 0.0075-0.013 times the envelope at T
-// (sparse_window_test; sinc's 1/t decay), so the truncation error is ~1e-3 tol. It must stay that far
-// below tol: the values converge to the response model's error, not to tol (ROBUST's refinement reached
-// 4e-8 on exactly sparse input at slack 10 (model error ~tol/10), 1.5e-10 at 0.1; EXACT complex128 5.9e-10
-// at 10, 5e-16 at 0.1 for n = 2^10, k = 8). The first versions truncated at tol / L: the same errors, with
-// 3-18 % more taps (the more, the larger L).
-constexpr double kTruncationSlack = 0.1;
-
-// Half length T of the taps.
-int64_t half_taps_for(double tol, const Geometry &g, uint64_t k) {
-  double envelope_log = std::log(1.0 / (kTruncationSlack * tol));
-  double half_taps =
-      static_cast<double>(g.n) * std::sqrt(envelope_log / 2.0) / (kPi * smoothing_for(tol, g));
-  require(half_taps < 1e9, "the window for n = ", g.n, ", k = ", k, " and filter_tolerance = ", tol, " needs ",
-          half_taps, " taps; raise bucket_factor or the tolerance");
-  return static_cast<int64_t>(std::ceil(half_taps));
-}
-
-// Taps -T..T of the window: the exact inverse transform of the smoothed box.
-void fill_window(double sigma, int64_t half_taps, const Geometry &g, HostVector<double> &window) {
-  std::size_t taps = checked_add(checked_mul(2, static_cast<std::size_t>(half_taps), "window taps"), 1, "window taps");
-  window.resize(taps);
-  double nd = static_cast<double>(g.n);
-  double a2 = 2.0 * g.box_half_width;
-  double gauss = 2.0 * kPi * kPi * sigma * sigma / (nd * nd);
-  for (int64_t t = -half_taps; t <= half_taps; ++t) {
-    double td = static_cast<double>(t);
-    double arg = kPi * a2 * td / nd;
-    double sinc = t == 0 ? 1.0 : std::sin(arg) / arg;
-    window[static_cast<std::size_t>(t + half_taps)] = a2 * sinc * std::exp(-gauss * td * td);
+// The window's taps are tap(t) = L shape(t / B), |t| <= T, with shape(tau) = 1.5 sinc(1.5 tau) kb(tau / c),
+// c = T / B, kb Kaiser-Bessel of shape beta (2a sinc(2a t / n) with a = 3L/4, times the Kaiser window).
+// (Kaiser's window less its pedestal, which ends at 0, was tried: its ripple needs 1.3x the taps.)
+struct KaiserShape {
+  double beta = 0, inv_i0_beta = 0, half_span = 0;  // half_span: c
+  double operator()(double tau) const {
+    const double arg = 1.5 * kPi * tau;
+    const double sinc = tau == 0 ? 1.0 : std::sin(arg) / arg;
+    const double r = tau / half_span;
+    return 1.5 * sinc * std::cyl_bessel_i(0.0, beta * std::sqrt(std::max(0.0, 1.0 - r * r))) * inv_i0_beta;
   }
+};
+
+// The taps' response at offset d = x L is (1/B) (shape(0) + 2 sum_{t=1..T} shape(t/B) cos(2 pi x t / B)): a
+// Riemann sum of step 1/B of shape(tau) cos(2 pi x tau). That integrand's spectrum ends near 2.2 cycles per
+// unit tau (sinc 0.75, Kaiser ~0.3, |x| <= 1.2), so by Poisson summation sums of any step 1/R (R >= ~8) agree
+// but for the images of the truncation step shape(c), which fall like 1/R: with R = min(B, kResponseRate)
+// samples per unit the design sums the taps themselves up to B = 1024, and beyond that a sum that costs
+// the same at every B and differs from the taps' by ~1e-15 (beta of 1e-14) to ~1e-11 (1e-7): far below
+// the tolerance each window is designed for. sparse_window_test checks both regimes against the taps' own
+// sums at every integer offset.
+constexpr uint64_t kResponseRate = 1024;
+
+class ResponseSums {
+ public:
+  ResponseSums(const KaiserShape &shape, uint64_t buckets) : rate_(static_cast<double>(std::min(buckets, kResponseRate))) {
+    const auto last = static_cast<int64_t>(std::floor(shape.half_span * rate_ + 1e-9));
+    samples_.resize(static_cast<std::size_t>(last) + 1);
+    for (int64_t t = 0; t <= last; ++t)
+      samples_[static_cast<std::size_t>(t)] = shape(static_cast<double>(t) / rate_) / rate_;
+  }
+
+  // Response at d = x L. The cosines come from one angle addition per block of kBlock samples (exact cos/sin
+  // at the block start and for the offsets inside a block): two FMAs per sample, a few ulps of accuracy.
+  double operator()(double x) const {
+    constexpr int kBlock = 64;
+    const double theta = 2.0 * kPi * x / rate_;
+    double cos_j[kBlock], sin_j[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+      cos_j[j] = std::cos(theta * j);
+      sin_j[j] = std::sin(theta * j);
+    }
+    const int64_t last = static_cast<int64_t>(samples_.size()) - 1;
+    double sum = 0;
+    for (int64_t start = 1; start <= last; start += kBlock) {
+      const int count = static_cast<int>(std::min<int64_t>(kBlock, last - start + 1));
+      double c = 0, s = 0;
+      for (int j = 0; j < count; ++j) {
+        c += samples_[static_cast<std::size_t>(start + j)] * cos_j[j];
+        s += samples_[static_cast<std::size_t>(start + j)] * sin_j[j];
+      }
+      const double angle = theta * static_cast<double>(start);
+      sum += std::cos(angle) * c - std::sin(angle) * s;
+    }
+    return samples_[0] + 2.0 * sum;
+  }
+
+ private:
+  double rate_;
+  std::vector<double> samples_;
+};
+
+// Worst deviation from the ideal response (1 on |d| <= L/2, 0 on |d| >= L) near the band edges, where Kaiser's
+// windowed sinc has its largest ripples: 17 integer offsets (or all of them) inside each band's eighth next
+// to the transition.
+double edge_ripple(const ResponseSums &response, const Geometry &g) {
+  const uint64_t span = std::max<uint64_t>(g.width / 8, 1);
+  const uint64_t step = std::max<uint64_t>(span / 16, 1);
+  const double width = static_cast<double>(g.width);
+  double worst = 0;
+  for (uint64_t j = 0; j <= span; j += step) {
+    worst = std::max(worst, std::fabs(response(static_cast<double>(g.width / 2 - j) / width) - 1.0));
+    // The response is n-periodic: offsets past n - L lie within L of the next centre (B = 2).
+    if (g.width + j <= g.n - g.width)
+      worst = std::max(worst, std::fabs(response(static_cast<double>(g.width + j) / width)));
+  }
+  return worst;
+}
+
+// Chebyshev interpolation of the response on each piece of [0, L] (kResponseTerms nodes), stored as monomial
+// coefficients in the piece's variable x in [-1, 1]. 6 pieces per unit of c: the last tap turns the
+// response's phase by ~1 radian over a piece, so the Chebyshev coefficients fall like 0.26^j / j! (~1e-17 at
+// j = 12).
+void fit_response(const ResponseSums &response, double half_span, const Geometry &g, ResponseFit &fit,
+                  std::shared_ptr<const HostVector<double>> &table) {
+  constexpr int kTerms = kResponseTerms;
+  const int pieces = static_cast<int>(std::max(1.0, std::ceil(6.0 * half_span)));
+  auto coeffs = std::make_shared<HostVector<double>>(static_cast<std::size_t>(pieces) * kTerms);
+  // Monomial coefficients of the Chebyshev polynomials T_0..T_{kTerms-1} (small integers: exact).
+  double cheb_mono[kTerms][kTerms] = {};
+  cheb_mono[0][0] = 1;
+  cheb_mono[1][1] = 1;
+  for (int m = 2; m < kTerms; ++m)
+    for (int j = 0; j < kTerms; ++j)
+      cheb_mono[m][j] = (j > 0 ? 2 * cheb_mono[m - 1][j - 1] : 0) - cheb_mono[m - 2][j];
+  for (int p = 0; p < pieces; ++p) {
+    double values[kTerms], cheb[kTerms];
+    for (int i = 0; i < kTerms; ++i) {
+      const double x = std::cos(kPi * (i + 0.5) / kTerms);
+      values[i] = response((p + 0.5 * (x + 1.0)) / pieces);
+    }
+    for (int m = 0; m < kTerms; ++m) {
+      double c = 0;
+      for (int i = 0; i < kTerms; ++i) c += values[i] * std::cos(kPi * m * (i + 0.5) / kTerms);
+      cheb[m] = (m == 0 ? 1.0 : 2.0) * c / kTerms;
+    }
+    double *out = coeffs->data() + static_cast<std::size_t>(p) * kTerms;
+    for (int j = 0; j < kTerms; ++j) {  // out[0] multiplies x^(kTerms-1) (Horner order)
+      double a = 0;
+      for (int m = j; m < kTerms; ++m) a += cheb[m] * cheb_mono[m][j];
+      out[kTerms - 1 - j] = a;
+    }
+  }
+  fit.coeffs = coeffs->data();
+  fit.scale = pieces / static_cast<double>(g.width);
+  fit.pieces = pieces;
+  table = std::move(coeffs);
+}
+
+// The window for ripple `tol`: its taps -T..T (window[t + T]), T, and the fit of its response.
+struct WindowDesign {
+  HostVector<double> window;
+  int64_t half_taps = 0;
+};
+WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFit &fit,
+                           std::shared_ptr<const HostVector<double>> &table) {
+  // 6 dB more attenuation than tol asks for and 2 % more taps than Kaiser's length formula: his formulas
+  // undershoot at the ~240 dB of 1e-12 (measured: ripple 5.6 tol at the formula's values, 0.78 tol with
+  // this margin); the loop below lengthens the window further wherever the edges still exceed tol.
+  const double db = -20.0 * std::log10(tol) + 6.0;
+  KaiserShape shape;
+  shape.beta = kaiser_beta(db);
+  shape.inv_i0_beta = 1.0 / std::cyl_bessel_i(0.0, shape.beta);
+  const double buckets = static_cast<double>(g.buckets);
+  const double transition = kPi / buckets;  // L/2 of n, in radians per sample
+  double half_taps_real = 1.02 * std::max(db - 8.0, 8.0) / (2.0 * 2.285 * transition);
+  int64_t half_taps = 0;
+  for (int attempt = 0;; ++attempt) {
+    require(half_taps_real < 1e9, "the window for n = ", g.n, ", k = ", k, " and filter_tolerance = ", tol,
+            " needs ", 2 * half_taps_real, " taps; raise bucket_factor or the tolerance");
+    half_taps = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(half_taps_real)));
+    shape.half_span = static_cast<double>(half_taps) / buckets;
+    if (edge_ripple(ResponseSums(shape, g.buckets), g) <= tol || attempt == 8) break;
+    half_taps_real *= 1.05;
+  }
+  fit_response(ResponseSums(shape, g.buckets), shape.half_span, g, fit, table);
+  WindowDesign w;
+  std::size_t taps = checked_add(checked_mul(2, static_cast<std::size_t>(half_taps), "window taps"), 1, "window taps");
+  w.window.resize(taps);
+  const double width = static_cast<double>(g.width);
+  for (int64_t t = 0; t <= half_taps; ++t) {
+    const double tap = width * shape(static_cast<double>(t) / buckets);
+    w.window[static_cast<std::size_t>(half_taps + t)] = tap;
+    w.window[static_cast<std::size_t>(half_taps - t)] = tap;
+  }
+  w.half_taps = half_taps;
+  return w;
 }
 
 // ROBUST comb pre-pass knobs. W defaults to >= 128 k (at most n/16, so the comb stays sublinear) so that
@@ -154,7 +291,8 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
 
   double tol = knobs.filter_tolerance;
   require(tol == 0 || (tol > 0 && tol <= 0.1), "knobs->filter_tolerance = ", tol, " is outside (0, 0.1]");
-  if (tol == 0) tol = exact ? (double_precision ? 1e-12 : 1e-7) : 1e-6;
+  // See the top of this file for why these are tighter than the accuracy each variant promises.
+  if (tol == 0) tol = exact ? (double_precision ? 1e-14 : 1e-7) : 1e-9;
   double factor = knobs.bucket_factor;
   require(factor == 0 || (factor >= 1 && factor <= 64), "knobs->bucket_factor = ", factor, " is outside [1, 64]");
   if (factor == 0) factor = exact ? 2 : 4;  // peeling tolerates denser buckets than voting under noise
@@ -200,12 +338,11 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   // eta bounds the contamination a decoded value can carry; it must stay above the window leakage.
   g.consistency = exact ? (double_precision ? 1e-5 : 1e-2) : 0.35;
 
-  g.box_half_width = 0.75 * static_cast<double>(g.width);
-  g.gauss_sigma = smoothing_for(tol, g);
-  d.half_taps = half_taps_for(tol, g, k);
-  fill_window(g.gauss_sigma, d.half_taps, g, d.window);
+  WindowDesign main = design_window(tol, g, k, g.response, d.response_table);
+  d.window = std::move(main.window);
+  d.half_taps = main.half_taps;
   // ROBUST far location stages: a phase good to ~tol times the dynamic range is plenty for q-bit stages
-  // under noise, so they take a window of kFarStageTolerance (about 60 % of the taps of 1e-6).
+  // under noise, so they take a window of kFarStageTolerance (a third of the taps of 1e-9).
   if (!exact && tol < kFarStageTolerance) {
     for (int r = 1; r <= g.stages; ++r) {
       if (stage_shift(g, r) > static_cast<uint64_t>(d.half_taps)) {
@@ -214,9 +351,9 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
       }
     }
     if (g.first_far_stage > 0) {
-      g.far_gauss_sigma = smoothing_for(kFarStageTolerance, g);
-      d.far_half_taps = half_taps_for(kFarStageTolerance, g, k);
-      fill_window(g.far_gauss_sigma, d.far_half_taps, g, d.far_window);
+      WindowDesign far = design_window(kFarStageTolerance, g, k, g.far_response, d.far_response_table);
+      d.far_window = std::move(far.window);
+      d.far_half_taps = far.half_taps;
     }
   }
   set_derived_terms(g);

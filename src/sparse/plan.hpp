@@ -54,6 +54,9 @@ struct Design {
   HostVector<double> window;     // 2T+1 taps, window[t + T]
   int64_t far_half_taps = 0;      // the far location stages' coarser window (geom.first_far_stage > 0)
   HostVector<double> far_window;
+  // Piecewise fits of the windows' responses (geom.response / geom.far_response point into them); shared,
+  // so that they outlive every copy of the design that holds the geometry.
+  std::shared_ptr<const HostVector<double>> response_table, far_response_table;
 
   // The window hashing h (in loop order) folds with, and its half length.
   bool uses_far_window(std::size_t h) const {

@@ -65,6 +65,19 @@ double kaiser_beta(double db) {
   return 0;
 }
 
+// I0(x) for 0 <= x <= kMaxBeta by its power series sum_j ((x/2)^2)^j / (j!)^2: every term is positive, so
+// it is accurate to a few ulps, and ~5x faster than std::cyl_bessel_i (a window has up to ~20 B taps each).
+constexpr double kMaxBeta = 700;  // I0(700) ~ 1e302: the ratios below stay finite
+double bessel_i0(double x) {
+  const double q = 0.25 * x * x;
+  double term = 1, sum = 1;
+  for (int j = 1; term > 1e-17 * sum; ++j) {
+    term *= q / (static_cast<double>(j) * j);
+    sum += term;
+  }
+  return sum;
+}
+
 // The window's taps are tap(t) = L shape(t / B), |t| <= T, with shape(tau) = 1.5 sinc(1.5 tau) kb(tau / c),
 // c = T / B, kb Kaiser-Bessel of shape beta (2a sinc(2a t / n) with a = 3L/4, times the Kaiser window).
 // (Kaiser's window less its pedestal, which ends at 0, was tried: its ripple needs 1.3x the taps.)
@@ -74,7 +87,7 @@ struct KaiserShape {
     const double arg = 1.5 * kPi * tau;
     const double sinc = tau == 0 ? 1.0 : std::sin(arg) / arg;
     const double r = tau / half_span;
-    return 1.5 * sinc * std::cyl_bessel_i(0.0, beta * std::sqrt(std::max(0.0, 1.0 - r * r))) * inv_i0_beta;
+    return 1.5 * sinc * bessel_i0(beta * std::sqrt(std::max(0.0, 1.0 - r * r))) * inv_i0_beta;
   }
 };
 
@@ -87,6 +100,7 @@ struct KaiserShape {
 // the tolerance each window is designed for. sparse_window_test checks both regimes against the taps' own
 // sums at every integer offset.
 constexpr uint64_t kResponseRate = 1024;
+constexpr double kRippleResolution = 2e-15;  // what the design's double sums can measure of a ripple
 
 class ResponseSums {
  public:
@@ -197,7 +211,8 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
   const double db = -20.0 * std::log10(tol) + 6.0;
   KaiserShape shape;
   shape.beta = kaiser_beta(db);
-  shape.inv_i0_beta = 1.0 / std::cyl_bessel_i(0.0, shape.beta);
+  require(shape.beta <= kMaxBeta, "filter_tolerance = ", tol, " is too small for a double-precision window (use >= 1e-300)");
+  shape.inv_i0_beta = 1.0 / bessel_i0(shape.beta);
   const double buckets = static_cast<double>(g.buckets);
   const double transition = kPi / buckets;  // L/2 of n, in radians per sample
   double half_taps_real = 1.02 * std::max(db - 8.0, 8.0) / (2.0 * 2.285 * transition);
@@ -207,7 +222,8 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
             " needs ", 2 * half_taps_real, " taps; raise bucket_factor or the tolerance");
     half_taps = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(half_taps_real)));
     shape.half_span = static_cast<double>(half_taps) / buckets;
-    if (edge_ripple(ResponseSums(shape, g.buckets), g) <= tol || attempt == 8) break;
+    // Below ~2e-15 the double sums cannot resolve the ripple: such tolerances get Kaiser's length, no more.
+    if (edge_ripple(ResponseSums(shape, g.buckets), g) <= std::max(tol, kRippleResolution) || attempt == 8) break;
     half_taps_real *= 1.05;
   }
   fit_response(ResponseSums(shape, g.buckets), shape.half_span, g, fit, table);
@@ -215,6 +231,7 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
   std::size_t taps = checked_add(checked_mul(2, static_cast<std::size_t>(half_taps), "window taps"), 1, "window taps");
   w.window.resize(taps);
   const double width = static_cast<double>(g.width);
+#pragma omp parallel for schedule(static) if (half_taps > 65536)
   for (int64_t t = 0; t <= half_taps; ++t) {
     const double tap = width * shape(static_cast<double>(t) / buckets);
     w.window[static_cast<std::size_t>(half_taps + t)] = tap;

@@ -159,17 +159,21 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
 // Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value), landing `at` in loop lp, to
 // its home and neighbour buckets of hashings j = 0..hashings-1. The phase w^(freq tau + u s_j) is shared
 // by both buckets of hashing j, each bucket's gain by all hashings.
+// Hashing j's share of for_each_contribution below.
+template <class Sub>
+SFFT_HD void contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp, int j,
+                          const Geometry &g, Sub &&sub) {
+  uint64_t phase = (freq * lp.tau + at.u * hashing_shift(g, j)) & g.mask;
+  Cplx<double> r = cmul(value, root_of_unity(phase, g));
+  bool far_j = uses_far_window(g, j);
+  double hg = far_j ? at.far_home_gain : at.home_gain, ng = far_j ? at.far_neighbour_gain : at.neighbour_gain;
+  sub(j, at.home, Cplx<double>{r.re * hg, r.im * hg});
+  sub(j, at.neighbour, Cplx<double>{r.re * ng, r.im * ng});
+}
 template <class Sub>
 SFFT_HD void for_each_contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp,
                                    int hashings, const Geometry &g, Sub &&sub) {
-  for (int j = 0; j < hashings; ++j) {
-    uint64_t phase = (freq * lp.tau + at.u * hashing_shift(g, j)) & g.mask;
-    Cplx<double> r = cmul(value, root_of_unity(phase, g));
-    bool far_j = uses_far_window(g, j);
-    double hg = far_j ? at.far_home_gain : at.home_gain, ng = far_j ? at.far_neighbour_gain : at.neighbour_gain;
-    sub(j, at.home, Cplx<double>{r.re * hg, r.im * hg});
-    sub(j, at.neighbour, Cplx<double>{r.re * ng, r.im * ng});
-  }
+  for (int j = 0; j < hashings; ++j) contribution(at, freq, value, lp, j, g, sub);
 }
 template <class Sub>
 SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const LoopParams &lp, int hashings,
@@ -234,15 +238,21 @@ SFFT_HD bool settled(Cplx<double> z0, const Decoded &d, double rms, double settl
   return (d.consistent ? d.mismatch2 : cabs2(z0)) <= limit * limit;
 }
 
-// Decodes bucket b of a location loop from its hashings z[0..S+1] (reference, S stages, check).
-// Found when |z[0]| exceeds min_magnitude and all hashings agree with one coefficient whose home
-// bucket is b; then freq is its frequency and value its estimate.
+// The first half of decode_bucket: the frequency bucket b's phases point to. valid = false when |z[0]| is
+// not above min_magnitude (or NaN) or the phases locate no offset within one bucket width.
+struct Location {
+  bool valid;
+  double d;       // offset from the bucket's centre, an integer in [-L, L)
+  uint64_t u;     // permuted frequency
+  uint64_t freq;  // its frequency
+  double mag2;    // |z[0]|^2
+};
 template <class Load>
-SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
-  Decoded out{false, 0, {0, 0}, false, 0};
+SFFT_HD Location locate_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
+  Location at{false, 0, 0, 0, 0};
   Cplx<double> z0 = z(0);
-  double mag2 = cabs2(z0);
-  if (!(mag2 > min_magnitude * min_magnitude)) return out;  // also rejects NaN
+  at.mag2 = cabs2(z0);
+  if (!(at.mag2 > min_magnitude * min_magnitude)) return at;  // also rejects NaN
   const double inv_two_pi = 0.15915494309189533577;
   double two_l = 2.0 * static_cast<double>(g.width);
   double d_hat = 0;
@@ -262,31 +272,54 @@ SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double
   }
   double d_round = floor_hd(d_hat + 0.5);
   double width = static_cast<double>(g.width);
-  if (!(d_round >= -width && d_round < width)) return out;  // also rejects NaN phases
-  int64_t d = static_cast<int64_t>(d_round);
-  uint64_t u = (b * g.width + static_cast<uint64_t>(d)) & g.mask;
-  out.freq = (lp.sigma_inv * u) & g.mask;
-  // The checks and the estimate are independent FP64 chains: evaluated without early exits, so that
-  // they overlap (the decoders are latency-bound on the GPU).
-  double limit2 = g.consistency * g.consistency * mag2;
-  double mismatch2 = 0;
-  bool consistent = true;
-  for (int h = 1; h <= g.stages + 1; ++h) {
-    Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
-    Cplx<double> zh = z(h);
-    Cplx<double> diff{zh.re - predicted.re, zh.im - predicted.im};
-    double diff2 = cabs2(diff);
-    consistent = consistent && diff2 <= limit2;  // false for NaN
-    mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
-  }
-  Cplx<double> value = estimate(z0, out.freq, lp, static_cast<double>(d), g);
-  if (!consistent) return out;
+  if (!(d_round >= -width && d_round < width)) return at;  // also rejects NaN phases
+  at.valid = true;
+  at.d = d_round;
+  at.u = (b * g.width + static_cast<uint64_t>(static_cast<int64_t>(d_round))) & g.mask;
+  at.freq = (lp.sigma_inv * at.u) & g.mask;
+  return at;
+}
+
+// |z_h - z_0 w^(u s_h)|^2: how far location hashing h is from what one coefficient at u predicts.
+SFFT_HD double hashing_mismatch2(Cplx<double> z0, Cplx<double> zh, uint64_t u, int h, const Geometry &g) {
+  Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
+  return cabs2(Cplx<double>{zh.re - predicted.re, zh.im - predicted.im});
+}
+
+// The second half of decode_bucket: what a located bucket holds, given whether every shifted hashing
+// matched (and the worst mismatch) and the estimate of its value.
+SFFT_HD Decoded decoded_from(const Location &at, bool consistent, double mismatch2, Cplx<double> value,
+                             const Geometry &g) {
+  Decoded out{false, at.valid ? at.freq : 0, {0, 0}, false, 0};
+  if (!at.valid || !consistent) return out;
   out.consistent = true;
   out.mismatch2 = mismatch2;
-  if (d_round < -0.5 * width || d_round >= 0.5 * width) return out;  // its home is a neighbouring bucket
+  double width = static_cast<double>(g.width);
+  if (at.d < -0.5 * width || at.d >= 0.5 * width) return out;  // its home is a neighbouring bucket
   out.value = value;
   out.found = true;
   return out;
+}
+
+// Decodes bucket b of a location loop from its hashings z[0..S+1] (reference, S stages, check).
+// Found when |z[0]| exceeds min_magnitude and all hashings agree with one coefficient whose home
+// bucket is b; then freq is its frequency and value its estimate.
+template <class Load>
+SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
+  const Location at = locate_bucket(b, z, lp, min_magnitude, g);
+  if (!at.valid) return decoded_from(at, false, 0, {0, 0}, g);
+  // The checks and the estimate are independent FP64 chains: evaluated without early exits, so that
+  // they overlap (the decoders are latency-bound on the GPU).
+  Cplx<double> z0 = z(0);
+  double limit2 = g.consistency * g.consistency * at.mag2;
+  double mismatch2 = 0;
+  bool consistent = true;
+  for (int h = 1; h <= g.stages + 1; ++h) {
+    double diff2 = hashing_mismatch2(z0, z(h), at.u, h, g);
+    consistent = consistent && diff2 <= limit2;  // false for NaN
+    mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
+  }
+  return decoded_from(at, consistent, mismatch2, estimate(z0, at.freq, lp, at.d, g), g);
 }
 
 }  // namespace sfft::sparse

@@ -41,6 +41,7 @@ namespace {
 
 constexpr unsigned kBlock = 256;
 constexpr unsigned kPeelBlock = 128;  // small blocks spread the few busy decode threads over more SMs
+constexpr unsigned kPeelLanes = 4;    // lanes sharing one bucket's decode (a power of two <= 32)
 constexpr unsigned kRankBlock = 1024;
 constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a time (one warp's worth)
 constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
@@ -226,42 +227,72 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   }
 }
 
-// EXACT, location loop `loop`: thread (target, b) decodes bucket b; a coefficient found is added to the
-// table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop `loop` itself is
-// only read, later loops only written, so no thread reads what another writes. The decode is repeated per
-// target: the kernel is bound by the length of one thread's FP64 chain, and a decode staged through shared
-// memory for several targets per thread measured slower. Target 0 counts the loop's unsettled buckets;
-// after a loop with none (or a skipped one, whose count stays 0) the remaining loops return at once.
+// EXACT, location loop `loop`: a group of kPeelLanes lanes per (target, b) decodes bucket b; a coefficient
+// found is added to the table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop
+// `loop` itself is only read, later loops only written, so no thread reads what another writes. The kernel
+// is bound by the length of one thread's FP64 chain, so the group splits the decoder's independent parts:
+// every lane locates the coefficient (one atan2 per stage), then lane i takes the consistency checks of
+// hashings h = 1 + i (mod kPeelLanes), the last lane the estimate, and after the group has combined them
+// (shuffles) lane i subtracts from hashings j = i (mod kPeelLanes). (One thread per (target, b) doing all
+// of it measured slower; so did a decode staged through shared memory for several targets per thread.)
+// Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose count
+// stays 0) the remaining loops return at once.
 template <class Real>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t,
                             Counters *counters) {
   cuda::wait_for_previous_kernel();
   if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
-  std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  int targets = later_loops > 0 ? later_loops : 1;
-  if (id >= static_cast<std::size_t>(targets) * g.buckets) return;
-  uint64_t b = id & (g.buckets - 1);
-  int target = static_cast<int>(id / g.buckets);
-  std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
+  const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const std::size_t item = id / kPeelLanes;
+  const int lane = static_cast<int>(id % kPeelLanes);
+  const int targets = later_loops > 0 ? later_loops : 1;
+  // Items past the end still take part in the group's shuffles (whole groups share a warp).
+  const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
+  const uint64_t b = item & (g.buckets - 1);
+  const int target = active ? static_cast<int>(item / g.buckets) : 0;
+  const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
   const double rms = sqrt(energy[loop]);
-  Decoded d = decode_bucket(b, load, loops[loop], floor_relative * rms, g);
+  const LoopParams lp = loops[loop];
+  const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
+  const Cplx<double> z0 = load(0);
+  const double limit2 = g.consistency * g.consistency * at.mag2;
+  double mismatch2 = 0;
+  bool consistent = true;
+  for (int h = 1 + lane; h <= g.stages + 1; h += static_cast<int>(kPeelLanes)) {
+    const double diff2 = hashing_mismatch2(z0, load(h), at.u, h, g);
+    consistent = consistent && diff2 <= limit2;  // false for NaN
+    mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
+  }
+  Cplx<double> value{0, 0};
+  if (lane == static_cast<int>(kPeelLanes) - 1) value = estimate(z0, at.freq, lp, at.d, g);
   // Where the candidate lands in the target loop depends on its frequency alone: evaluated before the
-  // branch on `found`, so that its filter gains overlap the decoder's checks (one chain, not two in turn).
+  // group combines its parts, so that its filter gains overlap the checks.
   const int into = later_loops > 0 ? loop + 1 + target : loop;
-  const Landing at = landing(d.freq, loops[into], g.hashings_per_loop, g);
-  if (later_loops == 0 && unexplained(load(0), d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
-  if (later_loops > 0 && target == 0 && !settled(load(0), d, rms, settle_relative))
-    atomicAdd(&counters->unsettled[loop], 1u);
+  const LoopParams lp_into = loops[into];
+  const Landing landed = landing(at.freq, lp_into, g.hashings_per_loop, g);
+  for (unsigned offset = kPeelLanes / 2; offset > 0; offset /= 2) {
+    consistent = __shfl_xor_sync(0xffffffffu, static_cast<int>(consistent), offset, kPeelLanes) != 0 && consistent;
+    mismatch2 = fmax(mismatch2, __shfl_xor_sync(0xffffffffu, mismatch2, offset, kPeelLanes));
+  }
+  value.re = __shfl_sync(0xffffffffu, value.re, kPeelLanes - 1, kPeelLanes);
+  value.im = __shfl_sync(0xffffffffu, value.im, kPeelLanes - 1, kPeelLanes);
+  if (!active) return;
+  const Decoded d = decoded_from(at, consistent, mismatch2, value, g);
+  if (lane == 0) {
+    if (later_loops == 0 && unexplained(z0, d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
+    if (later_loops > 0 && target == 0 && !settled(z0, d, rms, settle_relative))
+      atomicAdd(&counters->unsettled[loop], 1u);
+  }
   if (!d.found) return;
-  if (target == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
+  if (target == 0 && lane == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
   Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
-  for_each_contribution(at, d.freq, d.value, loops[into], g.hashings_per_loop, g,
-                        [&](int j, uint64_t bucket, Cplx<double> c) {
-                          atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + bucket, c);
-                        });
+  for (int j = lane; j < g.hashings_per_loop; j += static_cast<int>(kPeelLanes))
+    contribution(landed, d.freq, d.value, lp_into, j, g, [&](int hashing, uint64_t bucket, Cplx<double> c) {
+      atomic_sub(zl + static_cast<std::size_t>(hashing) * g.buckets + bucket, c);
+    });
 }
 
 // ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,
@@ -948,7 +979,7 @@ class CudaEngine final : public Engine {
     if (d_.variant == Variant::Exact) {
       for (int l = 0; l < d_.location_loops; ++l) {
         int later = d_.location_loops - 1 - l;
-        std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets;
+        std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets * kPeelLanes;
         // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's
         // tail saves the gap between them.
         cuda::launch_overlapped(peel_kernel<Real>, blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(),

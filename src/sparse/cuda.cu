@@ -586,9 +586,9 @@ struct Finish {
 // Called by every thread of the top-k kernel at its end. The last block to finish (every other block has
 // read the table and written its results by then) resets the table slots the exec claimed, the floor
 // energies and the counters for the next exec, copies the result to device outputs when it fits their
-// capacity and the input was finite, and publishes the result header.
+// capacity and the input was finite (unless the step wrote them directly), and publishes the result header.
 template <class Real>
-__device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
+__device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool written_directly) {
   __shared__ bool last;
   __shared__ Result r;
   __shared__ unsigned distinct;
@@ -614,12 +614,14 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
     for (int p = 0; p < f.passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
   }
   for (int l = static_cast<int>(threadIdx.x); l < f.loops; l += static_cast<int>(blockDim.x)) f.energy[l] = 0;
-  const ExecOutputs out = *f.outputs;
-  if (r.nonfinite == 0 && r.count <= out.capacity) {
-    Cplx<Real> *values = static_cast<Cplx<Real> *>(out.values);
-    for (unsigned i = threadIdx.x; i < r.count; i += blockDim.x) {
-      out.freqs[i] = f.res_freq[i];
-      values[i] = f.res_val[i];
+  if (!written_directly) {
+    const ExecOutputs out = *f.outputs;
+    if (r.nonfinite == 0 && r.count <= out.capacity) {
+      Cplx<Real> *values = static_cast<Cplx<Real> *>(out.values);
+      for (unsigned i = threadIdx.x; i < r.count; i += blockDim.x) {
+        out.freqs[i] = f.res_freq[i];
+        values[i] = f.res_val[i];
+      }
     }
   }
   for (int l = static_cast<int>(threadIdx.x); l < kMaxLoops; l += static_cast<int>(blockDim.x))
@@ -634,11 +636,27 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f) {
   counters->blocks_done = 0;
 }
 
+// The device outputs the top-k step writes directly: this exec's destination when it holds k entries (so
+// any result fits) and the fold saw finite input, else none (the last block copies what fits, or the host
+// does). Read at the start of the step: the fold wrote both.
+template <class Real>
+__device__ ExecOutputs direct_outputs(const Finish<Real> &f, const Counters *counters, uint64_t k) {
+  const ExecOutputs out = *f.outputs;
+  const bool direct = out.capacity >= k && __ldcg(&counters->nonfinite) == 0;
+  return direct ? out : ExecOutputs{nullptr, nullptr, 0};
+}
+
 template <class Real>
 __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, uint64_t *res_freq, Cplx<Real> *res_val,
-                             Counters *counters) {
-  res_freq[rank] = freq;
-  res_val[rank] = {static_cast<Real>(v.re), static_cast<Real>(v.im)};
+                             const ExecOutputs &direct, Counters *counters) {
+  const Cplx<Real> value{static_cast<Real>(v.re), static_cast<Real>(v.im)};
+  if (direct.freqs != nullptr) {
+    direct.freqs[rank] = freq;
+    static_cast<Cplx<Real> *>(direct.values)[rank] = value;
+  } else {
+    res_freq[rank] = freq;
+    res_val[rank] = value;
+  }
   atomicMax(&counters->count, static_cast<unsigned>(rank + 1));
 }
 
@@ -654,22 +672,27 @@ __global__ void __launch_bounds__(kRankBlock)
   constexpr unsigned kWarps = kRankBlock / 32;
   __shared__ double tile_mag[kRankTile];
   __shared__ uint64_t tile_freq[kRankTile];
+  __shared__ Cplx<double> tile_value[kRankTile];
   __shared__ unsigned partial[kWarps][kRankTile];
   cuda::wait_for_previous_kernel();
   const unsigned m = *list_count;
+  const ExecOutputs direct = direct_outputs(finish, counters, k);
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
     if (threadIdx.x < kRankTile) {
       unsigned i = first + threadIdx.x;
       double mag = -1;  // padding: never output
       uint64_t freq = 0;
+      Cplx<double> value{0, 0};
       if (i < m) {
         unsigned slot = list[i];
         freq = t.keys[slot];
-        mag = returned_magnitude2<Real>(t.value[slot]);
+        value = t.value[slot];
+        mag = returned_magnitude2<Real>(value);
       }
       tile_mag[threadIdx.x] = mag;
       tile_freq[threadIdx.x] = freq;
+      tile_value[threadIdx.x] = value;
     }
     // Each lane's first entry to compare is loaded before the barrier, alongside the tile's loads.
     auto load_other = [&](unsigned j, double &other, uint64_t &other_freq) {
@@ -703,11 +726,11 @@ __global__ void __launch_bounds__(kRankBlock)
       unsigned rank = 0;
       for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
       if (rank < k && tile_mag[threadIdx.x] > 0)
-        write_result(rank, tile_freq[threadIdx.x], t.value[list[i]], res_freq, res_val, counters);
+        write_result(rank, tile_freq[threadIdx.x], tile_value[threadIdx.x], res_freq, res_val, direct, counters);
     }
     __syncthreads();  // the next tile overwrites tile_* and partial
   }
-  finish_exec(counters, finish);
+  finish_exec(counters, finish, direct.freqs != nullptr);
 }
 
 // Top-k for long lists, step 1: sort keys (|value|^2 as returned, as double bits; 0 past the list's end).
@@ -725,11 +748,12 @@ __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsig
                               Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
                               Finish<Real> finish) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const ExecOutputs direct = direct_outputs(finish, counters, k);
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
-    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, counters);
+    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, direct, counters);
   }
-  finish_exec(counters, finish);
+  finish_exec(counters, finish, direct.freqs != nullptr);
 }
 
 __global__ void iota_kernel(unsigned *v, std::size_t count) {

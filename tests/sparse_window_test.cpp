@@ -115,7 +115,7 @@ TEST(sparse_window, FitMatchesDirectSumsAndBandsHoldTolerance) {
 
 // A caller's tolerance anywhere in (0, 0.1] gets a window that meets it (Kaiser's formulas change form at
 // 50 dB and 21 dB; the design lengthens the window where they undershoot), to the double sums' rounding for
-// the smallest (1e-300: finite taps, ripple at the rounding level).
+// the smallest (1e-300 gets the 1e-15 window: as many taps as 1e-15 asks for, ripple at the rounding level).
 TEST(sparse_window, CallerTolerancesAreMet) {
   for (double tol : {1e-1, 3e-2, 1e-3, 1e-9, 1e-14, 1e-300}) {
     sfft_sparse_options knobs;
@@ -130,6 +130,11 @@ TEST(sparse_window, CallerTolerancesAreMet) {
     EXPECT_LE(r.passband_ripple, band_bound(tol)) << tol;
     EXPECT_LE(r.stopband_leak, band_bound(tol)) << tol;
     EXPECT_TRUE(std::isfinite(d.window[static_cast<std::size_t>(d.half_taps)])) << tol;
+    if (tol < 1e-15) {
+      knobs.filter_tolerance = 1e-15;
+      Design finest = sfft::sparse::make_design(uint64_t{1} << 14, 16, true, sfft::sparse::resolve_knobs(&knobs), 3);
+      EXPECT_EQ(d.half_taps, finest.half_taps) << tol;
+    }
   }
 }
 

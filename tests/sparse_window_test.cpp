@@ -49,7 +49,8 @@ WindowReport measure(const Design &d, const sfft::HostVector<double> &window, in
     const double direct = direct_response(d, window, half_taps, off);
     const int64_t a = off < 0 ? -off : off;
     if (a <= width)
-      r.fit_error = std::max(r.fit_error, std::fabs(sfft::sparse::filter_response(static_cast<double>(off), fit) - direct));
+      r.fit_error =
+          std::max(r.fit_error, std::fabs(sfft::sparse::filter_response(static_cast<double>(off), fit) - direct));
     if (2 * a <= width) r.passband_ripple = std::max(r.passband_ripple, std::fabs(direct - 1.0));
     // n-periodic: offsets past n - L lie within L of the next centre (B = 2).
     if (a >= width && static_cast<uint64_t>(a) <= d.geom.n - d.geom.width)

@@ -104,7 +104,8 @@ constexpr double kFinestTolerance = 1e-15;   // the finest window designed (smal
 
 class ResponseSums {
  public:
-  ResponseSums(const KaiserShape &shape, uint64_t buckets) : rate_(static_cast<double>(std::min(buckets, kResponseRate))) {
+  ResponseSums(const KaiserShape &shape, uint64_t buckets)
+      : rate_(static_cast<double>(std::min(buckets, kResponseRate))) {
     const auto last = static_cast<int64_t>(std::floor(shape.half_span * rate_ + 1e-9));
     samples_.resize(static_cast<std::size_t>(last) + 1);
     for (int64_t t = 0; t <= last; ++t)

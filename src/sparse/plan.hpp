@@ -2,9 +2,10 @@
 // hashings) and the backend engines that execute it.
 //
 // Algorithm. Each loop draws an odd sigma and a tau and views the spectrum permuted by u = sigma*g mod n.
-// A hashing multiplies the samples x[sigma (t + s) + tau], |t| <= T, by a flat window (Gaussian-smoothed
-// box in frequency, see filter.cpp), folds them modulo B and takes a B-point FFT: bucket b then holds the
-// coefficients whose permuted frequency lies within L = n/B of b*L (plan.hpp's Geometry, bucket_math.hpp).
+// A hashing multiplies the samples x[sigma (t + s) + tau], |t| <= T, by a flat window (a Kaiser-windowed
+// sinc, a smoothed box in frequency, see filter.cpp), folds them modulo B and takes a B-point FFT: bucket b
+// then holds the coefficients whose permuted frequency lies within L = n/B of b*L (plan.hpp's Geometry,
+// bucket_math.hpp).
 // A location loop takes 1 + S + 1 hashings: the reference (s = 0), S location stages whose phases reveal
 // the offset of a lone coefficient q bits at a time, and a check shift that rejects buckets holding more
 // than one coefficient.

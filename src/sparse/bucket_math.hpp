@@ -48,7 +48,7 @@ struct ResponseFit {
   int pieces = 0;
 };
 
-// Everything a bucket decoder needs, copied by value into kernels (its only pointers are the response tables').
+// Everything a bucket decoder needs, copied by value into kernels (its only pointers: the response tables).
 struct Geometry {
   uint64_t n = 0, mask = 0;  // n = 2^log2n, mask = n - 1
   uint64_t buckets = 0;      // B (power of two, 2 <= B <= n/2)
@@ -157,9 +157,8 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
 }
 
 // Calls sub(j, bucket, c) with the contribution c of coefficient (freq, value), landing `at` in loop lp, to
-// its home and neighbour buckets of hashings j = 0..hashings-1. The phase w^(freq tau + u s_j) is shared
-// by both buckets of hashing j, each bucket's gain by all hashings.
-// Hashing j's share of for_each_contribution below.
+// its home and neighbour buckets of hashing j. The phase w^(freq tau + u s_j) is shared by both buckets of
+// hashing j, each bucket's gain by all hashings.
 template <class Sub>
 SFFT_HD void contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp, int j,
                           const Geometry &g, Sub &&sub) {
@@ -170,6 +169,7 @@ SFFT_HD void contribution(const Landing &at, uint64_t freq, Cplx<double> value, 
   sub(j, at.home, Cplx<double>{r.re * hg, r.im * hg});
   sub(j, at.neighbour, Cplx<double>{r.re * ng, r.im * ng});
 }
+// The same for hashings j = 0..hashings-1.
 template <class Sub>
 SFFT_HD void for_each_contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp,
                                    int hashings, const Geometry &g, Sub &&sub) {

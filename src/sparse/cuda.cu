@@ -4,8 +4,9 @@
 //    consecutive outputs in a warp read consecutive window taps; no atomics.
 //  - one batched cuFFT call transforms every hashing.
 //  - EXACT: one kernel per location loop decodes its buckets (bucket_math.hpp, shared with the CPU) and
-//    subtracts each coefficient found from the hashings of all later loops at once (one thread per
-//    (bucket, later loop); the decode is repeated rather than staged through memory and a second launch).
+//    subtracts each coefficient found from the hashings of all later loops at once (four lanes per
+//    (bucket, later loop) share its checks, estimate and subtractions; the decode is repeated per later
+//    loop rather than staged through memory and a second launch).
 //  - ROBUST: per pass, one kernel decodes every location loop and votes, one selects the candidates, and
 //    one estimates (median over loops) and one subtracts per refinement round, a warp per candidate and
 //    a lane per loop.

@@ -7,7 +7,8 @@
 // response is within tol of 1 on the home range |d| <= L/2 and below tol beyond |d| >= L; the design then
 // measures the response at the band edges and lengthens the window until it holds. The fold's cost is
 // proportional to the taps: 39.5 B for the EXACT complex128 default (the Gaussian-smoothed box of the first
-// versions took 73 B at a 100x looser tolerance), 19.6 B for EXACT complex64, 25.3 B for ROBUST (was 38 B).
+// versions took 73 B at a 100x looser tolerance), 19.6 B for EXACT complex64, 25.3 B for ROBUST (the
+// Gaussian's design formula gave ~44 B and ~38 B for those two).
 // The defaults are tighter than the Gaussian's because Kaiser's stopband stays near tol for many bucket
 // widths where the Gaussian's falls away: every bucket then carries ~tol of the rms bucket in leakage, and
 // EXACT's peeling can only decode corrections larger than that leakage over its consistency bound (1e-5), so
@@ -225,11 +226,14 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
             " needs ", 2 * half_taps_real, " taps; raise bucket_factor or the tolerance");
     half_taps = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(half_taps_real)));
     shape.half_span = static_cast<double>(half_taps) / buckets;
+    const ResponseSums response(shape, g.buckets);
     // Below ~2e-15 the double sums cannot resolve the ripple: such tolerances get Kaiser's length, no more.
-    if (edge_ripple(ResponseSums(shape, g.buckets), g) <= std::max(tol, kRippleResolution) || attempt == 8) break;
+    if (edge_ripple(response, g) <= std::max(tol, kRippleResolution) || attempt == 8) {
+      fit_response(response, shape.half_span, g, fit, table);
+      break;
+    }
     half_taps_real *= 1.05;
   }
-  fit_response(ResponseSums(shape, g.buckets), shape.half_span, g, fit, table);
   WindowDesign w;
   std::size_t taps = checked_add(checked_mul(2, static_cast<std::size_t>(half_taps), "window taps"), 1, "window taps");
   w.window.resize(taps);

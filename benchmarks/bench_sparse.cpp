@@ -1,9 +1,10 @@
 // Sparse FFT benchmark: sfft_exec against the dense peer in the same run, on planted k-sparse spectra.
 //   GPU: cuFFT C2C/Z2Z of all n points vs the CUDA plan (device input and outputs), n = 2^18..2^27 at
-//        k = 1000 and k = 100..4000 at n = 2^27; EXACT on noise-free input, ROBUST at 30 dB SNR; AUTO on
+//        k = 1000 and k = 100..4000 at n = 2^27, and n = 5 x 2^20, 3 x 2^25 (not powers of two) at k =
+//        1000; EXACT on noise-free input, ROBUST at 30 dB SNR; AUTO on
 //        both at n = 2^27, k = 1000 (complex128); ROBUST with and without the comb pre-pass on the same
 //        signals at n = 2^27, k = 1000, 30 and 20 dB (both dtypes).
-//   CPU: threaded FFTW (FFTW_MEASURE) vs the CPU plan, n = 2^16..2^22 at k = 100.
+//   CPU: threaded FFTW (FFTW_MEASURE) vs the CPU plan, n = 2^16..2^22 and 3 x 2^18 at k = 100.
 // Each row: median of --repeats timed calls after warm-up, the ratio peer/sfft, support recovery,
 // L1 error per planted coefficient and relative l2 error of the returned values against the peer's full
 // transform, and the memory the plan holds (device: cudaMemGetInfo difference; host: peak RSS).
@@ -91,7 +92,22 @@ void print_header(const char *peer) {
       peer);
 }
 
-void print_row(const char *variant, bool dbl, int log2n, uint64_t k, double snr, double peer_s, double ours_s,
+// n as the table prints it: 2^m, or c x 2^m for other lengths.
+std::string length_label(uint64_t n) {
+  int m = 0;
+  while (((n >> m) & 1) == 0) ++m;
+  const uint64_t odd = n >> m;
+  return (odd == 1 ? "" : std::to_string(odd) + "x") + "2^" + std::to_string(m);
+}
+
+// Per-length seed offset: log2 n for powers of two (as before other lengths were benchmarked).
+uint64_t length_tag(uint64_t n) {
+  uint64_t m = 0;
+  while ((uint64_t{1} << m) < n) ++m;
+  return (uint64_t{1} << m) == n ? m : 100 + n % 97;
+}
+
+void print_row(const char *variant, bool dbl, uint64_t n, uint64_t k, double snr, double peer_s, double ours_s,
                const Accuracy &a, double mib) {
   char snr_text[16];
   if (std::isfinite(snr)) {
@@ -99,8 +115,9 @@ void print_row(const char *variant, bool dbl, int log2n, uint64_t k, double snr,
   } else {
     std::snprintf(snr_text, sizeof snr_text, "inf");
   }
-  std::printf("| %s | %s | 2^%d | %llu | %s | %.3f | %.3f | %.1fx | %.4f | %.2e | %.2e | %.0f |\n", variant,
-              dbl ? "c128" : "c64", log2n, static_cast<unsigned long long>(k), snr_text, peer_s * 1e3, ours_s * 1e3,
+  std::printf("| %s | %s | %s | %llu | %s | %.3f | %.3f | %.1fx | %.4f | %.2e | %.2e | %.0f |\n", variant,
+              dbl ? "c128" : "c64", length_label(n).c_str(), static_cast<unsigned long long>(k), snr_text,
+              peer_s * 1e3, ours_s * 1e3,
               peer_s / ours_s, a.recovery, a.l1, a.rel_l2, mib);
   std::fflush(stdout);
 }
@@ -133,11 +150,10 @@ std::size_t resident_bytes() {
 }
 
 template <class Real>
-void cpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
+void cpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats) {
   using C = std::complex<Real>;
-  const uint64_t n = uint64_t{1} << log2n;
   const bool dbl = sizeof(Real) == 8;
-  Planted p = plant(n, k, 1000 + log2n);
+  Planted p = plant(n, k, 1000 + length_tag(n));
   // x = inverse DFT of the planted spectrum (+ white noise at snr), via FFTW in double.
   std::vector<cd> spectrum(n, cd(0, 0)), xd(n);
   double energy = 0;
@@ -205,7 +221,7 @@ void cpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats) {
     freqs.resize(count);
     std::vector<cd> got(values.begin(), values.begin() + static_cast<long>(count));
     Accuracy a = accuracy(p, freqs, got, [&](uint64_t f) { return cd(full[f]); });
-    print_row(exact ? "EXACT" : "ROBUST", dbl, log2n, k, snr, peer, ours, a, mib);
+    print_row(exact ? "EXACT" : "ROBUST", dbl, n, k, snr, peer, ours, a, mib);
   }
   sfft_destroy(plan);
 }
@@ -249,13 +265,12 @@ template <class Real>
 // auto_variant: the plan uses SFFT_SPARSE_AUTO instead of the variant `exact` names (the input is still
 // noise-free when `exact`). rows: the plans to time, one row each (default: the one `exact` and
 // `auto_variant` name).
-void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool auto_variant = false,
+void gpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats, bool auto_variant = false,
               std::vector<PlanRow> rows = {}) {
   using C = std::complex<Real>;
-  const uint64_t n = uint64_t{1} << log2n;
   const bool dbl = sizeof(Real) == 8;
   const cufftType type = dbl ? CUFFT_Z2Z : CUFFT_C2C;
-  Planted p = plant(n, k, 2000 + log2n + 7 * k);
+  Planted p = plant(n, k, 2000 + length_tag(n) + 7 * k);
   void *spectrum = nullptr, *x = nullptr;
   if (!cuda_ok(cudaMalloc(&spectrum, n * sizeof(C)), "cudaMalloc spectrum") ||
       !cuda_ok(cudaMalloc(&x, n * sizeof(C)), "cudaMalloc x"))
@@ -267,7 +282,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool a
   double nd = static_cast<double>(n);
   curandGenerator_t gen;
   curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10);
-  curandSetPseudoRandomGeneratorSeed(gen, 11 + log2n);
+  curandSetPseudoRandomGeneratorSeed(gen, 11 + length_tag(n));
   double sigma = std::isfinite(snr) ? std::sqrt(energy / nd / std::pow(10, snr / 10) / 2) / nd : 0.0;
   if (dbl) {
     curandGenerateNormalDouble(gen, static_cast<double *>(spectrum), 2 * n, 0.0, sigma > 0 ? sigma : 1.0);
@@ -297,7 +312,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool a
   // Peer: cuFFT forward of all n points (out of place into `spectrum`, which then is the reference).
   cufftHandle fwd;
   if (cufftPlan1d(&fwd, static_cast<int>(n), type, 1) != CUFFT_SUCCESS) {
-    std::printf("cufftPlan1d failed for n = 2^%d\n", log2n);
+    std::printf("cufftPlan1d failed for n = %s\n", length_label(n).c_str());
     cudaFree(spectrum);
     cudaFree(x);
     return;
@@ -350,7 +365,7 @@ void gpu_case(int log2n, uint64_t k, bool exact, double snr, int repeats, bool a
           cudaMemcpy(&t, static_cast<C *>(spectrum) + f, sizeof t, cudaMemcpyDeviceToHost);
           return cd(t);
         });
-        print_row(row.label.c_str(), dbl, log2n, k, snr, peer, ours, a, mib);
+        print_row(row.label.c_str(), dbl, n, k, snr, peer, ours, a, mib);
       }
       cudaFree(dfreqs);
       cudaFree(dvalues);
@@ -402,21 +417,28 @@ int main(int argc, char **argv) {
     for (bool exact : {true, false}) {
       double snr = exact ? INFINITY : 30.0;
       for (int log2n = std::max(18, min_log2n); log2n <= max_log2n; ++log2n) {
-        gpu_case<float>(log2n, 1000, exact, snr, repeats);
-        gpu_case<double>(log2n, 1000, exact, snr, repeats);
+        gpu_case<float>(uint64_t{1} << log2n, 1000, exact, snr, repeats);
+        gpu_case<double>(uint64_t{1} << log2n, 1000, exact, snr, repeats);
       }
       for (uint64_t k : {100, 500, 2000, 4000}) {
         if (!k_sweep) break;
-        gpu_case<float>(max_log2n, k, exact, snr, repeats);
-        gpu_case<double>(max_log2n, k, exact, snr, repeats);
+        gpu_case<float>(uint64_t{1} << max_log2n, k, exact, snr, repeats);
+        gpu_case<double>(uint64_t{1} << max_log2n, k, exact, snr, repeats);
+      }
+      // Lengths that are not powers of two (the buckets, 2048 / 4096 at k = 1000, divide them).
+      for (uint64_t n : {uint64_t{5} << 20, uint64_t{3} << 25}) {
+        if (n > uint64_t{1} << max_log2n || n < uint64_t{1} << min_log2n) continue;
+        gpu_case<float>(n, 1000, exact, snr, repeats);
+        gpu_case<double>(n, 1000, exact, snr, repeats);
       }
     }
     // AUTO (EXACT first, ROBUST when the signal is not exactly sparse) on both kinds of input.
-    for (bool exact : {true, false}) gpu_case<double>(max_log2n, 1000, exact, exact ? INFINITY : 30.0, repeats, true);
+    for (bool exact : {true, false})
+      gpu_case<double>(uint64_t{1} << max_log2n, 1000, exact, exact ? INFINITY : 30.0, repeats, true);
     // The comb pre-pass: plain ROBUST and ROBUST with the comb on one signal each (same cuFFT time).
     for (double snr : {30.0, 20.0}) {
-      gpu_case<float>(max_log2n, 1000, false, snr, repeats, false, comb_rows());
-      gpu_case<double>(max_log2n, 1000, false, snr, repeats, false, comb_rows());
+      gpu_case<float>(uint64_t{1} << max_log2n, 1000, false, snr, repeats, false, comb_rows());
+      gpu_case<double>(uint64_t{1} << max_log2n, 1000, false, snr, repeats, false, comb_rows());
     }
   }
 #endif
@@ -426,8 +448,14 @@ int main(int argc, char **argv) {
     for (bool exact : {true, false}) {
       double snr = exact ? INFINITY : 30.0;
       for (int log2n = std::max(16, min_log2n); log2n <= std::min(22, max_log2n); ++log2n) {
-        cpu_case<float>(log2n, 100, exact, snr, repeats);
-        cpu_case<double>(log2n, 100, exact, snr, repeats);
+        cpu_case<float>(uint64_t{1} << log2n, 100, exact, snr, repeats);
+        cpu_case<double>(uint64_t{1} << log2n, 100, exact, snr, repeats);
+      }
+      // A length that is not a power of two (B = 256 / 512 divide it).
+      const uint64_t other_n = uint64_t{3} << 18;
+      if (other_n >= uint64_t{1} << min_log2n && other_n <= uint64_t{1} << std::min(22, max_log2n)) {
+        cpu_case<float>(other_n, 100, exact, snr, repeats);
+        cpu_case<double>(other_n, 100, exact, snr, repeats);
       }
     }
   }

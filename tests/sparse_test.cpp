@@ -242,16 +242,51 @@ TEST_P(SparseFft, ExactlySparseAcrossSizes) {
   }
 }
 
+// Lengths that are not powers of two (n = B L with the bucket count B, a power of two, dividing n; L even
+// or odd), both variants, exactly sparse: every coefficient found to the precision's tolerance, against
+// FFTW's transform of the same samples. bucket_factor 0 = the variant's default.
+TEST_P(SparseFft, NonPowerOfTwoLengths) {
+  struct Size {
+    uint64_t n, k;
+    double exact_factor, robust_factor;
+    int trials;
+  };
+  const Size sizes[] = {
+      {3 * 4096, 30, 0, 0, 3},              // B = 64 / 128, L = 192 / 96
+      {8000, 32, 0, 2, 3},                  // 2^6 x 125: B = 64 for both, L = 125 (odd)
+      {1000000, 16, 0, 0, 2},               // 2^6 x 15625: B = 32 / 64
+      {105 * 1024, 100, 0, 0, 2},           // 3 x 5 x 7 x 2^10: B = 256 / 512
+      {1920 * 1080, 200, 0, 0, 1},          // 2^10 x 2025: B = 512 / 1024, L = 4050 / 2025
+  };
+  for (sfft_sparse_variant v : {SFFT_SPARSE_EXACT, SFFT_SPARSE_ROBUST}) {
+    for (const Size &size : sizes) {
+      sfft_sparse_options knobs = variant_knobs(v);
+      knobs.bucket_factor = v == SFFT_SPARSE_EXACT ? size.exact_factor : size.robust_factor;
+      Runner runner(GetParam(), size.n, size.k, 3000 + size.n % 997, &knobs);
+      for (int t = 0; t < size.trials; ++t) {
+        SCOPED_TRACE(testing::Message() << "variant " << v << " n = " << size.n << " k = " << size.k << " trial " << t);
+        Score sc = expect_exactly_sparse(runner, size.n, size.k, 91 * size.n + t);
+        if (t == 0)
+          std::printf("  %s n = %llu k = %llu: recovery %.4f, rel l2 %.3g, rel linf %.3g\n",
+                      v == SFFT_SPARSE_EXACT ? "EXACT " : "ROBUST", static_cast<unsigned long long>(size.n),
+                      static_cast<unsigned long long>(size.k), sc.recovery, sc.rel_l2, sc.rel_linf);
+        EXPECT_LE(sc.rel_linf, 10 * exact_tolerance());
+      }
+    }
+  }
+}
+
 // The rate criterion: every coefficient found with rel. error <= 1e-9 (c128) / 1e-4 (c64) in
 // >= 99.9 % of 2000 seeded trials (20 plans with different seeds x 100 signals), EXACT variant, for a
-// plan with 7 loops (k = 16, B = 32) and one with 6 (k = 64, B = 128). The release tier multiplies the
-// plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials per case.
+// plan with 7 loops (k = 16, B = 32) and one with 6 (k = 64, B = 128), at n a power of two and at n = 3 x
+// 2^12 and 5 x 2^12. The release tier multiplies the plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials
+// per case.
 TEST_P(SparseFft, ExactRecoveryRateOverSeededTrials) {
   const char *scale_env = std::getenv("SFFT_SPARSE_TRIAL_SCALE");
   const int scale = scale_env != nullptr && std::atoi(scale_env) > 0 ? std::atoi(scale_env) : 1;
   const int plans = (GetParam().where == Where::Cpu ? 20 : 10) * scale, signals = 100;
   sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
-  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 12, 16}, {1 << 14, 64}}) {
+  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 12, 16}, {1 << 14, 64}, {3 << 12, 16}, {5 << 12, 64}}) {
     int failures = 0, trials = 0;
     for (int p = 0; p < plans; ++p) {
       Runner runner(GetParam(), n, k, 5000 + p, &knobs);
@@ -624,11 +659,14 @@ void expect_create_fails(uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_sp
 }
 
 TEST(sparse, BadCreateArguments) {
-  expect_create_fails(1000, 4, SFFT_COMPLEX128, nullptr, "power of two");
-  expect_create_fails(0, 4, SFFT_COMPLEX128, nullptr, "power of two");
+  // Other lengths than powers of two need the bucket count B (the power of two >= 4k here) to divide n.
+  expect_create_fails(1000, 8, SFFT_COMPLEX128, nullptr, "B = 32 buckets");
+  expect_create_fails(1001, 4, SFFT_COMPLEX128, nullptr, "must divide n");
+  expect_create_fails(3 * (uint64_t{1} << 32), 4, SFFT_COMPLEX128, nullptr, "below 2^32");
+  expect_create_fails(0, 4, SFFT_COMPLEX128, nullptr, "range");
   expect_create_fails(8, 1, SFFT_COMPLEX128, nullptr, "range");
   expect_create_fails(uint64_t{1} << 41, 4, SFFT_COMPLEX128, nullptr, "range");
-  expect_create_fails(~uint64_t{0}, 4, SFFT_COMPLEX128, nullptr, "power of two");
+  expect_create_fails(~uint64_t{0}, 4, SFFT_COMPLEX128, nullptr, "range");
   expect_create_fails(1024, 0, SFFT_COMPLEX128, nullptr, "k = 0");
   expect_create_fails(1024, 257, SFFT_COMPLEX128, nullptr, "n/4");
   expect_create_fails(1024, 2048, SFFT_COMPLEX128, nullptr, "n/4");
@@ -690,8 +728,9 @@ TEST(sparse, BadCombKnobs) {
       {SFFT_SPARSE_ROBUST, 1024, 0, 64, 0, "while comb_loops = 0"},
       {SFFT_SPARSE_ROBUST, 1024, 0, 0, 5, "while comb_loops = 0"},
       {SFFT_SPARSE_ROBUST, 1024, 1, 48, 0, "comb_width = 48 is not a power of two"},
-      {SFFT_SPARSE_ROBUST, 1024, 1, 1, 0, "comb_width = 1 is outside [2, min(n = 1024"},
-      {SFFT_SPARSE_ROBUST, 1024, 1, 2048, 0, "comb_width = 2048 is outside [2, min(n = 1024"},
+      {SFFT_SPARSE_ROBUST, 1024, 1, 1, 0, "comb_width = 1 is outside [2, min(1024 (the largest power of two"},
+      {SFFT_SPARSE_ROBUST, 1024, 1, 2048, 0, "comb_width = 2048 is outside [2, min(1024"},
+      {SFFT_SPARSE_ROBUST, 3 * 1024, 1, 2048, 0, "comb_width = 2048 is outside [2, min(1024"},
       {SFFT_SPARSE_ROBUST, uint64_t{1} << 28, 1, uint64_t{1} << 27, 0, "2^26)]"},
       {SFFT_SPARSE_ROBUST, 1024, 1, 64, 65, "comb_keep = 65 is outside [1, comb_width = 64]"},
       {SFFT_SPARSE_ROBUST, 1024, 1, 0, 1000, "comb_keep = 1000 is outside [1, comb_width = 64]"},  // default W

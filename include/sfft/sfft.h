@@ -314,10 +314,13 @@ typedef struct sfft_sparse_options {
 /* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. */
 SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs);
 
-/* Plans a sparse FFT of length n (a power of two, 2^4 <= n <= 2^40) returning at most k coefficients
-   (1 <= k <= n/4). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128. All filter design, FFTW/cuFFT planning and
-   workspace allocation happen here. Backend: opts->backend CUDA, or AUTO with a usable GPU, gives a CUDA
-   plan bound to opts->device and opts->stream; otherwise a CPU plan using opts->threads.
+/* Plans a sparse FFT of length n (2^4 <= n <= 2^40) returning at most k coefficients (1 <= k <= n/4).
+   n is a power of two, or any n < 2^32 that the bucket count B divides (B = the power of two >=
+   bucket_factor * k, at most n/2): n = 3 x 2^20 or 10^6 = 2^6 x 15625 (for B <= 64) work, an odd n does
+   not (SFFT_ERROR_INVALID_ARGUMENT says which B was needed). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
+   All filter design, FFTW/cuFFT planning and workspace allocation happen here. Backend: opts->backend
+   CUDA, or AUTO with a usable GPU, gives a CUDA plan bound to opts->device and opts->stream; otherwise a
+   CPU plan using opts->threads.
    sfft_create(...) = sfft_create_ex(..., NULL). */
 SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype,
                                  const sfft_options *opts);

@@ -49,11 +49,13 @@ struct ResponseFit {
 };
 
 // Everything a bucket decoder needs, copied by value into kernels (its only pointers: the response tables).
+// n = B L with B a power of two; L (and so n) need not be one: then n < 2^32 (mod_n() and mul_mod() below).
 struct Geometry {
-  uint64_t n = 0, mask = 0;  // n = 2^log2n, mask = n - 1
-  uint64_t buckets = 0;      // B (power of two, 2 <= B <= n/2)
-  uint64_t width = 0;        // L = n / B
-  int log2_width = 0;
+  uint64_t n = 0;
+  uint64_t mask = 0;     // n - 1 when n is a power of two, else 0 (arithmetic mod n by remainders)
+  uint64_t buckets = 0;  // B (power of two, 2 <= B <= n/2, B divides n)
+  uint64_t width = 0;    // L = n / B
+  int log2_width = 0;    // ceil(log2 L): the offset bits the location stages resolve (log2 L when mask != 0)
   int stages = 0;             // S: location stages per location loop
   int bits_per_stage = 0;     // q
   int hashings_per_loop = 0;  // 1 (reference) + S (location) + 1 (check) for location loops
@@ -65,12 +67,39 @@ struct Geometry {
   // their own samples, so fewer taps pay off there.
   int first_far_stage = 0;
   ResponseFit far_response;
-  // Derived (set_derived_terms): 1/n, exact (n a power of two), so the decoders' FP64 chains carry no divisions.
+  // Derived (set_derived_terms), so that the decoders' FP64 chains carry no divisions: 1/n and 1/(2L),
+  // both exact when n is a power of two.
   double inv_n = 0;
+  double inv_two_width = 0;
 };
 
-// Fills the derived terms of g from n.
-inline void set_derived_terms(Geometry &g) { g.inv_n = 1.0 / static_cast<double>(g.n); }
+// Fills the derived terms of g from n and L.
+inline void set_derived_terms(Geometry &g) {
+  g.inv_n = 1.0 / static_cast<double>(g.n);
+  g.inv_two_width = 1.0 / (2.0 * static_cast<double>(g.width));
+}
+
+// Arithmetic modulo n: a mask when n is a power of two (the operands may then be any 64-bit values, since
+// 2^64 is a multiple of n), else remainders of operands reduced first; n < 2^32 keeps their products in
+// 64 bits. The branch is uniform across a kernel.
+SFFT_HD uint64_t mod_n(uint64_t x, const Geometry &g) { return g.mask != 0 ? x & g.mask : x % g.n; }
+SFFT_HD uint64_t mul_mod(uint64_t a, uint64_t b, const Geometry &g) {
+  return g.mask != 0 ? (a * b) & g.mask : (a % g.n) * (b % g.n) % g.n;
+}
+SFFT_HD uint64_t add_mod(uint64_t a, uint64_t b, const Geometry &g) {
+  return g.mask != 0 ? (a + b) & g.mask : (a % g.n + b % g.n) % g.n;
+}
+// (base + sigma t) mod n for a signed tap t (base reduced).
+SFFT_HD uint64_t tap_index(uint64_t base, uint64_t sigma, int64_t t, const Geometry &g) {
+  if (g.mask != 0) return (base + sigma * static_cast<uint64_t>(t)) & g.mask;
+  const uint64_t step = mul_mod(sigma, static_cast<uint64_t>(t < 0 ? -t : t), g);
+  return t < 0 ? (base + g.n - step) % g.n : (base + step) % g.n;
+}
+// index + step mod n for index, step < n (the folds' inner loops: no remainder).
+SFFT_HD uint64_t advance_index(uint64_t index, uint64_t step, const Geometry &g) {
+  index += step;
+  return index >= g.n ? index - g.n : index;
+}
 
 struct LoopParams {
   uint64_t sigma = 1, sigma_inv = 1, tau = 0;
@@ -86,9 +115,10 @@ SFFT_HD uint64_t hashing_shift(const Geometry &g, int h) {
   return g.check_shift;
 }
 
-// w^m for an integer phase m (mod n), evaluated in double: m/n is exact, so the angle is exact to 1 ulp.
+// w^m for an integer phase m (mod n), evaluated in double: m/n is exact (n a power of two) or within an
+// ulp, so the angle is good to about 1 ulp.
 SFFT_HD Cplx<double> root_of_unity(uint64_t m, const Geometry &g) {
-  double turns = static_cast<double>(m & g.mask) * g.inv_n;
+  double turns = static_cast<double>(mod_n(m, g)) * g.inv_n;
 #if defined(__CUDA_ARCH__)
   double s, c;
   sincospi(2.0 * turns, &s, &c);
@@ -126,8 +156,8 @@ SFFT_HD double filter_response(double d, const Geometry &g) { return filter_resp
 
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
-  uint64_t b = ((u + g.width / 2) >> g.log2_width) & (g.buckets - 1);
-  uint64_t diff = (u - b * g.width) & g.mask;
+  uint64_t b = (g.mask != 0 ? (u + g.width / 2) >> g.log2_width : (u + g.width / 2) / g.width) & (g.buckets - 1);
+  uint64_t diff = mod_n(u + g.n - b * g.width, g);
   *offset = diff >= g.n / 2 ? static_cast<int64_t>(diff) - static_cast<int64_t>(g.n) : static_cast<int64_t>(diff);
   return b;
 }
@@ -143,7 +173,7 @@ struct Landing {
 SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const Geometry &g) {
   Landing s{};
   int64_t offset = 0;
-  s.u = (lp.sigma * freq) & g.mask;
+  s.u = mul_mod(lp.sigma, freq, g);
   s.home = home_bucket(s.u, g, &offset);
   s.neighbour = (offset >= 0 ? s.home + 1 : s.home - 1) & (g.buckets - 1);
   double width = static_cast<double>(g.width);
@@ -162,7 +192,7 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
 template <class Sub>
 SFFT_HD void contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp, int j,
                           const Geometry &g, Sub &&sub) {
-  uint64_t phase = (freq * lp.tau + at.u * hashing_shift(g, j)) & g.mask;
+  uint64_t phase = add_mod(mul_mod(freq, lp.tau, g), mul_mod(at.u, hashing_shift(g, j), g), g);
   Cplx<double> r = cmul(value, root_of_unity(phase, g));
   bool far_j = uses_far_window(g, j);
   double hg = far_j ? at.far_home_gain : at.home_gain, ng = far_j ? at.far_neighbour_gain : at.neighbour_gain;
@@ -183,7 +213,7 @@ SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const Loop
 
 // Value estimate of coefficient `freq` from the reference hashing bucket z0 (offset d from the centre).
 SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &lp, double d, const Geometry &g) {
-  Cplx<double> r = cmul_conj(z0, root_of_unity(freq * lp.tau, g));
+  Cplx<double> r = cmul_conj(z0, root_of_unity(mul_mod(freq, lp.tau, g), g));
   double inv_gain = 1.0 / filter_response(d, g);
   return {r.re * inv_gain, r.im * inv_gain};
 }
@@ -254,7 +284,7 @@ SFFT_HD Location locate_bucket(uint64_t b, Load &&z, const LoopParams &lp, doubl
   at.mag2 = cabs2(z0);
   if (!(at.mag2 > min_magnitude * min_magnitude)) return at;  // also rejects NaN
   const double inv_two_pi = 0.15915494309189533577;
-  double two_l = 2.0 * static_cast<double>(g.width);
+  const double two_l = 2.0 * static_cast<double>(g.width);
   double d_hat = 0;
   for (int r = 1; r <= g.stages; ++r) {
     Cplx<double> ratio = cmul_conj(z(r), z0);
@@ -264,8 +294,8 @@ SFFT_HD Location locate_bucket(uint64_t b, Load &&z, const LoopParams &lp, doubl
     double v = turns - floor_hd(turns + 0.5);  // d*m/(2L) mod 1, in [-0.5, 0.5)
     if (r == 1) {
       d_hat = v * two_l;
-    } else {  // m and 2L are powers of two: multiplying by their reciprocals is exact
-      double predicted = d_hat * m * (1.0 / two_l);
+    } else {  // m is a power of two (its reciprocal exact), 1/(2L) exact or within an ulp
+      double predicted = d_hat * m * g.inv_two_width;
       double wraps = floor_hd(predicted - v + 0.5);
       d_hat = (v + wraps) * two_l * (1.0 / m);
     }
@@ -275,14 +305,15 @@ SFFT_HD Location locate_bucket(uint64_t b, Load &&z, const LoopParams &lp, doubl
   if (!(d_round >= -width && d_round < width)) return at;  // also rejects NaN phases
   at.valid = true;
   at.d = d_round;
-  at.u = (b * g.width + static_cast<uint64_t>(static_cast<int64_t>(d_round))) & g.mask;
-  at.freq = (lp.sigma_inv * at.u) & g.mask;
+  const int64_t d_int = static_cast<int64_t>(d_round);
+  at.u = mod_n(b * g.width + (d_int < 0 ? g.n - static_cast<uint64_t>(-d_int) : static_cast<uint64_t>(d_int)), g);
+  at.freq = mul_mod(lp.sigma_inv, at.u, g);
   return at;
 }
 
 // |z_h - z_0 w^(u s_h)|^2: how far location hashing h is from what one coefficient at u predicts.
 SFFT_HD double hashing_mismatch2(Cplx<double> z0, Cplx<double> zh, uint64_t u, int h, const Geometry &g) {
-  Cplx<double> predicted = cmul(z0, root_of_unity(u * hashing_shift(g, h), g));
+  Cplx<double> predicted = cmul(z0, root_of_unity(mul_mod(u, hashing_shift(g, h), g), g));
   return cabs2(Cplx<double>{zh.re - predicted.re, zh.im - predicted.im});
 }
 

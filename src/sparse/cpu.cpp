@@ -28,11 +28,11 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
     std::complex<Real> *zh = z + static_cast<std::size_t>(h) * buckets;
     std::fill(zh, zh + buckets, std::complex<Real>(0, 0));
     const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
-    uint64_t index = (hashing_base(d, static_cast<std::size_t>(h)) - sigma * static_cast<uint64_t>(half)) & g.mask;
+    uint64_t index = tap_index(hashing_base(d, static_cast<std::size_t>(h)), sigma, -half, g);
     uint64_t residue = static_cast<uint64_t>(-half) & (buckets - 1);
     for (int64_t t = -half; t <= half; ++t) {
       zh[residue] += static_cast<Real>(window[t + half]) * x[index];
-      index = (index + sigma) & g.mask;
+      index = advance_index(index, sigma, g);
       residue = (residue + 1) & (buckets - 1);
     }
     for (std::size_t i = 0; i < buckets; ++i)
@@ -45,7 +45,7 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
     const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
     const int64_t half = d.half_taps_of(static_cast<std::size_t>(h));
     for (int64_t t = -half; t <= half; ++t) {
-      uint64_t i = (sigma * static_cast<uint64_t>(t) + base) & g.mask;
+      uint64_t i = tap_index(base, sigma, t, g);
       if (!std::isfinite(x[i].real()) || !std::isfinite(x[i].imag()))
         fail(SFFT_ERROR_INVALID_ARGUMENT, "x[", i, "] is not finite (", x[i].real(), ", ", x[i].imag(), ")");
     }
@@ -68,7 +68,7 @@ void gather_comb(const Design &d, const std::complex<Real> *x, std::complex<Real
       if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
         fail(SFFT_ERROR_INVALID_ARGUMENT, "x[", index, "] is not finite (", v.real(), ", ", v.imag(), ")");
       zc[j] = v;
-      index = (index + stride) & d.geom.mask;
+      index = advance_index(index, stride, d.geom);
     }
   }
 }
@@ -303,7 +303,7 @@ class CpuEngine final : public Engine {
     for (std::size_t l = 0; l < count; ++l) {
       const LoopParams &lp = d_.loops[l];
       int64_t offset = 0;
-      uint64_t b = home_bucket((lp.sigma * freq) & g.mask, g, &offset);
+      uint64_t b = home_bucket(mul_mod(lp.sigma, freq, g), g, &offset);
       Cplx<double> e =
           estimate(bucket(d_.first_hashing(static_cast<int>(l)), b), freq, lp, static_cast<double>(offset), g);
       scratch_re_[l] = e.re;

@@ -124,6 +124,14 @@ __device__ Cplx<double> load_bucket(const Cplx<Real> *z, std::size_t hashing, ui
   return widen(z[hashing * buckets + b]);
 }
 
+// Kernels are instantiated for n a power of two (kPowerOfTwo) and for other n, so that bucket_math.hpp's
+// modular arithmetic is chosen at compile time: masks (as fast as before other lengths were supported) or
+// remainders. mask = n - 1 is odd for n >= 16, so `| 1` keeps its value and proves it nonzero.
+template <bool kPowerOfTwo>
+__device__ __forceinline__ void specialise(Geometry &g) {
+  g.mask = kPowerOfTwo ? g.mask | 1 : 0;
+}
+
 // One fold job: up to kJobHashings hashings of one loop whose shifts lie within the window's span, read in
 // one pass. Hashing c has shift[c] taps (shift[0] = 0: the job's first hashing); its tap t is the sample of
 // the first hashing's tap t + shift[c], so each sample feeds every hashing whose window covers it.
@@ -148,7 +156,7 @@ __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
 // consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
 // slice-th tap. energy[l] += sum |z|^2 over loop l's reference hashing (by Parseval, its B-point FFT has
 // B times that energy, so the rms bucket magnitude is sqrt(energy[l])).
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
@@ -156,6 +164,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
                 Cplx<Real> *__restrict__ z, double *energy, Counters *counters, ExecOutputs exec_outputs,
                 ExecOutputs *exec_outputs_slot) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
+  specialise<kPowerOfTwo>(g);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
   const uint64_t bucket_mask = g.buckets - 1;
@@ -171,14 +180,14 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     const uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
     const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
     uint64_t p = ((i + static_cast<uint64_t>(half_taps)) & bucket_mask) + threadIdx.y * g.buckets;
-    uint64_t index = (job.base + job.sigma * (p - static_cast<uint64_t>(half_taps))) & g.mask;
+    uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g);
     const uint64_t p_step = g.buckets * kFoldSlices;
-    const uint64_t step = (job.sigma * p_step) & g.mask;
+    const uint64_t step = mul_mod(job.sigma, p_step, g);
     if (job.count == 1) {
 #pragma unroll 4
       for (; p < taps; p += p_step) {
         add_tap(window[p], x[index], re[0], im[0]);
-        index = (index + step) & g.mask;
+        index = advance_index(index, step, g);
       }
     } else {
 #pragma unroll 2
@@ -189,7 +198,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
           uint64_t tap = p - job.shift[c];  // wraps past taps when p < shift
           if (c < job.count && tap < taps) add_tap(window[tap], v, re[c], im[c]);
         }
-        index = (index + step) & g.mask;
+        index = advance_index(index, step, g);
       }
     }
   }
@@ -238,10 +247,11 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // of it measured slower; so did a decode staged through shared memory for several targets per thread.)
 // Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose count
 // stays 0) the remaining loops return at once.
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t,
                             Counters *counters) {
+  specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
@@ -298,16 +308,17 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
 
 // ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,
 // into comb_z[c * width + j] (then one batched cuFFT call). Non-finite samples raise the exec's flag.
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint64_t *offsets, uint64_t width,
                                    uint64_t stride, int comb_loops, Geometry g, Cplx<Real> *comb_z,
                                    Counters *counters) {
+  specialise<kPowerOfTwo>(g);
   const std::size_t total = static_cast<std::size_t>(comb_loops) * width;
   bool finite = true;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const uint64_t j = i & (width - 1);
-    const Cplx<Real> v = x[(offsets[i / width] + j * stride) & g.mask];
+    const Cplx<Real> v = x[mod_n(offsets[i / width] + j * stride, g)];
     finite = finite && isfinite(v.re) && isfinite(v.im);
     comb_z[i] = v;
   }
@@ -464,10 +475,11 @@ __global__ void __launch_bounds__(kCombFinishThreads)
 
 // ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote, unless
 // the comb pre-pass is on (approved != nullptr) and did not approve its residue freq & comb_mask.
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             int location_loops, int pass, Geometry g, Table t, Counters *counters,
                             const uint32_t *approved, uint64_t comb_mask) {
+  specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
@@ -516,11 +528,12 @@ __device__ double warp_median(const double *v, int count, unsigned lane) {
 }
 
 // ROBUST refinement, step 1: value = applied + median over all loops of the residual's estimate.
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kBlock)
     estimate_kernel(Table t, const Counters *counters, const Cplx<Real> *z, const LoopParams *loops,
                     const std::size_t *first_hashing, int total_loops, Geometry g) {
   __shared__ double re[kWarpsPerBlock][kMaxLoops], im[kWarpsPerBlock][kMaxLoops];
+  specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const unsigned candidates = counters->candidates;
@@ -529,7 +542,7 @@ __global__ void __launch_bounds__(kBlock)
     const uint64_t freq = t.keys[slot];
     for (int l = static_cast<int>(lane); l < total_loops; l += 32) {
       int64_t offset = 0;
-      uint64_t b = home_bucket((loops[l].sigma * freq) & g.mask, g, &offset);
+      uint64_t b = home_bucket(mul_mod(loops[l].sigma, freq, g), g, &offset);
       Cplx<double> e =
           estimate(load_bucket(z, first_hashing[l], b, g.buckets), freq, loops[l], static_cast<double>(offset), g);
       re[warp][l] = e.re;
@@ -547,10 +560,11 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // ROBUST refinement, step 2: subtract (value - applied) from every hashing of every loop; applied = value.
-template <class Real>
+template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kBlock)
     subtract_kernel(Table t, const Counters *counters, const LoopParams *loops, const std::size_t *first_hashing,
                     int location_loops, int total_loops, Geometry g, Cplx<Real> *z) {
+  specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const unsigned candidates = counters->candidates;
@@ -950,7 +964,8 @@ class CudaEngine final : public Engine {
       }
     } else {
       std::size_t outputs = jobs_count_ * g.buckets;
-      fold_kernel<Real><<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
+      auto *fold = power_of_two() ? fold_kernel<Real, true> : fold_kernel<Real, false>;
+      fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
           static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
           log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
           outputs_.get());
@@ -1007,7 +1022,8 @@ class CudaEngine final : public Engine {
         std::size_t threads = static_cast<std::size_t>(std::max(later, 1)) * g.buckets * kPeelLanes;
         // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's
         // tail saves the gap between them.
-        cuda::launch_overlapped(peel_kernel<Real>, blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(),
+        cuda::launch_overlapped(power_of_two() ? peel_kernel<Real, true> : peel_kernel<Real, false>,
+                                blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(),
                                 loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative, l, later, g,
                                 table_, counters_.get());
       }
@@ -1019,15 +1035,18 @@ class CudaEngine final : public Engine {
       if (d_.comb_loops > 0) enqueue_comb_select(s);
       const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
       for (int pass = 0; pass < kRobustPasses; ++pass) {
-        cuda::launch_overlapped(vote_kernel<Real>, blocks_for(decoders), kBlock, s, z_.get(), loops_.get(),
+        cuda::launch_overlapped(power_of_two() ? vote_kernel<Real, true> : vote_kernel<Real, false>,
+                                blocks_for(decoders), kBlock, s, z_.get(), loops_.get(),
                                 energy_.get(), d_.floor_relative, d_.location_loops, pass, g, table_, counters_.get(),
                                 approved, d_.comb_width - 1);
         cuda::launch_overlapped(select_kernel, blocks_for(distinct_capacity_), kBlock, s, table_, pass, d_.min_votes,
                                 counters_.get());
         for (int round = 0; round < kRefineRounds; ++round) {
-          cuda::launch_overlapped(estimate_kernel<Real>, refine_blocks, kBlock, s, table_, counters_.get(), z_.get(),
+          cuda::launch_overlapped(power_of_two() ? estimate_kernel<Real, true> : estimate_kernel<Real, false>,
+                                  refine_blocks, kBlock, s, table_, counters_.get(), z_.get(),
                                   loops_.get(), first_hashing_.get(), d_.total_loops(), g);
-          cuda::launch_overlapped(subtract_kernel<Real>, refine_blocks, kBlock, s, table_, counters_.get(),
+          cuda::launch_overlapped(power_of_two() ? subtract_kernel<Real, true> : subtract_kernel<Real, false>,
+                                  refine_blocks, kBlock, s, table_, counters_.get(),
                                   loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g, z_.get());
         }
       }
@@ -1109,7 +1128,8 @@ class CudaEngine final : public Engine {
                                       cudaMemcpyHostToDevice, stream_));
       return;
     }
-    comb_gather_kernel<Real><<<cuda::grid_for(samples, kBlock), kBlock, 0, stream_>>>(
+    auto *gather = power_of_two() ? comb_gather_kernel<Real, true> : comb_gather_kernel<Real, false>;
+    gather<<<cuda::grid_for(samples, kBlock), kBlock, 0, stream_>>>(
         static_cast<const Cplx<Real> *>(x), comb_offsets_.get(), d_.comb_width, d_.comb_stride(), d_.comb_loops,
         d_.geom, comb_z_.get(), counters_.get());
     SFFT_CUDA_CHECK_LAUNCH();
@@ -1137,6 +1157,8 @@ class CudaEngine final : public Engine {
         approved_.get());
     SFFT_CUDA_CHECK_LAUNCH();
   }
+
+  bool power_of_two() const { return d_.geom.mask != 0; }
 
   Finish<Real> finish() const {
     return Finish<Real>{table_,        kRobustPasses,   energy_.get(),  d_.location_loops,

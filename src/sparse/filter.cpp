@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <vector>
 #include <type_traits>
@@ -36,19 +37,32 @@ constexpr double kPi = 3.14159265358979323846;
 
 bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-int log2_exact(uint64_t v) {
+// ceil(log2 v) for v >= 1.
+int log2_ceil(uint64_t v) {
   int r = 0;
   while ((uint64_t{1} << r) < v) ++r;
   return r;
 }
 
-uint64_t inverse_mod_2_64(uint64_t odd) {
-  uint64_t inv = odd;  // correct to 3 bits; each Newton step doubles the correct bits
-  for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;
-  return inv;
+// The largest power of two dividing v (v != 0).
+uint64_t power_of_two_part(uint64_t v) { return v & (~v + 1); }
+
+// a^-1 mod n for gcd(a, n) = 1 (extended Euclid; n < 2^63).
+uint64_t inverse_mod(uint64_t a, uint64_t n) {
+  int64_t r0 = static_cast<int64_t>(n), r1 = static_cast<int64_t>(a % n), t0 = 0, t1 = 1;
+  while (r1 != 0) {
+    const int64_t q = r0 / r1;
+    int64_t next = r0 - q * r1;
+    r0 = r1;
+    r1 = next;
+    next = t0 - q * t1;
+    t0 = t1;
+    t1 = next;
+  }
+  return static_cast<uint64_t>(t0 < 0 ? t0 + static_cast<int64_t>(n) : t0);
 }
 
-// B: the power of two >= factor * k, in [2, n/2].
+// B: the power of two >= factor * k, in [2, n/2] (make_design checks that it divides n).
 uint64_t buckets_for(double factor, uint64_t k, uint64_t n) {
   double wanted = std::ceil(factor * static_cast<double>(k));
   uint64_t buckets = 2;
@@ -263,16 +277,19 @@ void set_comb(Design &d, uint64_t n, uint64_t k, bool exact, const sfft_sparse_o
   require(knobs.comb_loops > 0 || (knobs.comb_width == 0 && knobs.comb_keep == 0), "knobs->comb_width = ",
           knobs.comb_width, " and knobs->comb_keep = ", knobs.comb_keep,
           " must be 0 while comb_loops = 0 (the comb pre-pass is off)");
+  // The comb's stride n/W must be an integer: W a power of two dividing n.
+  const uint64_t two_part = power_of_two_part(n);
   if (knobs.comb_width != 0) {
     require(is_power_of_two(knobs.comb_width), "knobs->comb_width = ", knobs.comb_width,
             " is not a power of two (the comb's stride n/comb_width must be an integer)");
-    require(knobs.comb_width >= 2 && knobs.comb_width <= n && knobs.comb_width <= kMaxCombWidth,
-            "knobs->comb_width = ", knobs.comb_width, " is outside [2, min(n = ", n, ", 2^26)]");
+    require(knobs.comb_width >= 2 && knobs.comb_width <= two_part && knobs.comb_width <= kMaxCombWidth,
+            "knobs->comb_width = ", knobs.comb_width, " is outside [2, min(", two_part,
+            " (the largest power of two dividing n = ", n, "), 2^26)]");
   }
   uint64_t width = knobs.comb_width;
   if (width == 0) {
     width = 2;
-    while (width < 128 * k && width < n / 16 && width < kMaxCombWidth) width *= 2;
+    while (width < 128 * k && width < n / 16 && width < kMaxCombWidth && width < two_part) width *= 2;
   }
   require(knobs.comb_keep <= width, "knobs->comb_keep = ", knobs.comb_keep, " is outside [1, comb_width = ", width,
           "]");
@@ -298,8 +315,9 @@ sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs) {
 }
 
 Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed) {
-  require(is_power_of_two(n), "n = ", n, " is not a power of two (the sparse FFT needs n = 2^m)");
   require(n >= 16 && n <= (uint64_t{1} << 40), "n = ", n, " is outside the supported range [2^4, 2^40]");
+  require(is_power_of_two(n) || n < (uint64_t{1} << 32), "n = ", n,
+          " is not a power of two: other lengths are supported below 2^32 only");
   require(k >= 1, "k = 0: at least one coefficient must be requested");
   require(k <= n / 4, "k = ", k, " exceeds n/4 = ", n / 4, "; use a dense FFT for such dense spectra");
 
@@ -326,6 +344,11 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   // k = 64, 256 and 1000; at k = 16 six loops failed 2 of 2000). ROBUST: 6 (8 also finds every
   // coefficient of the 20 dB test spectra, at a third more samples).
   const uint64_t buckets = buckets_for(factor, k, n);
+  // The buckets must divide n (L = n/B samples per bucket period): n needs a power-of-two factor >= B.
+  require(n % buckets == 0, "n = ", n, " = ", power_of_two_part(n), " x ", n / power_of_two_part(n), ": B = ", buckets,
+          " buckets (the power of two >= bucket_factor * k = ", factor * static_cast<double>(k),
+          ") must divide n; a smaller k or bucket_factor, or an n with the factor 2^", log2_ceil(buckets),
+          ", is needed");
   d.location_loops = knobs.location_loops != 0 ? knobs.location_loops : !exact ? 6 : buckets >= 128 ? 6 : 7;
   require(knobs.estimation_loops >= -1 && knobs.estimation_loops <= 64,
           "knobs->estimation_loops = ", knobs.estimation_loops, " is outside [-1, 64]");
@@ -351,12 +374,12 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
 
   Geometry &g = d.geom;
   g.n = n;
-  g.mask = n - 1;
+  g.mask = is_power_of_two(n) ? n - 1 : 0;
   g.buckets = buckets;
   g.width = n / buckets;
-  g.log2_width = log2_exact(g.width);
+  g.log2_width = log2_ceil(g.width);
   g.bits_per_stage = bits;
-  g.stages = (g.log2_width + 1 + bits - 1) / bits;  // resolve the offset modulo 2L
+  g.stages = (g.log2_width + 1 + bits - 1) / bits;  // resolve the offset modulo 2L (< 2^(log2_width + 1))
   g.hashings_per_loop = g.stages + 2;
   // A second coefficient of relative size rho moves the shifted hashings by up to 2 rho |Z_0|, so
   // eta bounds the contamination a decoded value can carry; it must stay above the window leakage.
@@ -394,16 +417,20 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   uint64_t quarter = static_cast<uint64_t>(d.half_taps) / 4, half = static_cast<uint64_t>(d.half_taps) / 2;
   uint64_t lo = std::max<uint64_t>(3, exact ? std::min(2 * g.buckets, quarter) : quarter);
   uint64_t hi = std::max<uint64_t>(lo, exact ? std::min(4 * g.buckets, half) : half);
-  g.check_shift = ((lo + rng() % (hi - lo + 1)) | 1) & g.mask;
+  g.check_shift = ((lo + rng() % (hi - lo + 1)) | 1) % n;
   d.loops.resize(static_cast<std::size_t>(d.total_loops()));
+  // Draws mod n (a mask for powers of two, as before other lengths were supported: same plans, same
+  // results). sigma must be invertible mod n: odd always (n is even), coprime to n's odd part redrawn.
   for (auto &lp : d.loops) {
-    lp.sigma = (rng() & g.mask) | 1;
-    lp.sigma_inv = inverse_mod_2_64(lp.sigma) & g.mask;
-    lp.tau = rng() & g.mask;
+    do {
+      lp.sigma = (rng() % n) | 1;
+    } while (std::gcd(lp.sigma, n) != 1);
+    lp.sigma_inv = inverse_mod(lp.sigma, n);
+    lp.tau = rng() % n;
   }
   // Drawn last, so plans without the comb keep every earlier draw (and their results).
   d.comb_offsets.resize(static_cast<std::size_t>(d.comb_loops));
-  for (auto &offset : d.comb_offsets) offset = rng() & g.mask;
+  for (auto &offset : d.comb_offsets) offset = rng() % n;
   return d;
 }
 
@@ -413,7 +440,7 @@ uint64_t hashing_base(const Design &d, std::size_t h) {
   if (h < location_hashings) {
     const LoopParams &lp = d.loops[h / per_loop];
     uint64_t shift = hashing_shift(d.geom, static_cast<int>(h % per_loop));
-    return (lp.sigma * shift + lp.tau) & d.geom.mask;
+    return add_mod(mul_mod(lp.sigma, shift, d.geom), lp.tau, d.geom);
   }
   return d.loops[static_cast<std::size_t>(d.location_loops) + (h - location_hashings)].tau;
 }

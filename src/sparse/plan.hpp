@@ -1,7 +1,8 @@
 // Internal interface of the sparse FFT: the plan-time design (filter, buckets, random permutations,
 // hashings) and the backend engines that execute it.
 //
-// Algorithm. Each loop draws an odd sigma and a tau and views the spectrum permuted by u = sigma*g mod n.
+// Algorithm. Each loop draws a sigma coprime to n and a tau and views the spectrum permuted by
+// u = sigma*g mod n.
 // A hashing multiplies the samples x[sigma (t + s) + tau], |t| <= T, by a flat window (a Kaiser-windowed
 // sinc, a smoothed box in frequency, see filter.cpp), folds them modulo B and takes a B-point FFT: bucket b
 // then holds the coefficients whose permuted frequency lies within L = n/B of b*L (plan.hpp's Geometry,

@@ -1,10 +1,10 @@
-// libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_destroy): arbitrary n (powers of
-// two and not, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int / double,
-// including NaN and Inf; the comb pre-pass's loops, width and keep), options, output capacities, and
+// libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_destroy): arbitrary n (powers of two,
+// 3, 5 or 7 times one, others, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int /
+// double, including NaN and Inf; the comb pre-pass's loops, width and keep), options, output capacities, and
 // signals that are exactly sparse, noisy, or carry a NaN/Inf sample. A successful exec must return at most
-// min(k, capacity) distinct in-range frequencies, ordered by decreasing magnitude, with finite values close
-// to the exact DFT at those frequencies, the same on every exec; a failure must write nothing but the
-// documented *count (the capacity needed).
+// min(k, capacity) distinct in-range frequencies, ordered by decreasing magnitude, with finite values close to
+// the exact DFT at those frequencies, the same on every exec; a failure must write nothing but the documented
+// *count (the capacity needed).
 #include "fuzz_support.hpp"
 
 namespace {
@@ -17,8 +17,20 @@ uint64_t fuzz_n(Input &in) {
   uint8_t mode = in.byte();
   if (mode < 232) return uint64_t{1} << (2 + mode % 12);  // 4 .. 8192
   static const uint64_t special[] = {0, 1, 3, 1000, 8191, uint64_t{1} << 41, uint64_t{1} << 63,
-                                     std::numeric_limits<uint64_t>::max()};
-  return special[mode % (sizeof special / sizeof special[0])];
+                                     std::numeric_limits<uint64_t>::max(), 3 * (uint64_t{1} << 32)};
+  constexpr unsigned kSpecial = sizeof special / sizeof special[0];
+  mode -= 232;
+  if (mode < kSpecial) return special[mode];
+  return (uint64_t{3} + 2 * (mode % 3)) << (4 + mode % 8);  // 3, 5 or 7 x 2^4 .. 2^11
+}
+
+// Whether default knobs plan n: a power of two, or n < 2^32 divisible by the ROBUST stage's bucket count
+// (AUTO plans it and EXACT, whose count divides it): the power of two >= 4k, at most n/2.
+bool default_plannable(uint64_t n, uint64_t k) {
+  if ((n & (n - 1)) == 0) return true;
+  uint64_t buckets = 2;
+  while (buckets < 4 * k && buckets < n / 2) buckets *= 2;
+  return n < (uint64_t{1} << 32) && n % buckets == 0;
 }
 
 template <class Real>
@@ -143,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   auto *const poison = reinterpret_cast<sfft_plan>(uintptr_t{0x5A5A5A5A});
   sfft_plan plan = poison;
   sfft_status st = fuzz_sfft_create_ex(&plan, n, k, dt, opts.get(), with_knobs ? &knobs : nullptr);
-  const bool valid = n >= 16 && n <= (uint64_t{1} << 40) && (n & (n - 1)) == 0 && k >= 1 && k <= n / 4 &&
+  const bool valid = n >= 16 && n <= (uint64_t{1} << 40) && k >= 1 && k <= n / 4 && default_plannable(n, k) &&
                      (dt == SFFT_COMPLEX64 || dt == SFFT_COMPLEX128) && opts.valid_cpu() && knobs_default;
   if (st != SFFT_SUCCESS) {
     check_failure(st, "sfft_create_ex", {});

@@ -243,8 +243,9 @@ TEST_P(SparseFft, ExactlySparseAcrossSizes) {
 }
 
 // Lengths that are not powers of two (n = B L with the bucket count B, a power of two, dividing n; L even
-// or odd), both variants, exactly sparse: every coefficient found to the precision's tolerance, against
-// FFTW's transform of the same samples. bucket_factor 0 = the variant's default.
+// or odd), both variants and ROBUST with two comb loops (W, a power of two, dividing n), exactly sparse:
+// every coefficient found to the precision's tolerance, against FFTW's transform of the same samples.
+// bucket_factor 0 = the variant's default.
 TEST_P(SparseFft, NonPowerOfTwoLengths) {
   struct Size {
     uint64_t n, k;
@@ -252,24 +253,31 @@ TEST_P(SparseFft, NonPowerOfTwoLengths) {
     int trials;
   };
   const Size sizes[] = {
-      {3 * 4096, 30, 0, 0, 3},              // B = 64 / 128, L = 192 / 96
-      {8000, 32, 0, 2, 3},                  // 2^6 x 125: B = 64 for both, L = 125 (odd)
-      {1000000, 16, 0, 0, 2},               // 2^6 x 15625: B = 32 / 64
-      {105 * 1024, 100, 0, 0, 2},           // 3 x 5 x 7 x 2^10: B = 256 / 512
-      {1920 * 1080, 200, 0, 0, 1},          // 2^10 x 2025: B = 512 / 1024, L = 4050 / 2025
+      {3 * 4096, 30, 0, 0, 3},      // B = 64 / 128, L = 192 / 96
+      {8000, 32, 0, 2, 3},          // 2^6 x 125: B = 64 for both, L = 125 (odd)
+      {1000000, 16, 0, 0, 2},       // 2^6 x 15625: B = 32 / 64
+      {105 * 1024, 100, 0, 0, 2},   // 3 x 5 x 7 x 2^10: B = 256 / 512
+      {1920 * 1080, 200, 0, 0, 1},  // 2^10 x 2025: B = 512 / 1024, L = 4050 / 2025
   };
-  for (sfft_sparse_variant v : {SFFT_SPARSE_EXACT, SFFT_SPARSE_ROBUST}) {
+  struct Plan {
+    sfft_sparse_variant variant;
+    int comb_loops;
+    const char *label;
+  };
+  for (const Plan &plan : {Plan{SFFT_SPARSE_EXACT, 0, "EXACT"}, Plan{SFFT_SPARSE_ROBUST, 0, "ROBUST"},
+                           Plan{SFFT_SPARSE_ROBUST, 2, "ROBUST+comb"}}) {
     for (const Size &size : sizes) {
-      sfft_sparse_options knobs = variant_knobs(v);
-      knobs.bucket_factor = v == SFFT_SPARSE_EXACT ? size.exact_factor : size.robust_factor;
+      sfft_sparse_options knobs = variant_knobs(plan.variant);
+      knobs.bucket_factor = plan.variant == SFFT_SPARSE_EXACT ? size.exact_factor : size.robust_factor;
+      knobs.comb_loops = plan.comb_loops;
       Runner runner(GetParam(), size.n, size.k, 3000 + size.n % 997, &knobs);
       for (int t = 0; t < size.trials; ++t) {
-        SCOPED_TRACE(testing::Message() << "variant " << v << " n = " << size.n << " k = " << size.k << " trial " << t);
+        SCOPED_TRACE(testing::Message() << plan.label << " n = " << size.n << " k = " << size.k << " trial " << t);
         Score sc = expect_exactly_sparse(runner, size.n, size.k, 91 * size.n + t);
         if (t == 0)
-          std::printf("  %s n = %llu k = %llu: recovery %.4f, rel l2 %.3g, rel linf %.3g\n",
-                      v == SFFT_SPARSE_EXACT ? "EXACT " : "ROBUST", static_cast<unsigned long long>(size.n),
-                      static_cast<unsigned long long>(size.k), sc.recovery, sc.rel_l2, sc.rel_linf);
+          std::printf("  %s n = %llu k = %llu: recovery %.4f, rel l2 %.3g, rel linf %.3g\n", plan.label,
+                      static_cast<unsigned long long>(size.n), static_cast<unsigned long long>(size.k), sc.recovery,
+                      sc.rel_l2, sc.rel_linf);
         EXPECT_LE(sc.rel_linf, 10 * exact_tolerance());
       }
     }

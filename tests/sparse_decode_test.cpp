@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "sparse/bucket_math.hpp"
@@ -141,6 +142,49 @@ TEST(sparse_decode, NonFinitePhaseIsRejected) {
   Decoded d = decode(g, 3, z);
   EXPECT_FALSE(d.found);
   EXPECT_FALSE(d.consistent);
+}
+
+
+// The modular arithmetic of lengths that are not powers of two: Barrett quotients and remainders against
+// the hardware division, at the edges (x near 2^64, d near 2^32, d = 1) and at random, and mul_mod /
+// add_mod / tap_index / home_bucket against 128-bit or signed references for n = 3 x 5 x 2^12.
+TEST(sparse_decode, ArithmeticModuloOtherLengths) {
+  using sfft::sparse::quotient_by;
+  using sfft::sparse::remainder_by;
+  std::mt19937_64 rng(5);
+  const uint64_t divisors[] = {1, 2, 3, 7, 1000, 15625, 61440, (uint64_t{1} << 31) - 1, (uint64_t{1} << 32) - 5};
+  for (uint64_t d : divisors) {
+    const uint64_t reciprocal = ~uint64_t{0} / d;
+    std::vector<uint64_t> xs = {0, 1, d - 1, d, d + 1, 2 * d - 1, ~uint64_t{0}, ~uint64_t{0} - d, uint64_t{1} << 63};
+    for (int i = 0; i < 2000; ++i) xs.push_back(i % 2 ? rng() : rng() >> (rng() % 64));
+    for (uint64_t x : xs) {
+      ASSERT_EQ(quotient_by(x, d, reciprocal), x / d) << x << " / " << d;
+      ASSERT_EQ(remainder_by(x, d, reciprocal), x % d) << x << " % " << d;
+    }
+  }
+  Geometry g = geometry();
+  g.n = 15 * (uint64_t{1} << 12);
+  g.mask = 0;
+  g.width = g.n / g.buckets;
+  g.log2_width = 10;  // ceil(log2 960)
+  sfft::sparse::set_derived_terms(g);
+  __extension__ typedef unsigned __int128 Wide;
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t a = rng() % g.n, b = rng() % g.n;
+    ASSERT_EQ(sfft::sparse::mul_mod(a, b, g), static_cast<uint64_t>(static_cast<Wide>(a) * b % g.n));
+    ASSERT_EQ(sfft::sparse::add_mod(a, b, g), (a + b) % g.n);
+    const int64_t t = static_cast<int64_t>(rng() % (4 * g.n)) - static_cast<int64_t>(2 * g.n);
+    const int64_t want = (static_cast<int64_t>(a) + static_cast<int64_t>(b) * (t % static_cast<int64_t>(g.n))) %
+                         static_cast<int64_t>(g.n);
+    ASSERT_EQ(sfft::sparse::tap_index(a, b, t, g),
+              static_cast<uint64_t>(want < 0 ? want + static_cast<int64_t>(g.n) : want)) << a << " " << b << " " << t;
+    int64_t offset = 0;
+    const uint64_t home = sfft::sparse::home_bucket(a, g, &offset);
+    ASSERT_LT(home, g.buckets);
+    ASSERT_GE(offset, -static_cast<int64_t>(g.width / 2));
+    ASSERT_LT(offset, static_cast<int64_t>(g.width - g.width / 2));
+    ASSERT_EQ((home * g.width + static_cast<uint64_t>(offset) + g.n) % g.n, a);
+  }
 }
 
 }  // namespace

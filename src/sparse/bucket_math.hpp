@@ -67,33 +67,60 @@ struct Geometry {
   // their own samples, so fewer taps pay off there.
   int first_far_stage = 0;
   ResponseFit far_response;
-  // Derived (set_derived_terms), so that the decoders' FP64 chains carry no divisions: 1/n and 1/(2L),
-  // both exact when n is a power of two.
+  // Derived (set_derived_terms), so that the decoders carry no divisions: 1/n and 1/(2L), both exact when
+  // n is a power of two, and for other n the reciprocals floor((2^64 - 1) / n) and floor((2^64 - 1) / L)
+  // of the integer remainders and quotients (quotient_by()).
   double inv_n = 0;
   double inv_two_width = 0;
+  uint64_t n_reciprocal = 0, width_reciprocal = 0;
 };
 
 // Fills the derived terms of g from n and L.
 inline void set_derived_terms(Geometry &g) {
   g.inv_n = 1.0 / static_cast<double>(g.n);
   g.inv_two_width = 1.0 / (2.0 * static_cast<double>(g.width));
+  g.n_reciprocal = ~uint64_t{0} / g.n;
+  g.width_reciprocal = ~uint64_t{0} / g.width;
+}
+
+// High 64 bits of a * b.
+SFFT_HD uint64_t mul_high(uint64_t a, uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#else
+  __extension__ typedef unsigned __int128 Wide;
+  return static_cast<uint64_t>((static_cast<Wide>(a) * b) >> 64);
+#endif
+}
+
+// floor(x / d) for 1 <= d < 2^32 from reciprocal = floor((2^64 - 1) / d), without a division (Barrett): the
+// estimate mul_high(x, reciprocal) is at most one short, which the remainder reveals.
+SFFT_HD uint64_t quotient_by(uint64_t x, uint64_t d, uint64_t reciprocal) {
+  const uint64_t q = mul_high(x, reciprocal);
+  return x - q * d >= d ? q + 1 : q;
+}
+SFFT_HD uint64_t remainder_by(uint64_t x, uint64_t d, uint64_t reciprocal) {
+  const uint64_t r = x - mul_high(x, reciprocal) * d;
+  return r >= d ? r - d : r;
 }
 
 // Arithmetic modulo n: a mask when n is a power of two (the operands may then be any 64-bit values, since
-// 2^64 is a multiple of n), else remainders of operands reduced first; n < 2^32 keeps their products in
-// 64 bits. The branch is uniform across a kernel.
-SFFT_HD uint64_t mod_n(uint64_t x, const Geometry &g) { return g.mask != 0 ? x & g.mask : x % g.n; }
+// 2^64 is a multiple of n), else Barrett remainders of operands reduced first; n < 2^32 keeps their
+// products in 64 bits. The branch is uniform (the CUDA kernels resolve it at compile time).
+SFFT_HD uint64_t mod_n(uint64_t x, const Geometry &g) {
+  return g.mask != 0 ? x & g.mask : remainder_by(x, g.n, g.n_reciprocal);
+}
 SFFT_HD uint64_t mul_mod(uint64_t a, uint64_t b, const Geometry &g) {
-  return g.mask != 0 ? (a * b) & g.mask : (a % g.n) * (b % g.n) % g.n;
+  return g.mask != 0 ? (a * b) & g.mask : mod_n(mod_n(a, g) * mod_n(b, g), g);
 }
 SFFT_HD uint64_t add_mod(uint64_t a, uint64_t b, const Geometry &g) {
-  return g.mask != 0 ? (a + b) & g.mask : (a % g.n + b % g.n) % g.n;
+  return g.mask != 0 ? (a + b) & g.mask : mod_n(mod_n(a, g) + mod_n(b, g), g);
 }
 // (base + sigma t) mod n for a signed tap t (base reduced).
 SFFT_HD uint64_t tap_index(uint64_t base, uint64_t sigma, int64_t t, const Geometry &g) {
   if (g.mask != 0) return (base + sigma * static_cast<uint64_t>(t)) & g.mask;
   const uint64_t step = mul_mod(sigma, static_cast<uint64_t>(t < 0 ? -t : t), g);
-  return t < 0 ? (base + g.n - step) % g.n : (base + step) % g.n;
+  return mod_n(t < 0 ? base + g.n - step : base + step, g);
 }
 // index + step mod n for index, step < n (the folds' inner loops: no remainder).
 SFFT_HD uint64_t advance_index(uint64_t index, uint64_t step, const Geometry &g) {
@@ -156,7 +183,9 @@ SFFT_HD double filter_response(double d, const Geometry &g) { return filter_resp
 
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
-  uint64_t b = (g.mask != 0 ? (u + g.width / 2) >> g.log2_width : (u + g.width / 2) / g.width) & (g.buckets - 1);
+  const uint64_t centred = u + g.width / 2;
+  uint64_t b = (g.mask != 0 ? centred >> g.log2_width : quotient_by(centred, g.width, g.width_reciprocal)) &
+               (g.buckets - 1);
   uint64_t diff = mod_n(u + g.n - b * g.width, g);
   *offset = diff >= g.n / 2 ? static_cast<int64_t>(diff) - static_cast<int64_t>(g.n) : static_cast<int64_t>(diff);
   return b;

@@ -240,23 +240,30 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // EXACT, location loop `loop`: a group of kPeelLanes lanes per (target, b) decodes bucket b; a coefficient
 // found is added to the table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop
 // `loop` itself is only read, later loops only written, so no thread reads what another writes. The kernel
-// is bound by the length of one thread's FP64 chain, so the group splits the decoder's independent parts:
-// every lane locates the coefficient (one atan2 per stage), then lane i takes the consistency checks of
-// hashings h = 1 + i (mod kPeelLanes), the last lane the estimate, and after the group has combined them
-// (shuffles) lane i subtracts from hashings j = i (mod kPeelLanes). (One thread per (target, b) doing all
-// of it measured slower; so did a decode staged through shared memory for several targets per thread.)
-// Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose count
-// stays 0) the remaining loops return at once.
+// is bound by the length of one thread's FP64 chain, so the group spreads the decoder's independent parts
+// over its lanes and keeps their code convergent: every lane locates the coefficient (one atan2 per
+// stage); then each lane evaluates one filter gain (lane 0: the target loop's home bucket, lane 1: its
+// neighbour, lane 2: the estimate's own bucket) and, side by side, two roots of unity: its decode task
+// (task i < S + 1: the consistency check of hashing 1 + i, task S + 1: the estimate; lane i takes tasks
+// i, i + kPeelLanes, ...) and its first subtraction (hashing j = lane; later ones j + kPeelLanes, ...),
+// which depends on the frequency alone. Shuffles combine the checks and hand out the gains and the
+// estimate; the last lane inserts into the table while the others subtract. (One thread per (target, b)
+// doing all of it measured slower; so did a decode staged through shared memory for several targets per
+// thread.) Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose
+// count stays 0) the remaining loops return at once. EXACT plans have no far location stages, so every
+// hashing uses the main window's gains.
 template <class Real, bool kPowerOfTwo>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t,
                             Counters *counters) {
+  static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
+  constexpr int kLanes = static_cast<int>(kPeelLanes);
   const int targets = later_loops > 0 ? later_loops : 1;
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
   const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
@@ -268,27 +275,56 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const LoopParams lp = loops[loop];
   const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
   const Cplx<double> z0 = load(0);
+  const int into = later_loops > 0 ? loop + 1 + target : loop;
+  const LoopParams lp_into = loops[into];
+
+  // Where the candidate lands in the target loop (integers only), and the three gains, a lane each.
+  int64_t offset = 0;
+  const uint64_t u_into = mul_mod(lp_into.sigma, at.freq, g);
+  const uint64_t home = home_bucket(u_into, g, &offset);
+  const uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
+  const double width = static_cast<double>(g.width), home_d = static_cast<double>(offset);
+  const double neighbour_d = home_d + (offset >= 0 ? -width : width);
+  const double gain = filter_response(lane == 0 ? home_d : lane == 1 ? neighbour_d : at.d, g);
+
+  // The lane's first decode task and first subtraction: independent roots of unity.
+  const int checks = g.stages + 1, decode_tasks = checks + 1;
+  auto decode_phase = [&](int task) {
+    return task < checks ? mul_mod(at.u, hashing_shift(g, task + 1), g) : mul_mod(at.freq, lp.tau, g);
+  };
+  auto subtraction_phase = [&](int j) {
+    return add_mod(mul_mod(at.freq, lp_into.tau, g), mul_mod(u_into, hashing_shift(g, j), g), g);
+  };
+  const Cplx<double> decode_root = root_of_unity(decode_phase(lane), g);
+  const Cplx<double> subtraction_root = root_of_unity(subtraction_phase(lane), g);
+
+  const double home_gain = __shfl_sync(0xffffffffu, gain, 0, kLanes);
+  const double neighbour_gain = __shfl_sync(0xffffffffu, gain, 1, kLanes);
+  const double estimate_gain = __shfl_sync(0xffffffffu, gain, 2, kLanes);
   const double limit2 = g.consistency * g.consistency * at.mag2;
   double mismatch2 = 0;
   bool consistent = true;
-  for (int h = 1 + lane; h <= g.stages + 1; h += static_cast<int>(kPeelLanes)) {
-    const double diff2 = hashing_mismatch2(z0, load(h), at.u, h, g);
-    consistent = consistent && diff2 <= limit2;  // false for NaN
-    mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
-  }
   Cplx<double> value{0, 0};
-  if (lane == static_cast<int>(kPeelLanes) - 1) value = estimate(z0, at.freq, lp, at.d, g);
-  // Where the candidate lands in the target loop depends on its frequency alone: evaluated before the
-  // group combines its parts, so that its filter gains overlap the checks.
-  const int into = later_loops > 0 ? loop + 1 + target : loop;
-  const LoopParams lp_into = loops[into];
-  const Landing landed = landing(at.freq, lp_into, g.hashings_per_loop, g);
-  for (unsigned offset = kPeelLanes / 2; offset > 0; offset /= 2) {
-    consistent = __shfl_xor_sync(0xffffffffu, static_cast<int>(consistent), offset, kPeelLanes) != 0 && consistent;
-    mismatch2 = fmax(mismatch2, __shfl_xor_sync(0xffffffffu, mismatch2, offset, kPeelLanes));
+  for (int task = lane; task < decode_tasks; task += kLanes) {  // one pass unless S + 2 > kPeelLanes
+    const Cplx<double> root = task == lane ? decode_root : root_of_unity(decode_phase(task), g);
+    if (task < checks) {
+      const Cplx<double> predicted = cmul(z0, root), zh = load(task + 1);
+      const double diff2 = cabs2(Cplx<double>{zh.re - predicted.re, zh.im - predicted.im});
+      consistent = consistent && diff2 <= limit2;  // false for NaN
+      mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
+    } else {  // as estimate() in bucket_math.hpp
+      const Cplx<double> r = cmul_conj(z0, root);
+      const double inv_gain = 1.0 / estimate_gain;
+      value = {r.re * inv_gain, r.im * inv_gain};
+    }
   }
-  value.re = __shfl_sync(0xffffffffu, value.re, kPeelLanes - 1, kPeelLanes);
-  value.im = __shfl_sync(0xffffffffu, value.im, kPeelLanes - 1, kPeelLanes);
+  for (unsigned step = kPeelLanes / 2; step > 0; step /= 2) {
+    consistent = __shfl_xor_sync(0xffffffffu, static_cast<int>(consistent), step, kPeelLanes) != 0 && consistent;
+    mismatch2 = fmax(mismatch2, __shfl_xor_sync(0xffffffffu, mismatch2, step, kPeelLanes));
+  }
+  const int estimate_lane = checks % kLanes;
+  value.re = __shfl_sync(0xffffffffu, value.re, estimate_lane, kLanes);
+  value.im = __shfl_sync(0xffffffffu, value.im, estimate_lane, kLanes);
   if (!active) return;
   const Decoded d = decoded_from(at, consistent, mismatch2, value, g);
   if (lane == 0) {
@@ -297,13 +333,15 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
       atomicAdd(&counters->unsettled[loop], 1u);
   }
   if (!d.found) return;
-  if (target == 0 && lane == 0) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
+  if (target == 0 && lane == kLanes - 1) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
   Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
-  for (int j = lane; j < g.hashings_per_loop; j += static_cast<int>(kPeelLanes))
-    contribution(landed, d.freq, d.value, lp_into, j, g, [&](int hashing, uint64_t bucket, Cplx<double> c) {
-      atomic_sub(zl + static_cast<std::size_t>(hashing) * g.buckets + bucket, c);
-    });
+  for (int j = lane; j < g.hashings_per_loop; j += kLanes) {
+    const Cplx<double> c = cmul(d.value, j == lane ? subtraction_root : root_of_unity(subtraction_phase(j), g));
+    Cplx<Real> *zj = zl + static_cast<std::size_t>(j) * g.buckets;
+    atomic_sub(zj + home, Cplx<double>{c.re * home_gain, c.im * home_gain});
+    atomic_sub(zj + neighbour, Cplx<double>{c.re * neighbour_gain, c.im * neighbour_gain});
+  }
 }
 
 // ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,

@@ -242,10 +242,10 @@ TEST_P(SparseFft, ExactlySparseAcrossSizes) {
   }
 }
 
-// Lengths that are not powers of two (n = B L with the bucket count B, a power of two, dividing n; L even
-// or odd), both variants and ROBUST with two comb loops (W, a power of two, dividing n), exactly sparse:
-// every coefficient found to the precision's tolerance, against FFTW's transform of the same samples.
-// bucket_factor 0 = the variant's default.
+// Lengths that are not powers of two (n = B L with the bucket count B, the smallest even divisor of n >=
+// 2k (EXACT) / 4k (ROBUST), a power of two or not; L even or odd), both variants and ROBUST with two comb
+// loops (W, a power of two, dividing n), exactly sparse: every coefficient found to the precision's
+// tolerance, against FFTW's transform of the same samples. bucket_factor 0 = the variant's default.
 TEST_P(SparseFft, NonPowerOfTwoLengths) {
   struct Size {
     uint64_t n, k;
@@ -257,7 +257,9 @@ TEST_P(SparseFft, NonPowerOfTwoLengths) {
       {8000, 32, 0, 2, 3},          // 2^6 x 125: B = 64 for both, L = 125 (odd)
       {1000000, 16, 0, 0, 2},       // 2^6 x 15625: B = 32 / 64
       {105 * 1024, 100, 0, 0, 2},   // 3 x 5 x 7 x 2^10: B = 256 / 512
-      {1920 * 1080, 200, 0, 0, 1},  // 2^10 x 2025: B = 512 / 1024, L = 4050 / 2025
+      {1920 * 1080, 200, 0, 0, 1},  // 2^10 x 2025: B = 400 / 800, L = 5184 / 2592
+      {1000000, 100, 0, 0, 2},      // B = 200 / 400 (not powers of two), L = 5000 / 2500
+      {15750, 20, 0, 0, 3},         // 2 x 3^2 x 5^3 x 7: B = 42 / 90, L = 375 / 175 (odd)
   };
   struct Plan {
     sfft_sparse_variant variant;
@@ -286,15 +288,15 @@ TEST_P(SparseFft, NonPowerOfTwoLengths) {
 
 // The rate criterion: every coefficient found with rel. error <= 1e-9 (c128) / 1e-4 (c64) in
 // >= 99.9 % of 2000 seeded trials (20 plans with different seeds x 100 signals), EXACT variant, for a
-// plan with 7 loops (k = 16, B = 32) and one with 6 (k = 64, B = 128), at n a power of two and at n = 3 x
-// 2^12 and 5 x 2^12. The release tier multiplies the plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials
-// per case.
+// plan with 7 loops (k = 16, B = 32) and one with 6 (k = 64, B = 128), at n a power of two, and at n = 3 x
+// 2^12 (k = 16, B = 32) and n = 15750 = 2 x 3^2 x 5^3 x 7 (k = 64, B = 150, L = 105). The release tier
+// multiplies the plans: SFFT_SPARSE_TRIAL_SCALE=50 runs 100000 trials per case.
 TEST_P(SparseFft, ExactRecoveryRateOverSeededTrials) {
   const char *scale_env = std::getenv("SFFT_SPARSE_TRIAL_SCALE");
   const int scale = scale_env != nullptr && std::atoi(scale_env) > 0 ? std::atoi(scale_env) : 1;
   const int plans = (GetParam().where == Where::Cpu ? 20 : 10) * scale, signals = 100;
   sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
-  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 12, 16}, {1 << 14, 64}, {3 << 12, 16}, {5 << 12, 64}}) {
+  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 12, 16}, {1 << 14, 64}, {3 << 12, 16}, {15750, 64}}) {
     int failures = 0, trials = 0;
     for (int p = 0; p < plans; ++p) {
       Runner runner(GetParam(), n, k, 5000 + p, &knobs);
@@ -667,9 +669,10 @@ void expect_create_fails(uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_sp
 }
 
 TEST(sparse, BadCreateArguments) {
-  // Other lengths than powers of two need the bucket count B (the power of two >= 4k here) to divide n.
-  expect_create_fails(1000, 8, SFFT_COMPLEX128, nullptr, "B = 32 buckets");
-  expect_create_fails(1001, 4, SFFT_COMPLEX128, nullptr, "must divide n");
+  // Other lengths than powers of two need an even divisor of n in [4k, n/2] (AUTO's ROBUST stage) for the
+  // bucket count B: 2018 = 2 x 1009 has only 2 and 2018.
+  expect_create_fails(2018, 8, SFFT_COMPLEX128, nullptr, "no even divisor in [bucket_factor * k = 32, n/2 = 1009]");
+  expect_create_fails(1001, 4, SFFT_COMPLEX128, nullptr, "n = 1001 is odd");
   expect_create_fails(3 * (uint64_t{1} << 32), 4, SFFT_COMPLEX128, nullptr, "below 2^32");
   expect_create_fails(0, 4, SFFT_COMPLEX128, nullptr, "range");
   expect_create_fails(8, 1, SFFT_COMPLEX128, nullptr, "range");

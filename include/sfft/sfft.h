@@ -282,8 +282,10 @@ typedef struct sfft_sparse_options {
                                   its location stages beyond the window's span use 1e-3); values under
                                   1e-15 get the 1e-15 window (the double-precision floor). Returned values
                                   cannot be more accurate than about 1e3 times it */
-  double bucket_factor;        /* buckets B = next power of two >= bucket_factor * k, in [1, 64]; default 2
-                                  (EXACT), 4 (ROBUST) */
+  double bucket_factor;        /* in [1, 64]; default 2 (EXACT), 4 (ROBUST): buckets B = the smallest even
+                                  divisor of n in [bucket_factor * k, n/2] (the power of two >= it when n
+                                  is a power of two); when bucket_factor * k > n/2, the largest even
+                                  divisor <= n/2 */
   int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
                                   find more of the weakest coefficients at low SNR). EXACT stops early after
                                   a loop whose buckets all hold one matching coefficient or nothing (to 1e-10
@@ -315,9 +317,9 @@ typedef struct sfft_sparse_options {
 SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs);
 
 /* Plans a sparse FFT of length n (2^4 <= n <= 2^40) returning at most k coefficients (1 <= k <= n/4).
-   n is a power of two, or any n < 2^32 that the bucket count B divides (B = the power of two >=
-   bucket_factor * k, at most n/2): n = 3 x 2^20 or 10^6 = 2^6 x 15625 (for B <= 64) work, an odd n does
-   not (SFFT_ERROR_INVALID_ARGUMENT says which B was needed). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
+   n is a power of two, or any even n < 2^32 with an even divisor in [bucket_factor * k, n/2] (the bucket
+   count B, see sfft_sparse_options): 3 x 2^20, 10^6, 1920 x 1080 work; an odd n, or 2 x 1009 with k > 1,
+   does not (SFFT_ERROR_INVALID_ARGUMENT says why). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
    All filter design, FFTW/cuFFT planning and workspace allocation happen here. Backend: opts->backend
    CUDA, or AUTO with a usable GPU, gives a CUDA plan bound to opts->device and opts->stream; otherwise a
    CPU plan using opts->threads.

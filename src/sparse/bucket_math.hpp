@@ -49,11 +49,11 @@ struct ResponseFit {
 };
 
 // Everything a bucket decoder needs, copied by value into kernels (its only pointers: the response tables).
-// n = B L with B a power of two; L (and so n) need not be one: then n < 2^32 (mod_n() and mul_mod() below).
+// n = B L with B even; n, B and L need not be powers of two: then n < 2^32 (mod_n() and mul_mod() below).
 struct Geometry {
   uint64_t n = 0;
   uint64_t mask = 0;     // n - 1 when n is a power of two, else 0 (arithmetic mod n by remainders)
-  uint64_t buckets = 0;  // B (power of two, 2 <= B <= n/2, B divides n)
+  uint64_t buckets = 0;  // B (even, 2 <= B <= n/2, B divides n; a power of two when n is one)
   uint64_t width = 0;    // L = n / B
   int log2_width = 0;    // ceil(log2 L): the offset bits the location stages resolve (log2 L when mask != 0)
   int stages = 0;             // S: location stages per location loop
@@ -68,19 +68,22 @@ struct Geometry {
   int first_far_stage = 0;
   ResponseFit far_response;
   // Derived (set_derived_terms), so that the decoders carry no divisions: 1/n and 1/(2L), both exact when
-  // n is a power of two, and for other n the reciprocals floor((2^64 - 1) / n) and floor((2^64 - 1) / L)
-  // of the integer remainders and quotients (quotient_by()).
+  // n is a power of two; B - 1 when B is a power of two (else 0); for the other cases the reciprocals
+  // floor((2^64 - 1) / d) of d = n, L, B for integer remainders and quotients (quotient_by()).
   double inv_n = 0;
   double inv_two_width = 0;
-  uint64_t n_reciprocal = 0, width_reciprocal = 0;
+  uint64_t bucket_mask = 0;
+  uint64_t n_reciprocal = 0, width_reciprocal = 0, buckets_reciprocal = 0;
 };
 
-// Fills the derived terms of g from n and L.
+// Fills the derived terms of g from n, B and L.
 inline void set_derived_terms(Geometry &g) {
   g.inv_n = 1.0 / static_cast<double>(g.n);
   g.inv_two_width = 1.0 / (2.0 * static_cast<double>(g.width));
+  g.bucket_mask = (g.buckets & (g.buckets - 1)) == 0 ? g.buckets - 1 : 0;
   g.n_reciprocal = ~uint64_t{0} / g.n;
   g.width_reciprocal = ~uint64_t{0} / g.width;
+  g.buckets_reciprocal = ~uint64_t{0} / g.buckets;
 }
 
 // High 64 bits of a * b.
@@ -115,6 +118,10 @@ SFFT_HD uint64_t mul_mod(uint64_t a, uint64_t b, const Geometry &g) {
 }
 SFFT_HD uint64_t add_mod(uint64_t a, uint64_t b, const Geometry &g) {
   return g.mask != 0 ? (a + b) & g.mask : mod_n(mod_n(a, g) + mod_n(b, g), g);
+}
+// x mod B: a mask when B is a power of two, else a Barrett remainder.
+SFFT_HD uint64_t mod_b(uint64_t x, const Geometry &g) {
+  return g.bucket_mask != 0 ? x & g.bucket_mask : remainder_by(x, g.buckets, g.buckets_reciprocal);
 }
 // (base + sigma t) mod n for a signed tap t (base reduced).
 SFFT_HD uint64_t tap_index(uint64_t base, uint64_t sigma, int64_t t, const Geometry &g) {
@@ -184,8 +191,7 @@ SFFT_HD double filter_response(double d, const Geometry &g) { return filter_resp
 // Home bucket of permuted frequency u (nearest centre) and the signed offset from that centre.
 SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
   const uint64_t centred = u + g.width / 2;
-  uint64_t b = (g.mask != 0 ? centred >> g.log2_width : quotient_by(centred, g.width, g.width_reciprocal)) &
-               (g.buckets - 1);
+  uint64_t b = mod_b(g.mask != 0 ? centred >> g.log2_width : quotient_by(centred, g.width, g.width_reciprocal), g);
   uint64_t diff = mod_n(u + g.n - b * g.width, g);
   *offset = diff >= g.n / 2 ? static_cast<int64_t>(diff) - static_cast<int64_t>(g.n) : static_cast<int64_t>(diff);
   return b;
@@ -204,7 +210,7 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
   int64_t offset = 0;
   s.u = mul_mod(lp.sigma, freq, g);
   s.home = home_bucket(s.u, g, &offset);
-  s.neighbour = (offset >= 0 ? s.home + 1 : s.home - 1) & (g.buckets - 1);
+  s.neighbour = mod_b(s.home + (offset >= 0 ? 1 : g.buckets - 1), g);
   double width = static_cast<double>(g.width);
   double home_d = static_cast<double>(offset), neighbour_d = home_d + (offset >= 0 ? -width : width);
   s.home_gain = filter_response(home_d, g);

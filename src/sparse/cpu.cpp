@@ -29,11 +29,11 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
     std::fill(zh, zh + buckets, std::complex<Real>(0, 0));
     const uint64_t sigma = d.loops[static_cast<std::size_t>(d.loop_of(static_cast<std::size_t>(h)))].sigma;
     uint64_t index = tap_index(hashing_base(d, static_cast<std::size_t>(h)), sigma, -half, g);
-    uint64_t residue = static_cast<uint64_t>(-half) & (buckets - 1);
+    uint64_t residue = mod_b(buckets - mod_b(static_cast<uint64_t>(half), g), g);  // -half mod B
     for (int64_t t = -half; t <= half; ++t) {
       zh[residue] += static_cast<Real>(window[t + half]) * x[index];
       index = advance_index(index, sigma, g);
-      residue = (residue + 1) & (buckets - 1);
+      residue = residue + 1 == buckets ? 0 : residue + 1;
     }
     for (std::size_t i = 0; i < buckets; ++i)
       finite = finite && std::isfinite(zh[i].real()) && std::isfinite(zh[i].imag());

@@ -126,10 +126,12 @@ __device__ Cplx<double> load_bucket(const Cplx<Real> *z, std::size_t hashing, ui
 
 // Kernels are instantiated for n a power of two (kPowerOfTwo) and for other n, so that bucket_math.hpp's
 // modular arithmetic is chosen at compile time: masks (as fast as before other lengths were supported) or
-// remainders. mask = n - 1 is odd for n >= 16, so `| 1` keeps its value and proves it nonzero.
+// remainders. mask = n - 1 and bucket_mask = B - 1 are odd then, so `| 1` keeps their values and proves
+// them nonzero; for other n, B may still be a power of two (a runtime test).
 template <bool kPowerOfTwo>
 __device__ __forceinline__ void specialise(Geometry &g) {
   g.mask = kPowerOfTwo ? g.mask | 1 : 0;
+  if (kPowerOfTwo) g.bucket_mask |= 1;  // B divides n: a power of two too, B - 1 odd
 }
 
 // One fold job: up to kJobHashings hashings of one loop whose shifts lie within the window's span, read in
@@ -167,19 +169,18 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   specialise<kPowerOfTwo>(g);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
-  const uint64_t bucket_mask = g.buckets - 1;
-  const uint64_t i = id & bucket_mask;
+  const uint64_t i = mod_b(id, g);
   const bool valid = id < outputs;
   FoldJob job{};
   job.energy_loop = -1;
   Real re[kJobHashings] = {}, im[kJobHashings] = {};
   if (valid) {
-    job = jobs[id >> log2_buckets];
+    job = jobs[kPowerOfTwo ? id >> log2_buckets : quotient_by(id, g.buckets, g.buckets_reciprocal)];
     const Real *__restrict__ window = job.far ? far_window : main_window;
     const int64_t half_taps = job.far ? far_half_taps : main_half_taps;
     const uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
     const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
-    uint64_t p = ((i + static_cast<uint64_t>(half_taps)) & bucket_mask) + threadIdx.y * g.buckets;
+    uint64_t p = mod_b(i + static_cast<uint64_t>(half_taps), g) + threadIdx.y * g.buckets;
     uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g);
     const uint64_t p_step = g.buckets * kFoldSlices;
     const uint64_t step = mul_mod(job.sigma, p_step, g);
@@ -222,14 +223,15 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     for (int c = 0; c < kJobHashings; ++c) {
       if (c >= job.count) break;
       // Tap t of hashing c is the first hashing's tap t + shift[c]: bucket i - shift[c].
-      z[static_cast<std::size_t>(job.hashing[c]) * g.buckets + ((i - job.shift[c]) & bucket_mask)] = {re[c], im[c]};
+      const uint64_t bucket = mod_b(i + g.buckets - mod_b(job.shift[c], g), g);
+      z[static_cast<std::size_t>(job.hashing[c]) * g.buckets + bucket] = {re[c], im[c]};
       finite = finite && isfinite(re[c]) && isfinite(im[c]);
     }
     if (!finite) atomicOr(&counters->nonfinite, 1u);
   }
   double e =
       valid && job.energy_loop >= 0 ? static_cast<double>(re[0]) * re[0] + static_cast<double>(im[0]) * im[0] : 0.0;
-  if (g.buckets >= kFoldOutputs) {  // the block's outputs share one job: one atomic per block
+  if (g.buckets % kFoldOutputs == 0) {  // the block's outputs share one job: one atomic per block
     for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
     if (threadIdx.x == 0 && job.energy_loop >= 0) atomicAdd(&energy[job.energy_loop], e);
   } else if (e > 0) {
@@ -267,7 +269,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const int targets = later_loops > 0 ? later_loops : 1;
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
   const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
-  const uint64_t b = item & (g.buckets - 1);
+  const uint64_t b = mod_b(item, g);
   const int target = active ? static_cast<int>(item / g.buckets) : 0;
   const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
@@ -282,7 +284,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   int64_t offset = 0;
   const uint64_t u_into = mul_mod(lp_into.sigma, at.freq, g);
   const uint64_t home = home_bucket(u_into, g, &offset);
-  const uint64_t neighbour = (offset >= 0 ? home + 1 : home - 1) & (g.buckets - 1);
+  const uint64_t neighbour = mod_b(home + (offset >= 0 ? 1 : g.buckets - 1), g);
   const double width = static_cast<double>(g.width), home_d = static_cast<double>(offset);
   const double neighbour_d = home_d + (offset >= 0 ? -width : width);
   const double gain = filter_response(lane == 0 ? home_d : lane == 1 ? neighbour_d : at.d, g);
@@ -522,7 +524,7 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
   int l = static_cast<int>(id / g.buckets);
-  uint64_t b = id & (g.buckets - 1);
+  uint64_t b = mod_b(id, g);
   std::size_t h0 = static_cast<std::size_t>(l) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
   Decoded d = decode_bucket(b, load, loops[l], floor_relative * sqrt(energy[l]), g);

@@ -62,12 +62,27 @@ uint64_t inverse_mod(uint64_t a, uint64_t n) {
   return static_cast<uint64_t>(t0 < 0 ? t0 + static_cast<int64_t>(n) : t0);
 }
 
-// B: the power of two >= factor * k, in [2, n/2] (make_design checks that it divides n).
+// B: the smallest even divisor of n in [factor * k, n/2] (for n a power of two: the power of two >= factor *
+// k); when factor * k > n/2, the largest even divisor <= n/2 (n/2 for powers of two). 0 when there is none:
+// n odd, or no even divisor between factor * k and n/2.
 uint64_t buckets_for(double factor, uint64_t k, uint64_t n) {
-  double wanted = std::ceil(factor * static_cast<double>(k));
-  uint64_t buckets = 2;
-  while (static_cast<double>(buckets) < wanted && buckets < n / 2) buckets *= 2;
-  return buckets;
+  const double wanted = std::ceil(factor * static_cast<double>(k));
+  uint64_t above = 0, below = 0;  // the smallest even divisor >= wanted, the largest one below
+  auto consider = [&](uint64_t b) {
+    if (b % 2 != 0 || b > n / 2) return;
+    if (static_cast<double>(b) >= wanted) {
+      above = above == 0 || b < above ? b : above;
+    } else {
+      below = b > below ? b : below;
+    }
+  };
+  for (uint64_t d = 1; d * d <= n; ++d) {  // n <= 2^40: at most 2^20 steps, once per plan
+    if (n % d != 0) continue;
+    consider(d);
+    consider(n / d);
+  }
+  if (above != 0) return above;
+  return wanted > static_cast<double>(n / 2) ? below : 0;
 }
 
 // Leakage of the far location stages' window (ROBUST).
@@ -344,11 +359,11 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   // k = 64, 256 and 1000; at k = 16 six loops failed 2 of 2000). ROBUST: 6 (8 also finds every
   // coefficient of the 20 dB test spectra, at a third more samples).
   const uint64_t buckets = buckets_for(factor, k, n);
-  // The buckets must divide n (L = n/B samples per bucket period): n needs a power-of-two factor >= B.
-  require(n % buckets == 0, "n = ", n, " = ", power_of_two_part(n), " x ", n / power_of_two_part(n), ": B = ", buckets,
-          " buckets (the power of two >= bucket_factor * k = ", factor * static_cast<double>(k),
-          ") must divide n; a smaller k or bucket_factor, or an n with the factor 2^", log2_ceil(buckets),
-          ", is needed");
+  // The buckets must divide n (L = n/B samples per bucket period) and be even (the first location stage
+  // shifts by B/2).
+  require(n % 2 == 0, "n = ", n, " is odd: the sparse FFT needs an even length (its bucket count B, even, divides n)");
+  require(buckets != 0, "n = ", n, " has no even divisor in [bucket_factor * k = ", factor * static_cast<double>(k),
+          ", n/2 = ", n / 2, "] for the bucket count B; a smaller k or bucket_factor, or another n, is needed");
   d.location_loops = knobs.location_loops != 0 ? knobs.location_loops : !exact ? 6 : buckets >= 128 ? 6 : 7;
   require(knobs.estimation_loops >= -1 && knobs.estimation_loops <= 64,
           "knobs->estimation_loops = ", knobs.estimation_loops, " is outside [-1, 64]");

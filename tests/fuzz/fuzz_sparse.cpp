@@ -24,13 +24,23 @@ uint64_t fuzz_n(Input &in) {
   return (uint64_t{3} + 2 * (mode % 3)) << (4 + mode % 8);  // 3, 5 or 7 x 2^4 .. 2^11
 }
 
-// Whether default knobs plan n: a power of two, or n < 2^32 divisible by the ROBUST stage's bucket count
-// (AUTO plans it and EXACT, whose count divides it): the power of two >= 4k, at most n/2.
+// Whether filter.cpp finds a bucket count for `wanted` = factor * k: an even divisor of n in [wanted, n/2],
+// or any even divisor <= n/2 once wanted > n/2.
+bool has_buckets(uint64_t n, uint64_t wanted) {
+  if (wanted > n / 2) return n >= 4;
+  for (uint64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    for (uint64_t b : {d, n / d})
+      if (b % 2 == 0 && b >= wanted && b <= n / 2) return true;
+  }
+  return false;
+}
+
+// Whether default knobs plan n: a power of two, or an even n < 2^32 with bucket counts for both of AUTO's
+// stages (EXACT: 2k, ROBUST: 4k).
 bool default_plannable(uint64_t n, uint64_t k) {
   if ((n & (n - 1)) == 0) return true;
-  uint64_t buckets = 2;
-  while (buckets < 4 * k && buckets < n / 2) buckets *= 2;
-  return n < (uint64_t{1} << 32) && n % buckets == 0;
+  return n < (uint64_t{1} << 32) && n % 2 == 0 && has_buckets(n, 2 * k) && has_buckets(n, 4 * k);
 }
 
 template <class Real>

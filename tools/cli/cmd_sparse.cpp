@@ -24,10 +24,10 @@ void help() {
       "at --snr dB if given), runs sfft_create/sfft_exec (complex128), prints planted vs found frequencies\n"
       "and values, and the sfft time against a dense in-place radix-2 FFT of all n samples (a textbook\n"
       "FFT in this program, not FFTW; Bluestein's chirp-z around it when n is not a power of two).\n"
-      "--n takes lengths that are not powers of two (e.g. 3145728 = 3 x 2^20; the sparse FFT needs its\n"
-      "bucket count, a power of two >= 2k to 4k, to divide n). --comb LOOPS turns on the ROBUST comb pre-pass (sFFT 2.0) with that\n"
-      "many comb loops (default 0: off; not with --variant exact). Exit status 1 if a planted frequency is\n"
-      "missed.");
+      "--n takes lengths that are not powers of two (e.g. 3145728 = 3 x 2^20 or 1000000; the sparse FFT\n"
+      "needs n even with an even divisor in [2k (exact) or 4k (robust), n/2] for its bucket count).\n"
+      "--comb LOOPS turns on the ROBUST comb pre-pass (sFFT 2.0) with that many comb loops (default 0:\n"
+      "off; not with --variant exact). Exit status 1 if a planted frequency is missed.");
 }
 
 // In-place iterative radix-2 DIT FFT, forward sign (e^{-2 pi i ft/n}); n a power of two.

@@ -361,6 +361,23 @@ TEST_P(SparseFft, FewerCoefficientsThanK) {
   for (std::size_t i = 1; i < r.values.size(); ++i) EXPECT_GE(std::abs(r.values[i - 1]), std::abs(r.values[i]));
 }
 
+// Equal planted magnitudes: the returned ones agree to the estimation error (~1e-13 relative in complex128,
+// below float resolution, so the CUDA rank step settles every comparison by its exact-key fallback; ~1e-6 in
+// complex64), and must still come back as the whole support in non-increasing magnitude.
+TEST_P(SparseFft, EqualMagnitudesKeepTheirOrder) {
+  const uint64_t n = 1 << 14, k = 64;
+  sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
+  Runner runner(GetParam(), n, k, 17, &knobs);
+  Signal s = planted(n, k, 23, 1.0, INFINITY);
+  Result r = runner.run(s.x);
+  ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(r.freqs.size(), k);
+  EXPECT_EQ(score(s, r).recovery, 1.0);
+  // The returned order is by |v|^2 as the backend computes it (possibly with an FMA): a few ulps of slack.
+  for (std::size_t i = 1; i < k; ++i)
+    EXPECT_GE(std::norm(r.values[i - 1]), std::norm(r.values[i]) * (1 - 1e-15)) << "rank " << i;
+}
+
 // The top-k step when the list of found frequencies is much longer than k: 16 large coefficients among 600
 // (EXACT with 1024 buckets finds them all), so ~600 entries are ranked, past what one pass of the CUDA rank
 // grid (sized for about 2k entries) covers. The k returned must be exactly the large ones, in order.

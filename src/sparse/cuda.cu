@@ -14,16 +14,17 @@
 //    samples, one batched cuFFT call transforms them, a histogram + split + radix select (no sort) approves
 //    the residues of each comb loop's largest bins in a W-bit bitmap that vote_kernel consults.
 //  - duplicates merge and votes count in an open-addressing hash table keyed by frequency (sized for the
-//    worst case, never n-sized); its claimed slots are listed, ranked and then reset, so it needs no
-//    per-exec memset.
-//  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (warp ballots, O(m^2)
-//    comparisons for m entries, spread over m/32 blocks of 32 warps: one short step while m is small enough
-//    to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort by magnitude.
+//    worst case, never n-sized); its claimed slots are listed, ranked and reset by the next exec's first
+//    kernel (the fold), so it needs no per-exec memset.
+//  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (O(m^2) comparisons
+//    for m entries from shared memory, spread over m/32 blocks of 32 warps: one short step while m is
+//    small enough to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort.
 // Everything after the fold is one CUDA graph on the plan's stream; its own kernels are programmatic
-// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. The
-// last block of the top-k step resets the table for the next exec, fills device outputs (their pointers
-// reach the graph through a descriptor the fold writes) and writes the result header into mapped pinned
-// memory, so sfft_exec launches two kernels and the graph and synchronises once.
+// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. Each
+// kernel is a short chain of dependent global-memory round trips (~0.4 us each on the H100), so loads
+// that do not depend on one another are issued together. The last block of the top-k step fills device
+// outputs (their pointers reach the graph through a descriptor the fold writes) and writes the result
+// header into mapped pinned memory, so sfft_exec launches two kernels and the graph and synchronises once.
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -43,10 +44,12 @@ namespace {
 constexpr unsigned kBlock = 256;
 constexpr unsigned kPeelBlock = 128;  // small blocks spread the few busy decode threads over more SMs
 constexpr unsigned kPeelLanes = 4;    // lanes sharing one bucket's decode (a power of two <= 32)
+constexpr int kPeelPreloaded = 4;     // hashings a peel thread loads up front: S + 2 for S <= 2 stages
 constexpr unsigned kRankBlock = 1024;
 constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a time (one warp's worth)
 constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
 constexpr unsigned kRankGridMin = 16;
+constexpr unsigned kRankStaged = 2 * kRankBlock;  // list entries a rank block holds in shared memory at once
 constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
 constexpr unsigned kFoldSlices = 4;    // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
 constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
@@ -60,6 +63,7 @@ struct Counters {
   unsigned count;        // coefficients in the result
   unsigned nonfinite;    // the fold saw a non-finite sum
   unsigned blocks_done;  // top-k blocks finished
+  unsigned stale;        // table slots the previous exec claimed (listed in Table::slots), reset by this one
   unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
   unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
@@ -106,6 +110,29 @@ __device__ unsigned table_insert(const Table &t, uint64_t freq, Counters *c) {
     if (prev == freq) return static_cast<unsigned>(slot);
     slot = (slot + 1) & (t.size - 1);
   }
+}
+
+// Resets the table slots the previous exec claimed, for this exec. Run by the exec's first kernel (the fold,
+// or reset_table_kernel for host input) over all its threads (thread of threads), so that the top-k step's
+// last block does not keep the exec open for a round trip per slot (~2.8 us of the step at k = 1000 on the
+// H100). Nothing else touches the table while the first kernel runs.
+__device__ void reset_stale_slots(const Table &t, int passes, const Counters *counters, std::size_t thread,
+                                  std::size_t threads) {
+  const unsigned stale = counters->stale;
+  for (std::size_t i = thread; i < stale; i += threads) {
+    const unsigned slot = t.slots[i];
+    t.keys[slot] = kEmpty;
+    t.value[slot] = {0, 0};
+    if (t.applied == nullptr) continue;
+    t.applied[slot] = {0, 0};
+    t.is_candidate[slot] = 0;
+    for (int p = 0; p < passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
+  }
+}
+
+__global__ void reset_table_kernel(Table t, int passes, const Counters *counters) {
+  reset_stale_slots(t, passes, counters, blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                    static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
 __device__ void atomic_add(Cplx<double> *cell, Cplx<double> v) {
@@ -164,10 +191,14 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int log2_buckets, int64_t main_half_taps, int64_t far_half_taps, Geometry g,
                 Cplx<Real> *__restrict__ z, double *energy, Counters *counters, ExecOutputs exec_outputs,
-                ExecOutputs *exec_outputs_slot) {
+                ExecOutputs *exec_outputs_slot, Table table, int passes) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
+  constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
+  reset_stale_slots(table, passes, counters, blockIdx.x * static_cast<std::size_t>(kFoldThreads) +
+                                                 threadIdx.y * kFoldOutputs + threadIdx.x,
+                    static_cast<std::size_t>(gridDim.x) * kFoldThreads);
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
   const uint64_t i = mod_b(id, g);
   const bool valid = id < outputs;
@@ -261,7 +292,6 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
-  if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
@@ -271,14 +301,29 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
   const uint64_t b = mod_b(item, g);
   const int target = active ? static_cast<int>(item / g.buckets) : 0;
-  const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
-  auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
-  const double rms = sqrt(energy[loop]);
-  const LoopParams lp = loops[loop];
-  const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
-  const Cplx<double> z0 = load(0);
   const int into = later_loops > 0 ? loop + 1 + target : loop;
+  const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
+  // Every load that does not depend on the decode is issued here, at once: each dependent global load
+  // costs a round trip (~0.4 us on the H100) on the kernel's one critical chain. The bucket's first
+  // kPeelPreloaded hashings (all of them for the default stages) are held in registers.
+  const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
+  const double loop_energy = energy[loop];
+  const LoopParams lp = loops[loop];
   const LoopParams lp_into = loops[into];
+  Cplx<double> preloaded[kPeelPreloaded];
+#pragma unroll
+  for (int j = 0; j < kPeelPreloaded; ++j)
+    preloaded[j] = j < g.hashings_per_loop ? load_bucket(z, h0 + j, b, g.buckets) : Cplx<double>{0, 0};
+  if (previous_unsettled == 0) return;
+  auto load = [&](int j) {
+    Cplx<double> v{0, 0};
+#pragma unroll
+    for (int i = 0; i < kPeelPreloaded; ++i) v = i == j ? preloaded[i] : v;  // registers, not local memory
+    return j < kPeelPreloaded ? v : load_bucket(z, h0 + j, b, g.buckets);
+  };
+  const double rms = sqrt(loop_energy);
+  const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
+  const Cplx<double> z0 = preloaded[0];
 
   // Where the candidate lands in the target loop (integers only), and the three gains, a lane each.
   int64_t offset = 0;
@@ -628,8 +673,6 @@ __global__ void __launch_bounds__(kBlock)
 // What the last block of the top-k step cleans up and fills (finish_exec).
 template <class Real>
 struct Finish {
-  Table table;
-  int passes;                  // ROBUST vote passes (their vote arrays are reset)
   double *energy;              // per location loop, accumulated afresh by the next fold
   int loops;
   const ExecOutputs *outputs;  // this exec's destination
@@ -639,35 +682,29 @@ struct Finish {
 };
 
 // Called by every thread of the top-k kernel at its end. The last block to finish (every other block has
-// read the table and written its results by then) resets the table slots the exec claimed, the floor
-// energies and the counters for the next exec, copies the result to device outputs when it fits their
-// capacity and the input was finite (unless the step wrote them directly), and publishes the result header.
+// read the table and written its results by then) resets the floor energies and the counters for the next
+// exec (which resets the table slots this one claimed: reset_stale_slots), copies the result to device
+// outputs when it fits their capacity and the input was finite (unless the step wrote them directly), and
+// publishes the result header. One thread per block fences, after a barrier (as cooperative groups' grid
+// sync does): the fences are cumulative over the block's writes the barrier ordered before them; a fence
+// in every thread cost the step ~1 us at 63 blocks of 1024 threads on the H100.
 template <class Real>
 __device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool written_directly) {
   __shared__ bool last;
   __shared__ Result r;
   __shared__ unsigned distinct;
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    __threadfence();  // release: the block's results before its ticket
+    last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
+    if (last) {
+      __threadfence();  // acquire: every block's results (and a clean L1) before the reads below
+      r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved)};
+      distinct = __ldcg(&counters->distinct);
+    }
+  }
   __syncthreads();
   if (!last) return;
-  __threadfence();
-  if (threadIdx.x == 0) {  // one thread reads the counters (past L1), the block shares them
-    r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved)};
-    distinct = __ldcg(&counters->distinct);
-  }
-  __syncthreads();
-  const Table &t = f.table;
-  for (unsigned i = threadIdx.x; i < distinct; i += blockDim.x) {
-    const unsigned slot = t.slots[i];
-    t.keys[slot] = kEmpty;
-    t.value[slot] = {0, 0};
-    if (t.applied == nullptr) continue;
-    t.applied[slot] = {0, 0};
-    t.is_candidate[slot] = 0;
-    for (int p = 0; p < f.passes; ++p) t.votes[static_cast<std::size_t>(p) * t.size + slot] = 0;
-  }
   for (int l = static_cast<int>(threadIdx.x); l < f.loops; l += static_cast<int>(blockDim.x)) f.energy[l] = 0;
   if (!written_directly) {
     const ExecOutputs out = *f.outputs;
@@ -683,6 +720,7 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool writ
     counters->unsettled[l] = 0;
   if (threadIdx.x != 0) return;
   *f.result = r;  // visible to the host once the kernel has completed
+  counters->stale = distinct;
   counters->distinct = 0;
   counters->candidates = 0;
   counters->count = 0;
@@ -703,7 +741,7 @@ __device__ ExecOutputs direct_outputs(const Finish<Real> &f, const Counters *cou
 
 template <class Real>
 __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, uint64_t *res_freq, Cplx<Real> *res_val,
-                             const ExecOutputs &direct, Counters *counters) {
+                             const ExecOutputs &direct) {
   const Cplx<Real> value{static_cast<Real>(v.re), static_cast<Real>(v.im)};
   if (direct.freqs != nullptr) {
     direct.freqs[rank] = freq;
@@ -712,78 +750,104 @@ __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, ui
     res_freq[rank] = freq;
     res_val[rank] = value;
   }
-  atomicMax(&counters->count, static_cast<unsigned>(rank + 1));
+}
+
+// The result's count is the largest rank written plus one: one atomic per warp (every lane calls this;
+// `written` is its rank + 1, or 0), not one per coefficient on a single address.
+__device__ void note_count(unsigned written, Counters *counters) {
+  written = __reduce_max_sync(0xffffffffu, written);
+  if (threadIdx.x % 32 == 0 && written > 0) atomicMax(&counters->count, written);
 }
 
 // Top-k by counting: entry i of the list goes to position rank(i) = #entries larger (by |value|, ties by
 // smaller frequency) if rank(i) < k and its value is nonzero; positions form 0..count-1 without gaps. A block
-// ranks kRankTile = 32 entries at a time (blocks stride over the tiles); each of its 32 warps compares 32 list
-// entries at a time against them (one ballot per tile entry), and the warps' counts are summed in shared
-// memory. The step is latency-bound, so the warps share the list rather than each sweeping all of it.
+// ranks kRankTile = 32 entries at a time (blocks stride over the tiles), lane L of every warp holding tile
+// entry L. The block stages up to kRankStaged list entries in shared memory at once (two per thread: their
+// loads overlap, one round trip for the lot), and each warp counts how many of its share of them are ahead
+// of each tile entry; the warps' counts are summed in shared memory. The m^2 comparisons make the step
+// issue-bound on the few SMs it occupies, so each is one FP32 compare of the keys rounded to float
+// (rounding is monotone: a larger float key is a larger key) and only float ties compare the exact keys.
 template <class Real>
 __global__ void __launch_bounds__(kRankBlock)
     rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
                 Cplx<Real> *res_val, Counters *counters, Finish<Real> finish) {
   constexpr unsigned kWarps = kRankBlock / 32;
-  __shared__ double tile_mag[kRankTile];
-  __shared__ uint64_t tile_freq[kRankTile];
+  constexpr unsigned kPerWarp = kRankStaged / kWarps;
+  static_assert(kRankTile == 32, "a tile is one warp's entries (lanes, note_count)");
+  static_assert(kRankStaged % kRankBlock == 0 && kPerWarp % 4 == 0, "whole float4 groups per warp");
+  struct Key {
+    double mag;  // |value|^2 as returned; -1 for padding (never output, ahead of nothing)
+    uint64_t freq;
+  };
+  __shared__ Key tile[kRankTile];
   __shared__ Cplx<double> tile_value[kRankTile];
+  __shared__ Key staged[kRankStaged];
+  __shared__ __align__(16) float staged_rounded[kRankStaged];  // staged[j].mag rounded to float
   __shared__ unsigned partial[kWarps][kRankTile];
   cuda::wait_for_previous_kernel();
   const unsigned m = *list_count;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
-    if (threadIdx.x < kRankTile) {
-      unsigned i = first + threadIdx.x;
-      double mag = -1;  // padding: never output
-      uint64_t freq = 0;
-      Cplx<double> value{0, 0};
-      if (i < m) {
-        unsigned slot = list[i];
-        freq = t.keys[slot];
-        value = t.value[slot];
-        mag = returned_magnitude2<Real>(value);
-      }
-      tile_mag[threadIdx.x] = mag;
-      tile_freq[threadIdx.x] = freq;
-      tile_value[threadIdx.x] = value;
+  auto load_key = [&](unsigned j, Cplx<double> *value) {
+    Key key{-1, 0};
+    if (j < m) {
+      const unsigned slot = list[j];
+      key.freq = t.keys[slot];
+      const Cplx<double> v = t.value[slot];
+      key.mag = returned_magnitude2<Real>(v);
+      if (value != nullptr) *value = v;
     }
-    // Each lane's first entry to compare is loaded before the barrier, alongside the tile's loads.
-    auto load_other = [&](unsigned j, double &other, uint64_t &other_freq) {
-      other = -1;  // past the list: ahead of nothing
-      other_freq = 0;
-      if (j < m) {
-        unsigned slot = list[j];
-        other_freq = t.keys[slot];
-        other = returned_magnitude2<Real>(t.value[slot]);
-      }
-    };
-    double other;
-    uint64_t other_freq;
-    load_other(warp * 32 + lane, other, other_freq);
-    __syncthreads();
-    unsigned ahead = 0;  // lane L counts for tile entry L
-    for (unsigned base = warp * 32; base < m; base += kRankBlock) {  // warp-uniform
-      if (base != warp * 32) load_other(base + lane, other, other_freq);
+    return key;
+  };
+  auto ahead_of = [](const Key &other, const Key &mine) {
+    return other.mag > mine.mag || (other.mag == mine.mag && other.freq < mine.freq);
+  };
+  for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
+    if (warp == 0) {
+      Cplx<double> value{0, 0};
+      tile[lane] = load_key(first + lane, &value);
+      tile_value[lane] = value;
+    }
+    unsigned ahead = 0;  // for tile entry `lane`
+    for (unsigned chunk = 0; chunk < m; chunk += kRankStaged) {  // block-uniform; one chunk while m <= 2048
+      if (chunk != 0) __syncthreads();                            // the previous chunk has been read
 #pragma unroll
-      for (unsigned e = 0; e < kRankTile; ++e) {
-        double mag = tile_mag[e];
-        bool larger = other > mag || (other == mag && other_freq < tile_freq[e]);
-        unsigned count = __popc(__ballot_sync(0xffffffffu, larger));
-        if (lane == e) ahead += count;
+      for (unsigned j = threadIdx.x; j < kRankStaged; j += kRankBlock) {
+        const Key key = load_key(chunk + j, nullptr);
+        staged[j] = key;
+        staged_rounded[j] = __double2float_rn(key.mag);
+      }
+      __syncthreads();
+      const Key mine = tile[lane];
+      const float mine_rounded = __double2float_rn(mine.mag);
+      // This warp's share of the chunk, cut at the list's end, in float4 groups.
+      const unsigned begin = warp * kPerWarp, end = min(begin + kPerWarp, m - chunk);
+      for (unsigned e = begin; e < end; e += 4) {
+        const float4 others = *reinterpret_cast<const float4 *>(&staged_rounded[e]);
+        const float other[4] = {others.x, others.y, others.z, others.w};
+#pragma unroll
+        for (unsigned q = 0; q < 4; ++q) {  // entries past `end` are padding (-1): ahead of nothing
+          ahead += other[q] > mine_rounded;
+          if (other[q] == mine_rounded) ahead += ahead_of(staged[e + q], mine);
+        }
       }
     }
     partial[warp][lane] = ahead;
     __syncthreads();
     unsigned i = first + threadIdx.x;
-    if (threadIdx.x < kRankTile && i < m) {
-      unsigned rank = 0;
-      for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
-      if (rank < k && tile_mag[threadIdx.x] > 0)
-        write_result(rank, tile_freq[threadIdx.x], tile_value[threadIdx.x], res_freq, res_val, direct, counters);
+    if (warp == 0) {  // kRankTile = 32: the tile is warp 0's
+      unsigned written = 0;
+      if (i < m) {
+        unsigned rank = 0;
+        for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
+        if (rank < k && tile[lane].mag > 0) {
+          write_result(rank, tile[lane].freq, tile_value[lane], res_freq, res_val, direct);
+          written = rank + 1;
+        }
+      }
+      note_count(written, counters);
     }
-    __syncthreads();  // the next tile overwrites tile_* and partial
+    __syncthreads();  // the next tile overwrites tile, staged and partial
   }
   finish_exec(counters, finish, direct.freqs != nullptr);
 }
@@ -804,10 +868,13 @@ __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsig
                               Finish<Real> finish) {
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
+  unsigned written = 0;
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
-    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, direct, counters);
+    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, direct);
+    written = static_cast<unsigned>(r + 1);
   }
+  note_count(written, counters);
   finish_exec(counters, finish, direct.freqs != nullptr);
 }
 
@@ -987,6 +1054,9 @@ class CudaEngine final : public Engine {
       *outputs_host_.get() = destination;
       SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice,
                                       stream_));
+      reset_table_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, stream_>>>(table_, kRobustPasses,
+                                                                                 counters_.get());
+      SFFT_CUDA_CHECK_LAUNCH();
       // Host input: fold on the CPU (it reads only the windowed samples) and upload the B-sized sums.
       fold_hashings(d_, static_cast<const std::complex<Real> *>(x),
                     reinterpret_cast<std::complex<Real> *>(host_fold_.get()), threads_);
@@ -1008,7 +1078,7 @@ class CudaEngine final : public Engine {
       fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
           static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
           log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
-          outputs_.get());
+          outputs_.get(), table_, kRobustPasses);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
@@ -1201,8 +1271,8 @@ class CudaEngine final : public Engine {
   bool power_of_two() const { return d_.geom.mask != 0; }
 
   Finish<Real> finish() const {
-    return Finish<Real>{table_,        kRobustPasses,   energy_.get(),  d_.location_loops,
-                        outputs_.get(), res_freq_.get(), res_val_.get(), result_mapped_};
+    return Finish<Real>{energy_.get(), d_.location_loops, outputs_.get(), res_freq_.get(), res_val_.get(),
+                        result_mapped_};
   }
 
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }

@@ -115,7 +115,7 @@ __device__ unsigned table_insert(const Table &t, uint64_t freq, Counters *c) {
 // Resets the table slots the previous exec claimed, for this exec. Run by the exec's first kernel (the fold,
 // or reset_table_kernel for host input) over all its threads (thread of threads), so that the top-k step's
 // last block does not keep the exec open for a round trip per slot (~2.8 us of the step at k = 1000 on the
-// H100). Nothing else touches the table while the first kernel runs.
+// H100, by in-kernel timestamps). Nothing else touches the table while the first kernel runs.
 __device__ void reset_stale_slots(const Table &t, int passes, const Counters *counters, std::size_t thread,
                                   std::size_t threads) {
   const unsigned stale = counters->stale;
@@ -305,7 +305,8 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   // Every load that does not depend on the decode is issued here, at once: each dependent global load
   // costs a round trip (~0.4 us on the H100) on the kernel's one critical chain. The bucket's first
-  // kPeelPreloaded hashings (all of them for the default stages) are held in registers.
+  // kPeelPreloaded hashings are held in registers: all of them with S <= 2 stages (every default
+  // complex128 plan; complex64 ones while L <= 2^23).
   const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
   const double loop_energy = energy[loop];
   const LoopParams lp = loops[loop];

@@ -378,15 +378,15 @@ TEST_P(SparseFft, EqualMagnitudesKeepTheirOrder) {
     EXPECT_GE(std::norm(r.values[i - 1]), std::norm(r.values[i]) * (1 - 1e-15)) << "rank " << i;
 }
 
-// The top-k step when the list of found frequencies is much longer than k: 16 large coefficients among 600
-// (EXACT with 1024 buckets finds them all), so ~600 entries are ranked, past what one pass of the CUDA rank
-// grid (sized for about 2k entries) covers. The k returned must be exactly the large ones, in order.
-TEST_P(SparseFft, TopKOfListMuchLongerThanK) {
-  const uint64_t n = 1 << 16, k = 16, small = 584;
-  std::mt19937_64 rng(99);
+// k large coefficients (magnitudes 100, 110, ..., in placement order) among `small` ones in [1, 2], random
+// distinct frequencies and phases from `seed`; EXACT with `bucket_factor` and `loops` must return exactly
+// the large ones, largest first.
+void expect_top_k_of_long_list(const Case &c, uint64_t n, uint64_t k, uint64_t small, uint64_t seed,
+                               double bucket_factor, int loops) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<cd> spectrum(n);
-  std::vector<uint64_t> large;  // in increasing magnitude 100, 110, ..., 250
+  std::vector<uint64_t> large;  // in increasing magnitude
   for (uint64_t placed = 0; placed < k + small;) {
     uint64_t f = rng() % n;
     if (spectrum[f] != cd(0, 0)) continue;
@@ -398,9 +398,9 @@ TEST_P(SparseFft, TopKOfListMuchLongerThanK) {
   std::vector<cd> x = sfft_test::fftw_dft(spectrum, {static_cast<int>(n)}, +1);
   for (auto &v : x) v /= static_cast<double>(n);
   sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
-  knobs.bucket_factor = 64;  // B = 1024 buckets for k = 16
-  knobs.location_loops = 10;
-  Runner runner(GetParam(), n, k, 7, &knobs);
+  knobs.bucket_factor = bucket_factor;
+  knobs.location_loops = loops;
+  Runner runner(c, n, k, 7, &knobs);
   Result r = runner.run(x);
   ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
   ASSERT_EQ(r.freqs.size(), k);
@@ -410,36 +410,18 @@ TEST_P(SparseFft, TopKOfListMuchLongerThanK) {
   }
 }
 
+// The top-k step when the list of found frequencies is much longer than k: 16 large coefficients among 600
+// (EXACT with 1024 buckets finds them all), so ~600 entries are ranked, past what one pass of the CUDA rank
+// grid (sized for about 2k entries) covers.
+TEST_P(SparseFft, TopKOfListMuchLongerThanK) {
+  expect_top_k_of_long_list(GetParam(), 1 << 16, 16, 584, 99, 64, 10);  // B = 1024
+}
+
 // The same with a list longer than the 2048 entries a CUDA rank block stages at once (so it compares in
 // two chunks) yet still ranked by counting (8 loops x 4096 buckets = 32768 = kRankLimit candidates): 2300
 // small coefficients and 64 large ones, all found by EXACT (m / B = 0.58 over 8 loops).
 TEST_P(SparseFft, TopKOfListLongerThanOneRankChunk) {
-  const uint64_t n = 1 << 16, k = 64, small = 2300;
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<cd> spectrum(n);
-  std::vector<uint64_t> large;  // in increasing magnitude 100, 110, ..., 730
-  for (uint64_t placed = 0; placed < k + small;) {
-    uint64_t f = rng() % n;
-    if (spectrum[f] != cd(0, 0)) continue;
-    double mag = placed < k ? 100.0 + 10.0 * static_cast<double>(placed) : 1.0 + unit(rng);
-    spectrum[f] = std::polar(mag, 2 * M_PI * unit(rng));
-    if (placed < k) large.push_back(f);
-    ++placed;
-  }
-  std::vector<cd> x = sfft_test::fftw_dft(spectrum, {static_cast<int>(n)}, +1);
-  for (auto &v : x) v /= static_cast<double>(n);
-  sfft_sparse_options knobs = variant_knobs(SFFT_SPARSE_EXACT);
-  knobs.bucket_factor = 64;  // B = 4096 buckets for k = 64
-  knobs.location_loops = 8;
-  Runner runner(GetParam(), n, k, 7, &knobs);
-  Result r = runner.run(x);
-  ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
-  ASSERT_EQ(r.freqs.size(), k);
-  for (std::size_t i = 0; i < k; ++i) {
-    EXPECT_EQ(r.freqs[i], large[k - 1 - i]) << "rank " << i;
-    EXPECT_LE(std::abs(r.values[i] - spectrum[r.freqs[i]]), 1e-2 * std::abs(spectrum[r.freqs[i]])) << "rank " << i;
-  }
+  expect_top_k_of_long_list(GetParam(), 1 << 16, 64, 2300, 5, 64, 8);  // B = 4096
 }
 
 // Same seed, same result; a plan gives the same result on every exec.

@@ -162,6 +162,21 @@ TEST(sparse_decode, ArithmeticModuloOtherLengths) {
       ASSERT_EQ(remainder_by(x, d, reciprocal), x % d) << x << " % " << d;
     }
   }
+  // Bucket quotients and remainders, B a power of two (shift and mask) or not (Barrett).
+  for (uint64_t buckets : {uint64_t{64}, uint64_t{1} << 20, uint64_t{150}, uint64_t{2 * 1009}}) {
+    Geometry gb = geometry();
+    gb.buckets = buckets;
+    gb.n = buckets * 7;
+    gb.mask = 0;
+    gb.width = 7;
+    sfft::sparse::set_derived_terms(gb);
+    EXPECT_EQ(gb.bucket_mask != 0, (buckets & (buckets - 1)) == 0);
+    for (int i = 0; i < 2000; ++i) {
+      const uint64_t x = i % 2 ? rng() : rng() >> (rng() % 64);
+      ASSERT_EQ(sfft::sparse::div_b(x, gb), x / buckets) << x << " / " << buckets;
+      ASSERT_EQ(sfft::sparse::mod_b(x, gb), x % buckets) << x << " % " << buckets;
+    }
+  }
   Geometry g = geometry();
   g.n = 15 * (uint64_t{1} << 12);
   g.mask = 0;

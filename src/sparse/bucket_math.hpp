@@ -68,11 +68,12 @@ struct Geometry {
   int first_far_stage = 0;
   ResponseFit far_response;
   // Derived (set_derived_terms), so that the decoders carry no divisions: 1/n and 1/(2L), both exact when
-  // n is a power of two; B - 1 when B is a power of two (else 0); for the other cases the reciprocals
-  // floor((2^64 - 1) / d) of d = n, L, B for integer remainders and quotients (quotient_by()).
+  // n is a power of two; B - 1 and log2 B when B is a power of two (else 0); for the other cases the
+  // reciprocals floor((2^64 - 1) / d) of d = n, L, B for integer remainders and quotients (quotient_by()).
   double inv_n = 0;
   double inv_two_width = 0;
   uint64_t bucket_mask = 0;
+  int log2_buckets = 0;
   uint64_t n_reciprocal = 0, width_reciprocal = 0, buckets_reciprocal = 0;
 };
 
@@ -81,6 +82,8 @@ inline void set_derived_terms(Geometry &g) {
   g.inv_n = 1.0 / static_cast<double>(g.n);
   g.inv_two_width = 1.0 / (2.0 * static_cast<double>(g.width));
   g.bucket_mask = (g.buckets & (g.buckets - 1)) == 0 ? g.buckets - 1 : 0;
+  g.log2_buckets = 0;
+  while (g.bucket_mask != 0 && (uint64_t{1} << g.log2_buckets) < g.buckets) ++g.log2_buckets;
   g.n_reciprocal = ~uint64_t{0} / g.n;
   g.width_reciprocal = ~uint64_t{0} / g.width;
   g.buckets_reciprocal = ~uint64_t{0} / g.buckets;
@@ -122,6 +125,10 @@ SFFT_HD uint64_t add_mod(uint64_t a, uint64_t b, const Geometry &g) {
 // x mod B: a mask when B is a power of two, else a Barrett remainder.
 SFFT_HD uint64_t mod_b(uint64_t x, const Geometry &g) {
   return g.bucket_mask != 0 ? x & g.bucket_mask : remainder_by(x, g.buckets, g.buckets_reciprocal);
+}
+// floor(x / B): a shift when B is a power of two, else a Barrett quotient.
+SFFT_HD uint64_t div_b(uint64_t x, const Geometry &g) {
+  return g.bucket_mask != 0 ? x >> g.log2_buckets : quotient_by(x, g.buckets, g.buckets_reciprocal);
 }
 // (base + sigma t) mod n for a signed tap t (base reduced).
 SFFT_HD uint64_t tap_index(uint64_t base, uint64_t sigma, int64_t t, const Geometry &g) {
@@ -197,27 +204,49 @@ SFFT_HD uint64_t home_bucket(uint64_t u, const Geometry &g, int64_t *offset) {
   return b;
 }
 
-// Where coefficient freq lands in the hashings of one loop: its home bucket and the neighbour its window
-// overlaps (further buckets receive less than the filter tolerance), with each bucket's filter gain (the far
-// stages' gains only when some of the loop's `hashings` use that window). Depends on the frequency alone,
-// so a decoder can evaluate it while it still checks the value.
+// Where coefficient freq lands in the hashings of one loop: its permuted frequency u, its home bucket and
+// the neighbour its window overlaps (further buckets receive less than the filter tolerance), and its
+// offsets from their centres, at which the window's response gives each bucket's gain. Integers only.
+struct Placement {
+  uint64_t u, home, neighbour;
+  double home_d, neighbour_d;
+};
+SFFT_HD Placement placement(uint64_t freq, const LoopParams &lp, const Geometry &g) {
+  Placement p{};
+  int64_t offset = 0;
+  p.u = mul_mod(lp.sigma, freq, g);
+  p.home = home_bucket(p.u, g, &offset);
+  p.neighbour = mod_b(p.home + (offset >= 0 ? 1 : g.buckets - 1), g);
+  double width = static_cast<double>(g.width);
+  p.home_d = static_cast<double>(offset);
+  p.neighbour_d = p.home_d + (offset >= 0 ? -width : width);
+  return p;
+}
+
+// The phase m of the contribution of coefficient freq (permuted frequency u in loop lp) to hashing j of that
+// loop, w^m = w^(freq tau + u s_j): shared by its home and neighbour buckets there.
+SFFT_HD uint64_t contribution_phase(uint64_t freq, uint64_t u, const LoopParams &lp, int j, const Geometry &g) {
+  return add_mod(mul_mod(freq, lp.tau, g), mul_mod(u, hashing_shift(g, j), g), g);
+}
+
+// A placement with its buckets' filter gains (the far stages' gains only when some of the loop's `hashings`
+// use that window). Depends on the frequency alone, so a decoder can evaluate it while it still checks the
+// value.
 struct Landing {
   uint64_t u, home, neighbour;
   double home_gain, neighbour_gain, far_home_gain, far_neighbour_gain;
 };
 SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const Geometry &g) {
+  const Placement p = placement(freq, lp, g);
   Landing s{};
-  int64_t offset = 0;
-  s.u = mul_mod(lp.sigma, freq, g);
-  s.home = home_bucket(s.u, g, &offset);
-  s.neighbour = mod_b(s.home + (offset >= 0 ? 1 : g.buckets - 1), g);
-  double width = static_cast<double>(g.width);
-  double home_d = static_cast<double>(offset), neighbour_d = home_d + (offset >= 0 ? -width : width);
-  s.home_gain = filter_response(home_d, g);
-  s.neighbour_gain = filter_response(neighbour_d, g);
+  s.u = p.u;
+  s.home = p.home;
+  s.neighbour = p.neighbour;
+  s.home_gain = filter_response(p.home_d, g);
+  s.neighbour_gain = filter_response(p.neighbour_d, g);
   bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
-  s.far_home_gain = far ? filter_response(home_d, g.far_response) : 0.0;
-  s.far_neighbour_gain = far ? filter_response(neighbour_d, g.far_response) : 0.0;
+  s.far_home_gain = far ? filter_response(p.home_d, g.far_response) : 0.0;
+  s.far_neighbour_gain = far ? filter_response(p.neighbour_d, g.far_response) : 0.0;
   return s;
 }
 
@@ -227,8 +256,7 @@ SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const
 template <class Sub>
 SFFT_HD void contribution(const Landing &at, uint64_t freq, Cplx<double> value, const LoopParams &lp, int j,
                           const Geometry &g, Sub &&sub) {
-  uint64_t phase = add_mod(mul_mod(freq, lp.tau, g), mul_mod(at.u, hashing_shift(g, j), g), g);
-  Cplx<double> r = cmul(value, root_of_unity(phase, g));
+  Cplx<double> r = cmul(value, root_of_unity(contribution_phase(freq, at.u, lp, j, g), g));
   bool far_j = uses_far_window(g, j);
   double hg = far_j ? at.far_home_gain : at.home_gain, ng = far_j ? at.far_neighbour_gain : at.neighbour_gain;
   sub(j, at.home, Cplx<double>{r.re * hg, r.im * hg});
@@ -246,11 +274,19 @@ SFFT_HD void for_each_contribution(uint64_t freq, Cplx<double> value, const Loop
   for_each_contribution(landing(freq, lp, hashings, g), freq, value, lp, hashings, g, sub);
 }
 
-// Value estimate of coefficient `freq` from the reference hashing bucket z0 (offset d from the centre).
-SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &lp, double d, const Geometry &g) {
-  Cplx<double> r = cmul_conj(z0, root_of_unity(mul_mod(freq, lp.tau, g), g));
-  double inv_gain = 1.0 / filter_response(d, g);
+// Value estimate of coefficient `freq` from the reference hashing bucket z0 (offset d from the centre):
+// z0 w^(-freq tau) / G(d). The phase, and the estimate given its root of unity and the gain, are separate so
+// that a decoder can evaluate the root and the gain side by side (cuda.cu's peel kernel).
+SFFT_HD uint64_t estimate_phase(uint64_t freq, const LoopParams &lp, const Geometry &g) {
+  return mul_mod(freq, lp.tau, g);
+}
+SFFT_HD Cplx<double> estimate_from(Cplx<double> z0, Cplx<double> root, double gain) {
+  Cplx<double> r = cmul_conj(z0, root);
+  double inv_gain = 1.0 / gain;
   return {r.re * inv_gain, r.im * inv_gain};
+}
+SFFT_HD Cplx<double> estimate(Cplx<double> z0, uint64_t freq, const LoopParams &lp, double d, const Geometry &g) {
+  return estimate_from(z0, root_of_unity(estimate_phase(freq, lp, g), g), filter_response(d, g));
 }
 
 // |value|^2 of a coefficient as it is returned (rounded to the output precision Real): both backends order
@@ -346,10 +382,15 @@ SFFT_HD Location locate_bucket(uint64_t b, Load &&z, const LoopParams &lp, doubl
   return at;
 }
 
-// |z_h - z_0 w^(u s_h)|^2: how far location hashing h is from what one coefficient at u predicts.
-SFFT_HD double hashing_mismatch2(Cplx<double> z0, Cplx<double> zh, uint64_t u, int h, const Geometry &g) {
-  Cplx<double> predicted = cmul(z0, root_of_unity(mul_mod(u, hashing_shift(g, h), g), g));
+// |z_h - z_0 w^(u s_h)|^2: how far location hashing h is from what one coefficient at u predicts (the phase
+// u s_h, and the mismatch given its root of unity, separate as for estimate()).
+SFFT_HD uint64_t check_phase(uint64_t u, int h, const Geometry &g) { return mul_mod(u, hashing_shift(g, h), g); }
+SFFT_HD double mismatch2_from(Cplx<double> z0, Cplx<double> zh, Cplx<double> root) {
+  Cplx<double> predicted = cmul(z0, root);
   return cabs2(Cplx<double>{zh.re - predicted.re, zh.im - predicted.im});
+}
+SFFT_HD double hashing_mismatch2(Cplx<double> z0, Cplx<double> zh, uint64_t u, int h, const Geometry &g) {
+  return mismatch2_from(z0, zh, root_of_unity(check_phase(u, h, g), g));
 }
 
 // The second half of decode_bucket: what a located bucket holds, given whether every shifted hashing

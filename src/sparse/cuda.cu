@@ -189,7 +189,7 @@ template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
-                int log2_buckets, int64_t main_half_taps, int64_t far_half_taps, Geometry g,
+                int64_t main_half_taps, int64_t far_half_taps, Geometry g,
                 Cplx<Real> *__restrict__ z, double *energy, Counters *counters, ExecOutputs exec_outputs,
                 ExecOutputs *exec_outputs_slot, Table table, int passes) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   job.energy_loop = -1;
   Real re[kJobHashings] = {}, im[kJobHashings] = {};
   if (valid) {
-    job = jobs[kPowerOfTwo ? id >> log2_buckets : quotient_by(id, g.buckets, g.buckets_reciprocal)];
+    job = jobs[div_b(id, g)];
     const Real *__restrict__ window = job.far ? far_window : main_window;
     const int64_t half_taps = job.far ? far_half_taps : main_half_taps;
     const uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
@@ -300,7 +300,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
   const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
   const uint64_t b = mod_b(item, g);
-  const int target = active ? static_cast<int>(item / g.buckets) : 0;
+  const int target = active ? static_cast<int>(div_b(item, g)) : 0;
   const int into = later_loops > 0 ? loop + 1 + target : loop;
   const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   // Every load that does not depend on the decode is issued here, at once: each dependent global load
@@ -326,23 +326,17 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
   const Cplx<double> z0 = preloaded[0];
 
-  // Where the candidate lands in the target loop (integers only), and the three gains, a lane each.
-  int64_t offset = 0;
-  const uint64_t u_into = mul_mod(lp_into.sigma, at.freq, g);
-  const uint64_t home = home_bucket(u_into, g, &offset);
-  const uint64_t neighbour = mod_b(home + (offset >= 0 ? 1 : g.buckets - 1), g);
-  const double width = static_cast<double>(g.width), home_d = static_cast<double>(offset);
-  const double neighbour_d = home_d + (offset >= 0 ? -width : width);
-  const double gain = filter_response(lane == 0 ? home_d : lane == 1 ? neighbour_d : at.d, g);
+  // Where the candidate lands in the target loop (bucket_math.hpp's landing() without the gains), and the
+  // three gains, a lane each.
+  const Placement into_at = placement(at.freq, lp_into, g);
+  const double gain = filter_response(lane == 0 ? into_at.home_d : lane == 1 ? into_at.neighbour_d : at.d, g);
 
   // The lane's first decode task and first subtraction: independent roots of unity.
   const int checks = g.stages + 1, decode_tasks = checks + 1;
   auto decode_phase = [&](int task) {
-    return task < checks ? mul_mod(at.u, hashing_shift(g, task + 1), g) : mul_mod(at.freq, lp.tau, g);
+    return task < checks ? check_phase(at.u, task + 1, g) : estimate_phase(at.freq, lp, g);
   };
-  auto subtraction_phase = [&](int j) {
-    return add_mod(mul_mod(at.freq, lp_into.tau, g), mul_mod(u_into, hashing_shift(g, j), g), g);
-  };
+  auto subtraction_phase = [&](int j) { return contribution_phase(at.freq, into_at.u, lp_into, j, g); };
   const Cplx<double> decode_root = root_of_unity(decode_phase(lane), g);
   const Cplx<double> subtraction_root = root_of_unity(subtraction_phase(lane), g);
 
@@ -356,14 +350,11 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   for (int task = lane; task < decode_tasks; task += kLanes) {  // one pass unless S + 2 > kPeelLanes
     const Cplx<double> root = task == lane ? decode_root : root_of_unity(decode_phase(task), g);
     if (task < checks) {
-      const Cplx<double> predicted = cmul(z0, root), zh = load(task + 1);
-      const double diff2 = cabs2(Cplx<double>{zh.re - predicted.re, zh.im - predicted.im});
+      const double diff2 = mismatch2_from(z0, load(task + 1), root);
       consistent = consistent && diff2 <= limit2;  // false for NaN
       mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
-    } else {  // as estimate() in bucket_math.hpp
-      const Cplx<double> r = cmul_conj(z0, root);
-      const double inv_gain = 1.0 / estimate_gain;
-      value = {r.re * inv_gain, r.im * inv_gain};
+    } else {
+      value = estimate_from(z0, root, estimate_gain);
     }
   }
   for (unsigned step = kPeelLanes / 2; step > 0; step /= 2) {
@@ -387,8 +378,8 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   for (int j = lane; j < g.hashings_per_loop; j += kLanes) {
     const Cplx<double> c = cmul(d.value, j == lane ? subtraction_root : root_of_unity(subtraction_phase(j), g));
     Cplx<Real> *zj = zl + static_cast<std::size_t>(j) * g.buckets;
-    atomic_sub(zj + home, Cplx<double>{c.re * home_gain, c.im * home_gain});
-    atomic_sub(zj + neighbour, Cplx<double>{c.re * neighbour_gain, c.im * neighbour_gain});
+    atomic_sub(zj + into_at.home, Cplx<double>{c.re * home_gain, c.im * home_gain});
+    atomic_sub(zj + into_at.neighbour, Cplx<double>{c.re * neighbour_gain, c.im * neighbour_gain});
   }
 }
 
@@ -569,7 +560,7 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
   cuda::wait_for_previous_kernel();
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (id >= static_cast<std::size_t>(location_loops) * g.buckets) return;
-  int l = static_cast<int>(id / g.buckets);
+  int l = static_cast<int>(div_b(id, g));
   uint64_t b = mod_b(id, g);
   std::size_t h0 = static_cast<std::size_t>(l) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
@@ -1078,7 +1069,7 @@ class CudaEngine final : public Engine {
       auto *fold = power_of_two() ? fold_kernel<Real, true> : fold_kernel<Real, false>;
       fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
           static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
-          log2_of(g.buckets), d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
+          d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
           outputs_.get(), table_, kRobustPasses);
       SFFT_CUDA_CHECK_LAUNCH();
     }

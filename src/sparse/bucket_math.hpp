@@ -232,21 +232,17 @@ SFFT_HD uint64_t contribution_phase(uint64_t freq, uint64_t u, const LoopParams 
 // A placement with its buckets' filter gains (the far stages' gains only when some of the loop's `hashings`
 // use that window). Depends on the frequency alone, so a decoder can evaluate it while it still checks the
 // value.
-struct Landing {
-  uint64_t u, home, neighbour;
+struct Landing : Placement {
   double home_gain, neighbour_gain, far_home_gain, far_neighbour_gain;
 };
 SFFT_HD Landing landing(uint64_t freq, const LoopParams &lp, int hashings, const Geometry &g) {
-  const Placement p = placement(freq, lp, g);
   Landing s{};
-  s.u = p.u;
-  s.home = p.home;
-  s.neighbour = p.neighbour;
-  s.home_gain = filter_response(p.home_d, g);
-  s.neighbour_gain = filter_response(p.neighbour_d, g);
+  static_cast<Placement &>(s) = placement(freq, lp, g);
+  s.home_gain = filter_response(s.home_d, g);
+  s.neighbour_gain = filter_response(s.neighbour_d, g);
   bool far = g.first_far_stage > 0 && hashings > g.first_far_stage;
-  s.far_home_gain = far ? filter_response(p.home_d, g.far_response) : 0.0;
-  s.far_neighbour_gain = far ? filter_response(p.neighbour_d, g.far_response) : 0.0;
+  s.far_home_gain = far ? filter_response(s.home_d, g.far_response) : 0.0;
+  s.far_neighbour_gain = far ? filter_response(s.neighbour_d, g.far_response) : 0.0;
   return s;
 }
 

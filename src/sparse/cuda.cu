@@ -908,7 +908,8 @@ template <class Real>
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const Design &d, const Options &opts)
-      : d_(d), device_(opts.device), stream_(cuda::as_stream(opts.stream)), threads_(opts.threads) {
+      : d_(d), kernel_geom_(d.geom), device_(opts.device), stream_(cuda::as_stream(opts.stream)),
+        threads_(opts.threads) {
     cuda::DeviceScope scope(device_);
     const Geometry &g = d_.geom;
     const bool robust = d_.variant == Variant::Robust;
@@ -964,8 +965,8 @@ class CudaEngine final : public Engine {
 
     window_.allocate(window.size());
     far_window_.allocate(std::max<std::size_t>(far_window.size(), 1));
-    upload_response(d_.geom.response, d_.response_table, response_);
-    upload_response(d_.geom.far_response, d_.far_response_table, far_response_);
+    upload_response(kernel_geom_.response, d_.response_table, response_);
+    upload_response(kernel_geom_.far_response, d_.far_response_table, far_response_);
     jobs_.allocate(jobs_count_);
     loops_.allocate(d_.loops.size());
     first_hashing_.allocate(first.size());
@@ -1037,7 +1038,7 @@ class CudaEngine final : public Engine {
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
-    const Geometry &g = d_.geom;
+    const Geometry &g = kernel_geom_;
     // Device (or managed) outputs are filled by the graph's last kernel; host outputs after the synchronisation.
     const bool device_outputs =
         capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
@@ -1098,7 +1099,7 @@ class CudaEngine final : public Engine {
   std::size_t unresolved() const override { return unresolved_; }
 
  private:
-  // Copies a response fit's table to the device and points the kernels' geometry (d_.geom) at the copy.
+  // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
   void upload_response(ResponseFit &fit, const std::shared_ptr<const HostVector<double>> &table,
                        cuda::DeviceBuffer<double> &device_table) {
     if (!table) return;
@@ -1112,7 +1113,7 @@ class CudaEngine final : public Engine {
   // header; its last block also resets the table and fills device outputs. Launch-bound, so
   // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
   void enqueue_pipeline(cudaStream_t s) {
-    const Geometry &g = d_.geom;
+    const Geometry &g = kernel_geom_;
     fft_.set_stream(s);
     cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
 
@@ -1233,7 +1234,7 @@ class CudaEngine final : public Engine {
     auto *gather = power_of_two() ? comb_gather_kernel<Real, true> : comb_gather_kernel<Real, false>;
     gather<<<cuda::grid_for(samples, kBlock), kBlock, 0, stream_>>>(
         static_cast<const Cplx<Real> *>(x), comb_offsets_.get(), d_.comb_width, d_.comb_stride(), d_.comb_loops,
-        d_.geom, comb_z_.get(), counters_.get());
+        kernel_geom_, comb_z_.get(), counters_.get());
     SFFT_CUDA_CHECK_LAUNCH();
   }
 
@@ -1270,13 +1271,14 @@ class CudaEngine final : public Engine {
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
   static cufftDoubleComplex *cufft_ptr(Cplx<double> *p) { return reinterpret_cast<cufftDoubleComplex *>(p); }
 
-  Design d_;  // its geometry's response fits point to device memory (response_): for kernels only
+  Design d_;               // host-side: its geometry's response fits stay in host memory
+  Geometry kernel_geom_;   // d_.geom with the response fits in device memory (response_): for kernels only
   int device_;
   cudaStream_t stream_;
   int threads_;
   std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
   cuda::DeviceBuffer<Real> window_, far_window_;
-  cuda::DeviceBuffer<double> response_, far_response_;  // d_.geom's response fits point here
+  cuda::DeviceBuffer<double> response_, far_response_;  // kernel_geom_'s response fits point here
   cuda::DeviceBuffer<FoldJob> jobs_;
   cuda::DeviceBuffer<LoopParams> loops_;
   cuda::DeviceBuffer<std::size_t> first_hashing_;

@@ -9,7 +9,7 @@ sfft_add_gtest(sparse_window_test sparse_window_test.cpp ${PROJECT_SOURCE_DIR}/s
 target_include_directories(sparse_window_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # The `sfft sparse` demo (exit status 1 when a planted frequency is missed) at a power of two and at a
-# length that is not one (its dense reference then runs Bluestein's chirp-z), on the CPU backend.
+# length that is not one, on the CPU backend.
 if(TARGET sfft_cli)
   add_test(NAME cli.sparse_power_of_two COMMAND sfft_cli sparse --log2n 16 --k 8 --backend cpu)
   add_test(NAME cli.sparse_other_length COMMAND sfft_cli sparse --n 12288 --k 8 --variant exact --backend cpu)

@@ -32,7 +32,7 @@ const Command commands[] = {
     {"shift", cmd_shift, "N-d fftshift/ifftshift of a built-in array, checked against NumPy's index rule"},
 #endif
 #if SFFT_CLI_HAS_SPARSE
-    {"sparse", cmd_sparse, "sparse FFT of a built-in k-sparse signal vs. a dense FFT"},
+    {"sparse", cmd_sparse, "sparse FFT of a built-in k-sparse signal vs. dense FFTW"},
 #endif
 #if SFFT_CLI_HAS_NUFFT3
     {"nufft3", cmd_nufft3, "type-3 NUFFT of built-in points, checked against the direct sum"},

@@ -1,6 +1,7 @@
 // Small helpers shared by the CLI subcommands: argument parsing, timing, status checks.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -38,6 +39,21 @@ int report(sfft_status s, const char *what);
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median wall time (seconds) of `repeats` calls of run() after one warm-up call; stops at the first call
+// that returns false (then the result is meaningless and the caller reports the failure).
+template <class Run>
+double median_seconds(int repeats, Run &&run) {
+  if (!run()) return 0;
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (!run()) return 0;
+    times.push_back(seconds_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0 : times[times.size() / 2];
 }
 
 }  // namespace cli

@@ -46,15 +46,12 @@ double fftw_forward(const std::vector<cd> &x, std::vector<cd> &spectrum, int thr
   auto *out = reinterpret_cast<fftw_complex *>(spectrum.data());
   fftw_plan plan = fftw_plan_dft_1d(static_cast<int>(x.size()), in, out, FFTW_FORWARD, FFTW_MEASURE);
   std::copy(x.begin(), x.end(), input.begin());  // planning with FFTW_MEASURE overwrites the arrays
-  std::vector<double> times;
-  for (int r = 0; r <= repeats; ++r) {  // the first execute warms up
-    auto t0 = std::chrono::steady_clock::now();
+  const double seconds = cli::median_seconds(repeats, [&] {
     fftw_execute(plan);
-    if (r > 0) times.push_back(cli::seconds_since(t0));
-  }
+    return true;
+  });
   fftw_destroy_plan(plan);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return seconds;
 }
 
 }  // namespace
@@ -136,18 +133,14 @@ int cmd_sparse(int argc, char **argv) {
   std::vector<cd> values(k);
   uint64_t count = k;
   constexpr int kRepeats = 5;
-  std::vector<double> exec_times;
   sfft_status status = SFFT_SUCCESS;
-  for (int r = 0; r <= kRepeats && status == SFFT_SUCCESS; ++r) {  // the first exec warms up
+  const double exec_s = cli::median_seconds(kRepeats, [&] {
     count = k;
-    t0 = std::chrono::steady_clock::now();
     status = sfft_exec(plan, x.data(), freqs.data(), values.data(), &count);
-    if (r > 0) exec_times.push_back(cli::seconds_since(t0));
-  }
+    return status == SFFT_SUCCESS;
+  });
   sfft_destroy(plan);
   if (cli::report(status, "sfft_exec")) return 1;
-  std::sort(exec_times.begin(), exec_times.end());
-  const double exec_s = exec_times[exec_times.size() / 2];
 
   const int threads =
       opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

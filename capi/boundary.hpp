@@ -2,9 +2,13 @@
 // which clears/sets the thread-local last error and turns every exception into an sfft_status.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
-#include <unordered_set>
+#include <unordered_map>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -34,29 +38,85 @@ sfft_status guarded(const char *function, Body &&body) noexcept {
   }
 }
 
-// Live handles of one family. Checking membership before use turns a destroyed, foreign or garbage
-// handle into SFFT_ERROR_INVALID_ARGUMENT instead of a wild dereference.
-template <class Handle>
+// Process-wide source of handle numbers: 64 bits never wrap, so no number is issued twice.
+inline uint64_t next_handle_number() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// Live plans of one family behind opaque handles. A handle is a number from next_handle_number() with the
+// top bit set, never the plan's address: a destroyed handle stays dead when the allocator gives its memory
+// to a new plan, a handle of one family is unknown to the others, and no handle equals a small or garbage
+// pointer value. Every call on a plan holds it through a Lease; a call that finds its plan held (from inside
+// one of the plan's own callbacks, or from a second thread) is refused, and so is destroying a held plan.
+template <class Handle, class Plan>
 class HandleRegistry {
+  static_assert(sizeof(std::uintptr_t) >= sizeof(uint64_t), "handle numbers need 64-bit pointers");
+  static constexpr std::uintptr_t kTag = ~(~std::uintptr_t{0} >> 1);
+  struct Entry {
+    std::unique_ptr<Plan> plan;
+    bool busy = false;
+  };
+
  public:
-  void add(Handle h) {
+  // Holds a live plan for the duration of one call.
+  class Lease {
+   public:
+    Lease(HandleRegistry &registry, std::uintptr_t key, Plan &plan) : registry_(registry), key_(key), plan_(plan) {}
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    ~Lease() { registry_.release(key_); }
+    Plan *operator->() const { return &plan_; }
+    Plan &operator*() const { return plan_; }
+
+   private:
+    HandleRegistry &registry_;
+    std::uintptr_t key_;
+    Plan &plan_;
+  };
+
+  // Takes ownership of plan and returns its new handle.
+  Handle add(std::unique_ptr<Plan> plan) {
+    const std::uintptr_t key = kTag | static_cast<std::uintptr_t>(next_handle_number());
     std::lock_guard<std::mutex> lock(mutex_);
-    live_.insert(h);
+    live_.emplace(key, Entry{std::move(plan), false});
+    return reinterpret_cast<Handle>(key);
   }
-  // Removes h; false if it was not live.
-  bool remove(Handle h) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return live_.erase(h) != 0;
-  }
-  void require_live(Handle h, const char *what) {
+
+  Lease acquire(Handle h, const char *what) {
     require(h != nullptr, what, " is NULL");
     std::lock_guard<std::mutex> lock(mutex_);
-    require(live_.count(h) != 0, what, " is not a live handle (destroyed, or never created)");
+    Entry &e = find(h, what);
+    e.busy = true;
+    return Lease(*this, reinterpret_cast<std::uintptr_t>(h), *e.plan);
+  }
+
+  // Frees the plan of h; NULL is a no-op.
+  void destroy(Handle h, const char *what) {
+    if (h == nullptr) return;
+    std::unique_ptr<Plan> doomed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      doomed = std::move(find(h, what).plan);
+      live_.erase(reinterpret_cast<std::uintptr_t>(h));
+    }
   }
 
  private:
+  Entry &find(Handle h, const char *what) {
+    auto it = live_.find(reinterpret_cast<std::uintptr_t>(h));
+    require(it != live_.end(), what, " is not a live handle (destroyed, or never created)");
+    require(!it->second.busy, what,
+            " is in use by another call (a call from inside one of its own callbacks, or from a second thread)");
+    return it->second;
+  }
+  void release(std::uintptr_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.find(key)->second.busy = false;
+  }
+
   std::mutex mutex_;
-  std::unordered_set<Handle> live_;
+  std::unordered_map<std::uintptr_t, Entry> live_;
 };
 
 }  // namespace sfft::capi

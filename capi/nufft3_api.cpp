@@ -6,13 +6,9 @@
 #include "nufft3/plan.hpp"
 #include "sfft/sfft.h"
 
-struct nufft3_plan_s {
-  std::unique_ptr<sfft::nufft3::Plan> impl;
-};
-
 namespace {
-sfft::capi::HandleRegistry<nufft3_plan> &registry() {
-  static sfft::capi::HandleRegistry<nufft3_plan> r;
+sfft::capi::HandleRegistry<nufft3_plan, sfft::nufft3::Plan> &registry() {
+  static sfft::capi::HandleRegistry<nufft3_plan, sfft::nufft3::Plan> r;
   return r;
 }
 }  // namespace
@@ -33,40 +29,32 @@ SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype,
   return sfft::capi::guarded("nufft3_create", [&] {
     sfft::require(plan != nullptr, "plan (the output pointer) is NULL");
     sfft::require_complex_dtype(dtype, "dtype");  // read as an int first: any value may arrive from C
-    auto handle = std::make_unique<nufft3_plan_s>();
-    handle->impl = std::make_unique<sfft::nufft3::Plan>(dim, dtype, sign, tol, opts);
-    registry().add(handle.get());
-    *plan = handle.release();
+    *plan = registry().add(std::make_unique<sfft::nufft3::Plan>(dim, dtype, sign, tol, opts));
   });
 }
 
 SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts) {
   return sfft::capi::guarded("nufft3_set_options", [&] {
-    registry().require_live(plan, "plan");
-    plan->impl->set_options(opts);
+    registry().acquire(plan, "plan")->set_options(opts);
   });
 }
 
 SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
                                    uint64_t K, const void *s, const void *t, const void *u) {
   return sfft::capi::guarded("nufft3_setpts", [&] {
-    registry().require_live(plan, "plan");
-    plan->impl->setpts(N, x, y, z, K, s, t, u);
+    registry().acquire(plan, "plan")->setpts(N, x, y, z, K, s, t, u);
   });
 }
 
 SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F) {
   return sfft::capi::guarded("nufft3_exec", [&] {
-    registry().require_live(plan, "plan");
-    plan->impl->exec(f, F);
+    registry().acquire(plan, "plan")->exec(f, F);
   });
 }
 
 SFFT_API sfft_status nufft3_destroy(nufft3_plan plan) {
   return sfft::capi::guarded("nufft3_destroy", [&] {
-    if (plan == nullptr) return;
-    sfft::require(registry().remove(plan), "plan is not a live handle (destroyed, or never created)");
-    delete plan;
+    registry().destroy(plan, "plan");
   });
 }
 

@@ -10,7 +10,10 @@
 #include "sfft/sfft.h"
 #include "sparse/plan.hpp"
 
-struct sfft_plan_s {
+namespace {
+
+// What an sfft_plan handle stands for (boundary.hpp's HandleRegistry maps handles to plans).
+struct SparsePlan {
   uint64_t n = 0;
   uint64_t k = 0;
   sfft::Backend backend = sfft::Backend::Cpu;
@@ -18,10 +21,8 @@ struct sfft_plan_s {
   std::unique_ptr<sfft::sparse::Engine> exact_first;  // AUTO: tried first, kept when it explains the signal
 };
 
-namespace {
-
-sfft::capi::HandleRegistry<sfft_plan> &registry() {
-  static sfft::capi::HandleRegistry<sfft_plan> r;
+sfft::capi::HandleRegistry<sfft_plan, SparsePlan> &registry() {
+  static sfft::capi::HandleRegistry<sfft_plan, SparsePlan> r;
   return r;
 }
 
@@ -68,7 +69,7 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
     sfft::Options o = sfft::resolve_options(opts);
     sfft_sparse_options resolved = sfft::sparse::resolve_knobs(knobs);
     sfft::sparse::Design design = sfft::sparse::make_design(n, k, dbl, resolved, o.seed);
-    auto p = std::make_unique<sfft_plan_s>();
+    auto p = std::make_unique<SparsePlan>();
     p->n = n;
     p->k = k;
     p->backend = plan_backend(o);
@@ -83,8 +84,7 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
       exact.comb_keep = 0;
       p->exact_first = make_engine(sfft::sparse::make_design(n, k, dbl, exact, o.seed), o, p->backend, dbl);
     }
-    registry().add(p.get());
-    *plan = p.release();
+    *plan = registry().add(std::move(p));
   });
 }
 
@@ -94,45 +94,43 @@ SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_d
 
 SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, void *values, uint64_t *count) {
   return sfft::capi::guarded("sfft_exec", [&] {
-    registry().require_live(plan, "plan");
+    auto p = registry().acquire(plan, "plan");
     sfft::require(x != nullptr, "x is NULL");
     sfft::require(count != nullptr, "count (capacity in, number written out) is NULL");
     uint64_t capacity = *count;
     sfft::require(capacity == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
                   " is NULL but the capacity *count = ", capacity);
-    if (plan->backend == sfft::Backend::Cpu) {
-      for (const void *p :
+    if (p->backend == sfft::Backend::Cpu) {
+      for (const void *ptr :
            {static_cast<const void *>(x), static_cast<const void *>(freqs), static_cast<const void *>(values)})
-        sfft::require(sfft::pointer_kind(p) != sfft::PointerKind::Device,
-                      p == x       ? "x"
-                      : p == freqs ? "freqs"
-                                   : "values",
+        sfft::require(sfft::pointer_kind(ptr) != sfft::PointerKind::Device,
+                      ptr == x       ? "x"
+                      : ptr == freqs ? "freqs"
+                                     : "values",
                       " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
     }
     std::size_t found = 0;
     bool exact_kept = false;
-    if (plan->exact_first) {
+    if (p->exact_first) {
       // AUTO: the EXACT attempt writes its outputs only when it will be kept (a capacity below k could
       // otherwise leave them holding a discarded attempt when the fallback then overflows it).
-      bool may_write = capacity >= plan->k;
-      found = plan->exact_first->run(x, freqs, values, may_write ? capacity : 0);
-      exact_kept = plan->exact_first->unresolved() == 0;
+      bool may_write = capacity >= p->k;
+      found = p->exact_first->run(x, freqs, values, may_write ? capacity : 0);
+      exact_kept = p->exact_first->unresolved() == 0;
       if (exact_kept && !may_write && found <= capacity && found > 0)
-        found = plan->exact_first->run(x, freqs, values, capacity);
+        found = p->exact_first->run(x, freqs, values, capacity);
     }
-    if (!exact_kept) found = plan->engine->run(x, freqs, values, capacity);
+    if (!exact_kept) found = p->engine->run(x, freqs, values, capacity);
     *count = found;
     if (found > capacity)
       sfft::fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
-                 " coefficients found (a capacity of k = ", plan->k, " always suffices); *count now holds ", found);
+                 " coefficients found (a capacity of k = ", p->k, " always suffices); *count now holds ", found);
   });
 }
 
 SFFT_API sfft_status sfft_destroy(sfft_plan plan) {
   return sfft::capi::guarded("sfft_destroy", [&] {
-    if (plan == nullptr) return;
-    sfft::require(registry().remove(plan), "plan is not a live handle (destroyed, or never created)");
-    delete plan;
+    registry().destroy(plan, "plan");
   });
 }
 

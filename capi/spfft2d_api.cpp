@@ -10,19 +10,20 @@
 #include "sfft/sfft.h"
 #include "spfft2d/plan.hpp"
 
-struct spfft2d_plan_s {
-  std::shared_ptr<const sfft::spfft2d::SparseColumns> matrix;
-  sfft::Backend backend = sfft::Backend::Cpu;
-  std::unique_ptr<sfft::spfft2d::Engine> engine;
-};
-
 namespace {
 
 using sfft::require;
 namespace sp = sfft::spfft2d;
 
-sfft::capi::HandleRegistry<spfft2d_plan> &registry() {
-  static sfft::capi::HandleRegistry<spfft2d_plan> r;
+// What an spfft2d_plan handle stands for (boundary.hpp's HandleRegistry maps handles to plans).
+struct Spfft2dPlan {
+  std::shared_ptr<const sp::SparseColumns> matrix;
+  sfft::Backend backend = sfft::Backend::Cpu;
+  std::unique_ptr<sp::Engine> engine;
+};
+
+sfft::capi::HandleRegistry<spfft2d_plan, Spfft2dPlan> &registry() {
+  static sfft::capi::HandleRegistry<spfft2d_plan, Spfft2dPlan> r;
   return r;
 }
 
@@ -51,7 +52,7 @@ const T *host_view(const T *p, std::size_t n, std::vector<T> &copy) {
 
 void make_plan(spfft2d_plan *plan, std::shared_ptr<const sp::SparseColumns> matrix, sfft::Backend backend,
                bool dbl, const sfft::Options &o) {
-  auto p = std::make_unique<spfft2d_plan_s>();
+  auto p = std::make_unique<Spfft2dPlan>();
   p->matrix = std::move(matrix);
   p->backend = backend;
   if (backend == sfft::Backend::Cpu) {
@@ -63,23 +64,21 @@ void make_plan(spfft2d_plan *plan, std::shared_ptr<const sp::SparseColumns> matr
     sfft::fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
 #endif
   }
-  registry().add(p.get());
-  *plan = p.release();
+  *plan = registry().add(std::move(p));
 }
 
-void run(spfft2d_plan plan, uint64_t row0, uint64_t nrows, void *out) {
-  registry().require_live(plan, "plan");
+void run(Spfft2dPlan &plan, uint64_t row0, uint64_t nrows, void *out) {
   require(out != nullptr, "out is NULL");
-  const uint64_t rows = plan->matrix->rows;
+  const uint64_t rows = plan.matrix->rows;
   require(row0 <= rows && nrows <= rows - row0, "rows [", row0, ", ", row0, " + ", nrows,
           ") are outside the spectrum's ", rows, " rows");
   sfft::PointerKind kind = sfft::pointer_kind(out);
-  if (plan->backend == sfft::Backend::Cpu)
+  if (plan.backend == sfft::Backend::Cpu)
     require(kind != sfft::PointerKind::Device, "out is CUDA device memory but the plan uses the CPU backend");
   sp::Sink sink;
   sink.out = out;
   sink.row0 = row0;
-  if (nrows > 0) plan->engine->run(row0, row0 + nrows, sink, kind != sfft::PointerKind::Host);
+  if (nrows > 0) plan.engine->run(row0, row0 + nrows, sink, kind != sfft::PointerKind::Host);
 }
 
 }  // namespace
@@ -123,69 +122,67 @@ SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *pat
 
 SFFT_API sfft_status spfft2d_exec(spfft2d_plan plan, void *out) {
   return sfft::capi::guarded("spfft2d_exec", [&] {
-    registry().require_live(plan, "plan");
-    run(plan, 0, plan->matrix->rows, out);
+    auto p = registry().acquire(plan, "plan");
+    run(*p, 0, p->matrix->rows, out);
   });
 }
 
 SFFT_API sfft_status spfft2d_exec_rows(spfft2d_plan plan, uint64_t row0, uint64_t nrows, void *out) {
-  return sfft::capi::guarded("spfft2d_exec_rows", [&] { run(plan, row0, nrows, out); });
+  return sfft::capi::guarded("spfft2d_exec_rows", [&] { run(*registry().acquire(plan, "plan"), row0, nrows, out); });
 }
 
 SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callback callback, void *user) {
   return sfft::capi::guarded("spfft2d_exec_stream", [&] {
-    registry().require_live(plan, "plan");
+    auto p = registry().acquire(plan, "plan");
     require(callback != nullptr, "callback is NULL");
     sp::Sink sink;
     sink.callback = callback;
     sink.user = user;
-    plan->engine->run(0, plan->matrix->rows, sink, false);
+    p->engine->run(0, p->matrix->rows, sink, false);
   });
 }
 
 SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows) {
   return sfft::capi::guarded("spfft2d_set_tile_rows", [&] {
-    registry().require_live(plan, "plan");
-    plan->engine->set_tile_rows(tile_rows);
+    auto p = registry().acquire(plan, "plan");
+    p->engine->set_tile_rows(tile_rows);
   });
 }
 
 SFFT_API sfft_status spfft2d_set_method(spfft2d_plan plan, spfft2d_method method) {
   return sfft::capi::guarded("spfft2d_set_method", [&] {
-    registry().require_live(plan, "plan");
+    auto p = registry().acquire(plan, "plan");
     const int m = sfft::enum_value(method);  // any int may arrive from C
     require(m >= SPFFT2D_METHOD_AUTO && m <= SPFFT2D_METHOD_DENSE, "method = ", m,
             " is not an spfft2d_method (AUTO, DIRECT, DIRECT_ROWS or DENSE)");
-    plan->engine->set_method(method);
+    p->engine->set_method(method);
   });
 }
 
 SFFT_API sfft_status spfft2d_get_method(spfft2d_plan plan, spfft2d_method *method) {
   return sfft::capi::guarded("spfft2d_get_method", [&] {
-    registry().require_live(plan, "plan");
+    auto p = registry().acquire(plan, "plan");
     require(method != nullptr, "method is NULL");
-    *method = plan->engine->whole_method();
+    *method = p->engine->whole_method();
   });
 }
 
 SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_t *cols, uint64_t *nnz,
                                       uint64_t *tile_rows, uint64_t *workspace_bytes, sfft_backend *backend) {
   return sfft::capi::guarded("spfft2d_get_info", [&] {
-    registry().require_live(plan, "plan");
-    if (rows) *rows = plan->matrix->rows;
-    if (cols) *cols = plan->matrix->cols;
-    if (nnz) *nnz = plan->matrix->nnz();
-    if (tile_rows) *tile_rows = plan->engine->tile_rows();
-    if (workspace_bytes) *workspace_bytes = plan->engine->workspace_bytes();
-    if (backend) *backend = plan->backend == sfft::Backend::Cuda ? SFFT_BACKEND_CUDA : SFFT_BACKEND_CPU;
+    auto p = registry().acquire(plan, "plan");
+    if (rows) *rows = p->matrix->rows;
+    if (cols) *cols = p->matrix->cols;
+    if (nnz) *nnz = p->matrix->nnz();
+    if (tile_rows) *tile_rows = p->engine->tile_rows();
+    if (workspace_bytes) *workspace_bytes = p->engine->workspace_bytes();
+    if (backend) *backend = p->backend == sfft::Backend::Cuda ? SFFT_BACKEND_CUDA : SFFT_BACKEND_CPU;
   });
 }
 
 SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan) {
   return sfft::capi::guarded("spfft2d_destroy", [&] {
-    if (plan == nullptr) return;
-    require(registry().remove(plan), "plan is not a live handle (destroyed, or never created)");
-    delete plan;
+    registry().destroy(plan, "plan");
   });
 }
 

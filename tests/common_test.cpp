@@ -1,7 +1,9 @@
-// The common part of the C API: status strings, options, version, last-error semantics.
+// The common part of the C API: status strings, options, version, last-error semantics, plan handles.
+#include <complex>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -75,3 +77,76 @@ TEST(Common, LastErrorIsThreadLocal) {
   ASSERT_EQ(fftshift_nd(buf, buf, 1, shape, 0, SFFT_FLOAT32, nullptr), SFFT_SUCCESS);
   EXPECT_STREQ(sfft_last_error(), "");
 }
+
+// Issue 26 #8: a destroyed handle stays dead for every family, also when the allocator hands the destroyed
+// plan's memory to the next plan of the same size (which the old address-keyed registry then took the dead
+// handle for); and a handle of one family is not a plan of another.
+template <class Plan, class Create, class Use, class Destroy>
+void expect_dead_handles_stay_dead(Create create, Use use, Destroy destroy) {
+  std::vector<Plan> dead;
+  for (int i = 0; i < 20; ++i) {
+    Plan p = nullptr;
+    ASSERT_EQ(create(&p), SFFT_SUCCESS) << sfft_last_error();
+    for (Plan d : dead) {
+      EXPECT_NE(d, p) << "a destroyed handle was handed out again";
+      EXPECT_EQ(use(d), SFFT_ERROR_INVALID_ARGUMENT) << "a destroyed handle reached plan " << i;
+    }
+    EXPECT_EQ(use(p), SFFT_SUCCESS) << sfft_last_error();
+    ASSERT_EQ(destroy(p), SFFT_SUCCESS);
+    EXPECT_EQ(destroy(p), SFFT_ERROR_INVALID_ARGUMENT);
+    dead.push_back(p);
+  }
+}
+
+sfft_options cpu_options() {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  o.threads = 1;
+  return o;
+}
+
+#if SFFT_TEST_FAMILY_sparse
+TEST(Handles, DestroyedSparsePlansStayDead) {
+  const sfft_options o = cpu_options();
+  std::vector<std::complex<double>> x(64, {1.0, 0.0});
+  expect_dead_handles_stay_dead<sfft_plan>(
+      [&](sfft_plan *p) { return sfft_create(p, 64, 1, SFFT_COMPLEX128, &o); },
+      [&](sfft_plan p) {
+        uint64_t f[1], count = 1;
+        std::complex<double> v[1];
+        return sfft_exec(p, x.data(), f, v, &count);
+      },
+      sfft_destroy);
+}
+#endif
+
+#if SFFT_TEST_FAMILY_spfft2d
+TEST(Handles, DestroyedSpfft2dPlansStayDead) {
+  const sfft_options o = cpu_options();
+  const int64_t r[] = {0}, c[] = {1};
+  expect_dead_handles_stay_dead<spfft2d_plan>(
+      [&](spfft2d_plan *p) { return spfft2d_create(p, 2, 2, 1, r, c, nullptr, SFFT_COMPLEX64, &o); },
+      [](spfft2d_plan p) { return spfft2d_get_info(p, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr); },
+      spfft2d_destroy);
+}
+#endif
+
+#if SFFT_TEST_FAMILY_nufft3
+TEST(Handles, DestroyedNufft3PlansStayDead) {
+  const sfft_options o = cpu_options();
+  expect_dead_handles_stay_dead<nufft3_plan>(
+      [&](nufft3_plan *p) { return nufft3_create(p, 1, SFFT_COMPLEX128, -1, 1e-6, &o); },
+      [](nufft3_plan p) { return nufft3_set_options(p, nullptr); }, nufft3_destroy);
+}
+#endif
+
+#if SFFT_TEST_FAMILY_sparse && SFFT_TEST_FAMILY_nufft3
+TEST(Handles, AHandleOfOneFamilyIsNotAPlanOfAnother) {
+  const sfft_options o = cpu_options();
+  nufft3_plan n = nullptr;
+  ASSERT_EQ(nufft3_create(&n, 1, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
+  EXPECT_EQ(sfft_destroy(reinterpret_cast<sfft_plan>(n)), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nufft3_destroy(n), SFFT_SUCCESS);
+}
+#endif

@@ -6,6 +6,9 @@ foreach(module IN LISTS SFFT_MODULES)
   list(APPEND SFFT_RELIABILITY_FAMILY_DEFS SFFT_TEST_FAMILY_${module}=1)
 endforeach()
 
+# common_test's handle tests run for each family this build compiles.
+target_compile_definitions(common_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
+
 sfft_add_gtest(threads_test threads_test.cpp)
 target_link_libraries(threads_test PRIVATE Threads::Threads)
 target_compile_definitions(threads_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})

@@ -541,6 +541,55 @@ TEST(Spfft2dArgs, DeadAndGarbageHandles) {
   EXPECT_EQ(spfft2d_destroy(nullptr), SFFT_SUCCESS);
 }
 
+// Issue 26 #3: calls on a plan from inside its own exec_stream callback are refused (destroying it used to
+// succeed and leave the stream running on freed memory; exec from the callback overwrote the rows being
+// delivered); the stream still delivers every row, and the plan works afterwards.
+struct ReentryProbe {
+  spfft2d_plan plan = nullptr;
+  std::vector<sfft_status> destroy, exec, exec_rows, info;
+  uint64_t rows_seen = 0;
+  std::vector<std::complex<double>> first_row;
+  std::string destroy_error;
+};
+
+void reentering_callback(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
+  auto *probe = static_cast<ReentryProbe *>(user);
+  std::vector<std::complex<double>> scratch(8 * 5);
+  if (row0 == 0) {
+    auto *y = static_cast<const std::complex<double> *>(rows);
+    probe->first_row.assign(y, y + 5);
+  }
+  probe->exec.push_back(spfft2d_exec(probe->plan, scratch.data()));
+  probe->exec_rows.push_back(spfft2d_exec_rows(probe->plan, 0, 1, scratch.data()));
+  probe->info.push_back(spfft2d_get_info(probe->plan, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr));
+  probe->destroy.push_back(spfft2d_destroy(probe->plan));
+  probe->destroy_error = sfft_last_error();
+  probe->rows_seen += nrows;
+}
+
+TEST(Spfft2dArgs, CallsFromItsOwnStreamCallbackAreRefused) {
+  sfft_options o = cpu_options();
+  const Coo m = random_matrix(8, 8, 0.3, 11, true);
+  ReentryProbe probe;
+  ASSERT_EQ(spfft2d_create(&probe.plan, 8, 8, m.r.size(), m.r.data(), m.c.data(), m.v.data(), SFFT_COMPLEX128, &o),
+            SFFT_SUCCESS)
+      << sfft_last_error();
+  ASSERT_EQ(spfft2d_set_tile_rows(probe.plan, 1), SFFT_SUCCESS);  // several blocks: several re-entries
+  ASSERT_EQ(spfft2d_exec_stream(probe.plan, reentering_callback, &probe), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(probe.rows_seen, 8u);
+  ASSERT_GT(probe.destroy.size(), 1u);
+  for (const auto *calls : {&probe.destroy, &probe.exec, &probe.exec_rows, &probe.info})
+    for (sfft_status s : *calls) EXPECT_EQ(s, SFFT_ERROR_INVALID_ARGUMENT);
+  const std::vector<cd> ref = reference(m);
+  ASSERT_EQ(probe.first_row.size(), 5u);
+  for (int v = 0; v < 5; ++v) EXPECT_NEAR(std::abs(probe.first_row[v] - ref[v]), 0.0, 1e-12) << v;
+  std::vector<cd> y(8 * 5);
+  EXPECT_EQ(spfft2d_exec(probe.plan, y.data()), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_LE(sfft_test::relative_l2_error(y.data(), ref.data(), y.size()), 1e-13);
+  EXPECT_NE(probe.destroy_error.find("in use by another call"), std::string::npos) << probe.destroy_error;
+  EXPECT_EQ(spfft2d_destroy(probe.plan), SFFT_SUCCESS);
+}
+
 TEST(Spfft2dArgs, CudaBackendWithoutDevice) {
   if (sfft_test::have_gpu()) GTEST_SKIP() << "a GPU is present";
   sfft_options o;

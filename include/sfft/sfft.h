@@ -11,7 +11,11 @@
  *   - Pointers may be host memory, CUDA device memory or CUDA managed memory unless a comment says
  *     otherwise; the library detects which. The caller owns every buffer it passes.
  *   - opts may be NULL (defaults). Plans/handles are used by one thread at a time; distinct handles are
- *     independent and may be used concurrently.
+ *     independent and may be used concurrently. A call on a plan while another call on the same plan is
+ *     still running (from inside that plan's own callback, or from a second thread) returns
+ *     SFFT_ERROR_INVALID_ARGUMENT without touching the plan; destroying such a plan is refused likewise.
+ *   - A handle is an opaque value, not the plan's address, and is never issued twice: a destroyed handle
+ *     gives SFFT_ERROR_INVALID_ARGUMENT in every later call, whatever plans have been created since.
  */
 #ifndef SFFT_SFFT_H
 #define SFFT_SFFT_H
@@ -210,7 +214,9 @@ typedef void (*spfft2d_rows_callback)(uint64_t row0, uint64_t nrows, const void 
 /* Streams the whole half spectrum to callback, block by block, in no particular order; every output row
    is delivered exactly once, bit-identical to spfft2d_exec with an explicit method (up to rounding under
    SPFFT2D_METHOD_AUTO, as for spfft2d_exec_rows). Called on the calling thread; returns when
-   the last block was delivered. Memory stays bounded by the plan's workspace whatever the matrix size. */
+   the last block was delivered. Memory stays bounded by the plan's workspace whatever the matrix size.
+   The callback may use other plans; a call on this plan from inside it (exec, destroy, ...) returns
+   SFFT_ERROR_INVALID_ARGUMENT and leaves the stream running; destroy the plan after the call returns. */
 SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callback callback, void *user);
 
 /* Sets how many spectrum rows one tile computes (0 = automatic: a workspace of about a quarter of

@@ -1,8 +1,11 @@
 // spfft2d: the sparse-input 2-D FFT against FFTW's dense r2c_2d in double, on both backends and both
 // precisions; tiled/streamed output against the one-shot output; the Matrix Market reader; bad input.
 #include <fftw3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -744,6 +748,96 @@ TEST_F(Mtx, MalformedFilesGiveStatusAndLineNumber) {
   spfft2d_plan p = nullptr;
   expect_error(spfft2d_create_from_mtx(&p, nullptr, 1, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
                "path is NULL");
+}
+
+// Issue 26 #5: a valid file read through a pipe (as from <(zcat file.mtx.gz)) or a FIFO gives the same plan as
+// the regular file (the reader used to seek, failing as "empty file"); a directory says so.
+std::string feed_pipe_and_path(const std::string &text, std::thread &writer) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  writer = std::thread([fd = fds[1], text] {
+    for (std::size_t done = 0; done < text.size();) {
+      ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    close(fd);
+  });
+  return "/dev/fd/" + std::to_string(fds[0]);
+}
+
+TEST_F(Mtx, PipesFifosAndDirectories) {
+  // Long enough to take several reads of the reader's block and of the pipe's buffer.
+  std::string text = "%%MatrixMarket matrix coordinate real general\n% comment\n300 200 3000\n";
+  Coo want{300, 200, {}, {}, {}};
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 3000; ++k) {
+    int64_t i = static_cast<int64_t>(rng() % 300), j = static_cast<int64_t>(rng() % 200);
+    double v = static_cast<double>(rng() % 2001) / 100.0 - 10.0;
+    want.r.push_back(i);
+    want.c.push_back(j);
+    want.v.push_back(v);
+    text += std::to_string(i + 1) + " " + std::to_string(j + 1) + " " + std::to_string(v) + "\n";
+  }
+  const std::vector<cd> ref = reference(want);
+  {
+    std::thread writer;
+    const std::string path = feed_pipe_and_path(text, writer);
+    sfft_status s;
+    std::vector<cd> y = spectrum_of_file(path, 0, &s);
+    writer.join();
+    close(std::stoi(path.substr(8)));
+    ASSERT_EQ(s, SFFT_SUCCESS) << sfft_last_error();
+    EXPECT_LE(sfft_test::relative_l2_error(y.data(), ref.data(), y.size()), 1e-13);
+  }
+  {
+    const std::string fifo = testing::TempDir() + "spfft2d_fifo_" + std::to_string(getpid());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << text; });
+    sfft_status s;
+    std::vector<cd> y = spectrum_of_file(fifo, 0, &s);
+    writer.join();
+    unlink(fifo.c_str());
+    ASSERT_EQ(s, SFFT_SUCCESS) << sfft_last_error();
+    EXPECT_LE(sfft_test::relative_l2_error(y.data(), ref.data(), y.size()), 1e-13);
+  }
+  {  // an empty pipe is an empty file
+    std::thread writer;
+    const std::string path = feed_pipe_and_path("", writer);
+    sfft_status s;
+    spectrum_of_file(path, 1, &s);
+    writer.join();
+    close(std::stoi(path.substr(8)));
+    expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 1: empty file");
+  }
+  sfft_status s;
+  spectrum_of_file(testing::TempDir(), 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "is a directory");
+  spectrum_of_file("/proc/self/status", 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 1: missing %%MatrixMarket");
+}
+
+// Issue 26 #7: lines are capped (memory used to grow with a line: /dev/zero reached 1 GB), a NUL byte ends
+// nothing (an index token "1<NUL>7" used to read as 1), and numbers are whole tokens.
+TEST_F(Mtx, LineLimitNulBytesAndStrictTokens) {
+  sfft_status s;
+  spectrum_of_file("/dev/zero", 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 1: line is longer than 65536 bytes");
+  const std::string banner = "%%MatrixMarket matrix coordinate real general\n";
+  spectrum_of_file(write("long_comment", banner + "%" + std::string(70000, 'x') + "\n2 2 1\n1 1 1\n"), 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 2: line is longer than 65536 bytes");
+  spectrum_of_file(write("nul_index", banner + "3 3 1\n1" + std::string(1, '\0') + "7 2 1.5\n"), 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: line holds a NUL byte");
+  spectrum_of_file(write("nul_comment", banner + "% a" + std::string(1, '\0') + "b\n2 2 1\n1 1 1\n"), 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 2: line holds a NUL byte");
+  spectrum_of_file(write("hex_index", banner + "3 3 1\n0x1 1 1\n"), 1, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: row index '0x1' is not an integer");
+  spectrum_of_file(write("value_tail", banner + "3 3 1\n1 1 1.5x\n"), 0, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: value '1.5x' is not a number");
+  spectrum_of_file(write("value_range", banner + "3 3 1\n1 1 1e999\n"), 0, &s);
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: value '1e999' is out of the double range");
+  // A line just under the cap and explicit '+' signs are fine.
+  expect_matches(banner + "%" + std::string(65000, 'x') + "\n2 2 1\n+1 2 +2.5\n", 0, Coo{2, 2, {0}, {1}, {2.5}});
 }
 
 }  // namespace

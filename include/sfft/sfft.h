@@ -191,7 +191,10 @@ SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t 
    symmetric or skew-symmetric (both triangles are generated; the diagonal once). binary != 0 turns every
    stored nonzero into 1 (pattern files are always binary); binary == 0 keeps the values. A malformed file
    gives SFFT_ERROR_INVALID_ARGUMENT with the line number in sfft_last_error(); complex/hermitian/array
-   files give SFFT_ERROR_UNSUPPORTED; an unreadable file SFFT_ERROR_INVALID_ARGUMENT. */
+   files give SFFT_ERROR_UNSUPPORTED; an unreadable file or a directory SFFT_ERROR_INVALID_ARGUMENT.
+   The file is read front to back, never seeked: pipes, FIFOs and <(zcat file.mtx.gz) work. A line longer
+   than 65536 bytes or holding a NUL byte is malformed; every number must be the whole token (an optional
+   '+', no hex, no trailing text; values parse the same in every locale). */
 SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary,
                                              sfft_dtype out_dtype, const sfft_options *opts);
 

@@ -1,13 +1,20 @@
 // Matrix Market coordinate reader. Every malformed input is an SFFT_ERROR_INVALID_ARGUMENT naming the
-// line; memory reserved up front is capped by both the header's entry count and the file size.
+// line. The file is read front to back in blocks and never seeked, so pipes, FIFOs and /proc files read like
+// regular files; lines are capped at kMaxLineBytes so that memory stays bounded whatever the input
+// (/dev/zero, a binary file), and memory reserved up front is capped by the header's entry count and, for a
+// regular file, by its size.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "common/error.hpp"
@@ -15,6 +22,11 @@
 
 namespace sfft::spfft2d {
 namespace {
+
+// Matrix Market lines are short (the format's own limit is 1024 characters); anything far longer is not one.
+constexpr std::size_t kMaxLineBytes = std::size_t{1} << 16;
+// Entries reserved up front when the input's size is unknown (a pipe): more grow as they are read.
+constexpr uint64_t kUnknownSizeReserve = uint64_t{1} << 16;
 
 enum class Field { Pattern, Real, Integer };
 enum class Symmetry { General, Symmetric, Skew };
@@ -41,13 +53,19 @@ bool blank(const std::string &line) {
   return std::all_of(line.begin(), line.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
+struct FileCloser {
+  void operator()(std::FILE *f) const { std::fclose(f); }
+};
+
 class Reader {
  public:
-  Reader(const char *path) : path_(path), in_(path, std::ios::binary) {
-    require(in_.is_open(), "cannot open '", path, "': ", std::strerror(errno));
-    in_.seekg(0, std::ios::end);
-    file_bytes_ = static_cast<uint64_t>(std::max<std::streamoff>(in_.tellg(), 0));
-    in_.seekg(0, std::ios::beg);
+  explicit Reader(const char *path) : path_(path), file_(std::fopen(path, "rb")), buffer_(std::size_t{1} << 16) {
+    require(file_ != nullptr, "cannot open '", path, "': ", std::strerror(errno));
+    struct stat st {};
+    if (fstat(fileno(file_.get()), &st) == 0) {
+      require(!S_ISDIR(st.st_mode), "cannot read '", path, "': it is a directory");
+      if (S_ISREG(st.st_mode)) file_bytes_ = static_cast<uint64_t>(st.st_size);
+    }
   }
   // Next line that is neither blank nor a comment; false at end of file.
   bool next_data_line(std::string &line) {
@@ -55,10 +73,26 @@ class Reader {
       if (!blank(line) && line[0] != '%') return true;
     return false;
   }
+  // Next line without its terminator ("\n" or "\r\n"); false at end of file.
   bool next_line(std::string &line) {
-    if (!std::getline(in_, line)) return false;
+    line.clear();
+    if (pos_ == end_ && !refill()) return false;
     ++line_no_;
+    for (;;) {
+      const char *start = buffer_.data() + pos_;
+      const auto *newline = static_cast<const char *>(std::memchr(start, '\n', end_ - pos_));
+      const std::size_t take = static_cast<std::size_t>((newline ? newline : buffer_.data() + end_) - start);
+      if (line.size() + take > kMaxLineBytes) bad(cat("line is longer than ", kMaxLineBytes, " bytes"));
+      line.append(start, take);
+      pos_ += take;
+      if (newline) {
+        ++pos_;
+        break;
+      }
+      if (!refill()) break;  // the last line has no terminator
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\0') != std::string::npos) bad("line holds a NUL byte (not a text file)");
     return true;
   }
   [[noreturn]] void bad(const std::string &what) const {
@@ -67,27 +101,43 @@ class Reader {
   [[noreturn]] void unsupported(const std::string &what) const {
     fail(SFFT_ERROR_UNSUPPORTED, "'", path_, "' line ", std::max<uint64_t>(line_no_, 1), ": ", what);
   }
+  // The whole token must be the number: from_chars reads no whitespace, locale or trailing text.
   int64_t integer(const std::string &tok, const char *what) const {
-    errno = 0;
-    char *end = nullptr;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (end == tok.c_str() || *end != '\0') bad(cat(what, " '", tok, "' is not an integer"));
-    if (errno == ERANGE) bad(cat(what, " '", tok, "' is out of range"));
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(number_start(tok), tok.data() + tok.size(), v);
+    if (ec == std::errc::result_out_of_range) bad(cat(what, " '", tok, "' is out of range"));
+    if (ec != std::errc() || end != tok.data() + tok.size()) bad(cat(what, " '", tok, "' is not an integer"));
     return v;
   }
   double real(const std::string &tok) const {
-    char *end = nullptr;
-    double v = std::strtod(tok.c_str(), &end);
-    if (end == tok.c_str() || *end != '\0') bad(cat("value '", tok, "' is not a number"));
+    double v = 0;
+    auto [end, ec] = std::from_chars(number_start(tok), tok.data() + tok.size(), v);
+    if (ec == std::errc::result_out_of_range) bad(cat("value '", tok, "' is out of the double range"));
+    if (ec != std::errc() || end != tok.data() + tok.size()) bad(cat("value '", tok, "' is not a number"));
     if (!std::isfinite(v)) bad(cat("value '", tok, "' is not finite"));
     return v;
   }
+  // Bytes of a regular file; 0 when unknown (pipe, FIFO, device, /proc file).
   uint64_t file_bytes() const { return file_bytes_; }
   uint64_t line_no() const { return line_no_; }
 
  private:
+  // A leading '+' is allowed (strtod and C's scanf accept it), from_chars takes only '-'.
+  static const char *number_start(const std::string &tok) {
+    return tok.size() > 1 && tok[0] == '+' && tok[1] != '-' && tok[1] != '+' ? tok.data() + 1 : tok.data();
+  }
+  bool refill() {
+    pos_ = 0;
+    end_ = std::fread(buffer_.data(), 1, buffer_.size(), file_.get());
+    if (end_ == 0 && std::ferror(file_.get()))
+      fail(SFFT_ERROR_INVALID_ARGUMENT, "cannot read '", path_, "': ", std::strerror(errno));
+    return end_ > 0;
+  }
+
   std::string path_;
-  std::ifstream in_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::vector<char> buffer_;
+  std::size_t pos_ = 0, end_ = 0;  // unread bytes of buffer_
   uint64_t file_bytes_ = 0;
   uint64_t line_no_ = 0;
 };
@@ -134,7 +184,8 @@ MtxMatrix read_mtx(const char *path, bool binary) {
   m.rows = static_cast<uint64_t>(rows);
   m.cols = static_cast<uint64_t>(cols);
   // Each entry line takes at least 4 bytes ("1 1\n"): never reserve more than the file can hold.
-  uint64_t expect = std::min<uint64_t>(static_cast<uint64_t>(nnz), rd.file_bytes() / 4 + 1);
+  const uint64_t bytes = rd.file_bytes();
+  uint64_t expect = std::min<uint64_t>(static_cast<uint64_t>(nnz), bytes > 0 ? bytes / 4 + 1 : kUnknownSizeReserve);
   if (sym != Symmetry::General) expect *= 2;
   m.row.reserve(expect);
   m.col.reserve(expect);

@@ -51,7 +51,8 @@ const T *host_view(const T *p, std::size_t n, std::vector<T> &copy) {
 }
 
 void make_plan(spfft2d_plan *plan, std::shared_ptr<const sp::SparseColumns> matrix, sfft::Backend backend,
-               bool dbl, const sfft::Options &o) {
+               bool dbl, const sfft::Options &o, const char *fn) {
+  sp::require_finite_output(*matrix, dbl, fn);
   auto p = std::make_unique<Spfft2dPlan>();
   p->matrix = std::move(matrix);
   p->backend = backend;
@@ -100,7 +101,7 @@ SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t 
     const int64_t *c = host_view(col_idx, n, cols_copy);
     const double *v = host_view(values, n, values_copy);
     auto matrix = std::make_shared<const sp::SparseColumns>(sp::build_columns(rows, cols, nnz, r, c, v, "spfft2d_create"));
-    make_plan(plan, std::move(matrix), backend, dbl, o);
+    make_plan(plan, std::move(matrix), backend, dbl, o, "spfft2d_create");
   });
 }
 
@@ -116,7 +117,7 @@ SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *pat
     auto matrix = std::make_shared<const sp::SparseColumns>(
         sp::build_columns(m.rows, m.cols, m.row.size(), m.row.data(), m.col.data(),
                           m.value.empty() ? nullptr : m.value.data(), "spfft2d_create_from_mtx"));
-    make_plan(plan, std::move(matrix), backend, dbl, o);
+    make_plan(plan, std::move(matrix), backend, dbl, o, "spfft2d_create_from_mtx");
   });
 }
 

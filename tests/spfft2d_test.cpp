@@ -519,6 +519,48 @@ TEST(Spfft2dArgs, CreateRejectsBadArgumentsNamingThem) {
   EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
 }
 
+// Issue 26 #6: finite values whose spectrum overflows (repeats merging to 2e308, or a sum beyond the float range
+// with complex64 output) used to give an all-Inf spectrum with SUCCESS; create now refuses them, naming the
+// entry, and accepts sums of |values| up to 0.999 times the output type's largest value.
+TEST(Spfft2dArgs, SpectraThatWouldOverflowAreRefusedAtCreate) {
+  sfft_options o = cpu_options();
+  spfft2d_plan p = nullptr;
+  const int64_t same_r[] = {1, 1}, same_c[] = {2, 2}, r[] = {0, 1}, c[] = {0, 2};
+  const double huge[] = {1e308, 1e308}, big[] = {3e38, 1e38}, fits[] = {3e38, -3e37}, one[] = {1.79e308, 0};
+  expect_error(spfft2d_create(&p, 4, 4, 2, same_r, same_c, huge, SFFT_COMPLEX128, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "repeated values of the nonzero at (row 1, col 2) sum to inf");
+  expect_error(spfft2d_create(&p, 4, 4, 2, r, c, huge, SFFT_COMPLEX128, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "up to the nonzero at (row 1, col 2)");
+  expect_error(spfft2d_create(&p, 4, 4, 2, r, c, big, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "above 0.999 times the largest complex64 value");
+  EXPECT_EQ(p, nullptr);
+  for (const double *v : {big, fits, one}) {
+    for (sfft_dtype t : {SFFT_COMPLEX64, SFFT_COMPLEX128}) {
+      if ((v == big || v == one) && t == SFFT_COMPLEX64) continue;
+      ASSERT_EQ(spfft2d_create(&p, 4, 4, 2, r, c, v, t, &o), SFFT_SUCCESS) << sfft_last_error();
+      std::vector<cd> y(4 * 3);
+      std::vector<std::complex<float>> yf(4 * 3);
+      ASSERT_EQ(spfft2d_exec(p, t == SFFT_COMPLEX64 ? static_cast<void *>(yf.data()) : y.data()), SFFT_SUCCESS);
+      if (t == SFFT_COMPLEX64)
+        for (std::size_t i = 0; i < y.size(); ++i) y[i] = cd(yf[i].real(), yf[i].imag());
+      const std::vector<cd> ref = reference(Coo{4, 4, {0, 1}, {0, 2}, {v[0], v[1]}});
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        EXPECT_TRUE(std::isfinite(y[i].real()) && std::isfinite(y[i].imag())) << i;
+        EXPECT_LE(std::abs(y[i] / 1e30 - ref[i] / 1e30), 1e-6 * std::abs(ref[i] / 1e30) + 1e-6) << i;
+      }
+      EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+      p = nullptr;
+    }
+  }
+  // The Matrix Market path goes through the same check.
+  const std::string path = testing::TempDir() + "spfft2d_overflow.mtx";
+  std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n3 3 2\n2 2 1e308\n2 2 1e308\n";
+  expect_error(spfft2d_create_from_mtx(&p, path.c_str(), 0, SFFT_COMPLEX128, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "(row 1, col 1) sum to inf");
+  ASSERT_EQ(spfft2d_create_from_mtx(&p, path.c_str(), 1, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
 TEST(Spfft2dArgs, DeadAndGarbageHandles) {
   sfft_options o = cpu_options();
   const int64_t r[] = {0}, c[] = {0};

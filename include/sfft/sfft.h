@@ -182,7 +182,12 @@ typedef struct spfft2d_plan_s *spfft2d_plan;
 
 /* rows, cols: 1 .. 2^31-1. nnz entries of row_idx/col_idx (0-based int64, row_idx[k] < rows,
    col_idx[k] < cols) and optionally values (finite doubles); nnz = 0 (all-zero matrix) allows NULL arrays.
-   The three arrays may be host or device pointers. out_dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128. */
+   The three arrays may be host or device pointers. out_dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
+   Overflow: the sum of |w_rc| (after merging repeats) bounds every output coefficient, and create refuses
+   with SFFT_ERROR_INVALID_ARGUMENT, naming the entry, a matrix whose sum exceeds 0.999 times the largest
+   value of out_dtype (3.4e38 for complex64, 1.8e308 for complex128) or whose repeats sum beyond the double
+   range; so no plan's spectrum overflows, though a matrix whose coefficients cancel below that bound may
+   be refused. NaN/Inf values are refused (also by spfft2d_create_from_mtx). */
 SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t cols, uint64_t nnz,
                                     const int64_t *row_idx, const int64_t *col_idx, const double *values,
                                     sfft_dtype out_dtype, const sfft_options *opts);

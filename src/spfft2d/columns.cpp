@@ -1,6 +1,7 @@
 // COO validation and compression into columns, twiddle tables, tile geometry.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
@@ -98,6 +99,25 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
   }
   build_rows(m);
   return m;
+}
+
+void require_finite_output(const SparseColumns &m, bool double_output, const char *fn) {
+  if (m.binary()) return;  // the sum is nnz < 2^62
+  const double limit = 0.999 * (double_output ? std::numeric_limits<double>::max()
+                                              : static_cast<double>(std::numeric_limits<float>::max()));
+  const char *type = double_output ? "complex128" : "complex64";
+  double sum = 0;
+  for (std::size_t j = 0; j < m.col_id.size(); ++j)
+    for (int64_t e = m.col_start[j]; e < m.col_start[j + 1]; ++e) {
+      const double w = m.weight[static_cast<std::size_t>(e)];
+      const int32_t r = m.row[static_cast<std::size_t>(e)];
+      require(std::isfinite(w), fn, ": the repeated values of the nonzero at (row ", r, ", col ", m.col_id[j],
+              ") sum to ", w, " (beyond the double range)");
+      sum += std::fabs(w);
+      require(sum <= limit, fn, ": |values| summed up to the nonzero at (row ", r, ", col ", m.col_id[j], ") reach ",
+              sum, ", above 0.999 times the largest ", type, " value (", limit,
+              "): the spectrum could overflow (this sum bounds every output coefficient)");
+    }
 }
 
 template <class Real>

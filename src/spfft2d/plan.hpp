@@ -55,6 +55,11 @@ struct SparseColumns {
 SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
                             const int64_t *col_idx, const double *values, const char *fn);
 
+// Refuses matrices whose spectrum could overflow the output precision: a repeated coordinate whose values
+// sum beyond the double range, or a sum of |weights| (a bound on every output coefficient) above 0.999 times
+// the largest value of the output type (the rest is headroom for rounding in the sums and FFTs).
+void require_finite_output(const SparseColumns &m, bool double_output, const char *fn);
+
 // A Matrix Market coordinate file as COO (0-based); values empty in binary mode.
 struct MtxMatrix {
   uint64_t rows = 0, cols = 0;

@@ -671,6 +671,35 @@ TEST_P(SparseFft, CombNanInputRejected) {
   EXPECT_EQ(score(s, ok).recovery, 1.0);
 }
 
+// Issue 26 #4: results scale with the input. complex128 plans returned no coefficient (SUCCESS, count 0) for
+// |X| above about 1e153 or below about 1e-160, where squared bucket magnitudes overflow or underflow; now
+// every variant (and the comb pre-pass, whose ranking squares too) finds the same support with the same
+// relative accuracy as at unit scale, for complex64 over the range its fold can hold.
+TEST_P(SparseFft, ResultsScaleWithTheInput) {
+  const uint64_t n = 1 << 12, k = 8;
+  const std::vector<double> scales = dbl() ? std::vector<double>{1e-290, 1e-200, 1e-160, 1e160, 1e200, 1e300}
+                                           : std::vector<double>{1e-25, 1e25};
+  const Signal s = planted(n, k, 31, 1000.0, INFINITY);
+  sfft_sparse_options exact = variant_knobs(SFFT_SPARSE_EXACT), robust = variant_knobs(SFFT_SPARSE_ROBUST),
+                      comb = comb_knobs(SFFT_SPARSE_ROBUST, 2, 0);
+  const sfft_sparse_options *variants[] = {nullptr, &exact, &robust, &comb};  // nullptr: AUTO
+  for (const sfft_sparse_options *knobs : variants) {
+    Runner runner(GetParam(), n, k, 5, knobs);
+    for (double scale : scales) {
+      SCOPED_TRACE(testing::Message() << "variant " << (knobs ? knobs->variant : 0) << " comb "
+                                      << (knobs ? knobs->comb_loops : 0) << " scale " << scale);
+      std::vector<cd> x = s.x;
+      for (cd &v : x) v *= scale;
+      Result r = runner.run(x);
+      ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+      ASSERT_EQ(r.freqs.size(), k);
+      expect_same_set(r.freqs, s.support);
+      for (cd &v : r.values) v /= scale;  // the scoring squares
+      EXPECT_LE(score(s, r).rel_l2, exact_tolerance());
+    }
+  }
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> v;
   for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})

@@ -347,7 +347,11 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
    freqs[i] in [0, n) and values[i] = X[freqs[i]] (the plan's dtype), ordered by decreasing |X|, and sets
    *count to the number written (<= k, so a capacity of k always suffices). If more were found than the
    capacity, returns SFFT_ERROR_INVALID_ARGUMENT, sets *count to the number needed and writes nothing else.
-   Non-finite samples among those read give SFFT_ERROR_INVALID_ARGUMENT.
+   Non-finite samples among those read give SFFT_ERROR_INVALID_ARGUMENT, and so do samples so close to the
+   type's largest value that the windowed sums overflow. Results scale with the input: the buckets are
+   normalised by a power of two before any magnitude is squared, so |X| far from 1 is found as at unit scale
+   (tested from 1e-290 to 1e300 for complex128, 1e-25 to 1e25 for complex64; near the smallest normal
+   values, subnormal rounding of the windowed samples costs accuracy).
    CPU plan: x, freqs and values in host memory. CUDA plan: x host, device or managed memory (host input is
    window-folded on the CPU, only B-sized arrays travel); freqs/values host or device memory. The call runs
    on the plan's stream and returns once the outputs are written; it allocates nothing. */

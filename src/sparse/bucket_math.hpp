@@ -34,6 +34,23 @@ SFFT_HD Cplx<double> cmul_conj(Cplx<double> a, Cplx<double> b) {  // a * conj(b)
   return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
 }
 SFFT_HD double cabs2(Cplx<double> a) { return a.re * a.re + a.im * a.im; }
+
+// Scale-safe magnitudes (plan.hpp's normalise): the binary exponent of a largest component, biased so that
+// 0 stands for "all zero" and unsigned maxima (atomicMax on the GPU) order like the exponents; and the shift
+// 2^shift that brings a value of that exponent into [0.5, 1), capped where 2^shift stops being finite in Real.
+constexpr int kExponentBias = 2048;
+SFFT_HD unsigned biased_exponent(double largest) {
+  if (!(largest > 0)) return 0;
+  int exponent = 0;
+  frexp(largest, &exponent);  // largest = m 2^exponent, m in [0.5, 1)
+  return static_cast<unsigned>(exponent + kExponentBias);
+}
+template <class Real>
+SFFT_HD int normalising_shift(unsigned biased) {
+  constexpr int kLargestShift = sizeof(Real) == 8 ? 1023 : 127;  // max_exponent - 1
+  const int shift = biased == 0 ? 0 : kExponentBias - static_cast<int>(biased);
+  return shift < kLargestShift ? shift : kLargestShift;
+}
 SFFT_HD double floor_hd(double x) { return floor(x); }
 
 // A window's frequency response G(d) at offset d from a bucket centre (even in d), as piecewise polynomials

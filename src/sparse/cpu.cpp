@@ -124,6 +124,7 @@ class CpuEngine final : public Engine {
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     fold_hashings(d_, static_cast<const std::complex<Real> *>(x), z_.get(), threads_);
+    const double unscale = std::ldexp(1.0, -normalise(z_.get(), d_.total_hashings() * d_.geom.buckets));
     fft_.execute_dft(z_.get(), z_.get());
     if (d_.comb_loops > 0) run_comb(static_cast<const std::complex<Real> *>(x));
     compute_floors();
@@ -144,7 +145,7 @@ class CpuEngine final : public Engine {
       auto *out = static_cast<std::complex<Real> *>(values);
       for (std::size_t i = 0; i < count; ++i) {
         freqs[i] = merged_[i].freq;
-        out[i] = {static_cast<Real>(merged_[i].value.re), static_cast<Real>(merged_[i].value.im)};
+        out[i] = {static_cast<Real>(merged_[i].value.re * unscale), static_cast<Real>(merged_[i].value.im * unscale)};
       }
     }
     return count;
@@ -161,6 +162,7 @@ class CpuEngine final : public Engine {
   // Comb pre-pass: approved_ = the residues of the comb_keep largest bins of each comb loop.
   void run_comb(const std::complex<Real> *x) {
     gather_comb(d_, x, comb_z_.get());
+    normalise(comb_z_.get(), static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);  // the ranking needs no unscale
     comb_fft_.execute_dft(comb_z_.get(), comb_z_.get());
     std::fill(approved_.begin(), approved_.end(), 0u);
     const uint64_t width = d_.comb_width;

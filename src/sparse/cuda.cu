@@ -2,6 +2,9 @@
 // fold's random sample reads dominate only at the largest n), so the design minimises dependent steps:
 //  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;
 //    consecutive outputs in a warp read consecutive window taps; no atomics.
+//  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
+//    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
+//    results are scaled back as they are written.
 //  - one batched cuFFT call transforms every hashing.
 //  - EXACT: one kernel per location loop decodes its buckets (bucket_math.hpp, shared with the CPU) and
 //    subtracts each coefficient found from the hashings of all later loops at once (four lanes per
@@ -24,7 +27,7 @@
 // kernel is a short chain of dependent global-memory round trips (~0.4 us each on the H100), so loads
 // that do not depend on one another are issued together. The last block of the top-k step fills device
 // outputs (their pointers reach the graph through a descriptor the fold writes) and writes the result
-// header into mapped pinned memory, so sfft_exec launches two kernels and the graph and synchronises once.
+// header into mapped pinned memory, so sfft_exec launches three kernels and the graph and synchronises once.
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -65,6 +68,8 @@ struct Counters {
   unsigned blocks_done;  // top-k blocks finished
   unsigned stale;        // table slots the previous exec claimed (listed in Table::slots), reset by this one
   unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
+  unsigned fold_exponent;  // device input: biased_exponent of the largest folded component (normalise_kernel)
+  unsigned comb_exponent;  // device input: biased_exponent of the largest comb sample (comb_bin_key)
   unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
 
@@ -83,6 +88,7 @@ struct ExecOutputs {
   uint64_t *freqs;
   void *values;
   uint64_t capacity;
+  double unscale;  // 2^-shift: the buckets were normalised by 2^shift (plan.hpp's normalise), results are not
 };
 
 // Open-addressing table keyed by frequency (linear probing, at least half empty by construction).
@@ -164,14 +170,12 @@ __device__ __forceinline__ void specialise(Geometry &g) {
 // One fold job: up to kJobHashings hashings of one loop whose shifts lie within the window's span, read in
 // one pass. Hashing c has shift[c] taps (shift[0] = 0: the job's first hashing); its tap t is the sample of
 // the first hashing's tap t + shift[c], so each sample feeds every hashing whose window covers it.
-// energy_loop >= 0: the first hashing is that loop's reference, whose energy sets the decoding floor.
 constexpr int kJobHashings = 4;
 struct FoldJob {
   uint64_t base, sigma;
   uint64_t shift[kJobHashings];
   unsigned hashing[kJobHashings];
   int count;
-  int energy_loop;
   int far;  // folds with the far location stages' window (a lone hashing)
 };
 
@@ -183,14 +187,13 @@ __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
 
 // z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
 // consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
-// slice-th tap. energy[l] += sum |z|^2 over loop l's reference hashing (by Parseval, its B-point FFT has
-// B times that energy, so the rms bucket magnitude is sqrt(energy[l])).
+// slice-th tap. The largest component's exponent goes to counters->fold_exponent for normalise_kernel.
 template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g,
-                Cplx<Real> *__restrict__ z, double *energy, Counters *counters, ExecOutputs exec_outputs,
+                Cplx<Real> *__restrict__ z, Counters *counters, ExecOutputs exec_outputs,
                 ExecOutputs *exec_outputs_slot, Table table, int passes) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
@@ -203,7 +206,6 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   const uint64_t i = mod_b(id, g);
   const bool valid = id < outputs;
   FoldJob job{};
-  job.energy_loop = -1;
   Real re[kJobHashings] = {}, im[kJobHashings] = {};
   if (valid) {
     job = jobs[div_b(id, g)];
@@ -248,6 +250,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
       im[c] += part[2 * c + 1][s][threadIdx.x];
     }
   }
+  Real largest = 0;
   if (valid) {
     bool finite = true;
 #pragma unroll
@@ -257,16 +260,43 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
       const uint64_t bucket = mod_b(i + g.buckets - mod_b(job.shift[c], g), g);
       z[static_cast<std::size_t>(job.hashing[c]) * g.buckets + bucket] = {re[c], im[c]};
       finite = finite && isfinite(re[c]) && isfinite(im[c]);
+      largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
     }
     if (!finite) atomicOr(&counters->nonfinite, 1u);
   }
-  double e =
-      valid && job.energy_loop >= 0 ? static_cast<double>(re[0]) * re[0] + static_cast<double>(im[0]) * im[0] : 0.0;
-  if (g.buckets % kFoldOutputs == 0) {  // the block's outputs share one job: one atomic per block
+  const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // warp 0 (kFoldOutputs = 32)
+  if (threadIdx.x == 0 && exponent != 0) atomicMax(&counters->fold_exponent, exponent);
+}
+
+// Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
+// 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
+// (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
+// only when the floor uses it), and the unscale for the results into this exec's outputs.
+template <class Real>
+__global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
+                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot) {
+  const int shift = normalising_shift<Real>(counters->fold_exponent);
+  const Real factor = ldexp(Real(1), shift);
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i == 0) exec_outputs_slot->unscale = ldexp(1.0, -shift);
+  double e = 0;
+  int loop = -1;  // the location loop whose reference hashing holds z[i], if any
+  if (i < count) {
+    Cplx<Real> v = z[i];
+    v.re *= factor;
+    v.im *= factor;
+    z[i] = v;
+    const std::size_t h = i / g.buckets;
+    if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0) {
+      loop = static_cast<int>(h / g.hashings_per_loop);
+      e = cabs2(widen(v));
+    }
+  }
+  if (g.buckets % 32 == 0) {  // a warp's 32 values share one hashing: one atomic per warp
     for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
-    if (threadIdx.x == 0 && job.energy_loop >= 0) atomicAdd(&energy[job.energy_loop], e);
-  } else if (e > 0) {
-    atomicAdd(&energy[job.energy_loop], e);
+    if (threadIdx.x % 32 == 0 && loop >= 0) atomicAdd(&energy[loop], e);
+  } else if (loop >= 0) {
+    atomicAdd(&energy[loop], e);
   }
 }
 
@@ -384,7 +414,8 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
 }
 
 // ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,
-// into comb_z[c * width + j] (then one batched cuFFT call). Non-finite samples raise the exec's flag.
+// into comb_z[c * width + j] (then one batched cuFFT call). Non-finite samples raise the exec's flag; the
+// largest sample's exponent scales the bins before they are squared (comb_bin_key).
 template <class Real, bool kPowerOfTwo>
 __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint64_t *offsets, uint64_t width,
                                    uint64_t stride, int comb_loops, Geometry g, Cplx<Real> *comb_z,
@@ -392,14 +423,18 @@ __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint6
   specialise<kPowerOfTwo>(g);
   const std::size_t total = static_cast<std::size_t>(comb_loops) * width;
   bool finite = true;
+  Real largest = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const uint64_t j = i & (width - 1);
     const Cplx<Real> v = x[mod_n(offsets[i / width] + j * stride, g)];
     finite = finite && isfinite(v.re) && isfinite(v.im);
+    largest = fmax(largest, fmax(fabs(v.re), fabs(v.im)));
     comb_z[i] = v;
   }
   if (!finite) atomicOr(&counters->nonfinite, 1u);
+  const unsigned exponent = biased_exponent(largest);
+  if (exponent != 0) atomicMax(&counters->comb_exponent, exponent);
 }
 
 // ROBUST comb pre-pass selection: the `keep` largest keys (bucket_math.hpp's comb_key) of each comb loop's
@@ -416,9 +451,13 @@ constexpr unsigned kCombThreads = 256;       // steps 1 and 2
 constexpr uint64_t kCombChunk = 4096;        // bins per block in steps 1 and 2 (all of W when smaller)
 constexpr unsigned kCombFinishThreads = 1024;  // step 3
 
+// The bins times 2^shift before squaring (scale-safe magnitudes; the ranking needs no unscale): shift from
+// the device gather's largest sample, 0 for host input (normalised on the CPU before the upload).
 template <class Real>
-__device__ uint64_t comb_bin_key(const Cplx<Real> *comb_z, uint64_t width, std::size_t i, bool &finite) {
-  const double mag2 = cabs2(widen(comb_z[i]));
+__device__ uint64_t comb_bin_key(const Cplx<Real> *comb_z, uint64_t width, std::size_t i, double factor,
+                                 bool &finite) {
+  const Cplx<double> v = widen(comb_z[i]);
+  const double mag2 = cabs2(Cplx<double>{v.re * factor, v.im * factor});
   finite = finite && isfinite(mag2);
   return comb_key(mag2, i & (width - 1));
 }
@@ -463,9 +502,10 @@ __global__ void __launch_bounds__(kCombThreads)
   __syncthreads();
   const uint64_t chunk = width < kCombChunk ? width : kCombChunk;
   const std::size_t first = blockIdx.x * chunk;
+  const double factor = ldexp(1.0, normalising_shift<Real>(counters->comb_exponent));
   bool finite = true;
   for (std::size_t i = first + threadIdx.x; i < first + chunk; i += kCombThreads)
-    atomicAdd(&local[comb_bin_key(comb_z, width, i, finite) >> (64 - kCombDigitBits)], 1u);
+    atomicAdd(&local[comb_bin_key(comb_z, width, i, factor, finite) >> (64 - kCombDigitBits)], 1u);
   __syncthreads();
   unsigned *global = histogram + (first / width) * kCombDigits;
   for (unsigned i = threadIdx.x; i < kCombDigits; i += kCombThreads)
@@ -478,16 +518,17 @@ __global__ void __launch_bounds__(kCombThreads)
 template <class Real>
 __global__ void __launch_bounds__(kCombThreads)
     comb_split_kernel(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep, const unsigned *histogram,
-                      uint32_t *approved, uint64_t *list, unsigned *list_count) {
+                      uint32_t *approved, uint64_t *list, unsigned *list_count, const Counters *counters) {
   __shared__ unsigned boundary, above;
   const uint64_t chunk = width < kCombChunk ? width : kCombChunk;
   const std::size_t first = blockIdx.x * chunk;
   const std::size_t loop = first / width;
   comb_boundary<kCombThreads>(histogram + loop * kCombDigits, static_cast<unsigned>(keep), &boundary, &above);
   const uint64_t digit = boundary;
+  const double factor = ldexp(1.0, normalising_shift<Real>(counters->comb_exponent));
   bool finite = true;  // step 1 reported overflows
   for (std::size_t i = first + threadIdx.x; i < first + chunk; i += kCombThreads) {
-    const uint64_t key = comb_bin_key(comb_z, width, i, finite);
+    const uint64_t key = comb_bin_key(comb_z, width, i, factor, finite);
     const uint64_t top = key >> (64 - kCombDigitBits);
     if (top > digit) {
       const uint64_t r = i & (width - 1);
@@ -665,7 +706,7 @@ __global__ void __launch_bounds__(kBlock)
 // What the last block of the top-k step cleans up and fills (finish_exec).
 template <class Real>
 struct Finish {
-  double *energy;              // per location loop, accumulated afresh by the next fold
+  double *energy;              // per location loop, accumulated afresh by the next exec's normalisation
   int loops;
   const ExecOutputs *outputs;  // this exec's destination
   const uint64_t *res_freq;
@@ -718,6 +759,8 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool writ
   counters->count = 0;
   counters->nonfinite = 0;
   counters->unresolved = 0;
+  counters->fold_exponent = 0;
+  counters->comb_exponent = 0;
   counters->blocks_done = 0;
 }
 
@@ -732,9 +775,9 @@ __device__ ExecOutputs direct_outputs(const Finish<Real> &f, const Counters *cou
 }
 
 template <class Real>
-__device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, uint64_t *res_freq, Cplx<Real> *res_val,
-                             const ExecOutputs &direct) {
-  const Cplx<Real> value{static_cast<Real>(v.re), static_cast<Real>(v.im)};
+__device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, double unscale, uint64_t *res_freq,
+                             Cplx<Real> *res_val, const ExecOutputs &direct) {
+  const Cplx<Real> value{static_cast<Real>(v.re * unscale), static_cast<Real>(v.im * unscale)};
   if (direct.freqs != nullptr) {
     direct.freqs[rank] = freq;
     static_cast<Cplx<Real> *>(direct.values)[rank] = value;
@@ -779,6 +822,7 @@ __global__ void __launch_bounds__(kRankBlock)
   cuda::wait_for_previous_kernel();
   const unsigned m = *list_count;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
+  const double unscale = finish.outputs->unscale;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   auto load_key = [&](unsigned j, Cplx<double> *value) {
     Key key{-1, 0};
@@ -833,7 +877,7 @@ __global__ void __launch_bounds__(kRankBlock)
         unsigned rank = 0;
         for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
         if (rank < k && tile[lane].mag > 0) {
-          write_result(rank, tile[lane].freq, tile_value[lane], res_freq, res_val, direct);
+          write_result(rank, tile[lane].freq, tile_value[lane], unscale, res_freq, res_val, direct);
           written = rank + 1;
         }
       }
@@ -863,7 +907,7 @@ __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsig
   unsigned written = 0;
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
-    write_result(r, t.keys[slot], t.value[slot], res_freq, res_val, direct);
+    write_result(r, t.keys[slot], t.value[slot], finish.outputs->unscale, res_freq, res_val, direct);
     written = static_cast<unsigned>(r + 1);
   }
   note_count(written, counters);
@@ -943,7 +987,7 @@ class CudaEngine final : public Engine {
         into.push_back({shift, static_cast<unsigned>(first + static_cast<std::size_t>(j))});
       }
       std::sort(shared.begin(), shared.end());
-      auto add_job = [&](const std::vector<std::pair<uint64_t, unsigned>> &members, int energy_loop) {
+      auto add_job = [&](const std::vector<std::pair<uint64_t, unsigned>> &members) {
         FoldJob job{};
         job.base = hashing_base(d_, members[0].second);
         job.sigma = d_.loops[static_cast<std::size_t>(loop)].sigma;
@@ -952,12 +996,11 @@ class CudaEngine final : public Engine {
           job.shift[c] = members[static_cast<std::size_t>(c)].first - members[0].first;
           job.hashing[c] = members[static_cast<std::size_t>(c)].second;
         }
-        job.energy_loop = energy_loop;
         job.far = members.size() == 1 && d_.uses_far_window(members[0].second) ? 1 : 0;
         jobs.push_back(job);
       };
-      add_job(shared, d_.floor_relative > 0 ? loop : -1);
-      for (const auto &member : alone) add_job({member}, -1);
+      add_job(shared);
+      for (const auto &member : alone) add_job({member});
     }
     jobs_count_ = jobs.size();
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
@@ -1042,17 +1085,20 @@ class CudaEngine final : public Engine {
     // Device (or managed) outputs are filled by the graph's last kernel; host outputs after the synchronisation.
     const bool device_outputs =
         capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
-    const ExecOutputs destination{freqs, values, device_outputs ? capacity : 0};
+    // unscale: set by normalise_kernel (device input) or below (host input).
+    ExecOutputs destination{freqs, values, device_outputs ? capacity : 0, 1.0};
     if (pointer_kind(x) == PointerKind::Host) {
-      *outputs_host_.get() = destination;
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice,
-                                      stream_));
       reset_table_kernel<<<blocks_for(distinct_capacity_), kBlock, 0, stream_>>>(table_, kRobustPasses,
                                                                                  counters_.get());
       SFFT_CUDA_CHECK_LAUNCH();
-      // Host input: fold on the CPU (it reads only the windowed samples) and upload the B-sized sums.
-      fold_hashings(d_, static_cast<const std::complex<Real> *>(x),
-                    reinterpret_cast<std::complex<Real> *>(host_fold_.get()), threads_);
+      // Host input: fold on the CPU (it reads only the windowed samples), normalise (scale-safe magnitudes)
+      // and upload the B-sized sums.
+      auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
+      fold_hashings(d_, static_cast<const std::complex<Real> *>(x), fold, threads_);
+      destination.unscale = std::ldexp(1.0, -normalise(fold, hashings_ * g.buckets));
+      *outputs_host_.get() = destination;
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice,
+                                      stream_));
       SFFT_CUDA_CHECK(cudaMemcpyAsync(z_.get(), host_fold_.get(), hashings_ * g.buckets * sizeof(Cplx<Real>),
                                       cudaMemcpyHostToDevice, stream_));
       if (d_.floor_relative > 0) {
@@ -1070,8 +1116,13 @@ class CudaEngine final : public Engine {
       auto *fold = power_of_two() ? fold_kernel<Real, true> : fold_kernel<Real, false>;
       fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
           static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
-          d_.half_taps, d_.far_half_taps, g, z_.get(), energy_.get(), counters_.get(), destination,
-          outputs_.get(), table_, kRobustPasses);
+          d_.half_taps, d_.far_half_taps, g, z_.get(), counters_.get(), destination, outputs_.get(), table_,
+          kRobustPasses);
+      SFFT_CUDA_CHECK_LAUNCH();
+      const std::size_t sums = hashings_ * g.buckets;
+      normalise_kernel<Real><<<blocks_for(sums), kBlock, 0, stream_>>>(z_.get(), sums, g, d_.location_loops,
+                                                                       d_.floor_relative > 0, energy_.get(),
+                                                                       counters_.get(), outputs_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
@@ -1225,8 +1276,9 @@ class CudaEngine final : public Engine {
   void gather_comb_samples(const void *x) {
     const std::size_t samples = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
     if (pointer_kind(x) == PointerKind::Host) {
-      gather_comb(d_, static_cast<const std::complex<Real> *>(x),
-                  reinterpret_cast<std::complex<Real> *>(host_comb_.get()));
+      auto *comb = reinterpret_cast<std::complex<Real> *>(host_comb_.get());
+      gather_comb(d_, static_cast<const std::complex<Real> *>(x), comb);
+      normalise(comb, samples);  // the ranking needs no unscale
       SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_z_.get(), host_comb_.get(), samples * sizeof(Cplx<Real>),
                                       cudaMemcpyHostToDevice, stream_));
       return;
@@ -1253,7 +1305,7 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK_LAUNCH();
     comb_split_kernel<Real><<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, d_.comb_keep,
                                                             comb_histogram_.get(), approved_.get(), comb_list_.get(),
-                                                            comb_list_count_.get());
+                                                            comb_list_count_.get(), counters_.get());
     SFFT_CUDA_CHECK_LAUNCH();
     comb_finish_kernel<<<static_cast<unsigned>(loops), kCombFinishThreads, 0, s>>>(
         d_.comb_width, d_.comb_keep, comb_histogram_.get(), comb_list_.get(), comb_list_count_.get(),

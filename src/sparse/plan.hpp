@@ -22,6 +22,8 @@
 // Both end with merging duplicates and keeping the k largest by magnitude.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -107,6 +109,24 @@ sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs);
 // Throws SFFT_ERROR_INVALID_ARGUMENT naming the first non-finite sample.
 template <class Real>
 void gather_comb(const Design &d, const std::complex<Real> *x, std::complex<Real> *z);
+
+// Scale-safe magnitudes, both backends: exec squares bucket values (floors, decoding checks, the top-k and comb
+// rankings), which in double overflows above |X| ~ 1e154 and underflows below ~1e-160. Multiplies the count
+// values at z by the power of two 2^shift that brings their largest component into [0.5, 1) (as far as a
+// normal factor reaches) and returns shift (0 for all zeros). A power of two is exact: the arithmetic after
+// it gives the unscaled results times 2^shift, so the results are those of the unscaled input wherever
+// that did not overflow or underflow.
+template <class Real>
+int normalise(std::complex<Real> *z, std::size_t count) {
+  Real largest = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    largest = std::max({largest, std::abs(z[i].real()), std::abs(z[i].imag())});
+  const int shift = normalising_shift<Real>(biased_exponent(largest));
+  if (shift == 0) return 0;
+  const Real factor = std::ldexp(Real(1), shift);
+  for (std::size_t i = 0; i < count; ++i) z[i] *= factor;
+  return shift;
+}
 
 // Sample offset of hashing h: sample for tap t is x[(sigma*t + base) mod n].
 uint64_t hashing_base(const Design &d, std::size_t h);

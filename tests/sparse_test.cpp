@@ -751,6 +751,26 @@ TEST(sparse, BadCreateArguments) {
   EXPECT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT);
 }
 
+// The header's example "2 x 1009 with k = 1 works" under every variant's defaults: ROBUST's default buckets
+// (4k) have no even divisor of 2018 in [4, 1009], so AUTO (whose fallback is ROBUST) and ROBUST used to be
+// refused; they now take EXACT's default (B = 2) and find the coefficient.
+TEST(sparse, TwoTimesAPrimeWithOneCoefficient) {
+  const uint64_t n = 2018;
+  std::vector<cd> x(n);
+  for (uint64_t t = 0; t < n; ++t) x[t] = std::polar(3.0, 2 * M_PI * 737.0 * static_cast<double>(t) / n);
+  const sfft_sparse_options robust = variant_knobs(SFFT_SPARSE_ROBUST), exact = variant_knobs(SFFT_SPARSE_EXACT);
+  const sfft_sparse_options *variants[] = {nullptr, &robust, &exact};  // nullptr: AUTO
+  for (const sfft_sparse_options *knobs : variants) {
+    SCOPED_TRACE(testing::Message() << "variant " << (knobs ? knobs->variant : 0));
+    Runner runner(Case{Where::Cpu, SFFT_COMPLEX128}, n, 1, 3, knobs);
+    Result r = runner.run(x);
+    ASSERT_EQ(r.status, SFFT_SUCCESS) << sfft_last_error();
+    ASSERT_EQ(r.freqs.size(), 1u);
+    EXPECT_EQ(r.freqs[0], 737u);
+    EXPECT_NEAR(std::abs(r.values[0] - cd(3.0 * n, 0)), 0.0, 1e-6);
+  }
+}
+
 TEST(sparse, BadKnobs) {
   sfft_sparse_options k;
   sfft_sparse_options_init(&k);

@@ -299,7 +299,8 @@ typedef struct sfft_sparse_options {
   double bucket_factor;        /* in [1, 64]; default 2 (EXACT), 4 (ROBUST): buckets B = the smallest even
                                   divisor of n in [bucket_factor * k, n/2] (the power of two >= it when n
                                   is a power of two); when bucket_factor * k > n/2, the largest even
-                                  divisor <= n/2 */
+                                  divisor <= n/2. ROBUST's default, where n has no even divisor in
+                                  [4k, n/2], takes EXACT's (the smallest even divisor in [2k, n/2]) */
   int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
                                   find more of the weakest coefficients at low SNR). EXACT stops early after
                                   a loop whose buckets all hold one matching coefficient or nothing (to 1e-10
@@ -332,8 +333,9 @@ SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs);
 
 /* Plans a sparse FFT of length n (2^4 <= n <= 2^40) returning at most k coefficients (1 <= k <= n/4).
    n is a power of two, or any even n < 2^32 with an even divisor in [bucket_factor * k, n/2] (the bucket
-   count B, see sfft_sparse_options): 3 x 2^20, 10^6, 1920 x 1080 work; an odd n, or 2 x 1009 with k > 1,
-   does not (SFFT_ERROR_INVALID_ARGUMENT says why). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
+   count B, see sfft_sparse_options; with the default knobs, in [2k, n/2] for every variant): 3 x 2^20,
+   10^6, 1920 x 1080 and 2 x 1009 with k = 1 work; an odd n, or 2 x 1009 with k > 1, does not
+   (SFFT_ERROR_INVALID_ARGUMENT says why). dtype: SFFT_COMPLEX64 or SFFT_COMPLEX128.
    All filter design, FFTW/cuFFT planning and workspace allocation happen here. Backend: opts->backend
    CUDA, or AUTO with a usable GPU, gives a CUDA plan bound to opts->device and opts->stream; otherwise a
    CPU plan using opts->threads.

@@ -358,7 +358,10 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   // EXACT: peeling over 7 loops; 6 suffice once B >= 128 (no failure in 1000-2000 seeded trials each at
   // k = 64, 256 and 1000; at k = 16 six loops failed 2 of 2000). ROBUST: 6 (8 also finds every
   // coefficient of the 20 dB test spectra, at a third more samples).
-  const uint64_t buckets = buckets_for(factor, k, n);
+  uint64_t buckets = buckets_for(factor, k, n);
+  // ROBUST's default factor is a preference: where n has no even divisor in [4k, n/2], it takes the bucket
+  // count EXACT's default picks, so that AUTO's fallback exists wherever its EXACT stage does (2 x 1009, k = 1).
+  if (buckets == 0 && knobs.bucket_factor == 0 && !exact) buckets = buckets_for(2, k, n);
   // The buckets must divide n (L = n/B samples per bucket period) and be even (the first location stage
   // shifts by B/2).
   require(n % 2 == 0, "n = ", n, " is odd: the sparse FFT needs an even length (its bucket count B, even, divides n)");

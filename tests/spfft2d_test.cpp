@@ -877,9 +877,10 @@ TEST_F(Mtx, LineLimitNulBytesAndStrictTokens) {
   spectrum_of_file(write("value_tail", banner + "3 3 1\n1 1 1.5x\n"), 0, &s);
   expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: value '1.5x' is not a number");
   spectrum_of_file(write("value_range", banner + "3 3 1\n1 1 1e999\n"), 0, &s);
-  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: value '1e999' is out of the double range");
-  // A line just under the cap and explicit '+' signs are fine.
-  expect_matches(banner + "%" + std::string(65000, 'x') + "\n2 2 1\n+1 2 +2.5\n", 0, Coo{2, 2, {0}, {1}, {2.5}});
+  expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "line 3: value '1e999' is not finite");
+  // A line just under the cap, explicit '+' signs and a value below the double range (read as 0) are fine.
+  expect_matches(banner + "%" + std::string(65000, 'x') + "\n2 2 2\n+1 2 +2.5\n2 2 1e-400\n", 0,
+                 Coo{2, 2, {0, 1}, {1, 1}, {2.5, 0.0}});
 }
 
 }  // namespace

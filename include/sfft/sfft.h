@@ -198,8 +198,9 @@ SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t 
    gives SFFT_ERROR_INVALID_ARGUMENT with the line number in sfft_last_error(); complex/hermitian/array
    files give SFFT_ERROR_UNSUPPORTED; an unreadable file or a directory SFFT_ERROR_INVALID_ARGUMENT.
    The file is read front to back, never seeked: pipes, FIFOs and <(zcat file.mtx.gz) work. A line longer
-   than 65536 bytes or holding a NUL byte is malformed; every number must be the whole token (an optional
-   '+', no hex, no trailing text; values parse the same in every locale). */
+   than 65536 bytes or holding a NUL byte is malformed; every number must be the whole token: indices and
+   integer values decimal with an optional sign, real values in C strtod syntax whatever the process's
+   locale (a value below the double range reads as 0). */
 SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary,
                                              sfft_dtype out_dtype, const sfft_options *opts);
 

@@ -3,6 +3,7 @@
 // regular files; lines are capped at kMaxLineBytes so that memory stays bounded whatever the input
 // (/dev/zero, a binary file), and memory reserved up front is capped by the header's entry count and, for a
 // regular file, by its size.
+#include <locale.h>  // newlocale, strtod_l (POSIX)
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -101,7 +103,7 @@ class Reader {
   [[noreturn]] void unsupported(const std::string &what) const {
     fail(SFFT_ERROR_UNSUPPORTED, "'", path_, "' line ", std::max<uint64_t>(line_no_, 1), ": ", what);
   }
-  // The whole token must be the number: from_chars reads no whitespace, locale or trailing text.
+  // The whole token must be the integer: from_chars reads no whitespace, locale or trailing text.
   int64_t integer(const std::string &tok, const char *what) const {
     int64_t v = 0;
     auto [end, ec] = std::from_chars(number_start(tok), tok.data() + tok.size(), v);
@@ -109,11 +111,14 @@ class Reader {
     if (ec != std::errc() || end != tok.data() + tok.size()) bad(cat(what, " '", tok, "' is not an integer"));
     return v;
   }
+  // strtod's syntax in the C locale (the file's '.' whatever the process locale), over the whole token; a
+  // value below the double range reads as 0 or a subnormal, as strtod gives it.
   double real(const std::string &tok) const {
-    double v = 0;
-    auto [end, ec] = std::from_chars(number_start(tok), tok.data() + tok.size(), v);
-    if (ec == std::errc::result_out_of_range) bad(cat("value '", tok, "' is out of the double range"));
-    if (ec != std::errc() || end != tok.data() + tok.size()) bad(cat("value '", tok, "' is not a number"));
+    static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", nullptr);
+    if (c_locale == nullptr) fail(SFFT_ERROR_OUT_OF_MEMORY, "newlocale(\"C\") failed");
+    char *end = nullptr;
+    const double v = strtod_l(tok.c_str(), &end, c_locale);
+    if (end != tok.c_str() + tok.size()) bad(cat("value '", tok, "' is not a number"));
     if (!std::isfinite(v)) bad(cat("value '", tok, "' is not finite"));
     return v;
   }
@@ -122,7 +127,7 @@ class Reader {
   uint64_t line_no() const { return line_no_; }
 
  private:
-  // A leading '+' is allowed (strtod and C's scanf accept it), from_chars takes only '-'.
+  // A leading '+' is allowed (strtoll and C's scanf accept it), from_chars takes only '-'.
   static const char *number_start(const std::string &tok) {
     return tok.size() > 1 && tok[0] == '+' && tok[1] != '-' && tok[1] != '+' ? tok.data() + 1 : tok.data();
   }

@@ -13,6 +13,11 @@ sfft_add_gtest(threads_test threads_test.cpp)
 target_link_libraries(threads_test PRIVATE Threads::Threads)
 target_compile_definitions(threads_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
 
+# Threads value, fork() and FFTW's process-wide planner setting (issue 26); reads fftw_planner_nthreads.
+sfft_add_gtest(process_test process_test.cpp)
+target_link_libraries(process_test PRIVATE ${SFFT_FFTW3_THREADS} ${SFFT_FFTW3F_THREADS})
+target_compile_definitions(process_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
+
 sfft_add_gtest(limits_test limits_test.cpp)
 target_compile_definitions(limits_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
 

@@ -5,7 +5,8 @@ target_include_directories(sparse_decode_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # sparse_window_test builds the plan-time design (src/sparse/filter.cpp, compiled into the test: the
 # library exports only the C API) and checks the window's truncated taps against the analytic response.
-sfft_add_gtest(sparse_window_test sparse_window_test.cpp ${PROJECT_SOURCE_DIR}/src/sparse/filter.cpp)
+sfft_add_gtest(sparse_window_test sparse_window_test.cpp ${PROJECT_SOURCE_DIR}/src/sparse/filter.cpp
+               ${PROJECT_SOURCE_DIR}/src/common/process.cpp)
 target_include_directories(sparse_window_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # The `sfft sparse` demo (exit status 1 when a planted frequency is missed) at a power of two and at a

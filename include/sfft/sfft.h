@@ -73,13 +73,32 @@ typedef struct sfft_options {
   sfft_backend backend; /* AUTO: CUDA for device pointers / when a GPU is usable, else CPU */
   int device;           /* CUDA device ordinal */
   void *stream;         /* a cudaStream_t, or NULL for the default stream */
-  int threads;          /* CPU threads, 0 = all hardware threads */
+  int threads;          /* CPU threads, 0 = all hardware threads; see "Threads, fork and processes" */
   uint64_t seed;        /* for randomized algorithms; same seed => same result */
 } sfft_options;
 
 /* Fills *opts with defaults (AUTO backend, device 0, default stream, all threads, seed 0) and sets
    struct_size. NULL is ignored. */
 SFFT_API void sfft_options_init(sfft_options *opts);
+
+/* Threads, fork and processes.
+   - opts->threads: 0 = the hardware thread count; a positive value is used up to 4 x the hardware thread
+     count and capped there (INT_MAX is valid and means "as many as help"); a negative value is
+     SFFT_ERROR_INVALID_ARGUMENT. It bounds the OpenMP and FFTW threads of the call or plan (OMP_THREAD_LIMIT
+     still applies).
+   - Thread safety: fftshift_nd / ifftshift_nd may run concurrently from any threads (on distinct output
+     buffers). An nufft3, spfft2d or sparse-FFT plan is used by one thread at a time; distinct plans run
+     concurrently. The application may use FFTW itself at the same time: sfft serialises its own FFTW planning
+     and switches on FFTW's planner lock (fftw_make_planner_thread_safe).
+   - FFTW's process-wide planner thread count (fftw_plan_with_nthreads) is set for each sfft plan and then
+     restored to the application's value (read with fftw_planner_nthreads, FFTW >= 3.3.9; an older FFTW is
+     left at its default, 1).
+   - fork(): in a child forked after the library was loaded (Python multiprocessing's default), the inherited
+     plans and new ones work on the CPU backend, single-threaded whatever opts->threads says: the parent's
+     OpenMP and FFTW worker threads do not exist there, and the runtimes would wait for them forever. An
+     inherited multithreaded FFTW plan is re-planned single-threaded (FFTW_ESTIMATE) at its first use in the
+     child. The CUDA backend follows CUDA's rule: a child cannot use its parent's CUDA context (use the "spawn"
+     or "forkserver" start methods, or exec). */
 
 /* Static, never-NULL name and description of a status code ("SFFT_ERROR_INVALID_ARGUMENT: ..."). */
 SFFT_API const char *sfft_status_string(sfft_status s);

@@ -1,11 +1,27 @@
 #include "common/fftw_plan.hpp"
 
+#include <pthread.h>
+
+// FFTW >= 3.3.9 reports its planner thread count; weak, so that an older FFTW still links (the address is
+// then null and the count FFTW's default, 1).
+extern "C" int fftw_planner_nthreads(void) __attribute__((weak));
+extern "C" int fftwf_planner_nthreads(void) __attribute__((weak));
+
 namespace sfft::fftw {
 
 std::mutex &planner_mutex() {
   static std::mutex m;
   return m;
 }
+
+namespace {
+
+[[maybe_unused]] const bool atfork_registered = [] {
+  return pthread_atfork([] { planner_mutex().lock(); }, [] { planner_mutex().unlock(); },
+                        [] { planner_mutex().unlock(); }) == 0;
+}();
+
+}  // namespace
 
 void ensure_threads_initialised() {
   static bool done = false;  // guarded by planner_mutex
@@ -18,5 +34,8 @@ void ensure_threads_initialised() {
   fftwf_make_planner_thread_safe();
   done = true;
 }
+
+int planner_nthreads_double() { return fftw_planner_nthreads != nullptr ? fftw_planner_nthreads() : 1; }
+int planner_nthreads_float() { return fftwf_planner_nthreads != nullptr ? fftwf_planner_nthreads() : 1; }
 
 }  // namespace sfft::fftw

@@ -1,11 +1,13 @@
 #include "common/options.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <thread>
 
 #include "common/dtype.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 
 namespace sfft {
 
@@ -40,6 +42,7 @@ Options resolve_options(const sfft_options *opts) {
     unsigned hw = std::thread::hardware_concurrency();
     out.threads = hw == 0 ? 1 : static_cast<int>(hw);
   }
+  out.threads = std::min(out.threads, max_threads());
   return out;
 }
 

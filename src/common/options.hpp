@@ -11,14 +11,14 @@ struct Options {
   sfft_backend backend = SFFT_BACKEND_AUTO;
   int device = 0;
   void *stream = nullptr;
-  int threads = 0;  // resolved: > 0 after resolve_options
+  int threads = 0;  // resolved: in [1, max_threads()] after resolve_options
   uint64_t seed = 0;
 };
 
 void default_options(sfft_options *opts);
 
-// Copies the fields covered by opts->struct_size (NULL = defaults), validates them, and resolves
-// threads = 0 to the hardware thread count. Throws SFFT_ERROR_INVALID_ARGUMENT on bad values.
+// Copies the fields covered by opts->struct_size (NULL = defaults), validates them, resolves threads = 0 to
+// the hardware thread count and caps threads at max_threads(). Throws SFFT_ERROR_INVALID_ARGUMENT on bad values.
 Options resolve_options(const sfft_options *opts);
 
 }  // namespace sfft

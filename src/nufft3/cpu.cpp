@@ -16,6 +16,7 @@
 #include "common/checked.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
+#include "common/process.hpp"
 #include "nufft3/cpu_kernels.hpp"
 #include "nufft3/horner.hpp"
 #include "nufft3/params.hpp"
@@ -60,7 +61,7 @@ class CpuEngine final : public Engine {
     const KernelSpec &kernel = L_.kernel;
     N_ = p.N;
     K_ = p.K;
-    const int threads = cfg_.opts.threads;
+    const int threads = usable_threads(cfg_.opts.threads);
     const HornerTable table = fit_horner(kernel, tap_tolerance(L_, cfg_.tol), sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24,
                                          cpu::kStrideMultiple<Real>);
     horner_.allocate(table.coeff.size());
@@ -195,7 +196,7 @@ class CpuEngine final : public Engine {
     const int dim = cfg_.dim;
     const DimLayout *ax = L_.axis;
     const long long n1y = dim > 1 ? ax[1].n1 : 1, n1z = dim > 2 ? ax[2].n1 : 1;
-    const int threads = cfg_.opts.threads;
+    const int threads = usable_threads(cfg_.opts.threads);
 
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (std::size_t c = 0; c < chunks_.size(); ++c) {
@@ -258,7 +259,7 @@ class CpuEngine final : public Engine {
   void interpolate(Complex *F) {
     const int dim = cfg_.dim;
     const std::size_t blocks = (K_ + kTargetBlock - 1) / kTargetBlock;
-#pragma omp parallel for num_threads(cfg_.opts.threads) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(usable_threads(cfg_.opts.threads)) schedule(dynamic, 1)
     for (std::size_t blk = 0; blk < blocks; ++blk) {
       cpu::InterpTask<Real> task{};
       task.kernel = horner_view_;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/host_buffer.hpp"
+#include "common/process.hpp"
 #include "shift/shift.hpp"
 
 namespace sfft::shift {
@@ -103,6 +104,7 @@ void cycle_in_place(const Layout &l, unsigned char *bytes, int threads) {
 }  // namespace
 
 void run_cpu(const Layout &l, void *out, const void *in, int threads) {
+  threads = usable_threads(threads);
   auto *dst = static_cast<unsigned char *>(out);
   const auto *src = static_cast<const unsigned char *>(in);
   if (l.ndim == 0) {  // nothing moves

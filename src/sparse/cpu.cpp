@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
+#include "common/process.hpp"
 #include "sparse/plan.hpp"
 
 namespace sfft::sparse {
@@ -21,7 +22,7 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
   bool finite = true;
   // Threads only pay off (and only survive oversubscribed machines) for enough taps.
   const bool parallel = static_cast<std::size_t>(hashings) * d.window.size() >= (std::size_t{1} << 18);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : finite) if (parallel)
+#pragma omp parallel for num_threads(usable_threads(threads)) schedule(dynamic, 1) reduction(&& : finite) if (parallel)
   for (long h = 0; h < hashings; ++h) {
     const int64_t half = d.half_taps_of(static_cast<std::size_t>(h));
     const double *window = d.window_of(static_cast<std::size_t>(h)).data();
@@ -219,7 +220,7 @@ class CpuEngine final : public Engine {
       const std::size_t h0 = d_.first_hashing(l);
       const double floor = floors_[static_cast<std::size_t>(l)];
       Decoded *slots = decoded_.data() + static_cast<std::size_t>(l) * g.buckets;
-#pragma omp parallel for num_threads(threads_) schedule(static) if (buckets >= 8192)
+#pragma omp parallel for num_threads(usable_threads(threads_)) schedule(static) if (buckets >= 8192)
       for (long b = 0; b < buckets; ++b) {
         auto load = [&](int j) { return bucket(h0 + static_cast<std::size_t>(j), static_cast<uint64_t>(b)); };
         slots[b] = decode_bucket(static_cast<uint64_t>(b), load, lp, floor, g);

@@ -28,6 +28,7 @@
 #include "common/checked.hpp"
 #include "common/error.hpp"
 #include "common/host_buffer.hpp"
+#include "common/process.hpp"
 #include "sparse/plan.hpp"
 
 namespace sfft::sparse {
@@ -267,7 +268,7 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
   std::size_t taps = checked_add(checked_mul(2, static_cast<std::size_t>(half_taps), "window taps"), 1, "window taps");
   w.window.resize(taps);
   const double width = static_cast<double>(g.width);
-#pragma omp parallel for schedule(static) if (half_taps > 65536)
+#pragma omp parallel for schedule(static) if (half_taps > 65536 && !in_forked_child())
   for (int64_t t = 0; t <= half_taps; ++t) {
     const double tap = width * shape(static_cast<double>(t) / buckets);
     w.window[static_cast<std::size_t>(half_taps + t)] = tap;

@@ -8,6 +8,7 @@
 #include "common/checked.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
+#include "common/process.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
@@ -147,7 +148,7 @@ class CpuEngine final : public Engine {
       if (m_->has_empty_rows()) std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       const int64_t nrows = static_cast<int64_t>(m_->row_id.size());
       const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
-#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(threads_)
+#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(usable_threads(threads_))
       for (int64_t j = 0; j < nrows; ++j) {
         for (int64_t blk = 0; blk < nblocks; ++blk) {
           const uint64_t v0 = static_cast<uint64_t>(blk) * kRowBlock, count = std::min(kRowBlock, W - v0);
@@ -194,7 +195,7 @@ class CpuEngine final : public Engine {
     if (m_->has_empty_columns()) std::memset(static_cast<void *>(z), 0, z_.size() * sizeof(Complex));
     const int64_t ncols = static_cast<int64_t>(m_->col_id.size());
     const int64_t nblocks = static_cast<int64_t>((tile + kRowBlock - 1) / kRowBlock);
-#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(threads_)
+#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(usable_threads(threads_))
     for (int64_t j = 0; j < ncols; ++j) {
       for (int64_t b = 0; b < nblocks; ++b) {
         const uint64_t t0 = static_cast<uint64_t>(b) * kRowBlock, count = std::min(kRowBlock, tile - t0);
@@ -222,7 +223,7 @@ class CpuEngine final : public Engine {
     const uint64_t s0 = k * layout_.tile, R = layout_.rows, C = layout_.cols, W = layout_.width;
     Complex *dst = sink.callback ? staging_.get() : static_cast<Complex *>(sink.out) + (blk.first - sink.row0) * W;
     const Complex *z = z_.get();
-#pragma omp parallel for schedule(static) num_threads(threads_)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads_))
     for (int64_t i = 0; i < static_cast<int64_t>(blk.count); ++i) {
       const uint64_t u = blk.first + static_cast<uint64_t>(i);
       Complex *out = dst + static_cast<uint64_t>(i) * W;

@@ -6,6 +6,7 @@
 // A violated contract prints what happened and aborts, which libFuzzer reports as a crash with the input.
 #pragma once
 
+#include <climits>
 #include <cmath>
 #include <complex>
 #include <algorithm>
@@ -147,7 +148,9 @@ inline FuzzedOptions fuzz_options(Input &in) {
   if (mode % 8 == 1) {
     in.enumeration_into(&f.storage.o.backend, 0, 3);
     f.storage.o.device = static_cast<int>(in.in_range(-2, 2));
-    f.storage.o.threads = static_cast<int>(in.in_range(-2, 4));
+    // Any int: the library caps large counts (INT_MAX ended the process in the OpenMP runtime).
+    static const int threads[] = {-2, -1, 0, 1, 2, 3, 4, 64, 5000, INT_MAX, INT_MIN};
+    f.storage.o.threads = threads[in.byte() % 11];
     int b = bits(f.storage.o.backend);
     f.valid = b >= SFFT_BACKEND_AUTO && b <= SFFT_BACKEND_CUDA && f.storage.o.device >= 0 && f.storage.o.threads >= 0;
     f.cuda = b == SFFT_BACKEND_CUDA;

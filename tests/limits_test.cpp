@@ -228,6 +228,56 @@ TEST_F(LimitsTest, Nufft3CountsWhoseBytesOverflow) {
 TEST_F(LimitsTest, Nufft3OutOfMemoryUnderAddressSpaceLimit) {
   EXPECT_EXIT(nufft3_out_of_memory_child(), ::testing::ExitedWithCode(0), "");
 }
+
+// The grid is sized against what the process may still map (here RLIMIT_AS; in a container its memory
+// cgroup, on a host MemAvailable), not against the machine's physical memory: a grid of about 1 GiB under a
+// 256 MiB margin is refused by the size check, naming the bytes available, before anything is allocated
+// (where the kernel overcommits, an allocation that succeeds can still be killed when it is touched).
+[[noreturn]] void nufft3_ceiling_child() {
+  capped_child(
+      256 * kMiB,
+      [](std::vector<std::string> &problems) {
+        sfft_options o = cpu_options_1thread();
+        nufft3_plan plan = nullptr;
+        if (nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-6, &o) != SFFT_SUCCESS)
+          problems.push_back(std::string("nufft3_create: ") + sfft_last_error());
+        return plan;
+      },
+      [](nufft3_plan plan, std::vector<std::string> &problems) {
+        double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
+        expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
+        if (!mentions(sfft_last_error(), "available"))
+          problems.push_back(std::string("not refused by the size check: ") + sfft_last_error());
+        nufft3_destroy(plan);
+      });
+}
+
+TEST_F(LimitsTest, Nufft3GridSizedByAvailableMemory) {
+  EXPECT_EXIT(nufft3_ceiling_child(), ::testing::ExitedWithCode(0), "");
+}
+
+// A failed nufft3_setpts (a non-finite coordinate, a grid larger than any memory) leaves the previous points:
+// exec still gives their result. It used to leave the plan without points.
+TEST_F(LimitsTest, Nufft3FailedSetptsKeepsThePoints) {
+  sfft_options o = cpu_options_1thread();
+  nufft3_plan plan = nullptr;
+  ASSERT_EQ(nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-9, &o), SFFT_SUCCESS) << sfft_last_error();
+  double x[3] = {0.5, -1, 2}, s[2] = {2, -3};
+  std::complex<double> f[3] = {{1, 0}, {0, 1}, {-1, 2}}, want[2], got[2];
+  ASSERT_EQ(nufft3_setpts(plan, 3, x, nullptr, nullptr, 2, s, nullptr, nullptr), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(nufft3_exec(plan, f, want), SFFT_SUCCESS) << sfft_last_error();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double bad_x[3][3] = {{0, nan, 1}, {0, 1, 2}, {-1e300, 0, 1e300}};
+  const double bad_s[3][2] = {{1, 2}, {inf, 1}, {-1e300, 1e300}};
+  const sfft_status expected[3] = {SFFT_ERROR_INVALID_ARGUMENT, SFFT_ERROR_INVALID_ARGUMENT, SFFT_ERROR_OUT_OF_MEMORY};
+  for (int c = 0; c < 3; ++c) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(nufft3_setpts(plan, 3, bad_x[c], nullptr, nullptr, 2, bad_s[c], nullptr, nullptr), expected[c]);
+    ASSERT_EQ(nufft3_exec(plan, f, got), SFFT_SUCCESS) << sfft_last_error();
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(got[k], want[k]) << k;
+  }
+  nufft3_destroy(plan);
+}
 #endif
 
 // ----------------------------------------------------------------------------------------- spfft2d

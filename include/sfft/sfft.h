@@ -174,9 +174,16 @@ SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype,
 /* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
 SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts);
 /* Sets N sources (x, y, z) and K targets (s, t, u), each an array of N resp. K reals; arrays of dims beyond
-   `dim` are ignored and may be NULL. Coordinates must be finite. N or K may be 0. The plan copies what it
+   `dim` are ignored and may be NULL. Coordinates must be finite: a NaN or infinite one is
+   SFFT_ERROR_INVALID_ARGUMENT naming the first ("x[17] is NaN"). N or K may be 0. The plan copies what it
    needs (the arrays may be freed afterwards) and allocates its workspace here; may be called again with new
-   points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over). */
+   points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over).
+   A failed call leaves the previous points in place (nufft3_exec keeps computing with them). The grid must fit
+   the memory the process can still use (host: MemAvailable, its memory cgroup and RLIMIT_AS; device: free
+   memory), counting the previous points' workspace as released; else SFFT_ERROR_OUT_OF_MEMORY with the bytes
+   needed, before the grid is allocated. Only where an allocation fails with both workspaces held is the old
+   one released first; if the new one then fails too, the plan has no points until the next nufft3_setpts.
+   Strengths are not checked: a NaN or infinite strength makes the outputs NaN. */
 SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
                                    uint64_t K, const void *s, const void *t, const void *u);
 /* f: ntransf x N strengths (C-order, one vector after another); F: ntransf x K outputs, overwritten.

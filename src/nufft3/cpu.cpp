@@ -54,10 +54,10 @@ class CpuEngine final : public Engine {
       scan_host_coordinates(static_cast<const Real *>(p.src[d]), p.N, src_names[d], x_lo[d], x_hi[d]);
       scan_host_coordinates(static_cast<const Real *>(p.tgt[d]), p.K, tgt_names[d], s_lo[d], s_hi[d]);
     }
-    valid_ = false;
     const double cell_bytes = sizeof(Complex) * (cfg_.ntransf + 1.0);
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, x_lo, x_hi, s_lo, s_hi, cell_bytes,
-                       host_memory_bytes(), kCpuCost, cfg_.is_double);
+                       available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
+    grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     const KernelSpec &kernel = L_.kernel;
     N_ = p.N;
     K_ = p.K;
@@ -166,16 +166,14 @@ class CpuEngine final : public Engine {
     const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
     grid_.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
     std::fill(grid_.get() + grid_cells, grid_.get() + grid_cells + cpu::kLineSlack, Complex(0));
-    int n[3];
-    for (int d = 0; d < dim; ++d) n[d] = static_cast<int>(ax[d].n2);
-    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, static_cast<int>(L_.n2_total),
-                                      grid_.get(), nullptr, 1, static_cast<int>(L_.n2_total), cfg_.sign,
-                                      FFTW_ESTIMATE, threads);
-    valid_ = true;
+    std::ptrdiff_t n[3];
+    for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(ax[d].n2);
+    const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
+    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, dist,
+                                      grid_.get(), nullptr, 1, dist, cfg_.sign, FFTW_ESTIMATE, threads);
   }
 
   void exec(const void *f_in, void *F_out) override {
-    require(valid_, "the last nufft3_setpts failed: set the points again");
     const Complex *f = static_cast<const Complex *>(f_in);
     Complex *F = static_cast<Complex *>(F_out);
     for (int tr = 0; tr < cfg_.ntransf; ++tr) spread_one(f + tr * N_, grid_.get() + tr * L_.n2_total);
@@ -282,7 +280,6 @@ class CpuEngine final : public Engine {
 
   Config cfg_;
   Layout L_;
-  bool valid_ = false;
   std::size_t N_ = 0, K_ = 0, row_size_ = 1;
   HostBuffer<std::size_t> src_index_;  // sorted position -> original source index
   HostBuffer<Real> src_pos_;           // dim x N grid coordinates (centred cells), sorted

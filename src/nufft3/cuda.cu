@@ -327,7 +327,6 @@ class CudaEngine final : public Engine {
 
   void setpts(const Points &p) override {
     cuda::DeviceScope scope(cfg_.opts.device);
-    valid_ = false;
     require(p.N < (1ull << 31) && p.K < (1ull << 31), "the CUDA backend takes N, K < 2^31 (N = ", p.N,
             ", K = ", p.K, ")");
     const int dim = cfg_.dim;
@@ -346,9 +345,10 @@ class CudaEngine final : public Engine {
     }
     std::size_t free_bytes = 0, total_bytes = 0;
     SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi,
-                       sizeof(C) * double(cfg_.ntransf), static_cast<double>(free_bytes), kCudaCost,
-                       cfg_.is_double);
+    const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
+    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
+                       static_cast<double>(free_bytes) + p.reclaimable_bytes, kCudaCost, cfg_.is_double);
+    grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     const KernelSpec &kernel = L_.kernel;
 
     Geometry src_geo = geometry(true), tgt_geo = geometry(false);
@@ -421,11 +421,9 @@ class CudaEngine final : public Engine {
         fail(SFFT_ERROR_INTERNAL, "nufft3: spreading tile of ", tile_bytes_, " bytes exceeds the device's ", optin);
       SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_tiles<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     }
-    valid_ = true;
   }
 
   void exec(const void *f_in, void *F_out) override {
-    require(valid_, "the last nufft3_setpts failed: set the points again");
     cuda::DeviceScope scope(cfg_.opts.device);
     const bool f_host = pointer_kind(f_in) == PointerKind::Host;
     const bool F_host = pointer_kind(F_out) == PointerKind::Host;
@@ -591,7 +589,6 @@ class CudaEngine final : public Engine {
   Config cfg_;
   cudaStream_t stream_;
   Layout L_;
-  bool valid_ = false;
   int sm_count_ = 1;
   std::size_t N_ = 0, K_ = 0, nsub_ = 0;
   Geometry src_geo_{}, tgt_geo_{};

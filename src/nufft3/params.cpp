@@ -1,6 +1,6 @@
 #include "nufft3/params.hpp"
 
-#include <unistd.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -126,18 +126,52 @@ double stage_error(const KernelSpec &k, double sigma) {
 
 // ES kernel of `width` cells with the shape that minimises stage_error at sigma (golden-section search around
 // FINUFFT's beta = 0.97 pi (1 - 1 / (2 sigma)) width, which is near optimal from 6 cells on; narrower kernels
-// want up to 20 % less). Memoised: a few sigmas and widths occur per process.
+// want up to 20 % less).
 struct EsDesign {
   KernelSpec kernel;
   double error = 0;
 };
+
+// Memo of the designs (about 25 ms each) for the kMemoSigmas most recently used sigmas: the automatic 2 and
+// 1.25 and a few a caller chose. Every distinct upsampfac a caller tries would otherwise stay for good.
+constexpr std::size_t kMemoSigmas = 4;
+struct DesignMemo {
+  std::mutex mutex;
+  std::map<std::pair<int, double>, EsDesign> designs;
+  std::vector<double> sigmas;  // most recently used last
+};
+DesignMemo &design_memo() {
+  static DesignMemo memo;
+  return memo;
+}
+// A child forked while another thread holds the memo's lock would wait for it forever.
+[[maybe_unused]] const bool memo_atfork_registered = [] {
+  return pthread_atfork([] { design_memo().mutex.lock(); }, [] { design_memo().mutex.unlock(); },
+                        [] { design_memo().mutex.unlock(); }) == 0;
+}();
+
+// Marks sigma as just used; evicts the designs of the least recently used sigma beyond kMemoSigmas. Call
+// with the memo's lock held.
+void touch(DesignMemo &memo, double sigma) {
+  auto &order = memo.sigmas;
+  order.erase(std::remove(order.begin(), order.end(), sigma), order.end());
+  order.push_back(sigma);
+  if (order.size() <= kMemoSigmas) return;
+  const double evicted = order.front();
+  order.erase(order.begin());
+  for (auto it = memo.designs.begin(); it != memo.designs.end();)
+    it = it->first.second == evicted ? memo.designs.erase(it) : std::next(it);
+}
+
 EsDesign es_design(int width, double sigma) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, double>, EsDesign> cache;
+  DesignMemo &memo = design_memo();
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find({width, sigma});
-    if (it != cache.end()) return it->second;
+    std::lock_guard<std::mutex> lock(memo.mutex);
+    auto it = memo.designs.find({width, sigma});
+    if (it != memo.designs.end()) {
+      touch(memo, sigma);
+      return it->second;
+    }
   }
   const double nominal = 0.97 * M_PI * (1 - 1 / (2 * sigma)) * width;
   auto error_at = [&](double beta) { return stage_error(es_kernel(width, beta), sigma); };
@@ -156,8 +190,9 @@ EsDesign es_design(int width, double sigma) {
   EsDesign best;
   best.kernel = es_kernel(width, ec < ed ? c : d);
   best.error = std::min(ec, ed);
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.emplace(std::make_pair(width, sigma), best);
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  memo.designs.emplace(std::make_pair(width, sigma), best);
+  touch(memo, sigma);
   return best;
 }
 
@@ -245,9 +280,9 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
     double n1 = 2 * std::ceil(X / a.h1) + kernel.width + 2;
     double n2 = std::max(std::ceil(upsampfac * n1), 2.0 * kernel.width);
     if (!(n2 < static_cast<double>(std::numeric_limits<int>::max()) / 2)) {
-      fail(SFFT_ERROR_OUT_OF_MEMORY, "dimension ", d, " needs an FFT of about ", n2,
-           " points (bandwidth product X*S = ", X * S, "): the grid would need more than ", n2 * bytes_per_cell,
-           " bytes");
+      throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY,
+                         cat("dimension ", d, " needs an FFT of about ", n2, " points (bandwidth product X*S = ",
+                             X * S, "): the grid would need more than ", n2 * bytes_per_cell, " bytes"));
     }
     a.n1 = static_cast<long long>(n1) + (static_cast<long long>(n1) & 1);
     a.n2 = next_smooth_even(static_cast<long long>(n2));
@@ -263,8 +298,9 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
           " radians, beyond the double range: no transform of these points is defined at any tol");
   double need = cells2 * bytes_per_cell;
   if (!(need <= memory_limit)) {
-    fail(SFFT_ERROR_OUT_OF_MEMORY, "the ", dim, "-d grid of ", cells2, " cells needs ", need,
-         " bytes of workspace (more than the ", memory_limit, " bytes available)");
+    throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY, cat("the ", dim, "-d grid of ", cells2, " cells needs ", need,
+                                                     " bytes of workspace (more than the ", memory_limit,
+                                                     " bytes available)"));
   }
   L.n1_total = static_cast<std::size_t>(cells1);
   L.n2_total = static_cast<std::size_t>(cells2);
@@ -304,10 +340,9 @@ double tap_tolerance(const Layout &L, double tol) {
   return tol * band_edge / (2 * L.dim * L.kernel.width);
 }
 
-double host_memory_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return std::numeric_limits<double>::max();
-  return static_cast<double>(pages) * static_cast<double>(page);
+std::size_t es_design_memo_size() {
+  std::lock_guard<std::mutex> lock(design_memo().mutex);
+  return design_memo().designs.size();
 }
 
 void grid_correction(const KernelSpec &k, const DimLayout &a, double *out) {

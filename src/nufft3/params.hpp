@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/error.hpp"
 #include "nufft3/kernel.hpp"
 
 namespace sfft::nufft3 {
@@ -61,9 +62,16 @@ constexpr double kFftRounding = 0.25;
 // upsampfac 0 means 2.0 here. Throws SFFT_ERROR_INVALID_ARGUMENT when no kernel reaches tol at upsampfac in dim.
 KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, bool is_double);
 
+// make_layout's SFFT_ERROR_OUT_OF_MEMORY: the grid does not fit the memory limit it was given, so retrying with
+// the same limit cannot help.
+class GridTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 // lo/hi: per dimension min and max of the sources (x) and targets (s); all finite.
 // bytes_per_cell is what one FFT cell costs across the batch; the layout is rejected with
-// SFFT_ERROR_OUT_OF_MEMORY (naming the bytes needed) when it cannot fit in `memory_limit` bytes.
+// GridTooLarge (SFFT_ERROR_OUT_OF_MEMORY, naming the bytes needed) when it cannot fit in `memory_limit` bytes.
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit);
 
@@ -89,8 +97,8 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
 // relative (the deconvolution divides by phihat, smallest at the band's edge).
 double tap_tolerance(const Layout &L, double tol);
 
-// Physical host memory in bytes (an upper bound for a host workspace; allocation may still fail).
-double host_memory_bytes();
+// ES kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxEsWidth designs each).
+std::size_t es_design_memo_size();
 
 // 1 / phihat(2 pi c / n2) for c in [-n1/2, n1/2): the grid deconvolution of one dimension.
 void grid_correction(const KernelSpec &k, const DimLayout &a, double *out);

@@ -90,14 +90,29 @@ void Plan::setpts(uint64_t N, const void *x, const void *y, const void *z, uint6
                     "ntransf * K");
   Backend b = choose_backend(config_.opts, {p.src[0], p.src[1], p.src[2], p.tgt[0], p.tgt[1], p.tgt[2]},
                              "nufft3_setpts");
-  if (!engine_ || b != backend_) {
-    have_points_ = false;
+  // Transactional: the new points go into a new engine, which replaces the current one only once it is
+  // complete, so a failed call (a NaN coordinate, a grid too large) leaves the previous points usable. The grid
+  // is sized as if the current workspace were already released; where an allocation then fails because both
+  // are held at once, the current one is released and the new one tried alone.
+  if (engine_ && b == backend_) p.reclaimable_bytes = engine_->grid_bytes();
+  auto prepare = [&] {
+    std::unique_ptr<Engine> next = b == Backend::Cuda ? make_cuda_engine(config_) : make_cpu_engine(config_);
+    if (p.N > 0 && p.K > 0) next->setpts(p);
+    return next;
+  };
+  std::unique_ptr<Engine> next;
+  try {
+    next = prepare();
+  } catch (const GridTooLarge &) {
+    throw;
+  } catch (const Error &e) {
+    if (e.status() != SFFT_ERROR_OUT_OF_MEMORY || !engine_) throw;
     engine_.reset();
-    engine_ = b == Backend::Cuda ? make_cuda_engine(config_) : make_cpu_engine(config_);
-    backend_ = b;
+    have_points_ = false;
+    next = prepare();
   }
-  have_points_ = false;
-  if (p.N > 0 && p.K > 0) engine_->setpts(p);
+  engine_ = std::move(next);
+  backend_ = b;
   N_ = p.N;
   K_ = p.K;
   have_points_ = true;

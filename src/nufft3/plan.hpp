@@ -28,10 +28,11 @@ struct Points {
   std::size_t N = 0, K = 0;
   const void *src[3] = {};
   const void *tgt[3] = {};
+  double reclaimable_bytes = 0;  // the workspace of the plan's current points, released once these replace them
 };
 
-// One backend's workspace and kernels. setpts may throw after partly replacing the points; the plan
-// then marks itself as having no points.
+// One backend's workspace and kernels for one point set: the plan makes a new engine per setpts and keeps
+// the previous one until the new one's setpts has succeeded.
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -40,10 +41,18 @@ class Engine {
   virtual void exec(const void *f, void *F) = 0;
   // Zero-fills F (ntransf x K) wherever it lives.
   virtual void zero_output(void *F, std::size_t count) = 0;
+  // Bytes of the grid workspace setpts sized (0 before it).
+  double grid_bytes() const { return grid_bytes_; }
+
+ protected:
+  double grid_bytes_ = 0;
 };
 
 std::unique_ptr<Engine> make_cpu_engine(const Config &c);
 std::unique_ptr<Engine> make_cuda_engine(const Config &c);  // SFFT_ERROR_UNSUPPORTED without CUDA
+
+// nufft3_options_init's values: ntransf 1, the ES kernel, automatic upsampling.
+nufft3_options default_options();
 
 class Plan {
  public:

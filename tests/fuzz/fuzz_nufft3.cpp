@@ -1,8 +1,9 @@
 // libFuzzer target for the type-3 NUFFT (nufft3_*): arbitrary dim, dtype, sign, tolerance, options
 // (ntransf, kernel, upsampfac), point counts (including ones whose byte counts overflow), coordinates
 // (NaN, +-Inf, huge, denormal, negative zero) and NULL arrays. A successful exec must match the direct sum
-// in long double; any failure must leave the handle / output untouched with a message, and the plan must
-// still produce a correct transform afterwards.
+// in long double; any failure must leave the handle / output untouched with a message, a failed setpts must
+// leave the points set before it (exec still matches their direct sum), and the plan must still produce a
+// correct transform afterwards.
 #include "fuzz_support.hpp"
 
 namespace {
@@ -47,29 +48,15 @@ std::vector<Real> as_real(const std::vector<double> &v) {
   return std::vector<Real>(v.begin(), v.end());
 }
 
-// Runs setpts + exec of p on the plan and checks the contract; returns false if setpts failed.
+// Runs exec with p's strengths on a plan whose points are p's and checks the result against the direct sum.
 template <class Real>
-bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null_arrays, bool expect_success) {
+void exec_check(nufft3_plan plan, const Problem &p, double tol) {
   using C = std::complex<Real>;
   std::vector<Real> x[3], s[3];
-  const void *xp[3] = {}, *sp[3] = {};
   for (int d = 0; d < 3; ++d) {
     x[d] = as_real<Real>(p.pts[d]);
     s[d] = as_real<Real>(p.frq[d]);
-    xp[d] = null_arrays && d == p.dim - 1 ? nullptr : x[d].data();
-    sp[d] = s[d].data();
   }
-  sfft_status st = nufft3_setpts(plan, p.N, xp[0], xp[1], xp[2], p.K, sp[0], sp[1], sp[2]);
-  if (st != SFFT_SUCCESS) {
-    check_failure(st, "nufft3_setpts", {});
-    check(!expect_success, std::string("nufft3_setpts rejected a valid request: ") + sfft_status_string(st));
-    // The points are forgotten: exec must fail and write nothing.
-    Poisoned F(sizeof(C) * 4);
-    std::vector<C> f(4);
-    check_failure(nufft3_exec(plan, f.data(), F.get()), "nufft3_exec after a failed setpts", {&F});
-    return false;
-  }
-  check_success_clean("nufft3_setpts");
   std::vector<C> f(p.f.size());
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = C(static_cast<Real>(p.f[i].real()), static_cast<Real>(p.f[i].imag()));
   Poisoned F(sizeof(C) * p.ntransf * p.K);
@@ -79,7 +66,7 @@ bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null
     check(false, std::string("nufft3_exec failed after a successful setpts: ") + sfft_status_string(st));
   }
   check_success_clean("nufft3_exec");
-  if (p.K == 0) return true;
+  if (p.K == 0) return;
   // The reference uses the coordinates as the plan saw them (rounded to Real).
   Problem rounded = p;
   for (int d = 0; d < 3; ++d) {
@@ -92,8 +79,8 @@ bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null
   // is checked for such inputs; the call must still succeed cleanly.
   double fmax = 0;
   for (const auto &a : rounded.f) fmax = std::max({fmax, std::fabs(a.real()), std::fabs(a.imag())});
-  if (fmax * static_cast<double>(p.N + 1) > static_cast<double>(std::numeric_limits<Real>::max()) * 1e-12) return true;
-  if (fmax < static_cast<double>(std::numeric_limits<Real>::min()) * 1e12) return true;
+  if (fmax * static_cast<double>(p.N + 1) > static_cast<double>(std::numeric_limits<Real>::max()) * 1e-12) return;
+  if (fmax < static_cast<double>(std::numeric_limits<Real>::min()) * 1e12) return;
   auto want = direct_sum(rounded);
   const C *got = static_cast<const C *>(F.get());
   long double num = 0, den = 0;
@@ -127,7 +114,57 @@ bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null
     check(err <= bound, sfft_fuzz::format("nufft3 relative l2 error %.3g > bound %.3g (tol %.3g, N %zu, K %zu, dim %d)",
                                           err, bound, tol, static_cast<std::size_t>(p.N),
                                           static_cast<std::size_t>(p.K), p.dim));
+}
+
+// Runs setpts + exec of p on the plan and checks the contract; returns false if setpts failed. `previous`: the
+// points the plan holds from its last successful setpts (NULL if none), which a failed setpts must leave in
+// place.
+template <class Real>
+bool setpts_exec_check(nufft3_plan plan, const Problem &p, double tol, bool null_arrays, bool expect_success,
+                       const Problem *previous) {
+  using C = std::complex<Real>;
+  std::vector<Real> x[3], s[3];
+  const void *xp[3] = {}, *sp[3] = {};
+  for (int d = 0; d < 3; ++d) {
+    x[d] = as_real<Real>(p.pts[d]);
+    s[d] = as_real<Real>(p.frq[d]);
+    xp[d] = null_arrays && d == p.dim - 1 ? nullptr : x[d].data();
+    sp[d] = s[d].data();
+  }
+  sfft_status st = nufft3_setpts(plan, p.N, xp[0], xp[1], xp[2], p.K, sp[0], sp[1], sp[2]);
+  if (st != SFFT_SUCCESS) {
+    check_failure(st, "nufft3_setpts", {});
+    check(!expect_success, std::string("nufft3_setpts rejected a valid request: ") + sfft_status_string(st));
+    if (previous != nullptr) {
+      // The previous points stay (header: a failed call leaves them in place).
+      exec_check<Real>(plan, *previous, tol);
+    } else {
+      // There are no points: exec must fail and write nothing.
+      Poisoned F(sizeof(C) * 4);
+      std::vector<C> f(4);
+      check_failure(nufft3_exec(plan, f.data(), F.get()), "nufft3_exec without points", {&F});
+    }
+    return false;
+  }
+  check_success_clean("nufft3_setpts");
+  exec_check<Real>(plan, p, tol);
   return true;
+}
+
+// Small valid points (3 sources, 2 targets) for any dim and batch.
+Problem small_problem(int dim, int sign, int ntransf) {
+  Problem q;
+  q.dim = dim;
+  q.sign = sign;
+  q.ntransf = ntransf;
+  q.N = 3;
+  q.K = 2;
+  for (int d = 0; d < 3; ++d) {
+    q.pts[d] = {0.25, -1.0, 0.5};
+    q.frq[d] = {2.0, -3.0};
+  }
+  q.f.assign(q.ntransf * q.N, {1.0, 0.5});
+  return q;
 }
 
 template <class Real>
@@ -180,22 +217,14 @@ void run(Input &in, nufft3_plan plan, int dim, int sign, double tol, int ntransf
   for (auto &a : p.f)
     if (!std::isfinite(a.real()) || !std::isfinite(a.imag())) a = {0.5, -0.25};
   const bool null_arrays = in.byte() < 16 && p.N > 0;
-  bool ok = setpts_exec_check<Real>(plan, p, tol, null_arrays, plan_on_cpu && honest && !null_arrays);
-  if (!ok) {
-    // The plan is still usable: small, valid points give a correct transform.
-    Problem q;
-    q.dim = dim;
-    q.sign = sign;
-    q.ntransf = ntransf;
-    q.N = 3;
-    q.K = 2;
-    for (int d = 0; d < 3; ++d) {
-      q.pts[d] = {0.25, -1.0, 0.5};
-      q.frq[d] = {2.0, -3.0};
-    }
-    q.f.assign(q.ntransf * q.N, {1.0, 0.5});
-    if (q.ntransf * q.N <= kMaxValues) setpts_exec_check<Real>(plan, q, tol, false, plan_on_cpu);
-  }
+  // Sometimes the plan holds points already, which a failed setpts must keep.
+  const Problem q = small_problem(dim, sign, ntransf);
+  const bool small_fits = q.ntransf * q.N <= kMaxValues;
+  const Problem *previous = nullptr;
+  if (in.flag() && small_fits && setpts_exec_check<Real>(plan, q, tol, false, plan_on_cpu, nullptr)) previous = &q;
+  bool ok = setpts_exec_check<Real>(plan, p, tol, null_arrays, plan_on_cpu && honest && !null_arrays, previous);
+  // The plan is still usable: small, valid points give a correct transform.
+  if (!ok && small_fits) setpts_exec_check<Real>(plan, q, tol, false, plan_on_cpu, previous);
 }
 
 }  // namespace

@@ -1,0 +1,159 @@
+// Internals behind issue 26 that the C API cannot reach on this machine: FFTW plans whose batch distance
+// exceeds 2^31 elements (a nufft3 grid of that size needs 64 GB), the memory ceiling read from made-up
+// /proc and cgroup files, and the bound on nufft3's kernel-design memo. The units are compiled into the test
+// (the library exports only the C API).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/fftw_plan.hpp"
+#include "common/process.hpp"
+#if SFFT_TEST_FAMILY_nufft3
+#include "nufft3/params.hpp"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------------------------- FFTW 64-bit sizes
+
+// Two 8-point transforms 2^31 + 64 elements apart (nufft3's ntransf grids laid end to end): the second must
+// land at its own offset. With the batch distance passed as an int it wrapped to a negative offset. The
+// mapping reserves no memory; only the two touched pages are backed.
+TEST(FftwPlan, BatchDistanceBeyondInt) {
+  using C = std::complex<double>;
+  const std::ptrdiff_t dist = (std::ptrdiff_t{1} << 31) + 64;
+  const std::size_t bytes = static_cast<std::size_t>(dist + 8) * sizeof(C);
+  void *map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) GTEST_SKIP() << "cannot reserve " << bytes << " bytes of address space";
+  C *data = static_cast<C *>(map);
+  for (int i = 0; i < 8; ++i) {
+    data[i] = i == 1 ? 1 : 0;
+    data[dist + i] = i == 2 ? 1 : 0;
+  }
+  const int n[1] = {8};
+  {
+    auto plan = sfft::fftw::Plan<double>::many_dft(1, n, 2, data, nullptr, 1, dist, data, nullptr, 1, dist,
+                                                   FFTW_FORWARD, FFTW_ESTIMATE, 1);
+    plan.execute_dft(data, data);
+  }
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_NEAR(std::abs(data[k] - std::polar(1.0, -2 * M_PI * k / 8)), 0, 1e-12) << k;
+    EXPECT_NEAR(std::abs(data[dist + k] - std::polar(1.0, -2 * M_PI * 2 * k / 8)), 0, 1e-12) << k;
+  }
+  munmap(map, bytes);
+}
+
+// An embedded 2-D real-to-complex transform (spfft2d's DENSE layout: rows padded to 2 (cols/2 + 1) reals,
+// in place) against the textbook sum.
+TEST(FftwPlan, EmbeddedInPlaceRealToComplex) {
+  constexpr int R = 3, Cn = 5, W = Cn / 2 + 1;
+  auto *buf = static_cast<std::complex<double> *>(fftw_malloc(sizeof(std::complex<double>) * R * W));
+  double *real = reinterpret_cast<double *>(buf);
+  auto value = [](int r, int c) { return std::cos(1.0 + r * 0.7 + c * 1.3); };
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < Cn; ++c) real[r * 2 * W + c] = value(r, c);
+  const int n[2] = {R, Cn}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};
+  {
+    auto plan = sfft::fftw::Plan<double>::many_r2c(2, n, 1, real, in_embed, 1, 0, buf, out_embed, 1, 0,
+                                                   FFTW_ESTIMATE, 1);
+    plan.execute_r2c(real, buf);
+  }
+  for (int u = 0; u < R; ++u)
+    for (int v = 0; v < W; ++v) {
+      std::complex<double> want = 0;
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < Cn; ++c) want += value(r, c) * std::polar(1.0, -2 * M_PI * (double(r * u) / R + double(c * v) / Cn));
+      EXPECT_NEAR(std::abs(buf[u * W + v] - want), 0, 1e-12) << u << "," << v;
+    }
+  fftw_free(buf);
+}
+
+// ------------------------------------------------------------------------------------ memory ceiling
+
+class MemoryCeiling : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("sfft_ceiling_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string &path, const std::string &text) {
+    const fs::path p = root_ / path;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  double ceiling() const { return sfft::available_host_memory(root_.string()); }
+  fs::path root_;
+};
+
+constexpr double kKiB = 1024, kGiB = 1024.0 * 1024 * 1024;
+
+TEST_F(MemoryCeiling, MemAvailableNotMemTotal) {
+  write("proc/meminfo", "MemTotal:       64000000 kB\nMemFree:         1000000 kB\nMemAvailable:    2000000 kB\n");
+  EXPECT_EQ(ceiling(), 2000000 * kKiB);
+}
+
+// cgroup v2: a job's limit two levels up applies; file cache it may reclaim counts as room.
+TEST_F(MemoryCeiling, CgroupV2LimitOfAnAncestor) {
+  write("proc/meminfo", "MemTotal: 64000000 kB\nMemAvailable: 60000000 kB\n");
+  write("proc/self/cgroup", "0::/job/step\n");
+  write("sys/fs/cgroup/job/memory.max", std::to_string(static_cast<long long>(8 * kGiB)) + "\n");
+  write("sys/fs/cgroup/job/memory.current", std::to_string(static_cast<long long>(6 * kGiB)) + "\n");
+  write("sys/fs/cgroup/job/memory.stat", "anon 1\ninactive_file " + std::to_string(static_cast<long long>(kGiB)) + "\n");
+  write("sys/fs/cgroup/job/step/memory.max", "max\n");
+  write("sys/fs/cgroup/job/step/memory.current", "100\n");
+  EXPECT_EQ(ceiling(), 3 * kGiB);
+}
+
+// cgroup v1 (memory among several controllers' lines); the "unlimited" value is no limit.
+TEST_F(MemoryCeiling, CgroupV1) {
+  write("proc/meminfo", "MemTotal: 64000000 kB\nMemAvailable: 60000000 kB\n");
+  write("proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/docker/abc\n");
+  write("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "4294967296\n");
+  write("sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes", "1073741824\n");
+  write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  write("sys/fs/cgroup/memory/memory.usage_in_bytes", "5000000000\n");
+  EXPECT_EQ(ceiling(), 3 * kGiB);
+}
+
+// Inside a container the host's cgroup path may not exist below the mount; the mount's own files apply.
+TEST_F(MemoryCeiling, CgroupMountedAtTheContainersOwnGroup) {
+  write("proc/meminfo", "MemTotal: 64000000 kB\nMemAvailable: 60000000 kB\n");
+  write("proc/self/cgroup", "0::/system.slice/container-17.scope\n");
+  write("sys/fs/cgroup/memory.max", "2147483648\n");
+  write("sys/fs/cgroup/memory.current", "1073741824\n");
+  EXPECT_EQ(ceiling(), kGiB);
+}
+
+TEST_F(MemoryCeiling, NothingReadableIsNoLimit) { EXPECT_TRUE(std::isinf(ceiling())); }
+
+// ----------------------------------------------------------------------------------- design memo
+
+#if SFFT_TEST_FAMILY_nufft3
+// Every distinct upsampfac added its kernel designs to a memo that never shrank (+5 kB, +25 ms each).
+TEST(DesignMemo, BoundedOverManyUpsampfacs) {
+  using namespace sfft::nufft3;
+  const KernelSpec first = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
+  for (int i = 1; i < 40; ++i) (void)make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25 + 0.05 * i, 1, true);
+  EXPECT_GT(es_design_memo_size(), 0u);
+  EXPECT_LE(es_design_memo_size(), 4 * static_cast<std::size_t>(kMaxEsWidth));
+  // The evicted first sigma is designed again, identically.
+  const KernelSpec again = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
+  EXPECT_EQ(again.width, first.width);
+  EXPECT_EQ(again.beta, first.beta);
+}
+#endif
+
+}  // namespace

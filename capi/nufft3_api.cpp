@@ -3,6 +3,7 @@
 
 #include "boundary.hpp"
 #include "common/dtype.hpp"
+#include "common/versioned_struct.hpp"
 #include "nufft3/plan.hpp"
 #include "sfft/sfft.h"
 
@@ -15,13 +16,13 @@ sfft::capi::HandleRegistry<nufft3_plan, sfft::nufft3::Plan> &registry() {
 
 extern "C" {
 
-SFFT_API void nufft3_options_init(nufft3_options *opts) {
-  if (opts == nullptr) return;
-  *opts = nufft3_options{};
-  opts->struct_size = sizeof *opts;
-  opts->ntransf = 1;
-  opts->kernel = NUFFT3_KERNEL_ES;
-  opts->upsampfac = 0;
+// nufft3_options has kept its sfft 0.1 layout, so callers binding the unsized symbol get every field.
+SFFT_API void(nufft3_options_init)(nufft3_options *opts) {
+  sfft::init_versioned(opts, sizeof(nufft3_options), sfft::nufft3::default_options());
+}
+
+SFFT_API void nufft3_options_init_sized(nufft3_options *opts, size_t struct_size) {
+  sfft::init_versioned(opts, struct_size, sfft::nufft3::default_options());
 }
 
 SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,

@@ -7,6 +7,7 @@
 #include "common/checked.hpp"
 #include "common/dtype.hpp"
 #include "common/options.hpp"
+#include "common/versioned_struct.hpp"
 #include "sfft/sfft.h"
 #include "sparse/plan.hpp"
 
@@ -55,10 +56,13 @@ std::unique_ptr<sfft::sparse::Engine> make_engine(const sfft::sparse::Design &de
 
 extern "C" {
 
-SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs) {
-  if (knobs == nullptr) return;
-  std::memset(knobs, 0, sizeof *knobs);
-  knobs->struct_size = sizeof *knobs;
+// Callers binding the unsized symbol get sfft 0.1's layout, which ended before the comb fields.
+SFFT_API void(sfft_sparse_options_init)(sfft_sparse_options *knobs) {
+  sfft::init_versioned(knobs, sfft::sparse::kFirstKnobsSize, sfft::sparse::default_knobs());
+}
+
+SFFT_API void sfft_sparse_options_init_sized(sfft_sparse_options *knobs, size_t struct_size) {
+  sfft::init_versioned(knobs, struct_size, sfft::sparse::default_knobs());
 }
 
 SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts,

@@ -14,3 +14,23 @@ foreach(kind header_c99 header_cxx pkgconfig_c99 cmake_package fortran python_ct
   set_tests_properties(consumer.${kind} PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK consumer_install
     ENVIRONMENT "SFFT_SOURCE=${PROJECT_SOURCE_DIR};SFFT_BUILD=${PROJECT_BINARY_DIR};SFFT_INSTALL=${PROJECT_BINARY_DIR}/consumer-install")
 endforeach()
+
+# A C99 program built against older and newer copies of the option structs than the library's.
+add_executable(abi_old_option_structs abi/old_option_structs.c)
+target_link_libraries(abi_old_option_structs PRIVATE sfft::sfft m)
+set_target_properties(abi_old_option_structs PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+add_test(NAME abi.old_option_structs COMMAND abi_old_option_structs)
+
+# Distribution: the installed library on a host without the CUDA libraries (C and ctypes consumers with the
+# loader's cache ignored and the CUDA directories left out), the installed CLI from its own prefix and from
+# a moved copy of it (relative RUNPATH), and the licence identifiers in every source file.
+foreach(kind cpu_only_host installed_cli)
+  add_test(NAME consumer.${kind} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run_consumer.sh ${kind})
+  set_tests_properties(consumer.${kind} PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK consumer_install
+    ENVIRONMENT "SFFT_SOURCE=${PROJECT_SOURCE_DIR};SFFT_BUILD=${PROJECT_BINARY_DIR};SFFT_INSTALL=${PROJECT_BINARY_DIR}/consumer-install;SFFT_HAVE_CUDA=${SFFT_HAVE_CUDA}")
+endforeach()
+add_test(NAME license.spdx_identifiers COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/consumers/check_spdx.sh
+         ${PROJECT_SOURCE_DIR})
+
+sfft_add_gtest(build_info_test build_info_test.cpp)
+target_compile_definitions(build_info_test PRIVATE SFFT_TEST_FAMILY_BITS=${SFFT_FAMILY_BITS})

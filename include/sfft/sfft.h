@@ -78,8 +78,50 @@ typedef struct sfft_options {
 } sfft_options;
 
 /* Fills *opts with defaults (AUTO backend, device 0, default stream, all threads, seed 0) and sets
-   struct_size. NULL is ignored. */
+   struct_size. NULL is ignored. sfft_options_init(opts) is a macro passing sizeof(sfft_options), so the library
+   never writes past the struct this header declares (see "Option structs across versions" below); the
+   function of that name exists for callers that bind symbols (ctypes, Fortran), and fills only the fields
+   of sfft 0.1's layout: such callers should call sfft_options_init_sized with their struct's size. */
 SFFT_API void sfft_options_init(sfft_options *opts);
+SFFT_API void sfft_options_init_sized(sfft_options *opts, size_t struct_size);
+#define sfft_options_init(opts) sfft_options_init_sized((opts), sizeof(sfft_options))
+
+/* Option structs across versions (sfft_options, sfft_sparse_options, nufft3_options, sfft_build_info).
+   Within SONAME libsfft.so.0 a struct only grows: new fields are appended, never reordered, resized or
+   removed, and a zero in a new field means "the default". struct_size records the size the caller was
+   compiled with. The *_init_sized functions write exactly struct_size bytes (zeros past the fields the
+   library knows). Reading, the library takes the fields the caller's size covers and defaults for the
+   rest; a caller's struct larger than the library's is accepted when its unknown tail is all zero and
+   refused with SFFT_ERROR_INVALID_ARGUMENT otherwise (settings this older library would ignore). A
+   struct_size smaller than the first field after struct_size is SFFT_ERROR_INVALID_ARGUMENT. Functions
+   and enum values are only added; an incompatible change gets a new SONAME. */
+
+/* What this build of the library contains and what this host provides; usable before any plan exists. */
+enum {
+  SFFT_FAMILY_SHIFT = 1,   /* fftshift_nd / ifftshift_nd */
+  SFFT_FAMILY_SPARSE = 2,  /* sfft_create / sfft_exec */
+  SFFT_FAMILY_NUFFT3 = 4,  /* nufft3_* */
+  SFFT_FAMILY_SPFFT2D = 8  /* spfft2d_* */
+};
+typedef struct sfft_build_info {
+  size_t struct_size;              /* sizeof(sfft_build_info) as the caller was compiled */
+  int version;                     /* SFFT_VERSION_NUMBER of the loaded library */
+  uint32_t families;               /* SFFT_FAMILY_* bits of the families compiled in */
+  int cuda_compiled;               /* 1: the CUDA backend (plugin libsfft_cuda.so.0) was built */
+  int cuda_loaded;                 /* 1: the plugin and the CUDA runtime/cuFFT it needs loaded on this host
+                                      (asking loads them; CPU-only hosts get 0 and the reason below) */
+  int cuda_device_count;           /* usable CUDA devices (0 unless cuda_loaded) */
+  int cuda_runtime_version;        /* cudaRuntimeGetVersion, e.g. 13000; 0 unless cuda_loaded */
+  int cuda_driver_version;         /* cudaDriverGetVersion; 0 without a driver */
+  int cufft_version;               /* cufftGetVersion; 0 unless cuda_loaded */
+  char cuda_architectures[64];     /* the GPU architectures compiled for, e.g. "80;90"; "" without CUDA */
+  char fft_library[64];            /* the CPU FFT library, e.g. "fftw-3.3.10-sse2-avx" */
+  char cuda_unavailable[256];      /* why cuda_loaded is 0 ("" when it is 1), e.g. a missing libcudart */
+} sfft_build_info;
+
+/* Fills *info (struct_size bytes, see above: call with sizeof *info). Loads the CUDA backend if it is not
+   loaded yet. SFFT_ERROR_INVALID_ARGUMENT for NULL or a struct_size below 16. */
+SFFT_API sfft_status sfft_get_build_info(sfft_build_info *info, size_t struct_size);
 
 /* Threads, fork and processes.
    - opts->threads: 0 = the hardware thread count; a positive value is used up to 4 x the hardware thread
@@ -161,8 +203,11 @@ typedef struct nufft3_options {
                            nufft3_create / nufft3_set_options then fail with SFFT_ERROR_INVALID_ARGUMENT */
 } nufft3_options;
 
-/* Fills *opts with the defaults and sets struct_size. NULL is ignored. */
+/* Fills *opts with the defaults and sets struct_size. NULL is ignored. A macro over the _sized form, as for
+   sfft_options_init. */
 SFFT_API void nufft3_options_init(nufft3_options *opts);
+SFFT_API void nufft3_options_init_sized(nufft3_options *opts, size_t struct_size);
+#define nufft3_options_init(opts) nufft3_options_init_sized((opts), sizeof(nufft3_options))
 
 /* Creates a plan. dim 1..3; sign +1 or -1; opts (NULL = defaults) picks backend, device, stream, threads.
    The backend is fixed by the first nufft3_setpts: CUDA when opts->backend is CUDA, or AUTO and a coordinate
@@ -355,8 +400,11 @@ typedef struct sfft_sparse_options {
                                   Only with comb_loops */
 } sfft_sparse_options;
 
-/* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. */
+/* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. A macro over the _sized form,
+   as for sfft_options_init. */
 SFFT_API void sfft_sparse_options_init(sfft_sparse_options *knobs);
+SFFT_API void sfft_sparse_options_init_sized(sfft_sparse_options *knobs, size_t struct_size);
+#define sfft_sparse_options_init(knobs) sfft_sparse_options_init_sized((knobs), sizeof(sfft_sparse_options))
 
 /* Plans a sparse FFT of length n (2^4 <= n <= 2^40) returning at most k coefficients (1 <= k <= n/4).
    n is a power of two, or any even n < 2^32 with an even divisor in [bucket_factor * k, n/2] (the bucket

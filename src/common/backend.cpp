@@ -1,55 +1,17 @@
 #include "common/backend.hpp"
 
+#include "common/cuda_plugin.hpp"
 #include "common/error.hpp"
-
-#if SFFT_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 namespace sfft {
 
-int cuda_device_count() noexcept {
-#if SFFT_HAVE_CUDA
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky "no driver/no device" error
-    return 0;
-  }
-  return n;
-#else
-  return 0;
-#endif
-}
-
-PointerKind pointer_kind(const void *p) noexcept {
-#if SFFT_HAVE_CUDA
-  if (p == nullptr || cuda_device_count() == 0) return PointerKind::Host;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return PointerKind::Host;
-  }
-  switch (attr.type) {
-    case cudaMemoryTypeDevice: return PointerKind::Device;
-    case cudaMemoryTypeManaged: return PointerKind::Managed;
-    default: return PointerKind::Host;
-  }
-#else
-  (void)p;
-  return PointerKind::Host;
-#endif
-}
-
 void require_cuda_device(const Options &opts) {
-#if SFFT_HAVE_CUDA
+  if (!cuda_plugin::available())
+    fail(SFFT_HAVE_CUDA ? SFFT_ERROR_NO_DEVICE : SFFT_ERROR_UNSUPPORTED, cuda_plugin::unavailable_reason());
   int n = cuda_device_count();
   if (n == 0) fail(SFFT_ERROR_NO_DEVICE, "the CUDA backend was requested but no usable CUDA device was found");
   if (opts.device >= n)
     fail(SFFT_ERROR_NO_DEVICE, "opts->device = ", opts.device, " but only ", n, " CUDA device(s) are present");
-#else
-  (void)opts;
-  fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support (SFFT_ENABLE_CUDA=OFF)");
-#endif
 }
 
 Backend choose_backend(const Options &opts, std::initializer_list<const void *> pointers, const char *what) {

@@ -8,25 +8,23 @@
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/versioned_struct.hpp"
 
 namespace sfft {
 
-void default_options(sfft_options *opts) {
-  std::memset(opts, 0, sizeof *opts);
-  opts->struct_size = sizeof *opts;
-  opts->backend = SFFT_BACKEND_AUTO;
+sfft_options default_options() {
+  sfft_options d;
+  std::memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.backend = SFFT_BACKEND_AUTO;
+  return d;
 }
 
 Options resolve_options(const sfft_options *opts) {
   Options out;
   if (opts != nullptr) {
-    require(opts->struct_size >= offsetof(sfft_options, backend) + sizeof opts->backend,
-            "opts->struct_size = ", opts->struct_size, " is too small; call sfft_options_init() first");
-    // A caller compiled against an older header passes a smaller struct: read only what it has.
-    sfft_options full;
-    default_options(&full);
-    std::size_t n = opts->struct_size < sizeof full ? opts->struct_size : sizeof full;
-    std::memcpy(&full, opts, n);
+    const sfft_options full = read_versioned(opts, offsetof(sfft_options, backend) + sizeof opts->backend,
+                                             default_options(), "opts", "sfft_options_init");
     const int backend = enum_value(full.backend);
     require(backend >= SFFT_BACKEND_AUTO && backend <= SFFT_BACKEND_CUDA, "opts->backend = ", backend,
             " is not an sfft_backend");

@@ -15,7 +15,7 @@ struct Options {
   uint64_t seed = 0;
 };
 
-void default_options(sfft_options *opts);
+sfft_options default_options();
 
 // Copies the fields covered by opts->struct_size (NULL = defaults), validates them, resolves threads = 0 to
 // the hardware thread count and caps threads at max_threads(). Throws SFFT_ERROR_INVALID_ARGUMENT on bad values.

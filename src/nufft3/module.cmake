@@ -1,8 +1,10 @@
 # Type-3 NUFFT (irregular points to irregular frequencies), CPU and CUDA.
 list(APPEND SFFT_SOURCES capi/nufft3_api.cpp src/nufft3/params.cpp src/nufft3/plan.cpp src/nufft3/horner.cpp
      src/nufft3/cpu.cpp src/nufft3/cpu_kernels_generic.cpp)
-list(APPEND SFFT_CUDA_SOURCES src/nufft3/cuda.cu)
-list(APPEND SFFT_EXPORTS nufft3_options_init nufft3_create nufft3_set_options nufft3_setpts nufft3_exec
+# The CUDA plugin: its units and the host code they call (kernel design and grid layout).
+list(APPEND SFFT_CUDA_SOURCES src/nufft3/cuda.cu src/nufft3/params.cpp)
+list(APPEND SFFT_CUDA_SEAMS src/nufft3/cuda_seam.cpp)
+list(APPEND SFFT_EXPORTS nufft3_options_init nufft3_options_init_sized nufft3_create nufft3_set_options nufft3_setpts nufft3_exec
      nufft3_destroy)
 # The CPU spreading/interpolation loops again for AVX2+FMA and AVX-512 on x86-64 (GCC/Clang), picked at run
 # time by cpu::select_kernels; elsewhere only the baseline build.

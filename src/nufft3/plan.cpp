@@ -6,6 +6,7 @@
 #include "common/checked.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
+#include "common/versioned_struct.hpp"
 #include "nufft3/params.hpp"
 
 namespace sfft::nufft3 {
@@ -44,16 +45,18 @@ Plan::Plan(int dim, sfft_dtype dtype, int sign, double tol, const sfft_options *
   (void)make_kernel(config_.kernel, tol, config_.upsampfac, dim, config_.is_double);
 }
 
+nufft3_options default_options() {
+  nufft3_options d{};
+  d.struct_size = sizeof d;
+  d.ntransf = 1;
+  d.kernel = NUFFT3_KERNEL_ES;
+  d.upsampfac = 0;
+  return d;
+}
+
 void Plan::set_options(const nufft3_options *opts) {
-  nufft3_options full{};
-  full.struct_size = sizeof full;
-  full.ntransf = 1;
-  full.kernel = NUFFT3_KERNEL_ES;
-  if (opts != nullptr) {
-    require(opts->struct_size >= offsetof(nufft3_options, ntransf) + sizeof opts->ntransf, "opts->struct_size = ",
-            opts->struct_size, " is too small; call nufft3_options_init() first");
-    std::memcpy(&full, opts, std::min(opts->struct_size, sizeof full));
-  }
+  const nufft3_options full = read_versioned(opts, offsetof(nufft3_options, ntransf) + sizeof opts->ntransf,
+                                             default_options(), "opts", "nufft3_options_init");
   require(full.ntransf >= 1, "opts->ntransf = ", full.ntransf, " must be >= 1");
   const int kernel = enum_value(full.kernel);  // any int may arrive from C
   require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN, "opts->kernel = ", kernel,

@@ -29,6 +29,7 @@
 #include "common/error.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
+#include "common/versioned_struct.hpp"
 #include "sparse/plan.hpp"
 
 namespace sfft::sparse {
@@ -317,17 +318,16 @@ void set_comb(Design &d, uint64_t n, uint64_t k, bool exact, const sfft_sparse_o
 
 }  // namespace
 
+sfft_sparse_options default_knobs() {
+  sfft_sparse_options d;
+  std::memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  return d;
+}
+
 sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs) {
-  sfft_sparse_options full;
-  std::memset(&full, 0, sizeof full);
-  full.struct_size = sizeof full;
-  if (knobs == nullptr) return full;
-  require(knobs->struct_size >= offsetof(sfft_sparse_options, variant) + sizeof knobs->variant,
-          "knobs->struct_size = ", knobs->struct_size, " is too small; call sfft_sparse_options_init() first");
-  std::size_t n = knobs->struct_size < sizeof full ? knobs->struct_size : sizeof full;
-  std::memcpy(&full, knobs, n);
-  full.struct_size = sizeof full;
-  return full;
+  return read_versioned(knobs, offsetof(sfft_sparse_options, variant) + sizeof knobs->variant, default_knobs(),
+                        "knobs", "sfft_sparse_options_init");
 }
 
 Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed) {

@@ -102,7 +102,11 @@ struct Design {
 // Builds the design for n, k and the caller's knobs (validated); draws permutations from seed.
 Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed);
 
-// Normalised knobs: defaults filled in, struct_size honoured.
+// The knobs every field of which means "the default" (zeros), with the library's struct_size.
+sfft_sparse_options default_knobs();
+// sfft 0.1's sfft_sparse_options ended before the comb fields: the unsized init writes only that much.
+constexpr std::size_t kFirstKnobsSize = offsetof(sfft_sparse_options, comb_loops);
+// Normalised knobs: defaults filled in, struct_size honoured (common/versioned_struct.hpp).
 sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs);
 
 // Comb pre-pass, both backends: gathers comb loop c's W samples into z[c*W ..] (before the W-point FFTs).

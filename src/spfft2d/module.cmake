@@ -1,6 +1,8 @@
 # Sparse-input (binary or real-valued) 2-D FFT.
 list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
      src/spfft2d/cpu.cpp)
-list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda.cu)
+# The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
+list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda.cu src/spfft2d/columns.cpp)
+list(APPEND SFFT_CUDA_SEAMS src/spfft2d/cuda_seam.cpp)
 list(APPEND SFFT_EXPORTS spfft2d_create spfft2d_create_from_mtx spfft2d_exec spfft2d_exec_rows spfft2d_exec_stream
      spfft2d_set_tile_rows spfft2d_set_method spfft2d_get_method spfft2d_get_info spfft2d_destroy)

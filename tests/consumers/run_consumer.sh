@@ -46,5 +46,44 @@ int main() { return 0; }'
     install_sfft
     SFFT_LIBRARY="$(libdir)/libsfft.so" python3 "$src/consumer.py"
     ;;
+  cpu_only_host)
+    # The dynamic loader with its cache ignored and a search path of the install and the system's own
+    # library directories, so the CUDA runtime and cuFFT (in the toolkit's directories) cannot be found.
+    need gcc; need pkg-config; need python3
+    install_sfft
+    loader=
+    for candidate in /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.*; do [[ -x $candidate ]] && { loader=$candidate; break; }; done
+    [[ -n $loader ]] || { echo "skipped: no glibc dynamic loader found"; exit 77; }
+    multiarch=$(gcc -print-multiarch)
+    search="$(libdir):/lib/$multiarch:/usr/lib/$multiarch:/lib:/usr/lib"
+    export PKG_CONFIG_PATH="$(libdir)/pkgconfig"
+    gcc -std=c99 -Wall -Wextra -Werror -pedantic "$src/build_info.c" -o "$work/build_info" $(pkg-config --cflags --libs sfft)
+    gcc -std=c99 -Wall -Wextra -Werror -pedantic "$src/consumer.c" -o "$work/consumer" $(pkg-config --cflags --libs sfft)
+    if [[ $SFFT_HAVE_CUDA == 1 ]] &&
+       "$loader" --inhibit-cache --library-path "$search" --list "$(libdir)/libsfft_cuda.so.0" 2>&1 | grep -q 'libcudart.*=> /'; then
+      echo "the CUDA runtime is in a system library directory here: cannot hide it"; exit 77
+    fi
+    if "$loader" --inhibit-cache --library-path "$search" --list "$(libdir)/libsfft.so" 2>&1 | grep -qi 'cud'; then
+      echo "libsfft.so depends on a CUDA library:"; readelf -d "$(libdir)/libsfft.so" | grep NEEDED; exit 1
+    fi
+    hidden() { "$loader" --inhibit-cache --library-path "${search}" "$@"; }
+    EXPECT_NO_CUDA_LIBS=$SFFT_HAVE_CUDA hidden "$work/build_info"
+    hidden "$work/consumer"
+    # The interpreter itself (not a launcher script), with its own library directory (libpython).
+    read -r python python_libdir < <(python3 -c 'import sys, sysconfig; print(sys.executable, sysconfig.get_config_var("LIBDIR"))')
+    search="$search:$python_libdir" SFFT_LIBRARY="$(libdir)/libsfft.so" hidden "$python" "$src/consumer.py"
+    ;;
+  installed_cli)
+    # bin/sfft finds libsfft through its relative RUNPATH, also after the whole prefix is moved.
+    install_sfft
+    [[ -x $SFFT_INSTALL/bin/sfft ]] || { echo "skipped: the CLI is not built"; exit 77; }
+    readelf -d "$SFFT_INSTALL/bin/sfft" | grep -q 'R.*PATH.*\$ORIGIN/\.\./' ||
+      { echo "bin/sfft has no \$ORIGIN-relative RUNPATH:"; readelf -d "$SFFT_INSTALL/bin/sfft" | grep PATH; exit 1; }
+    cp -a "$SFFT_INSTALL" "$work/moved"
+    for prefix in "$SFFT_INSTALL" "$work/moved"; do
+      env -u LD_LIBRARY_PATH "$prefix/bin/sfft" --version
+      env -u LD_LIBRARY_PATH "$prefix/bin/sfft" shift >/dev/null
+    done
+    ;;
   *) echo "unknown consumer kind $kind"; exit 2 ;;
 esac

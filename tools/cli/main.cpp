@@ -42,12 +42,41 @@ const Command commands[] = {
 #endif
 };
 
+// `sfft --version`: the library's version and what this build and host provide (sfft_get_build_info).
+int print_version() {
+  sfft_build_info info;
+  if (sfft_get_build_info(&info, sizeof info) != SFFT_SUCCESS) {
+    std::fprintf(stderr, "sfft: %s\n", sfft_last_error());
+    return 1;
+  }
+  std::printf("sfft %s\n", sfft_version_string());
+  std::printf("families: ");
+  const char *names[] = {"shift", "sparse", "nufft3", "spfft2d"};
+  const char *separator = "";
+  for (unsigned bit = 0; bit < 4; ++bit)
+    if (info.families & (1u << bit)) {
+      std::printf("%s%s", separator, names[bit]);
+      separator = " ";
+    }
+  std::printf("\nCPU FFT: %s\n", info.fft_library);
+  if (!info.cuda_compiled) {
+    std::printf("CUDA: not built\n");
+  } else if (!info.cuda_loaded) {
+    std::printf("CUDA: built for architectures %s, not loaded: %s\n", info.cuda_architectures, info.cuda_unavailable);
+  } else {
+    std::printf("CUDA: built for architectures %s; runtime %d, driver %d, cuFFT %d; %d device(s)\n", info.cuda_architectures,
+                info.cuda_runtime_version, info.cuda_driver_version, info.cufft_version, info.cuda_device_count);
+  }
+  return 0;
+}
+
 void usage(FILE *to) {
   std::fprintf(to, "sfft %s — structured Fourier transforms (CUDA devices: %d)\n\n", sfft_version_string(),
                sfft_cuda_device_count());
   std::fprintf(to, "usage: sfft SUBCOMMAND [--help] [options]\n\nsubcommands:\n");
   for (const auto &c : commands) std::fprintf(to, "  %-8s %s\n", c.name, c.summary);
   std::fprintf(to, "  all      run every subcommand on its built-in data\n");
+  std::fprintf(to, "\n  --version  the version, families, FFT libraries and CUDA availability\n");
 }
 
 }  // namespace
@@ -57,6 +86,7 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (std::strcmp(argv[1], "--version") == 0) return print_version();
   try {
     if (std::strcmp(argv[1], "all") == 0) {
       int failures = 0;

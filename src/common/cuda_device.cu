@@ -1,0 +1,46 @@
+// The plugin's side of the runtime queries (see cuda_seam.cpp for libsfft's).
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include "common/backend.hpp"
+#include "common/cuda_plugin.hpp"
+
+namespace sfft {
+
+int cuda_device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no driver/no device" error
+    return 0;
+  }
+  return n;
+}
+
+PointerKind pointer_kind(const void *p) noexcept {
+  if (p == nullptr || cuda_device_count() == 0) return PointerKind::Host;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return PointerKind::Host;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice: return PointerKind::Device;
+    case cudaMemoryTypeManaged: return PointerKind::Managed;
+    default: return PointerKind::Host;
+  }
+}
+
+CudaVersions cuda_versions() noexcept {
+  CudaVersions v;
+  if (cudaRuntimeGetVersion(&v.runtime) != cudaSuccess) v.runtime = 0;
+  if (cudaDriverGetVersion(&v.driver) != cudaSuccess) v.driver = 0;
+  if (cufftGetVersion(&v.cufft) != CUFFT_SUCCESS) v.cufft = 0;
+  (void)cudaGetLastError();
+  return v;
+}
+
+SFFT_CUDA_PLUGIN_ENTRY("common::cuda_device_count", &cuda_device_count);
+SFFT_CUDA_PLUGIN_ENTRY("common::pointer_kind", &pointer_kind);
+SFFT_CUDA_PLUGIN_ENTRY("common::cuda_versions", &cuda_versions);
+
+}  // namespace sfft

@@ -1,7 +1,9 @@
 // libFuzzer target for the sparse-input 2-D FFT (spfft2d_*): arbitrary shapes (0, 2^31 and beyond),
 // nonzero counts, indices (negative, out of range, repeated), values (NaN, Inf, huge, denormal), NULL
 // arrays, dtypes, options, methods, tile heights and row ranges. Every successful exec / exec_rows / exec_stream
-// must match the direct sum over the nonzeros; every failure must leave handles and outputs untouched.
+// must match the direct sum over the nonzeros; every failure must leave handles and outputs untouched. Create
+// must refuse exactly the matrices whose spectrum could overflow (output_range_verdict), and a stream callback
+// that calls back into its own plan (exec_rows, destroy) must be refused without disturbing the stream.
 #include <algorithm>
 #include <cmath>
 
@@ -54,6 +56,8 @@ struct StreamCheck {
   std::vector<int> delivered;
   std::vector<unsigned char> spectrum;
   bool bad_range = false;
+  spfft2d_plan plan = nullptr;  // re-entry: the callback calls back into its plan
+  bool reenter = false, reentry_accepted = false;
 };
 
 void on_rows(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
@@ -64,6 +68,11 @@ void on_rows(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
   }
   for (uint64_t r = row0; r < row0 + nrows; ++r) ++s->delivered[r];
   std::memcpy(s->spectrum.data() + row0 * s->half * s->elem, rows, nrows * s->half * s->elem);
+  if (s->reenter) {
+    std::vector<unsigned char> scratch(s->half * s->elem);
+    s->reentry_accepted |= spfft2d_exec_rows(s->plan, row0, 1, scratch.data()) != SFFT_ERROR_INVALID_ARGUMENT;
+    s->reentry_accepted |= spfft2d_destroy(s->plan) != SFFT_ERROR_INVALID_ARGUMENT;
+  }
 }
 
 }  // namespace
@@ -91,6 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   }
   const uint8_t nulls = in.byte();
   const bool binary = nulls & 1u, null_rows = (nulls & 0xF0u) == 0x10u, null_cols = (nulls & 0xF0u) == 0x20u;
+  const bool reenter = nulls & 2u;
   const int dt = in.enumeration(0, 5);
   FuzzedOptions opts = fuzz_options(in);
 
@@ -102,22 +112,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   const bool valid = shape_ok && honest_nnz && (n == 0 || (!null_rows && !null_cols && indices_ok)) &&
                      (binary || n == 0 || values_ok) && (dt == SFFT_COMPLEX64 || dt == SFFT_COMPLEX128) &&
                      opts.valid_cpu();
-  if (st != SFFT_SUCCESS) {
-    check_failure(st, "spfft2d_create", {});
-    check(plan == poison, "spfft2d_create failed but wrote the handle");
-    check(!valid || st == SFFT_ERROR_OUT_OF_MEMORY,
-          std::string("spfft2d_create rejected a valid request: ") + sfft_status_string(st));
-    return 0;
-  }
-  check_success_clean("spfft2d_create");
-  check(valid, "spfft2d_create accepted an invalid request");
-
   SparseMatrix m;
   for (std::size_t k = 0; k < n; ++k) {
     auto key = std::make_pair(static_cast<uint64_t>(r[k]), static_cast<uint64_t>(c[k]));
     if (binary) m[key] = 1.0;
     else m[key] += v[k];
   }
+  const int range = valid ? output_range_verdict(m, dt == SFFT_COMPLEX128) : 0;
+  if (st != SFFT_SUCCESS) {
+    check_failure(st, "spfft2d_create", {});
+    check(plan == poison, "spfft2d_create failed but wrote the handle");
+    check(!valid || range <= 0 || st == SFFT_ERROR_OUT_OF_MEMORY,
+          std::string("spfft2d_create rejected a valid request: ") + sfft_status_string(st));
+    return 0;
+  }
+  check_success_clean("spfft2d_create");
+  check(valid, "spfft2d_create accepted an invalid request");
+  check(range >= 0, "spfft2d_create accepted a matrix whose spectrum can overflow the output type");
   uint64_t info_rows = 0, info_cols = 0, info_nnz = 0, tile = 0, ws = 0;
   sfft_backend backend = SFFT_BACKEND_AUTO;
   check(spfft2d_get_info(plan, &info_rows, &info_cols, &info_nnz, &tile, &ws, &backend) == SFFT_SUCCESS,
@@ -180,7 +191,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     sc.elem = elem;
     sc.delivered.assign(rows, 0);
     sc.spectrum.assign(rows * half * elem, 0);
+    sc.plan = plan;
+    sc.reenter = reenter;
     check(spfft2d_exec_stream(plan, on_rows, &sc) == SFFT_SUCCESS, "spfft2d_exec_stream failed on a valid plan");
+    check(!sc.reentry_accepted, "a call on the plan from its own stream callback was not refused");
     check(!sc.bad_range, "spfft2d_exec_stream delivered rows outside the spectrum");
     for (uint64_t u = 0; u < rows; ++u) check(sc.delivered[u] == 1, "spfft2d_exec_stream: a row was not delivered exactly once");
     if (explicit_method) {

@@ -2,6 +2,7 @@
 // nonzeros in long double (exact integer phases), and the checks of one exec's rows against it.
 #pragma once
 
+#include <cfloat>
 #include <map>
 #include <utility>
 
@@ -11,6 +12,20 @@ namespace sfft_fuzz {
 
 // Merged nonzeros: (row, col) -> weight. Binary mode: every listed coordinate is 1.
 using SparseMatrix = std::map<std::pair<uint64_t, uint64_t>, double>;
+
+// spfft2d_create's overflow rule (sfft.h): a merged weight beyond the double range, or a sum of |weights| above
+// 0.999 times the output type's largest value, is refused. 1: the matrix certainly passes, -1: it certainly
+// fails, 0: its sum lies within rounding of the limit (the library sums in another order: either answer holds).
+// The merged weights here are summed in input order, as the library merges repeats.
+inline int output_range_verdict(const SparseMatrix &m, bool is_double) {
+  const long double limit = 0.999L * (is_double ? DBL_MAX : FLT_MAX);
+  long double mass = 0;
+  for (const auto &e : m) {
+    if (!std::isfinite(e.second)) return -1;
+    mass += std::fabs(static_cast<long double>(e.second));
+  }
+  return mass < limit * (1 - 1e-9L) ? 1 : mass > limit * (1 + 1e-9L) ? -1 : 0;
+}
 
 // Y[u][v] by the direct sum over the nonzeros (exact integer phase fractions: rows, cols < 2^31).
 inline std::complex<double> direct_element(const SparseMatrix &m, uint64_t rows, uint64_t cols, uint64_t u,

@@ -1,6 +1,8 @@
 #include "cli_util.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -38,18 +40,40 @@ std::string Args::get(const std::string &name, const std::string &fallback) cons
 
 int64_t Args::get_int(const std::string &name, int64_t fallback) const {
   if (!has(name)) return fallback;
-  std::string v = get(name, "");
+  const std::string v = get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs an integer value");
   std::size_t used = 0;
-  int64_t x = std::stoll(v, &used, 0);
+  int64_t x = 0;
+  try {
+    x = std::stoll(v, &used, 0);
+  } catch (const std::out_of_range &) {
+    throw std::invalid_argument("--" + name + " = '" + v + "' is out of the 64-bit integer range");
+  } catch (const std::invalid_argument &) {
+    used = 0;
+  }
   if (used != v.size()) throw std::invalid_argument("--" + name + " expects an integer, got '" + v + "'");
+  return x;
+}
+
+int64_t Args::get_int_in(const std::string &name, int64_t fallback, int64_t lo, int64_t hi) const {
+  const int64_t x = get_int(name, fallback);
+  if (x < lo || x > hi)
+    throw std::invalid_argument("--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got " + std::to_string(x));
   return x;
 }
 
 double Args::get_double(const std::string &name, double fallback) const {
   if (!has(name)) return fallback;
-  std::string v = get(name, "");
+  const std::string v = get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a numeric value");
   std::size_t used = 0;
-  double x = std::stod(v, &used);
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
   if (used != v.size()) throw std::invalid_argument("--" + name + " expects a number, got '" + v + "'");
   return x;
 }
@@ -68,8 +92,14 @@ std::vector<int64_t> parse_list(const std::string &text, char sep) {
   while (std::getline(ss, item, sep)) {
     std::size_t used = 0;
     if (item.empty()) throw std::invalid_argument("empty item in '" + text + "'");
-    out.push_back(std::stoll(item, &used));
+    int64_t v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
     if (used != item.size()) throw std::invalid_argument("bad number '" + item + "' in '" + text + "'");
+    out.push_back(v);
   }
   if (out.empty()) throw std::invalid_argument("empty list");
   return out;
@@ -85,9 +115,28 @@ sfft_options options_from(const Args &args) {
     opts.backend = SFFT_BACKEND_CUDA;
   else if (b != "auto")
     throw std::invalid_argument("--backend must be cpu, cuda or auto, got '" + b + "'");
-  opts.threads = static_cast<int>(args.get_int("threads", 0));
-  opts.seed = static_cast<uint64_t>(args.get_int("seed", 0));
+  opts.threads = static_cast<int>(args.get_int_in("threads", 0, 0, 1 << 20));
+  opts.seed = static_cast<uint64_t>(args.get_int_in("seed", 0, 0, INT64_MAX));
   return opts;
+}
+
+void write_summary(const std::string &path, const std::vector<std::pair<std::string, std::string>> &fields) {
+  const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  const bool json = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (!csv && !json) throw std::invalid_argument("--summary " + path + ": the name must end in .json or .csv");
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) throw std::runtime_error(path + ": cannot create");
+  if (csv) {
+    std::fprintf(f, "key,value\n");
+    for (const auto &kv : fields) std::fprintf(f, "%s,\"%s\"\n", kv.first.c_str(), kv.second.c_str());
+  } else {
+    std::fprintf(f, "{\n");
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      std::fprintf(f, "  \"%s\": \"%s\"%s\n", fields[i].first.c_str(), fields[i].second.c_str(),
+                   i + 1 < fields.size() ? "," : "");
+    std::fprintf(f, "}\n");
+  }
+  if (std::fclose(f) != 0) throw std::runtime_error(path + ": write error");
 }
 
 int report(sfft_status s, const char *what) {

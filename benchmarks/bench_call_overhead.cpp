@@ -3,7 +3,7 @@
 // of a 4 KiB device array and sfft_exec at n = 2^14. Uses only the public C API, so the same source builds
 // against any sfft version for a before/after comparison in one run. Also times the first call that loads
 // the CUDA backend.
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>
 
 #include <chrono>
 #include <cmath>

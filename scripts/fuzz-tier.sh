@@ -29,6 +29,7 @@ cmake --build "$dir" -j "$jobs" --target sfft_fuzzers
 # does; libFuzzer's own limits still catch real memory blow-ups (rss) and hangs (timeout).
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp  # libomp's own team memory, see there
 mkdir -p "$dir/fuzz-logs" "$dir/fuzz-artifacts"
 targets=()
 for exe in "$dir"/tests/fuzz/fuzz_*; do

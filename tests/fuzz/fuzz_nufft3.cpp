@@ -60,10 +60,10 @@ void exec_check(nufft3_plan plan, const Problem &p, double tol) {
   std::vector<C> f(p.f.size());
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = C(static_cast<Real>(p.f[i].real()), static_cast<Real>(p.f[i].imag()));
   Poisoned F(sizeof(C) * p.ntransf * p.K);
-  st = nufft3_exec(plan, f.empty() ? nullptr : f.data(), p.K ? F.get() : nullptr);
+  const sfft_status st = nufft3_exec(plan, f.empty() ? nullptr : f.data(), p.K ? F.get() : nullptr);
   if (st != SFFT_SUCCESS) {
     check_failure(st, "nufft3_exec", {&F});
-    check(false, std::string("nufft3_exec failed after a successful setpts: ") + sfft_status_string(st));
+    check(false, std::string("nufft3_exec failed on a plan with points: ") + sfft_status_string(st));
   }
   check_success_clean("nufft3_exec");
   if (p.K == 0) return;

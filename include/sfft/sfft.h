@@ -161,7 +161,12 @@ SFFT_API int sfft_cuda_device_count(void);
    out == in shifts in place; any other overlap of the two buffers is SFFT_ERROR_INVALID_ARGUMENT.
    Zero-size extents are a valid no-op. Every sfft_dtype. Host, device or managed pointers (in and out
    of the same kind). CUDA backend: asynchronous on opts->stream when both pointers are device memory;
-   host pointers are staged through the device and the call returns when out is written. */
+   host pointers are staged through the device and the call returns when out is written.
+   In place, every element is read and written once. Extra memory (allocated and freed by the call, on
+   the device for the CUDA backend, on the host for the CPU backend): none when every shifted extent is
+   even; otherwise at most one hyperplane per odd shifted axis d (size/shape[d] elements; none for an
+   axis whose extent fits in one chunk), a 4-byte flag per chunk (chunks of up to 32 KiB on CUDA, 64 KiB
+   on the CPU) and, on the CPU, a 64 KiB buffer per thread. */
 SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,
                                  uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts);
 SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,

@@ -1,16 +1,22 @@
 // CPU backend of fftshift/ifftshift: rows of the last dim copied (or swapped) as two contiguous runs,
-// rows and long-row pieces spread over OpenMP threads.
+// rows and long-row pieces spread over OpenMP threads; in place with an odd shifted extent, the one-pass
+// chunk order of inplace.hpp.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <thread>
 
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
+#include "shift/inplace.hpp"
 #include "shift/shift.hpp"
 
 namespace sfft::shift {
 namespace {
 
 constexpr std::size_t kPieceWords = std::size_t{1} << 15;  // long rows are split into pieces of this many words
+constexpr std::size_t kChunkBytes = std::size_t{1} << 16;   // in-place chunk staging: fits L2 with room to spare
 
 // Swaps n bytes between two non-overlapping ranges through a small stack buffer.
 void swap_bytes(unsigned char *a, unsigned char *b, std::size_t n) {
@@ -69,35 +75,53 @@ struct Word {
   unsigned char b[W];
 };
 
-// in place, not an involution: the cycle-wave order of layout.hpp with a bounded wave buffer; the
-// scratch holds slab 0 of the cycle axis (1/extent of the array).
+// in place, not an involution: the chunked one-pass order of inplace.hpp; the threads take chunks in
+// order and wait on the flags of the chunks whose reads they would overwrite.
 template <std::size_t W>
-void cycle_in_place(const Layout &l, unsigned char *bytes, int threads) {
+void chunked_in_place(const Layout &l, unsigned char *bytes, int threads) {
   using T = Word<W>;
   T *data = reinterpret_cast<T *>(bytes);
-  const int axis = cycle_axis(l);
-  if (axis < 0) fail(SFFT_ERROR_INTERNAL, "shift: no single-cycle axis for an in-place rotation");
-  const std::size_t N = l.words;
-  const std::size_t slab = N / static_cast<std::size_t>(l.extent[axis]);
-  HostBuffer<T> scratch(slab);
-  const std::size_t wave = std::min<std::size_t>(N, std::size_t{1} << 20);
-  HostBuffer<T> buffer(wave);
-  HostBuffer<std::size_t> target(wave);
-  const PlainDivisors divisors(l, slab);
-  const auto S = static_cast<std::ptrdiff_t>(slab);
+  const InPlacePlan p = make_inplace_plan(l, kChunkBytes / W, 1);
+  HostBuffer<T> saved(p.scratch_words);
+  const auto pieces = static_cast<std::ptrdiff_t>(p.save_pieces);
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t r = 0; r < S; ++r) scratch[r] = data[slab_offset(l, axis, 0, r)];
-  for (std::size_t t0 = 0; t0 < N; t0 += wave) {
-    const auto n = static_cast<std::ptrdiff_t>(std::min(wave, N - t0));
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-      std::size_t read;
-      bool from_scratch;
-      target[i] = wave_step<std::size_t>(l, divisors, axis, slab, t0 + i, &read, &from_scratch);
-      buffer[i] = from_scratch ? scratch[read] : data[read];
+  for (std::ptrdiff_t i = 0; i < pieces; ++i) {
+    SavePiece s = save_piece(p, static_cast<std::size_t>(i));
+    std::memcpy(saved.get() + s.to, data + s.from, s.len * W);
+  }
+  std::unique_ptr<std::atomic<int>[]> read_done(new std::atomic<int>[p.chunks]());
+  std::atomic<std::size_t> ticket{0};
+#pragma omp parallel num_threads(threads)
+  {
+    HostBuffer<T> stage(p.chunk_words);
+    RowMove moves[kMaxRowMoves];
+    int64_t box[kMaxDims];
+    for (std::size_t c; (c = ticket.fetch_add(1, std::memory_order_relaxed)) < p.chunks;) {
+      chunk_box(p, c, box);
+      const Segments g = row_segments(p, box);
+      int n = 0;
+      for (int s = 0, slots = row_move_slots(p, box); s < slots; ++s) n += row_move(p, box, s, &moves[n]);
+      T *to = stage.get();
+      for (int m = 0; m < n; ++m)
+        for (int k = 0; k < 2; ++k) {
+          Run runs[3];
+          for (int r = 0, nr = source_runs(p, moves[m], g.src[k], g.len[k], runs); r < nr; ++r) {
+            std::memcpy(to, (runs[r].in_data ? data : saved.get()) + runs[r].at, static_cast<std::size_t>(runs[r].len) * W);
+            to += runs[r].len;
+          }
+        }
+      read_done[c].store(1, std::memory_order_release);
+      for (std::size_t k = 0, deps = dependency_count(p, box); k < deps; ++k) {
+        const std::size_t d = dependency(p, box, k);
+        while (d < c && read_done[d].load(std::memory_order_acquire) == 0) std::this_thread::yield();
+      }
+      const T *from = stage.get();
+      for (int m = 0; m < n; ++m)
+        for (int k = 0; k < 2; ++k) {
+          std::memcpy(data + moves[m].dst + g.dst[k], from, static_cast<std::size_t>(g.len[k]) * W);
+          from += g.len[k];
+        }
     }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) data[target[i]] = buffer[i];
   }
 }
 
@@ -127,9 +151,9 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
     }
   } else {
     switch (l.word_bytes) {
-      case 4: cycle_in_place<4>(l, dst, threads); break;
-      case 8: cycle_in_place<8>(l, dst, threads); break;
-      case 16: cycle_in_place<16>(l, dst, threads); break;
+      case 4: chunked_in_place<4>(l, dst, threads); break;
+      case 8: chunked_in_place<8>(l, dst, threads); break;
+      case 16: chunked_in_place<16>(l, dst, threads); break;
       default: fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
     }
   }

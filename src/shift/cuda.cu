@@ -1,23 +1,21 @@
 // CUDA backend of fftshift/ifftshift.
-//  - out of place: one read and one write per word; tiles of whole rows (short rows) or row pieces.
+//  - out of place: one read and one write per word; tiles of whole rows (short rows) or row pieces;
+//    4-byte words through aligned 16-byte vectors.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
-//  - in place otherwise (an odd extent is shifted): the cycle-wave order of layout.hpp in one cooperative
-//    kernel, each wave read into registers, one grid barrier, then written; scratch = one slab along
-//    the cycle axis (array size / extent), no full-size temporary.
+//  - in place otherwise (an odd extent is shifted): the one-pass chunk order of inplace.hpp; scratch = the
+//    wrap plane of each odd shifted dim (array size / extent) and one flag per chunk.
 // Host pointers are staged through stream-ordered device buffers.
-#include <cooperative_groups.h>
-
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
+#include "shift/inplace.hpp"
 #include "shift/shift.hpp"
 
 namespace sfft::shift {
 namespace {
-
-namespace cg = cooperative_groups;
 
 constexpr unsigned kBlock = 256;
 // Words in flight per thread: at least 64 bytes, so narrow words still keep enough loads outstanding.
@@ -51,6 +49,30 @@ __device__ __forceinline__ std::size_t wrap_sub(std::size_t j, std::size_t s, st
   return j >= s ? j - s : j + L - s;
 }
 
+// source_row (shift.hpp) with multiply-high divisions while row indices fit 32 bits: a tile of short rows
+// computes hundreds of them before its first load, and 64-bit divisions made that a visible latency.
+struct RowSource {
+  FastDiv32 extent[kMaxDims];
+  bool fast = false;
+  explicit RowSource(const Layout &l) {
+    fast = l.words / static_cast<std::size_t>(l.extent[l.ndim - 1]) <= UINT32_MAX;
+    for (int d = 0; fast && d + 1 < l.ndim; ++d) extent[d] = FastDiv32(static_cast<uint32_t>(l.extent[d]));
+  }
+  __device__ std::size_t operator()(const Layout &l, std::size_t row) const {
+    if (!fast) return source_row(l, row);
+    auto r = static_cast<uint32_t>(row);
+    std::size_t src = 0, stride = static_cast<std::size_t>(l.extent[l.ndim - 1]);
+    for (int d = l.ndim - 2; d >= 0; --d) {
+      const auto e = static_cast<uint32_t>(l.extent[d]), s = static_cast<uint32_t>(l.shift[d]);
+      const uint32_t q = extent[d].div(r), i = r - q * e;
+      r = q;
+      src += (i >= s ? i - s : i + e - s) * stride;
+      stride *= e;
+    }
+    return src;
+  }
+};
+
 // Shared by both row kernels: the tile's first row, its row count, and the column range of a piece.
 struct TileSpan {
   std::size_t row0, nrows, c0, c1;
@@ -73,15 +95,34 @@ __device__ __forceinline__ TileSpan tile_span(const Tiling &g, std::size_t tile)
   return s;
 }
 
+// The layout and row divisors are indexed by run-time dims: kernel parameters indexed so are copied to
+// per-thread local memory, a traffic of its own; one shared copy per block instead.
+struct SharedRows {
+  Layout l;
+  RowSource rows;
+};
+
+__device__ __forceinline__ const SharedRows &share_rows(unsigned char *bytes, const Layout &l, const RowSource &rows) {
+  if (threadIdx.x == 0) {
+    memcpy(bytes, &l, sizeof l);
+    memcpy(bytes + offsetof(SharedRows, rows), &rows, sizeof rows);
+  }
+  return *reinterpret_cast<const SharedRows *>(bytes);  // read after the tile loop's first barrier
+}
+
 template <class Word>
-__global__ void __launch_bounds__(kBlock) copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l,
-                                                      Tiling g) {
+__global__ void __launch_bounds__(kBlock) copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg,
+                                                      Tiling g, RowSource rows_arg) {
   constexpr unsigned kPerThread = per_thread<Word>();
   __shared__ std::size_t src_row[kMaxTileRows];
+  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
+  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
+  const Layout &l = sh.l;
+  const RowSource &rows = sh.rows;
   for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
     TileSpan s = tile_span(g, tile);
     __syncthreads();  // src_row of the previous tile is no longer read
-    for (std::size_t r = threadIdx.x; r < s.nrows; r += blockDim.x) src_row[r] = source_row(l, s.row0 + r);
+    for (std::size_t r = threadIdx.x; r < s.nrows; r += blockDim.x) src_row[r] = rows(l, s.row0 + r);
     __syncthreads();
     const std::size_t width = s.c1 - s.c0, count = s.nrows * width;
     Word v[kPerThread];
@@ -140,82 +181,240 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
   }
 }
 
-template <class Word>
-__global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__restrict__ data, Layout l, int axis,
-                                   std::size_t slab) {
-  for (std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; r < slab;
-       r += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    scratch[r] = data[slab_offset(l, axis, 0, r)];
+// Out of place, 4-byte words (rows of odd length: the layout could not widen the word): each thread writes
+// aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
+// one or two aligned 16-byte source vectors that cover them; vectors across a row end or the wrap point, or
+// at the array's ragged end, go word by word.
+constexpr unsigned kVectors = 4;                        // 16-byte vectors per thread per tile
+constexpr std::size_t kTile4 = kBlock * kVectors * 4;   // words per tile
+constexpr unsigned kTile4Rows = kTile4 / 2 + 2;         // rows have >= 2 words
+
+__device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
+  switch (sh) {
+    case 0: return a;
+    case 1: return make_uint4(a.y, a.z, a.w, b.x);
+    case 2: return make_uint4(a.z, a.w, b.x, b.y);
+    default: return make_uint4(a.w, b.x, b.y, b.z);
+  }
 }
 
-template <class Word, class Index, class Divisors>
-__global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
-                                                            Divisors div, int axis, Index slab) {
-  constexpr unsigned kPerThread = per_thread<Word>();
-  // wave_step indexes the layout and divisors by a run-time dim: from kernel parameters that would put them
-  // in per-thread local memory, so each block keeps one copy in shared memory instead.
-  __shared__ __align__(16) unsigned char layout_bytes[sizeof(Layout)];
-  __shared__ __align__(16) unsigned char div_bytes[sizeof(Divisors)];
-  if (threadIdx.x == 0) {
-    memcpy(layout_bytes, &l, sizeof l);
-    memcpy(div_bytes, &div, sizeof div);
-  }
-  __syncthreads();
-  const Layout &lay = *reinterpret_cast<const Layout *>(layout_bytes);
-  const Divisors &shared_div = *reinterpret_cast<const Divisors *>(div_bytes);
-  cg::grid_group grid = cg::this_grid();
-  const Index words = static_cast<Index>(l.words);
-  const Index threads = static_cast<Index>(gridDim.x) * blockDim.x;
-  const Index me = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // Waves are counted so that no index below exceeds `words + wave` (fits Index: see launch_cycle_wave).
-  for (Index base = 0; base < words; base += threads * kPerThread) {
-    Word v[kPerThread];
-    Index dst[kPerThread];
-    bool live[kPerThread];
+struct Copy4 {
+  std::size_t L, shift, words, tiles;
+  FastDiv32 by_L;  // valid when L <= kTile4 (longer rows: an in-tile row index is 0 or 1)
+};
+
+__global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ out, const uint32_t *__restrict__ in,
+                                                       Layout l_arg, Copy4 g, RowSource rows_arg) {
+  __shared__ std::size_t src_row[kTile4Rows];
+  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
+  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
+  const Layout &l = sh.l;
+  const RowSource &rows = sh.rows;
+  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
+    const std::size_t start = tile * kTile4, row0 = start / g.L;
+    const std::size_t end = min(g.words, start + kTile4), nrows = (end - 1) / g.L - row0 + 1;
+    __syncthreads();  // src_row of the previous tile is no longer read
+    for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = rows(l, row0 + r);
+    __syncthreads();
+    const auto in_tile_row = [&](uint32_t o) { return g.L > kTile4 ? uint32_t{o >= g.L} : g.by_L.div(o); };
+    uint4 v[kVectors];
+    std::size_t at[kVectors];
 #pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k) {
-      Index t = base + k * threads + me;
-      live[k] = t < words;
-      if (live[k]) {
-        Index read;
-        bool from_scratch;
-        dst[k] = wave_step<Index>(lay, shared_div, axis, slab, t, &read, &from_scratch);
-        v[k] = from_scratch ? scratch[read] : data[read];
+    for (unsigned k = 0; k < kVectors; ++k) {
+      const std::size_t f = start + 4 * (threadIdx.x + k * kBlock);
+      at[k] = SIZE_MAX;
+      if (f >= end) continue;
+      at[k] = f;
+      const auto o = static_cast<uint32_t>(f - row0 * g.L);
+      const uint32_t lr = in_tile_row(o);
+      const std::size_t col = o - std::size_t{lr} * g.L;
+      const bool one_run = f + 4 <= g.words && col + 4 <= g.L && (col >= g.shift || col + 4 <= g.shift);
+      if (one_run) {
+        const std::size_t s0 = src_row[lr] + wrap_sub(col, g.shift, g.L), base = s0 & ~std::size_t{3};
+        const auto sh = static_cast<unsigned>(s0 & 3);
+        if (sh == 0 || base + 8 <= g.words) {
+          const uint4 a = __ldg(reinterpret_cast<const uint4 *>(in + base));
+          const uint4 b = sh ? __ldg(reinterpret_cast<const uint4 *>(in + base + 4)) : a;
+          v[k] = funnel(a, b, sh);
+          continue;
+        }
+      }
+      uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (unsigned j = 0; j < 4; ++j) {
+        if (f + j >= g.words) break;
+        const auto oj = static_cast<uint32_t>(f + j - row0 * g.L);
+        const uint32_t rj = in_tile_row(oj);
+        const std::size_t cj = oj - std::size_t{rj} * g.L;
+        w[j] = in[src_row[rj] + wrap_sub(cj, g.shift, g.L)];
+      }
+      v[k] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < kVectors; ++k) {
+      if (at[k] == SIZE_MAX) continue;
+      if (at[k] + 4 <= g.words) {
+        *reinterpret_cast<uint4 *>(out + at[k]) = v[k];
+      } else {
+        const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+        for (std::size_t j = 0; at[k] + j < g.words; ++j) out[at[k] + j] = w[j];
       }
     }
-    grid.sync();  // every old value this wave overwrites has been read (by this wave or an earlier one)
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k)
-      if (live[k]) data[dst[k]] = v[k];
   }
 }
 
-// One cooperative launch: as many resident blocks as fit, each wave read entirely before it is written.
-template <class Word, class Index, class Divisors>
-void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, Divisors div, int axis, std::size_t slab,
-                       cudaStream_t stream) {
-  int device = 0, sms = 0, per_sm = 0, cooperative = 0;
+// In place, not an involution: the chunk order of inplace.hpp. Every block takes chunks by ticket and
+// builds the chunk's table of pieces (runs cut into plan.piece words), stages the source words in shared
+// memory (reads from the data bypass L1, which other blocks' writes would leave stale), publishes the
+// chunk's flag, waits for the flags of the chunks whose reads it would overwrite, then writes. Staged word
+// i belongs to piece i / piece: no search, one broadcast table read per warp and piece.
+template <class Word>
+constexpr unsigned staged_per_thread() { return 128 / sizeof(Word); }  // 32 KiB of stage per block
+
+struct Piece {
+  std::size_t src, dst;  // first source word (data or scratch) and first destination word
+  uint32_t len;          // words, <= piece
+  uint32_t in_data;
+};
+
+template <class Word>
+__global__ void save_wraps_kernel(Word *__restrict__ saved, const Word *__restrict__ data, InPlacePlan plan) {
+  __shared__ __align__(16) unsigned char plan_bytes[sizeof(InPlacePlan)];
+  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
+  __syncthreads();
+  const InPlacePlan &p = *reinterpret_cast<const InPlacePlan *>(plan_bytes);
+  const unsigned lane = threadIdx.x % 32;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x / 32) + threadIdx.x / 32; i < p.save_pieces;
+       i += warps) {
+    const SavePiece s = save_piece(p, i);
+    for (std::size_t x = lane; x < s.len; x += 32) saved[s.to + x] = data[s.from + x];
+  }
+}
+
+template <class Word>
+__global__ void __launch_bounds__(kBlock, 3) chunk_kernel(Word *data, const Word *__restrict__ saved, InPlacePlan plan,
+                                                       unsigned long long *ticket, int *read_done) {
+  constexpr unsigned kPer = staged_per_thread<Word>();
+  __shared__ Word stage[kBlock * kPer];
+  __shared__ Piece pieces[kMaxPieces];
+  __shared__ __align__(16) unsigned char plan_bytes[sizeof(InPlacePlan)];
+  __shared__ int64_t box[kMaxDims];
+  __shared__ Segments seg;
+  __shared__ unsigned long long chunk, next;  // next: the ticket taken while the chunk is still at work
+  __shared__ unsigned count;
+  // The plan is indexed by run-time dims: from the kernel parameters it would go to local memory.
+  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
+  const InPlacePlan &p = *reinterpret_cast<const InPlacePlan *>(plan_bytes);
+  const auto piece = static_cast<uint32_t>(plan.piece);
+  const unsigned shift = __ffs(piece) - 1;
+  if (threadIdx.x == 0) next = atomicAdd(ticket, 1ull);
+  for (;;) {
+    __syncthreads();  // the previous chunk is written: its shared state may be replaced
+    if (threadIdx.x == 0) {
+      chunk = next;
+      count = 0;
+      if (chunk < p.chunks) {
+        chunk_box(p, chunk, box);
+        seg = row_segments(p, box);
+      }
+    }
+    __syncthreads();
+    const std::size_t c = chunk;
+    if (c >= p.chunks) return;
+    // Latencies off the path between the reads and the writes: the next ticket, and this thread's first
+    // dependency (index arithmetic with 64-bit divisions), both taken before the reads.
+    if (threadIdx.x == 0) next = atomicAdd(ticket, 1ull);
+    const std::size_t deps = dependency_count(p, box);
+    const std::size_t first_dep = threadIdx.x < deps ? dependency(p, box, threadIdx.x) : c;
+    for (int s = threadIdx.x, slots = row_move_slots(p, box); s < slots; s += kBlock) {
+      RowMove m;
+      if (!row_move(p, box, s, &m)) continue;
+      for (int k = 0; k < 2; ++k) {
+        Run runs[3];
+        for (int r = 0, nr = source_runs(p, m, seg.src[k], seg.len[k], runs); r < nr; ++r) {
+          const auto len = static_cast<uint32_t>(runs[r].len), n = (len + piece - 1) >> shift;
+          const std::size_t dst = m.dst + static_cast<std::size_t>(seg.dst[k] + (runs[r].col - seg.src[k]));
+          const unsigned first = atomicAdd(&count, n);
+          for (uint32_t q = 0; q < n; ++q)
+            pieces[first + q] = {runs[r].at + q * piece, dst + q * piece, min(piece, len - q * piece),
+                                 runs[r].in_data ? 1u : 0u};
+        }
+      }
+    }
+    __syncthreads();
+    const unsigned n = count;
+    // One pass: the compiler issues every load before the first shared store, which waits for its word.
+#pragma unroll
+    for (unsigned k = 0; k < kPer; ++k) {
+      const unsigned i = threadIdx.x + k * kBlock, q = i >> shift, x = i & (piece - 1);
+      if (q >= n) continue;
+      const Piece &e = pieces[q];
+      if (x < e.len) stage[i] = e.in_data ? __ldcg(data + e.src + x) : saved[e.src + x];
+    }
+    __syncthreads();  // every source word of the chunk has arrived
+    if (threadIdx.x == 0) {
+      __threadfence();
+      atomicExch(read_done + c, 1);
+    }
+    for (std::size_t k = threadIdx.x; k < deps; k += kBlock) {
+      const std::size_t d = k == threadIdx.x ? first_dep : dependency(p, box, k);
+      const volatile int *flag = read_done + d;
+      if (d >= c) continue;
+      while (*flag == 0) __nanosleep(64);
+      __threadfence();  // with the barrier: the chunks' reads happen before this block's writes
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned k = 0; k < kPer; ++k) {
+      const unsigned i = threadIdx.x + k * kBlock, q = i >> shift, x = i & (piece - 1);
+      if (q >= n) continue;
+      const Piece &e = pieces[q];
+      if (x < e.len) data[e.dst + x] = stage[i];
+    }
+  }
+}
+
+template <class Word>
+void chunked_in_place(Word *data, const Layout &l, cudaStream_t stream) {
+  const InPlacePlan p = make_inplace_plan(l, std::size_t{kBlock} * staged_per_thread<Word>(), 256);
+  cuda::StreamBuffer saved(p.scratch_words * sizeof(Word), stream);
+  const std::size_t order_bytes = sizeof(unsigned long long) + p.chunks * sizeof(int);  // ticket, chunk flags
+  cuda::StreamBuffer order(order_bytes, stream);
+  SFFT_CUDA_CHECK(cudaMemsetAsync(order.get(), 0, order_bytes, stream));
+  auto *saved_words = static_cast<Word *>(saved.get());
+  if (p.save_pieces > 0) {
+    save_wraps_kernel<Word><<<cuda::grid_for(p.save_pieces * 32, kBlock), kBlock, 0, stream>>>(saved_words, data, p);
+    SFFT_CUDA_CHECK_LAUNCH();
+  }
+  // Persistent blocks, as many as are resident at once: chunks come by ticket, so a block only ever waits
+  // on chunks that running blocks hold, whatever the number of blocks.
+  int device = 0, sms = 0, per_sm = 0;
   SFFT_CUDA_CHECK(cudaGetDevice(&device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
-  auto kernel = cycle_wave_kernel<Word, Index, Divisors>;
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
-  const std::size_t tile = std::size_t{kBlock} * per_thread<Word>();
-  const std::size_t needed = (l.words + tile - 1) / tile;
-  unsigned blocks = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * per_sm)));
-  Layout layout = l;
-  Index slab_words = static_cast<Index>(slab);
-  void *args[] = {&data, &saved, &layout, &div, &axis, &slab_words};
-  SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(kernel), blocks, kBlock, args, 0, stream));
+  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, chunk_kernel<Word>, kBlock, 0));
+  const auto blocks = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(p.chunks, static_cast<std::size_t>(sms) * std::max(per_sm, 1))));
+  auto *ticket = static_cast<unsigned long long *>(order.get());
+  auto *flags = reinterpret_cast<int *>(ticket + 1);
+  chunk_kernel<Word><<<blocks, kBlock, 0, stream>>>(data, saved_words, p, ticket, flags);
+  SFFT_CUDA_CHECK_LAUNCH();
 }
 
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
   const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
-    copy_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, g);
+    if constexpr (sizeof(Word) == 4) {
+      if (((reinterpret_cast<std::uintptr_t>(out) | reinterpret_cast<std::uintptr_t>(in)) & 15) == 0) {
+        const Copy4 c{g.L, g.shift, l.words, (l.words + kTile4 - 1) / kTile4,
+                      FastDiv32(g.L <= kTile4 ? static_cast<uint32_t>(g.L) : 1u)};
+        copy4_kernel<<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+        SFFT_CUDA_CHECK_LAUNCH();
+        return;
+      }
+    }
+    copy_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, g, RowSource(l));
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -224,20 +423,7 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  const int axis = cycle_axis(l);
-  if (axis < 0) fail(SFFT_ERROR_INTERNAL, "shift: no single-cycle axis for an in-place rotation");
-  const std::size_t slab = l.words / static_cast<std::size_t>(l.extent[axis]);
-  cuda::StreamBuffer scratch(slab * sizeof(Word), stream);
-  auto *saved = static_cast<Word *>(scratch.get());
-  gather_slab_kernel<Word><<<cuda::grid_for(slab, kBlock), kBlock, 0, stream>>>(saved, out, l, axis, slab);
-  SFFT_CUDA_CHECK_LAUNCH();
-
-  const Word *saved_const = saved;
-  // 32-bit index arithmetic while every index (plus one wave of slack) fits.
-  if (l.words < (std::size_t{1} << 31))
-    launch_cycle_wave<Word, uint32_t>(out, saved_const, l, FastDivisors32(l, slab), axis, slab, stream);
-  else
-    launch_cycle_wave<Word, std::size_t>(out, saved_const, l, PlainDivisors(l, slab), axis, slab, stream);
+  chunked_in_place(out, l, stream);
 }
 
 void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {

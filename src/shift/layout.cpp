@@ -1,7 +1,5 @@
 #include "shift/layout.hpp"
 
-#include <numeric>
-
 #include "common/checked.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
@@ -88,14 +86,6 @@ bool is_involution(const Layout &l) {
   for (int d = 0; d < l.ndim; ++d)
     if (l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]) return false;
   return true;
-}
-
-int cycle_axis(const Layout &l) {
-  int best = -1;
-  for (int d = 0; d < l.ndim; ++d)
-    if (l.shift[d] != 0 && std::gcd(l.extent[d], l.shift[d]) == 1 && (best < 0 || l.extent[d] > l.extent[best]))
-      best = d;
-  return best;
 }
 
 }  // namespace sfft::shift

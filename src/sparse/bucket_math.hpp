@@ -37,7 +37,9 @@ SFFT_HD double cabs2(Cplx<double> a) { return a.re * a.re + a.im * a.im; }
 
 // Scale-safe magnitudes (plan.hpp's normalise): the binary exponent of a largest component, biased so that
 // 0 stands for "all zero" and unsigned maxima (atomicMax on the GPU) order like the exponents; and the shift
-// 2^shift that brings a value of that exponent into [0.5, 1), capped where 2^shift stops being finite in Real.
+// 2^shift that brings a value of that exponent into [0.5, 1), within +-(max_exponent - 1) so that both
+// 2^shift (in Real) and the results' unscale 2^-shift stay finite (a value near the top of the range then
+// lands in [1, 2)).
 constexpr int kExponentBias = 2048;
 SFFT_HD unsigned biased_exponent(double largest) {
   if (!(largest > 0)) return 0;
@@ -49,7 +51,7 @@ template <class Real>
 SFFT_HD int normalising_shift(unsigned biased) {
   constexpr int kLargestShift = sizeof(Real) == 8 ? 1023 : 127;  // max_exponent - 1
   const int shift = biased == 0 ? 0 : kExponentBias - static_cast<int>(biased);
-  return shift < kLargestShift ? shift : kLargestShift;
+  return shift < -kLargestShift ? -kLargestShift : shift > kLargestShift ? kLargestShift : shift;
 }
 SFFT_HD double floor_hd(double x) { return floor(x); }
 

@@ -75,6 +75,12 @@ struct Word {
   unsigned char b[W];
 };
 
+// Runs of a chunk are often a few dozen words (short rows): an inlined loop, not a memcpy call each.
+template <class T>
+void copy_words(T *to, const T *from, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
 // in place, not an involution: the chunked one-pass order of inplace.hpp; the threads take chunks in
 // order and wait on the flags of the chunks whose reads they would overwrite.
 template <std::size_t W>
@@ -106,7 +112,7 @@ void chunked_in_place(const Layout &l, unsigned char *bytes, int threads) {
         for (int k = 0; k < 2; ++k) {
           Run runs[3];
           for (int r = 0, nr = source_runs(p, moves[m], g.src[k], g.len[k], runs); r < nr; ++r) {
-            std::memcpy(to, (runs[r].in_data ? data : saved.get()) + runs[r].at, static_cast<std::size_t>(runs[r].len) * W);
+            copy_words(to, (runs[r].in_data ? data : saved.get()) + runs[r].at, runs[r].len);
             to += runs[r].len;
           }
         }
@@ -118,7 +124,7 @@ void chunked_in_place(const Layout &l, unsigned char *bytes, int threads) {
       const T *from = stage.get();
       for (int m = 0; m < n; ++m)
         for (int k = 0; k < 2; ++k) {
-          std::memcpy(data + moves[m].dst + g.dst[k], from, static_cast<std::size_t>(g.len[k]) * W);
+          copy_words(data + moves[m].dst + g.dst[k], from, g.len[k]);
           from += g.len[k];
         }
     }

@@ -139,12 +139,12 @@ SFFT_HD bool row_move(const InPlacePlan &p, const int64_t *box, int slot, RowMov
   int64_t src_index[kMaxDims];
   for (int d = p.dims - 2; d >= 0; --d) {
     const StepDim &sd = p.dim[d];
-    int64_t n = box_steps(sd, box[d]);
-    int64_t digit = slot % n;
-    slot = static_cast<int>(slot / n);
+    const auto n = static_cast<int>(box_steps(sd, box[d]));  // <= kMaxRowMoves: 32-bit division
+    const int digit = slot % n;
+    slot /= n;
+    const int step = sd.lanes == 2 ? digit >> 1 : digit, lane = sd.lanes == 2 ? digit & 1 : 0;
     int64_t di, si;
-    if (!lane_move(sd, box[d] * sd.box + digit / sd.lanes, static_cast<int>(digit % sd.lanes), &di, &si))
-      return false;
+    if (!lane_move(sd, box[d] * sd.box + step, lane, &di, &si)) return false;
     src_index[d] = si;
     dst += static_cast<std::size_t>(di) * p.row_stride[d];
     src += static_cast<std::size_t>(si) * p.row_stride[d];

@@ -7,9 +7,9 @@ if(TARGET sfft_cli)
       return()
     endif()
   endforeach()
+  # `python3` from PATH, not this machine's interpreter path, so a build carried to another machine runs it.
   find_package(Python3 COMPONENTS Interpreter)
   if(Python3_Interpreter_FOUND)
-    add_test(NAME cli.user_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/cli_files.py
-             $<TARGET_FILE:sfft_cli>)
+    add_test(NAME cli.user_files COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/cli_files.py $<TARGET_FILE:sfft_cli>)
   endif()
 endif()

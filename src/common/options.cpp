@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <thread>
 
 #include "common/dtype.hpp"
 #include "common/error.hpp"
@@ -36,10 +35,7 @@ Options resolve_options(const sfft_options *opts) {
     out.threads = full.threads;
     out.seed = full.seed;
   }
-  if (out.threads == 0) {
-    unsigned hw = std::thread::hardware_concurrency();
-    out.threads = hw == 0 ? 1 : static_cast<int>(hw);
-  }
+  if (out.threads == 0) out.threads = hardware_threads();
   out.threads = std::min(out.threads, max_threads());
   return out;
 }

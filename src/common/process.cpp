@@ -63,10 +63,12 @@ double cgroup_room(const std::string &mount, std::string path, const char *limit
 
 }  // namespace
 
-int max_threads() {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return 4 * static_cast<int>(std::clamp(hw, 1u, 1u << 20));
+int hardware_threads() {
+  static const int count = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 1u << 20));
+  return count;
 }
+
+int max_threads() { return 4 * hardware_threads(); }
 
 bool in_forked_child() { return forked_child.load(std::memory_order_relaxed); }
 

@@ -6,6 +6,10 @@
 
 namespace sfft {
 
+// The hardware thread count (>= 1), read once: std::thread::hardware_concurrency() reads /sys on every
+// call (about 6 us here), which small transforms would pay per call.
+int hardware_threads();
+
 // Largest thread count a call uses: 4 x the hardware threads. More threads than that only add overhead, and
 // OpenMP runtimes end the process when they cannot create a team (INT_MAX threads: "out of memory").
 int max_threads();

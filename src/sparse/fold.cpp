@@ -6,7 +6,6 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
-#include "common/process.hpp"
 #include "sparse/plan.hpp"
 
 namespace sfft::sparse {

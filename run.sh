@@ -2,7 +2,8 @@
 # sfft quick start. On a fresh Debian/Ubuntu machine each command installs what is missing, configures,
 # builds and runs:
 #   ./run.sh demo    the main job: the `sfft` CLI on built-in data, every family (`sfft all`)
-#   ./run.sh test    the test suite (CPU tests; GPU tests skip without a device), then the sanitizer and fuzz tiers
+#   ./run.sh test    the test suite (CPU tests; GPU tests skip without a device), the Python package's tests
+#                    (python/run-tests.sh), then the sanitizer and fuzz tiers
 #   ./run.sh build   configure + build only
 # Environment: BUILD_DIR (default build), SFFT_CMAKE_ARGS (extra configure arguments),
 # JOBS (parallel build jobs, default: number of cores), SFFT_SKIP_SANITIZERS=1 (test: skip the sanitizer and fuzz stages).
@@ -41,6 +42,7 @@ case $mode in
     configure_and_build "$build_dir" "${cuda_args[@]}"
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
     echo "run.sh test: main tier took $((SECONDS - start)) s"
+    ./python/run-tests.sh "$build_dir"
     if [[ "${SFFT_SKIP_SANITIZERS:-0}" != 1 ]]; then
       ./scripts/sanitizer-tier.sh
       ./scripts/fuzz-tier.sh

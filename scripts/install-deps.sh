@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left alone; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ gfortran pkg-config python3 libfftw3-dev libgtest-dev zlib1g-dev)
+packages=(cmake ninja-build g++ gfortran pkg-config python3 python3-venv libfftw3-dev libgtest-dev zlib1g-dev)
 if [[ "${SFFT_WITH_SANITIZERS:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev libomp-14-dev)
 fi

@@ -2,6 +2,8 @@
 // which clears/sets the thread-local last error and turns every exception into an sfft_status.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -44,6 +46,18 @@ inline uint64_t next_handle_number() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// The lock of every family's registry. It is held across fork() (pthread_atfork), so a child forked while
+// another thread was inside a registry call does not inherit it locked and hang in its first call.
+inline std::mutex &registry_mutex() {
+  static std::mutex mutex;
+  static const bool held_across_fork = [] {
+    return pthread_atfork([] { registry_mutex().lock(); }, [] { registry_mutex().unlock(); },
+                          [] { registry_mutex().unlock(); }) == 0;
+  }();
+  (void)held_across_fork;
+  return mutex;
+}
+
 // Live plans of one family behind opaque handles. A handle is a number from next_handle_number() with the
 // top bit set, never the plan's address: a destroyed handle stays dead when the allocator gives its memory
 // to a new plan, a handle of one family is unknown to the others, and no handle equals a small or garbage
@@ -78,14 +92,14 @@ class HandleRegistry {
   // Takes ownership of plan and returns its new handle.
   Handle add(std::unique_ptr<Plan> plan) {
     const std::uintptr_t key = kTag | static_cast<std::uintptr_t>(next_handle_number());
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(registry_mutex());
     live_.emplace(key, Entry{std::move(plan), false});
     return reinterpret_cast<Handle>(key);
   }
 
   Lease acquire(Handle h, const char *what) {
     require(h != nullptr, what, " is NULL");
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(registry_mutex());
     Entry &e = find(h, what);
     e.busy = true;
     return Lease(*this, reinterpret_cast<std::uintptr_t>(h), *e.plan);
@@ -96,7 +110,7 @@ class HandleRegistry {
     if (h == nullptr) return;
     std::unique_ptr<Plan> doomed;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(registry_mutex());
       doomed = std::move(find(h, what).plan);
       live_.erase(reinterpret_cast<std::uintptr_t>(h));
     }
@@ -111,11 +125,10 @@ class HandleRegistry {
     return it->second;
   }
   void release(std::uintptr_t key) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(registry_mutex());
     live_.find(key)->second.busy = false;
   }
 
-  std::mutex mutex_;
   std::unordered_map<std::uintptr_t, Entry> live_;
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <complex>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fftw3.h>
@@ -251,6 +253,44 @@ TEST(Fork, ChildAfterMultithreadedCallsRunsOldAndNewPlans) {
   }
   EXPECT_TRUE(after.empty()) << after.front();
 }
+
+#if SFFT_TEST_FAMILY_spfft2d
+// A fork while other threads are inside handle-registry calls: the child must not inherit the registry's
+// lock held. The other threads make the cheapest leased call in a loop, so the lock is often held when
+// one of the many forks happens.
+TEST(Fork, WhileOtherThreadsUseTheHandleRegistry) {
+  const sfft_options opts = cpu_options(1);
+  const int64_t row[2] = {0, 1}, col[2] = {1, 2};
+  spfft2d_plan shared = nullptr;
+  ASSERT_EQ(spfft2d_create(&shared, 4, 4, 2, row, col, nullptr, SFFT_COMPLEX64, &opts), SFFT_SUCCESS);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 2; ++t)
+    churn.emplace_back([&] {
+      uint64_t rows = 0;
+      while (!stop.load()) {
+        spfft2d_plan own = nullptr;
+        if (spfft2d_create(&own, 4, 4, 2, row, col, nullptr, SFFT_COMPLEX64, &opts) == SFFT_SUCCESS) {
+          for (int i = 0; i < 100; ++i) spfft2d_get_info(own, &rows, nullptr, nullptr, nullptr, nullptr, nullptr);
+          spfft2d_destroy(own);
+        }
+      }
+    });
+  for (int round = 0; round < 100 && !HasFailure(); ++round)
+    run_in_child(20, [&](Problems &problems) {
+      uint64_t rows = 0;
+      check(spfft2d_get_info(shared, &rows, nullptr, nullptr, nullptr, nullptr, nullptr), "spfft2d_get_info in the child",
+            problems);
+      spfft2d_plan p = nullptr;
+      check(spfft2d_create(&p, 4, 4, 2, row, col, nullptr, SFFT_COMPLEX64, &opts), "spfft2d_create in the child",
+            problems);
+      check(spfft2d_destroy(p), "spfft2d_destroy in the child", problems);
+    });
+  stop = true;
+  for (auto &t : churn) t.join();
+  spfft2d_destroy(shared);
+}
+#endif
 
 // ------------------------------------------------------------------------------- FFTW global state
 

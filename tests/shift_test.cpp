@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fftshift_nd / ifftshift_nd against NumPy's definition (element i of a shifted axis of extent n moves
 // to (i + n/2) % n for fftshift, (i + (n+1)/2) % n for ifftshift), every dtype, odd/even extents, axis
 // subsets, in and out of place, on the CPU and CUDA backends; plus the bad-input contract.
@@ -41,6 +42,8 @@ const std::vector<Case> &cases() {
       {{3, 1, 4}, 0},    {{7, 9, 11}, 0},    {{7, 9, 11}, 5},   {{8, 10, 12}, 6},   {{4, 5, 6, 7}, 0xA},
       {{2, 3, 2, 3, 2}, 0}, {{1, 1, 1}, 0},  {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},     {{64, 1000}, 2},
       {{9, 4096}, 1},    {{3, 33000}, 0},    {{70000, 3}, 2},
+      // CUDA in place uses the cycle-wave order when the largest odd shifted dim is an outer one ({5, 6},
+      // {511, 512}, {255, 257, 9}, {17, 19, 23, 3}, {3, 100003} mask 1) and the chunk order otherwise.
       // Larger odd shapes: many in-place chunks on both backends, rows longer than a chunk, wrap planes,
       // a row block (unshifted trailing dims) longer than a chunk, 1-D over many chunks.
       {{1000001}, 0},    {{255, 257, 9}, 0}, {{5, 7, 3, 1000}, 7}, {{17, 19, 23, 3}, 0}, {{3, 5, 7, 9, 11}, 0},

@@ -1,13 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA backend of fftshift/ifftshift.
 //  - out of place: one read and one write per word; tiles of whole rows (short rows) or row pieces;
 //    4-byte words through aligned 16-byte vectors.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
-//  - in place otherwise (an odd extent is shifted): the one-pass chunk order of inplace.hpp; scratch = the
-//    wrap plane of each odd shifted dim (array size / extent) and one flag per chunk.
+//  - in place otherwise (an odd extent is shifted), two orders, each where it measured faster on the H100
+//    (benchmarks/RESULTS.md, fftshift): when the single-cycle dim of largest extent is an outer dim, the
+//    cycle-wave order moves whole slabs along it (one cooperative kernel; scratch = one slab, array size /
+//    that extent); otherwise the one-pass chunk order of inplace.hpp (scratch = the wrap plane of each odd
+//    shifted dim and one flag per chunk).
 // Host pointers are staged through stream-ordered device buffers.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
@@ -401,6 +408,188 @@ void chunked_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
+// ---- the cycle-wave order (in place, one single-cycle outer dim)
+
+namespace cg = cooperative_groups;
+
+// The dim whose rotation is one single cycle (gcd(extent, shift) == 1) with the largest extent, i.e. the
+// smallest slab of scratch; -1 if none.
+int wave_axis(const Layout &l) {
+  int best = -1;
+  for (int d = 0; d < l.ndim; ++d)
+    if (l.shift[d] != 0 && std::gcd(l.extent[d], l.shift[d]) == 1 && (best < 0 || l.extent[d] > l.extent[best]))
+      best = d;
+  return best;
+}
+
+// Divisors of the wave order: plain division (any size) or FastDiv32 (arrays under 2^31 words).
+struct PlainDivisors {
+  std::size_t slab;
+  std::size_t extent[kMaxDims];
+  PlainDivisors(const Layout &l, std::size_t slab_words) : slab(slab_words), extent{} {
+    for (int d = 0; d < l.ndim; ++d) extent[d] = static_cast<std::size_t>(l.extent[d]);
+  }
+  __device__ std::size_t by_slab(std::size_t n) const { return n / slab; }
+  __device__ std::size_t by_extent(int d, std::size_t n) const { return n / extent[d]; }
+};
+
+struct FastDivisors32 {
+  FastDiv32 slab;
+  FastDiv32 extent[kMaxDims];
+  FastDivisors32(const Layout &l, std::size_t slab_words) : slab(static_cast<uint32_t>(slab_words)) {
+    for (int d = 0; d < l.ndim; ++d) extent[d] = FastDiv32(static_cast<uint32_t>(l.extent[d]));
+  }
+  __device__ uint32_t by_slab(uint32_t n) const { return slab.div(n); }
+  __device__ uint32_t by_extent(int d, uint32_t n) const { return extent[d].div(n); }
+};
+
+// Position t = k * slab + r of the wave order writes output slab D_k = (-k * shift) mod extent at in-slab
+// index r, reading input slab D_{k+1} at the in-slab source of r. Returns the write offset; *read gets the
+// read offset, and *from_scratch says the read comes from the saved copy of slab 0 (k + 1 == extent), where
+// *read is an offset into the scratch slab. Index is the arithmetic type (uint32_t with FastDivisors32).
+template <class Index, class Divisors>
+__device__ Index wave_step(const Layout &l, const Divisors &div, int axis, Index slab, Index t, Index *read,
+                           bool *from_scratch) {
+  Index k = div.by_slab(t), r = t - k * slab;
+  Index e = static_cast<Index>(l.extent[axis]);
+  Index back = e - static_cast<Index>(l.shift[axis]);  // -shift mod e
+  // k, back < e: k * back fits 64 bits, and 32 bits when e < 2^16.
+  Index dest_slab, src_slab;
+  if (sizeof(Index) >= 8 || e < 65536u) {
+    Index a = k * back, b = a + back;
+    dest_slab = a - div.by_extent(axis, a) * e;
+    src_slab = b - div.by_extent(axis, b) * e;
+  } else {
+    dest_slab = static_cast<Index>((static_cast<uint64_t>(k) * back) % e);
+    src_slab = static_cast<Index>((static_cast<uint64_t>(k + 1) * back) % e);
+  }
+  // Decompose r over the other dims, mapping each index to its source index.
+  Index w_off = 0, r_off = 0, r_in_slab = 0, stride = 1, slab_stride = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    Index ed = static_cast<Index>(l.extent[d]);
+    if (d == axis) {
+      w_off += dest_slab * stride;
+      r_off += src_slab * stride;
+      stride *= ed;
+      continue;
+    }
+    Index q = div.by_extent(d, r), i = r - q * ed;
+    r = q;
+    Index s = static_cast<Index>(l.shift[d]);
+    Index j = i >= s ? i - s : i + ed - s;
+    w_off += i * stride;
+    r_off += j * stride;
+    r_in_slab += j * slab_stride;
+    stride *= ed;
+    slab_stride *= ed;
+  }
+  *from_scratch = k + 1 == e;
+  *read = *from_scratch ? r_in_slab : r_off;
+  return w_off;
+}
+
+// Offset of the element of slab 0 along `axis` at in-slab position r (C-order over the other dims).
+__device__ std::size_t slab0_offset(const Layout &l, int axis, std::size_t r) {
+  std::size_t off = 0, stride = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    std::size_t ed = static_cast<std::size_t>(l.extent[d]);
+    if (d != axis) {
+      off += (r % ed) * stride;
+      r /= ed;
+    }
+    stride *= ed;
+  }
+  return off;
+}
+
+template <class Word>
+__global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__restrict__ data, Layout l, int axis,
+                                   std::size_t slab) {
+  for (std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; r < slab;
+       r += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    scratch[r] = data[slab0_offset(l, axis, r)];
+}
+
+template <class Word, class Index, class Divisors>
+__global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
+                                                            Divisors div, int axis, Index slab) {
+  constexpr unsigned kPerThread = per_thread<Word>();
+  // wave_step indexes the layout and divisors by a run-time dim: from kernel parameters that would put them
+  // in per-thread local memory, so each block keeps one copy in shared memory instead.
+  __shared__ __align__(16) unsigned char layout_bytes[sizeof(Layout)];
+  __shared__ __align__(16) unsigned char div_bytes[sizeof(Divisors)];
+  if (threadIdx.x == 0) {
+    memcpy(layout_bytes, &l, sizeof l);
+    memcpy(div_bytes, &div, sizeof div);
+  }
+  __syncthreads();
+  const Layout &lay = *reinterpret_cast<const Layout *>(layout_bytes);
+  const Divisors &shared_div = *reinterpret_cast<const Divisors *>(div_bytes);
+  cg::grid_group grid = cg::this_grid();
+  const Index words = static_cast<Index>(l.words);
+  const Index threads = static_cast<Index>(gridDim.x) * blockDim.x;
+  const Index me = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // Waves are counted so that no index below exceeds `words + wave` (fits Index: see cycle_wave_in_place).
+  for (Index base = 0; base < words; base += threads * kPerThread) {
+    Word v[kPerThread];
+    Index dst[kPerThread];
+    bool live[kPerThread];
+#pragma unroll
+    for (unsigned k = 0; k < kPerThread; ++k) {
+      Index t = base + k * threads + me;
+      live[k] = t < words;
+      if (live[k]) {
+        Index read;
+        bool from_scratch;
+        dst[k] = wave_step<Index>(lay, shared_div, axis, slab, t, &read, &from_scratch);
+        v[k] = from_scratch ? scratch[read] : data[read];
+      }
+    }
+    grid.sync();  // every old value this wave overwrites has been read (by this wave or an earlier one)
+#pragma unroll
+    for (unsigned k = 0; k < kPerThread; ++k)
+      if (live[k]) data[dst[k]] = v[k];
+  }
+}
+
+// One cooperative launch: as many resident blocks as fit, each wave read entirely before it is written.
+template <class Word, class Index, class Divisors>
+void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, Divisors div, int axis, std::size_t slab,
+                       cudaStream_t stream) {
+  int device = 0, sms = 0, per_sm = 0, cooperative = 0;
+  SFFT_CUDA_CHECK(cudaGetDevice(&device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
+  auto kernel = cycle_wave_kernel<Word, Index, Divisors>;
+  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
+  const std::size_t tile = std::size_t{kBlock} * per_thread<Word>();
+  const std::size_t needed = (l.words + tile - 1) / tile;
+  unsigned blocks = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * per_sm)));
+  Layout layout = l;
+  Index slab_words = static_cast<Index>(slab);
+  void *args[] = {&data, &saved, &layout, &div, &axis, &slab_words};
+  SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(kernel), blocks, kBlock, args, 0, stream));
+}
+
+template <class Word>
+void cycle_wave_in_place(Word *data, const Layout &l, int axis, cudaStream_t stream) {
+  const std::size_t slab = l.words / static_cast<std::size_t>(l.extent[axis]);
+  cuda::StreamBuffer scratch(slab * sizeof(Word), stream);
+  auto *saved = static_cast<Word *>(scratch.get());
+  gather_slab_kernel<Word><<<cuda::grid_for(slab, kBlock), kBlock, 0, stream>>>(saved, data, l, axis, slab);
+  SFFT_CUDA_CHECK_LAUNCH();
+  const Word *saved_const = saved;
+  // 32-bit index arithmetic while every index (plus one wave of slack) fits.
+  if (l.words < (std::size_t{1} << 31))
+    launch_cycle_wave<Word, uint32_t>(data, saved_const, l, FastDivisors32(l, slab), axis, slab, stream);
+  else
+    launch_cycle_wave<Word, std::size_t>(data, saved_const, l, PlainDivisors(l, slab), axis, slab, stream);
+}
+
+// ---- dispatch
+
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
   const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
@@ -421,6 +610,14 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
   if (is_involution(l)) {
     swap_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, l, g);
     SFFT_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  // Same-run H100 comparison of both orders over the benchmark suite: the wave order was faster on every
+  // shape whose wave dim is an outer dim (8191^2 1.6x, 511^3 along dim 0 3-4x) and slower on every shape
+  // whose wave dim is the last one (8192x8191 2x, 511^3 along dim 2 10x), where the chunk order wins.
+  const int axis = wave_axis(l);
+  if (axis >= 0 && axis + 1 < l.ndim) {
+    cycle_wave_in_place(out, l, axis, stream);
     return;
   }
   chunked_in_place(out, l, stream);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sfft quick start. On a fresh Debian/Ubuntu machine each command installs what is missing, configures,
 # builds and runs:
 #   ./run.sh demo    the main job: the `sfft` CLI on built-in data, every family (`sfft all`)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-call cost of small transforms on the CUDA backend, where the library's own overhead (argument checks,
 // pointer-kind queries, backend dispatch through the CUDA plugin) is a visible share of the time: fftshift
 // of a 4 KiB device array and sfft_exec at n = 2^14. Uses only the public C API, so the same source builds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU fftshift benchmark: for each shape x dtype x (out of place, in place), the median time of
 // fftshift_nd and of a device-to-device copy of the same bytes, both timed with CUDA events in this run.
 // Bandwidth counts bytes read + written (2 x array size). Also spot-checks 4096 random output elements

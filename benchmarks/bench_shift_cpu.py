@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPU fftshift benchmark: sfft's CPU backend (through ctypes, out of place and in place) against a memcpy of
 the same bytes (np.copyto into a preallocated array) and NumPy's np.fft.fftshift, in the same process, median
 of repeats, every result checked against NumPy. Ratios are memcpy time / sfft time; the last line gives the

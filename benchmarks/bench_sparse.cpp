@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sparse FFT benchmark: sfft_exec against the dense peer in the same run, on planted k-sparse spectra.
 //   GPU: cuFFT C2C/Z2Z of all n points vs the CUDA plan (device input and outputs), n = 2^18..2^27 at
 //        k = 1000 and k = 100..4000 at n = 2^27, and n = 5 x 2^20, 3 x 2^25 (not powers of two) at k =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spfft2d vs dense cuFFT (R2C 2-D, float32) on matrices with the shapes and nnz of the four cases
 // (seeded banded-plus-random structure) or a given .mtx file. Prints, per case, the median time of dense
 // cuFFT and of spfft2d (device output, the plan's method), their ratio, the peak device memory of each,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the benchmark drivers: medians, peak-memory probes, device info, table printing.
 #pragma once
 

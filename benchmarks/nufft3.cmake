@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The nufft3 benchmark is a Python driver (benchmarks/nufft3_bench.py) that loads libsfft through ctypes
 # and the peer (finufft / cufinufft) in the same process. This target just runs it on the CPU backend.
 add_custom_target(bench_nufft3_cpu

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Type-3 NUFFT benchmark: sfft (through its C ABI, ctypes) against FINUFFT (CPU) or cuFINUFFT (GPU) type 3,
 in one process, on the same points and strengths. Prints execute time (median of repeats after one warm-up),
 setpts time, the ratio peer/sfft (> 1: sfft faster), memory, and the relative l2 error of each on a random

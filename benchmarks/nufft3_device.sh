@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One device session for nufft3 (run through tools/device-run.sh from the repository root): builds the
 # cuFINUFFT peer from the carried sdist in the background (if present), runs the nufft3 tests with the GPU,
 # compute-sanitizer memcheck/racecheck on small GPU cases, the CLI on the CUDA backend, and the benchmark.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sparse FFT benchmark: sfft_exec vs cuFFT (CUDA builds) and vs threaded FFTW in the same run.
 add_executable(bench_sparse ${CMAKE_CURRENT_SOURCE_DIR}/bench_sparse.cpp)
 target_link_libraries(bench_sparse PRIVATE sfft::sfft sfft_bench_support PkgConfig::FFTW3 ${SFFT_FFTW3_THREADS}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one door from C into C++: every exported function body runs inside sfft::capi::guarded(),
 // which clears/sets the thread-local last error and turns every exception into an sfft_status.
 #pragma once

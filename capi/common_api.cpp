@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Common C entry points: options, status strings, last error, version, device count, build information.
 #include <fftw3.h>
 

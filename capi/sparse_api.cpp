@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C entry points of the sparse FFT: sfft_sparse_options_init, sfft_create(_ex), sfft_exec, sfft_destroy.
 #include <cstring>
 #include <memory>

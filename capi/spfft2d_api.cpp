@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C entry points of the sparse-input 2-D FFT (spfft2d_*).
 #include <memory>
 #include <vector>

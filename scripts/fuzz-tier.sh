@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Third test stage: the libFuzzer targets of tests/fuzz (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
 # CPU-only), one per C entry-point family plus the Matrix Market reader, each run from its seed corpus. Any
 # crash, sanitizer report, leak, timeout or contract violation fails the stage; the input that triggered it is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the system packages sfft needs to build, test and run its demo on Debian/Ubuntu.
 # Idempotent: packages already present are left alone; needs root (or sudo) only when something is missing.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Second test stage: the CPU-only library and tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 # (clang), the whole ctest run under them; any report fails the stage.
 set -euo pipefail

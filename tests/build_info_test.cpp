@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sfft_get_build_info: what a build contains, written within the caller's struct size, and what the
 // host provides (no CUDA library or device here unless the machine has one).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The common part of the C API: status strings, options, version, last-error semantics, plan handles.
 #include <complex>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resource limits: sizes whose byte counts overflow size_t are SFFT_ERROR_INVALID_ARGUMENT before any
 // memory is touched; requests larger than the memory the process may map are SFFT_ERROR_OUT_OF_MEMORY
 // with the needed size in sfft_last_error(), and the library (and the plan) stays usable afterwards.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Type-3 NUFFT: accuracy against a direct O(N K) sum (double, long double for tol < 1e-10) over dims,
 // tolerances, precisions, signs, point distributions, kernels and batches; plan reuse; bad input.
 // Every accuracy case runs on the CPU backend and on the CUDA backend (device pointers).

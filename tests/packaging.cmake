@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Packaging tests: the exported symbol set, the public header as strict C99 and as C++, and programs that
 # consume the *installed* library the way users do (pkg-config C99, CMake find_package, Fortran
 # iso_c_binding, Python ctypes). A test returns 77 (skipped) when a tool it needs is missing. Commands are

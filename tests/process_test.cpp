@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads, fork and process-wide state (issue 26): opts->threads of any size is capped instead of ending the
 // process; a child forked after multithreaded calls runs the parent's plans and new ones (single-threaded)
 // instead of hanging; FFTW's process-wide planner thread count is the application's again after sfft plans.

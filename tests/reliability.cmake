@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reliability tests (issue 6): many threads on distinct plans, and resource limits (size_t overflow,
 # out-of-memory under an address-space limit). Each test program adapts to the families this build
 # compiles: SFFT_TEST_FAMILY_<name>=1 for every entry of SFFT_MODULES.

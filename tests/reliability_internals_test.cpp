@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internals behind issue 26 that the C API cannot reach on this machine: FFTW plans whose batch distance
 // exceeds 2^31 elements (a nufft3 grid of that size needs 64 GB), the memory ceiling read from made-up
 // /proc and cgroup files, and the bound on nufft3's kernel-design memo. The units are compiled into the test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bucket decoding of the sparse FFT (src/sparse/bucket_math.hpp) on hand-built buckets: what counts as
 // one coefficient, and when a bucket is settled (the EXACT variant stops peeling after a loop whose
 // buckets are all settled, so a wrong "settled" would silently drop coefficients).

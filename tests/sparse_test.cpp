@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sparse FFT tests: planted k-sparse spectra (with and without noise) checked against FFTW's full
 // transform of the same samples, recovery rates over many seeded trials, and bad input. Every accuracy
 // test body runs on the CPU backend and on the CUDA backend (host and device pointers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse FFT's flat window (src/sparse/filter.cpp): the response of its time-domain taps, summed directly
 // at every integer offset d from a bucket centre, against
 //  - the piecewise-polynomial fit filter_response() that both backends use to estimate and subtract values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spfft2d: the sparse-input 2-D FFT against FFTW's dense r2c_2d in double, on both backends and both
 // precisions; tiled/streamed output against the one-shot output; the Matrix Market reader; bad input.
 #include <fftw3.h>

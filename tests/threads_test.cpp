@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread safety: distinct plans and calls driven from many threads at once, on the CPU backend and on the
 // CUDA backend with one cudaStream_t per thread; every result is checked against a reference computed by
 // the thread itself. Also proves that sfft_last_error() is thread-local. Families not compiled into this

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command on a lent GPU machine over a copy of this checkout that carried a build directory made on the
 # development machine: links /work/main to the copy (CMake/CTest files hold absolute paths), puts .devlibs/ on
 # the library path, prints the GPU, then runs "$@".

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU sanitizer check, on a machine with a CUDA device:
 #   tools/gpu-check.sh BUILD_DIR
 # BUILD_DIR is an existing CUDA build with tests (e.g. cmake -B build -DCMAKE_CUDA_ARCHITECTURES=90 && cmake

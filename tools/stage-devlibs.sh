@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Copies the host runtime libraries that sfft's binaries need but a bare GPU machine may lack (FFTW, gfortran,
 # GoogleTest if shared) into .devlibs/, so a build made here can run on a lent GPU machine (see device-run.sh).
 set -euo pipefail

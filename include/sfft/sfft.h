@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sfft — structured Fourier transforms on CPU (FFTW) and CUDA (cuFFT).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/backend.hpp"
 
 #include "common/cuda_plugin.hpp"

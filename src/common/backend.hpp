@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which backend runs a call, and what kind of memory a pointer is.
 #pragma once
 

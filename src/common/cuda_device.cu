@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's side of the runtime queries (see cuda_seam.cpp for libsfft's).
 #include <cuda_runtime_api.h>
 #include <cufft.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend is a plugin: libsfft_cuda.so.<major> holds every CUDA unit and is the only file that
 // needs the CUDA runtime and cuFFT. libsfft loads it on first use (dlopen), so the CPU backend loads and
 // runs on hosts without CUDA. The two libraries are built together from this tree: they share the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Library side of the CUDA seam: finds libsfft_cuda.so.<major> beside libsfft (then on the loader's
 // search path), loads it once, checks that it was built with this library, and resolves its entries.
 #include <dlfcn.h>

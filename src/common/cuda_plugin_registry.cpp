@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plugin side of the CUDA seam: the entry table the plugin's units fill at load, and the two C symbols
 // libsfft looks up (the plugin's only exports).
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libsfft's side of the runtime queries: forwards to the CUDA plugin when it loads, answers "no CUDA"
 // (no device, host memory) when it does not, so CPU-only hosts never need the CUDA libraries. Entries are
 // looked up once (function-local statics): these run on every call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA helpers shared by every algorithm: error checks, RAII for device memory, pinned memory,
 // events, device selection and cuFFT plans. Algorithm code never calls cudaMalloc/cudaFree directly.
 #pragma once

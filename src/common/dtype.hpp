@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types: sizes, names, and the real/complex precision each dtype maps to.
 //
 // Enums arrive from C, where any int value can be passed. Loading an out-of-range value as a C++ enum is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed exceptions used everywhere inside sfft; capi/ turns them into sfft_status codes.
 #pragma once
 

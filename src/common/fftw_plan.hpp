@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RAII FFTW plans for both precisions behind one template, plus the global planner lock that FFTW
 // needs (its planner is not re-entrant) and the one-time threads initialisation. Every plan goes through
 // FFTW's guru64 interface: lengths, strides and batch distances are 64-bit, so grids of more than 2^31

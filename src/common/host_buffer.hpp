@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owning, 64-byte aligned host allocation (SIMD/FFTW friendly) that reports its size on failure.
 #pragma once
 

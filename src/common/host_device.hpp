@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SFFT_HD marks small functions shared verbatim by the CPU backends and the CUDA kernels.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's view of sfft_options: read only the fields the caller's struct_size covers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-wide facts every family shares: how many threads a call may use (the cap on opts->threads and the
 // single-threaded rule of a forked child) and how much host memory a new workspace may take.
 #pragma once

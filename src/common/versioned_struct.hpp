@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one reader and writer of the public option structs, which grow by appending fields and carry their
 // size as the caller was compiled in their first field (struct_size). Either side may be the newer one:
 //  - a caller's struct that is smaller than the library's: only its bytes are read or written, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU engine of the type-3 NUFFT: OpenMP spreading into per-chunk subgrids (sources sorted by grid row,
 // so each chunk owns a narrow slab and no two threads write the same memory), a row-parallel reduction
 // fused with the deconvolution and zero-padding, a threaded batched FFTW transform, and interpolation

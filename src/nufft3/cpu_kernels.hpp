@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hot loops of the CPU type-3 NUFFT (spreading into a subgrid, interpolation from the FFT grid), compiled once
 // per instruction set (cpu_kernels_<isa>.cpp include cpu_kernels.inl with their own -m flags) and picked at
 // plan time for the running CPU. Kernel weights come from a Horner table (horner.hpp); loops are specialised

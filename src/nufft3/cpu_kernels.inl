@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Body of one instruction-set variant of the CPU NUFFT loops; included by cpu_kernels_<isa>.cpp with
 // SFFT_NUFFT3_ISA naming the namespace. Everything but kernels() has internal linkage, and nothing here calls
 // an out-of-line inline function of another header, so no code built with wider -m flags can be shared with

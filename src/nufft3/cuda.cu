@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA engine of the type-3 NUFFT. setpts: coordinates to the device, range/finiteness scan, rescaling,
 // CUB radix sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per
 // tile (fewer when N is small, so that the subproblems fill the GPU). exec: spread each subproblem into a

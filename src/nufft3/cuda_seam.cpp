@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The type-3 NUFFT's CUDA seam (see common/cuda_plugin.hpp): compiled into the plugin it registers the
 // CUDA entry, compiled into libsfft it forwards to it.
 #include "common/cuda_plugin.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Piecewise-polynomial form of a spreading kernel for the CPU path: tap i of a point whose first cell sits
 // t in [0, 1) cells to its right of pos - half_width has weight phi(t - half_width + i) = P_i(2t - 1), with
 // every P_i of one degree, so all taps come from one Horner recurrence vectorised over i.

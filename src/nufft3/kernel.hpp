@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spreading kernels of the type-3 NUFFT and their Fourier transforms, shared by the CPU and CUDA paths.
 // A kernel lives on grid cells: phi(u) for |u| <= half_width (u in cells), zero outside.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Type-3 NUFFT (irregular points to irregular frequencies), CPU and CUDA.
 list(APPEND SFFT_SOURCES capi/nufft3_api.cpp src/nufft3/params.cpp src/nufft3/plan.cpp src/nufft3/horner.cpp
      src/nufft3/cpu.cpp src/nufft3/cpu_kernels_generic.cpp)

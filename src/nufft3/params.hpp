@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parameter choice of the type-3 NUFFT, shared by the CPU and CUDA paths: kernel shape/width from the
 // tolerance, and per dimension the centring, the source grid (n1 cells of spacing h1) and the FFT length n2.
 //

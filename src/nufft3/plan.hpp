@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal interface of the type-3 NUFFT: the plan the C API drives, and the per-backend engines
 // (cpu.cpp, cuda.cu) behind it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU backend of fftshift/ifftshift: rows of the last dim copied (or swapped) as two contiguous runs,
 // rows and long-row pieces spread over OpenMP threads; in place with an odd shifted extent, the one-pass
 // chunk order of inplace.hpp.

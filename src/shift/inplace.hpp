@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // In-place shift of a layout that is not an involution (some shifted extent is odd) in one pass: every word
 // is read once and written once, in chunks that CPU threads or GPU blocks process concurrently.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shift as a normalised layout shared by the CPU and CUDA backends: extent-1 axes dropped, runs of
 // unshifted axes merged, the trailing unshifted block folded into the moved "word", so every backend only
 // sees `ndim` dims of extents `extent` with forward shifts `shift` over words of `word_bytes` bytes.

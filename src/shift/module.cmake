@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # N-d fftshift / ifftshift.
 list(APPEND SFFT_SOURCES capi/shift_api.cpp src/shift/layout.cpp src/shift/inplace.cpp src/shift/cpu.cpp)
 # The CUDA plugin: its units and the host code they call (layout, in-place plans).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal interface of the shift family: one entry per backend over a normalised Layout.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-bucket arithmetic of the sparse FFT, shared verbatim by the CPU backend (cpu.cpp) and the CUDA
 // kernels (cuda.cu): locating the one coefficient a bucket holds, checking that it really is one, and
 // the filter response used to estimate and subtract values.

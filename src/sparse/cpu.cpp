@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU backend of the sparse FFT: window folding (OpenMP over hashings), one batched FFTW plan for all
 // B-point FFTs, bucket decoding (OpenMP over buckets), peeling or voting, and the top-k cutoff.
 #include <algorithm>

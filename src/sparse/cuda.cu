@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA backend of the sparse FFT. A few thousand buckets make every step after the fold latency-bound (the
 // fold's random sample reads dominate only at the largest n), so the design minimises dependent steps:
 //  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan-time design shared by both backends: knob defaults and validation, bucket geometry, the flat
 // window, and the random permutations.
 //

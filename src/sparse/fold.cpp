@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the signal on the host: the window-fold of every hashing and the comb pre-pass's samples. Used
 // by the CPU backend and, for host input, by the CUDA backend (which therefore links this unit too).
 #include <algorithm>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sparse FFT (sfft_create / sfft_exec / sfft_destroy): filter design shared by both backends, CPU on FFTW,
 # CUDA on cuFFT + CUB.
 list(APPEND SFFT_SOURCES capi/sparse_api.cpp src/sparse/filter.cpp src/sparse/fold.cpp src/sparse/cpu.cpp)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal interface of the sparse FFT: the plan-time design (filter, buckets, random permutations,
 // hashings) and the backend engines that execute it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // COO validation and compression into columns, twiddle tables, tile geometry.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU backend: OpenMP direct sparse sums and threaded FFTW; the tiled DIRECT method and the whole-spectrum
 // DIRECT_ROWS / DENSE methods of plan.hpp.
 #include <omp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA backend. Tiled DIRECT method: direct sparse DFT kernel down the columns, batched cuFFT C2C along
 // the rows, fold of the Hermitian half into output rows; host outputs are streamed through double-buffered
 // pinned copies on a second stream so the device-to-host traffic of one tile overlaps the compute of the

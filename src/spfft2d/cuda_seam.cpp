@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse-input 2-D FFT's CUDA seam (see common/cuda_plugin.hpp): compiled into the plugin it
 // registers the CUDA entries, compiled into libsfft it forwards to them.
 #include "common/cuda_plugin.hpp"

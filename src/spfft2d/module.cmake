@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sparse-input (binary or real-valued) 2-D FFT.
 list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
      src/spfft2d/cpu.cpp)

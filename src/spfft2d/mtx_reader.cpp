@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matrix Market coordinate reader. Every malformed input is an SFFT_ERROR_INVALID_ARGUMENT naming the
 // line. The file is read front to back in blocks and never seeked, so pipes, FIFOs and /proc files read like
 // regular files; lines are capped at kMaxLineBytes so that memory stays bounded whatever the input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse-input 2-D FFT: the matrix in compressed-column form, the tile geometry shared by both
 // backends, and the small engine interface the C API drives.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C99 caller built against older and newer copies of the option structs than the library's: the
    library must write only the bytes the caller has, read defaults for the fields the caller lacks, accept
    a newer caller's zero tail and refuse a set one. Exit status 0 = all checks hold. */

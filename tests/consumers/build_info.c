@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C99 user asking what the installed library provides. With EXPECT_NO_CUDA_LIBS=1 (the CUDA libraries
    made unfindable) a CUDA build must still load, run the CPU backend, report why CUDA is unavailable and
    refuse the CUDA backend with SFFT_ERROR_NO_DEVICE naming what is missing. */

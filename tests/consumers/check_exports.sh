@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The dynamic symbols libsfft defines must be exactly $EXPECTED (the public API), nothing more or less.
 set -euo pipefail
 lib=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every source, build and script file of the project names its licence (SPDX identifier in its first lines).
 set -euo pipefail
 root=$1

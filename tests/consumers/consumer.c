@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C99 user of the installed library (pkg-config): fftshift of a 3x4 int-valued float array. */
 #include <sfft/sfft.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Python user of the installed library through ctypes (no compiled wrapper): fftshift of a
 C-order array compared with NumPy's definition, computed here without NumPy."""
 import ctypes

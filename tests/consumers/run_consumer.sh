@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs one consumer of the installed sfft (kind = $1). Installs the build tree into
 # $SFFT_INSTALL first. Exit 77 = the tool this consumer needs is not present (CTest reports a skip).
 set -euo pipefail

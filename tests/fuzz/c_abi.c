@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C shims of c_abi.h: forward an int to the enum parameter, as any C caller may. */
 #include "c_abi.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fuzzers pass enum arguments as a C caller may: any int. In C an enum object holds any value of its
    underlying integer type, so these C shims take int and forward it; doing the same from C++ would itself
    be undefined behaviour (and UBSan would flag the harness, not the library). */

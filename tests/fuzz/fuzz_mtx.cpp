@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the Matrix Market reader behind spfft2d_create_from_mtx: the input bytes (after one
 // byte of flags: binary mode, dtype, pipe) become a file on disk, or the contents of a pipe read through
 // /dev/fd (the reader must not seek). A file the library rejects must give a status

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the type-3 NUFFT (nufft3_*): arbitrary dim, dtype, sign, tolerance, options
 // (ntransf, kernel, upsampfac), point counts (including ones whose byte counts overflow), coordinates
 // (NaN, +-Inf, huge, denormal, negative zero) and NULL arrays. A successful exec must match the direct sum

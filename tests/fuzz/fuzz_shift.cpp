@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for fftshift_nd / ifftshift_nd: arbitrary rank, extents (negative, zero, overflowing),
 // axes masks, dtypes, options, and out == in / separate / partially overlapping buffers. Success must
 // equal the element-by-element NumPy definition; failure must leave every byte of both buffers as it was.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_destroy): arbitrary n (powers of two,
 // 3, 5 or 7 times one, others, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int /
 // double, including NaN and Inf; the comb pre-pass's loops, width and keep), options, output capacities, and

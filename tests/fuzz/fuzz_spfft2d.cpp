@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the sparse-input 2-D FFT (spfft2d_*): arbitrary shapes (0, 2^31 and beyond),
 // nonzero counts, indices (negative, out of range, repeated), values (NaN, Inf, huge, denormal), NULL
 // arrays, dtypes, options, methods, tile heights and row ranges. Every successful exec / exec_rows / exec_stream

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the libFuzzer targets: a reader that turns the fuzzer's bytes into call arguments
 // (sizes, enums, special floating-point values), poisoned output buffers, and the contract checks every
 // target asserts:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression tests for what the fuzzers found, in readable form (the crashing inputs themselves live in
 // tests/fuzz/corpus/<target>/regression-* and are replayed by every fuzz run). Built into the ordinary test
 // suite, so the sanitizer tier (ASan + UBSan) runs them too: undefined behaviour shows up there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference for the spfft2d fuzzers: the half-spectrum rows of a sparse matrix by the direct sum over its
 // nonzeros in long double (exact integer phases), and the checks of one exec's rows against it.
 #pragma once

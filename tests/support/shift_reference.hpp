@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy's fftshift/ifftshift, element by element: the independent reference every shift test, the
 // thread test and the shift fuzz target compare with. Header-only (the fuzz targets link no gtest).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the test executables: device detection, device memory for GPU variants of a test,
 // seeded random data, and error norms.
 #pragma once

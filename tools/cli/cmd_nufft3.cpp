@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `sfft nufft3`: far-field pattern of an aperiodic (sunflower) antenna array, a type-3 NUFFT from element
 // positions (in wavelengths) to direction cosines (u, v), checked against the direct sum on a sample.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `sfft shift`: fftshift/ifftshift of a built-in array, verified element by element against NumPy's rule.
 #include <cinttypes>
 #include <complex>

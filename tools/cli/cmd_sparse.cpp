@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `sfft sparse`: sparse FFT of a built-in k-sparse signal; prints the found frequencies against the planted
 // ones and the time against threaded FFTW of the same samples.
 #include <algorithm>

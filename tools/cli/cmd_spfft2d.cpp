@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `sfft spfft2d [FILE.mtx]`: 2-D FFT of a sparse 0/1 (or valued) matrix, streamed tile by tile; prints timing,
 // memory and a checksum, and checks Y[0][0] against the sum of the matrix.
 #include <chrono>

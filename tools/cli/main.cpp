@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `sfft SUBCOMMAND [options]`: demonstrations of each family on built-in data.
 #include <cstdio>
 #include <cstring>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Python tier of ./run.sh test: a fresh virtual environment under the build directory, the test
 # requirements from the package index, `pip install ./python` (CUDA off: the CUDA code is compiled by the
-# main tier, and CI has no GPU; GPU tests skip), then pytest. Skips, saying so, only when the package index
+# main tier, and CI has no GPU; GPU tests skip), then pytest and the NumPy example program. Skips, saying so, only when the package index
 # cannot be reached; any other failure fails.
 # Usage: python/run-tests.sh [BUILD_DIR]   (default build; JOBS = parallel compile jobs, default all cores)
 set -euo pipefail
@@ -28,4 +28,8 @@ fi
 "$py" -m pip install -q ./python --config-settings=cmake.define.SFFT_ENABLE_CUDA=OFF \
   --config-settings=build-dir="$build_dir/python-build"
 "$py" -m pytest python/tests -q -rs
+# The NumPy example program of examples/python (its ctest skips where the system Python has no NumPy), with
+# this environment's NumPy and the library the package bundles.
+lib=$("$py" -c 'import os, sfft; print(os.path.join(os.path.dirname(sfft.__file__), "lib", "libsfft.so.0"))')
+SFFT_LIBRARY=$lib "$py" examples/python/numpy_example.py
 echo "python tier: took $((SECONDS - start)) s"

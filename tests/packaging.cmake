@@ -19,7 +19,8 @@ endforeach()
 # A C99 program built against older and newer copies of the option structs than the library's.
 add_executable(abi_old_option_structs abi/old_option_structs.c)
 target_link_libraries(abi_old_option_structs PRIVATE sfft::sfft m)
-set_target_properties(abi_old_option_structs PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+# Linked by the C++ driver: a sanitizer build's libsfft needs UBSan's C++ runtime, which the C driver omits.
+set_target_properties(abi_old_option_structs PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF LINKER_LANGUAGE CXX)
 add_test(NAME abi.old_option_structs COMMAND abi_old_option_structs)
 
 # Distribution: the installed library on a host without the CUDA libraries (C and ctypes consumers with the

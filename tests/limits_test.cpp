@@ -200,18 +200,21 @@ TEST_F(LimitsTest, Nufft3CountsWhoseBytesOverflow) {
   nufft3_destroy(plan);
 }
 
+// The plan of the memory-limit children below: 1-D, complex128, tol 1e-6, one CPU thread.
+nufft3_plan create_1d_plan(std::vector<std::string> &problems) {
+  sfft_options o = cpu_options_1thread();
+  nufft3_plan plan = nullptr;
+  if (nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-6, &o) != SFFT_SUCCESS)
+    problems.push_back(std::string("nufft3_create: ") + sfft_last_error());
+  return plan;
+}
+
 // A 1-D grid of about 2^26 cells (1 GiB of complex128, less than the machine's memory, so the library
 // tries) under a 64 MiB address-space margin: OUT_OF_MEMORY with the size, then the plan takes small points.
 [[noreturn]] void nufft3_out_of_memory_child() {
   capped_child(
       64 * kMiB,
-      [](std::vector<std::string> &problems) {
-        sfft_options o = cpu_options_1thread();
-        nufft3_plan plan = nullptr;
-        if (nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-6, &o) != SFFT_SUCCESS)
-          problems.push_back(std::string("nufft3_create: ") + sfft_last_error());
-        return plan;
-      },
+      create_1d_plan,
       [](nufft3_plan plan, std::vector<std::string> &problems) {
         double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
         expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
@@ -237,13 +240,7 @@ TEST_F(LimitsTest, Nufft3OutOfMemoryUnderAddressSpaceLimit) {
 [[noreturn]] void nufft3_ceiling_child() {
   capped_child(
       256 * kMiB,
-      [](std::vector<std::string> &problems) {
-        sfft_options o = cpu_options_1thread();
-        nufft3_plan plan = nullptr;
-        if (nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-6, &o) != SFFT_SUCCESS)
-          problems.push_back(std::string("nufft3_create: ") + sfft_last_error());
-        return plan;
-      },
+      create_1d_plan,
       [](nufft3_plan plan, std::vector<std::string> &problems) {
         double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
         expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);

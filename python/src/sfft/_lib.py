@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, TypeVar
 
 __all__ = ["lib", "check", "SfftError", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError",
            "NoDeviceError", "DeviceError", "InternalError", "make_options", "build_info",
@@ -113,6 +113,41 @@ def _load() -> ctypes.CDLL:
 
 
 lib = _load()
+
+
+_Plan = TypeVar("_Plan", bound="PlanHandle")
+
+
+class PlanHandle:
+    """The lifetime of one library plan, shared by the plan classes: ``close()``, ``with`` blocks, and the plan
+    freed when the object is garbage-collected. Each subclass sets ``_destroy`` to its family's destroy
+    function (a class attribute, so it outlives module teardown at interpreter exit)."""
+
+    _destroy: Any
+    _handle: ctypes.c_void_p
+
+    def _live(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError("sfft: the plan was closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Frees the plan (also done when the object is garbage-collected). Calling it again is harmless."""
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._handle = ctypes.c_void_p()
+            check(type(self)._destroy(handle))
+
+    def __enter__(self: _Plan) -> _Plan:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            type(self)._destroy(handle)
 
 
 class SfftError(Exception):

@@ -21,7 +21,7 @@ _REAL = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): 
 Points = Union[Any, Sequence[Any]]
 
 
-class Plan:
+class Plan(_lib.PlanHandle):
     """A type-3 NUFFT plan: ``F[k] = sum_j c[j] exp(isign * 1j * (x[j] s[k] + y[j] t[k] + z[j] u[k]))`` in
     1, 2 or 3 dimensions, to relative l2 tolerance ``eps``; the same transform and call sequence as
     ``finufft.Plan(3, dim, ...)``.
@@ -50,6 +50,8 @@ class Plan:
         ``"cuda"``; CUDA device ordinal; the CUDA stream the plan runs on (default: the default stream; pass
         ``cupy.cuda.get_current_stream()`` to order it with CuPy's work on another stream); CPU threads (0 = all).
     """
+
+    _destroy = _lib.lib.nufft3_destroy
 
     def __init__(self, nufft_type: int, n_modes_or_dim: int, n_trans: int = 1, eps: float = 1e-6,
                  isign: Optional[int] = None, dtype: Any = np.complex128, *, kernel: str = "es",
@@ -129,29 +131,6 @@ class Plan:
         arr = result.separate(arr)
         _lib.check(_lib.lib.nufft3_exec(self._live(), _arrays.pointer(arr), result.pointer))
         return result.result()
-
-    def _live(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("sfft: the plan was closed")
-        return self._handle
-
-    def close(self) -> None:
-        """Frees the plan (also done when the object is garbage-collected). Calling it again is harmless."""
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = ctypes.c_void_p()
-            _lib.check(_lib.lib.nufft3_destroy(handle))
-
-    def __enter__(self) -> "Plan":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self, _destroy: Any = _lib.lib.nufft3_destroy) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            _destroy(handle)
 
     def __repr__(self) -> str:
         return f"Plan(3, {self.dim}, n_trans={self.n_trans}, isign={self.isign}, dtype={self.dtype.name})"

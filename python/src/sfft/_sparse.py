@@ -31,7 +31,7 @@ def complex_dtype_of(a: Any) -> np.dtype:
     return np.dtype(np.complex64 if single else np.complex128)
 
 
-class SparsePlan:
+class SparsePlan(_lib.PlanHandle):
     """A sparse-FFT plan for length ``n`` returning up to ``k`` coefficients, for repeated calls.
 
     All filter design, FFT planning and workspace allocation happen here; :meth:`execute` allocates only
@@ -66,6 +66,8 @@ class SparsePlan:
     InvalidArgumentError
         For an unsupported n, k or knob, with the library's explanation.
     """
+
+    _destroy = _lib.lib.sfft_destroy
 
     def __init__(self, n: int, k: int, dtype: Any = np.complex128, *, variant: str = "auto",
                  filter_tolerance: float = 0.0, bucket_factor: float = 0.0, location_loops: int = 0,
@@ -125,29 +127,6 @@ class SparsePlan:
         return freqs[:found].view(np.int64), values[:found]
 
     __call__ = execute
-
-    def _live(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("sfft: the plan was closed")
-        return self._handle
-
-    def close(self) -> None:
-        """Frees the plan (also done when the object is garbage-collected). Calling it again is harmless."""
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = ctypes.c_void_p()
-            _lib.check(_lib.lib.sfft_destroy(handle))
-
-    def __enter__(self) -> "SparsePlan":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self, _destroy: Any = _lib.lib.sfft_destroy) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            _destroy(handle)
 
     def __repr__(self) -> str:
         return f"SparsePlan(n={self.n}, k={self.k}, dtype={self.dtype.name})"

@@ -20,7 +20,7 @@ _METHOD_NAMES = {v: k for k, v in _METHODS.items()}
 _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.COMPLEX128}
 
 
-class Spfft2dPlan:
+class Spfft2dPlan(_lib.PlanHandle):
     """A plan for the forward, unnormalised 2-D DFT of a sparse real ``rows x cols`` matrix,
     ``Y[u, v] = sum over entries (r, c) of w_rc exp(-2j pi (r u / rows + c v / cols))``, returned as the
     half spectrum ``numpy.fft.rfft2(dense)``: shape ``(rows, cols // 2 + 1)``.
@@ -52,6 +52,8 @@ class Spfft2dPlan:
         ``"auto"`` (CUDA when a usable GPU exists, else CPU), ``"cpu"`` or ``"cuda"``; CUDA device ordinal;
         CUDA stream (default: CuPy's current stream for device COO arrays); CPU threads (0 = all).
     """
+
+    _destroy = _lib.lib.spfft2d_destroy
 
     def __init__(self, a: Any, shape: Optional[Tuple[int, int]] = None, *, binary: bool = False,
                  dtype: Any = np.complex128, method: str = "auto", tile_rows: int = 0, backend: str = "auto",
@@ -186,29 +188,6 @@ class Spfft2dPlan:
         if failure:
             raise failure[0]
         _lib.check(status)
-
-    def _live(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("sfft: the plan was closed")
-        return self._handle
-
-    def close(self) -> None:
-        """Frees the plan (also done when the object is garbage-collected). Calling it again is harmless."""
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = ctypes.c_void_p()
-            _lib.check(_lib.lib.spfft2d_destroy(handle))
-
-    def __enter__(self) -> "Spfft2dPlan":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self, _destroy: Any = _lib.lib.spfft2d_destroy) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            _destroy(handle)
 
     def __repr__(self) -> str:
         if not self._handle:

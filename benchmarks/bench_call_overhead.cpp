@@ -33,7 +33,8 @@ double per_call_us(Fn &&fn, int calls, int rounds) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) fn();
     BENCH_CUDA(cudaDeviceSynchronize());
-    if (r > 0) t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+    if (r > 0)
+      t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
   }
   return bench::median(t);
 }
@@ -92,7 +93,9 @@ int main(int argc, char **argv) {
   cudaFree(d_in);
   cudaFree(d_out);
 
-  std::printf("%-10s first CUDA query %8.2f ms | fftshift_nd 1023 f32 %7.2f us/call | sfft_exec 2^14 k=8 c64 %7.2f us/call (found %llu)\n",
-              label, first_ms, shift_us, exec_us, static_cast<unsigned long long>(found));
+  std::printf(
+      "%-10s first CUDA query %8.2f ms | fftshift_nd 1023 f32 %7.2f us/call | sfft_exec 2^14 k=8 c64 %7.2f us/call "
+      "(found %llu)\n",
+      label, first_ms, shift_us, exec_us, static_cast<unsigned long long>(found));
   return 0;
 }

@@ -27,7 +27,8 @@ struct Case {
 };
 
 __global__ void fill_kernel(uint32_t *p, std::size_t n, uint32_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
     x ^= x >> 15;
     x *= 2246822519u;
@@ -77,8 +78,10 @@ std::size_t spot_check(const std::vector<unsigned char> &in_sample_src, const vo
       src += ((j + e - s) % e) * stride;
       stride *= e;
     }
-    BENCH_CUDA(cudaMemcpy(a.data(), static_cast<const unsigned char *>(d_out) + flat * elem, elem, cudaMemcpyDeviceToHost));
-    BENCH_CUDA(cudaMemcpy(b.data(), static_cast<const unsigned char *>(d_in_copy) + src * elem, elem, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(
+        cudaMemcpy(a.data(), static_cast<const unsigned char *>(d_out) + flat * elem, elem, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(
+        cudaMemcpy(b.data(), static_cast<const unsigned char *>(d_in_copy) + src * elem, elem, cudaMemcpyDeviceToHost));
     wrong += std::memcmp(a.data(), b.data(), elem) != 0;
   }
   return wrong;
@@ -90,8 +93,10 @@ int main(int argc, char **argv) {
   int repeat = 15;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+      repeat = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
   }
   if (sfft_cuda_device_count() == 0) {
     std::printf("bench_shift: no CUDA device; nothing to measure\n");
@@ -153,15 +158,15 @@ int main(int argc, char **argv) {
       fill_kernel<<<1024, 256, 0, stream>>>(static_cast<uint32_t *>(d_in), bytes / 4, 1234u + di);
       BENCH_CUDA(cudaMemcpyAsync(d_ref, d_in, bytes, cudaMemcpyDeviceToDevice, stream));
       BENCH_CUDA(cudaStreamSynchronize(stream));
-      double copy_ms = median_ms([&] { BENCH_CUDA(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); },
-                                 repeat, stream);
+      double copy_ms = median_ms(
+          [&] { BENCH_CUDA(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); }, repeat, stream);
       double copy_gbs = 2.0 * bytes / copy_ms / 1e6;
       for (int in_place = 0; in_place < 2; ++in_place) {
         void *dst = in_place ? d_in : d_out;
         std::size_t used0 = bench::device_used_bytes();
         auto call = [&] {
-          sfft_status s = fftshift_nd(dst, d_in, static_cast<int>(c.shape.size()), c.shape.data(), c.mask,
-                                      dtypes[di], &opts);
+          sfft_status s =
+              fftshift_nd(dst, d_in, static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtypes[di], &opts);
           if (s != SFFT_SUCCESS) {
             std::fprintf(stderr, "fftshift_nd: %s\n", sfft_last_error());
             std::exit(1);

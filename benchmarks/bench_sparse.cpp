@@ -117,9 +117,8 @@ void print_row(const char *variant, bool dbl, uint64_t n, uint64_t k, double snr
     std::snprintf(snr_text, sizeof snr_text, "inf");
   }
   std::printf("| %s | %s | %s | %llu | %s | %.3f | %.3f | %.1fx | %.4f | %.2e | %.2e | %.0f |\n", variant,
-              dbl ? "c128" : "c64", length_label(n).c_str(), static_cast<unsigned long long>(k), snr_text,
-              peer_s * 1e3, ours_s * 1e3,
-              peer_s / ours_s, a.recovery, a.l1, a.rel_l2, mib);
+              dbl ? "c128" : "c64", length_label(n).c_str(), static_cast<unsigned long long>(k), snr_text, peer_s * 1e3,
+              ours_s * 1e3, peer_s / ours_s, a.recovery, a.l1, a.rel_l2, mib);
   std::fflush(stdout);
 }
 

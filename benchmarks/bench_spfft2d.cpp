@@ -28,13 +28,13 @@
 
 namespace {
 
-#define CHECK_SFFT(x)                                                                                \
-  do {                                                                                               \
-    sfft_status s_ = (x);                                                                            \
-    if (s_ != SFFT_SUCCESS) {                                                                        \
-      std::fprintf(stderr, "%s failed: %s: %s\n", #x, sfft_status_string(s_), sfft_last_error());    \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
+#define CHECK_SFFT(x)                                                                             \
+  do {                                                                                            \
+    sfft_status s_ = (x);                                                                         \
+    if (s_ != SFFT_SUCCESS) {                                                                     \
+      std::fprintf(stderr, "%s failed: %s: %s\n", #x, sfft_status_string(s_), sfft_last_error()); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 using cf = std::complex<float>;
@@ -72,7 +72,8 @@ std::complex<double> direct(const Matrix &m, const std::vector<char> &keep, uint
   for (std::size_t k = 0; k < m.r.size(); ++k) {
     if (!keep[k]) continue;
     unsigned __int128 ph = (static_cast<unsigned __int128>(static_cast<uint64_t>(m.r[k]) * u % m.rows) * m.cols +
-                            static_cast<unsigned __int128>(static_cast<uint64_t>(m.c[k]) * v % m.cols) * m.rows) % RC;
+                            static_cast<unsigned __int128>(static_cast<uint64_t>(m.c[k]) * v % m.cols) * m.rows) %
+                           RC;
     double a = -2.0 * M_PI * static_cast<double>(ph) / static_cast<double>(RC);
     re += std::cos(a);
     im += std::sin(a);
@@ -100,10 +101,14 @@ void on_rows(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
 
 const char *method_name(spfft2d_method m) {
   switch (m) {
-    case SPFFT2D_METHOD_DIRECT: return "direct";
-    case SPFFT2D_METHOD_DIRECT_ROWS: return "direct_rows";
-    case SPFFT2D_METHOD_DENSE: return "dense";
-    default: return "auto";
+    case SPFFT2D_METHOD_DIRECT:
+      return "direct";
+    case SPFFT2D_METHOD_DIRECT_ROWS:
+      return "direct_rows";
+    case SPFFT2D_METHOD_DENSE:
+      return "dense";
+    default:
+      return "auto";
   }
 }
 
@@ -140,8 +145,8 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
   auto sample_device = [&](const cf *d) {
     std::vector<cf> got(samples.at.size());
     for (std::size_t k = 0; k < got.size(); ++k)
-      BENCH_CUDA(cudaMemcpy(&got[k], d + samples.at[k].first * W + samples.at[k].second, sizeof(cf),
-                            cudaMemcpyDeviceToHost));
+      BENCH_CUDA(
+          cudaMemcpy(&got[k], d + samples.at[k].first * W + samples.at[k].second, sizeof(cf), cudaMemcpyDeviceToHost));
     return got;
   };
 
@@ -161,7 +166,8 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
       std::vector<float> ones(1, 1.0f);
       BENCH_CUDA(cudaMemset(x, 0, R * C * sizeof(float)));
       for (std::size_t k = 0; k < m.r.size(); ++k)
-        if (keep[k]) BENCH_CUDA(cudaMemcpy(x + m.r[k] * C + m.c[k], ones.data(), sizeof(float), cudaMemcpyHostToDevice));
+        if (keep[k])
+          BENCH_CUDA(cudaMemcpy(x + m.r[k] * C + m.c[k], ones.data(), sizeof(float), cudaMemcpyHostToDevice));
       dense_ms = 1e3 * bench::time_median(
                            [&] {
                              cufftExecR2C(plan, x, reinterpret_cast<cufftComplex *>(y));
@@ -215,12 +221,13 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
   const double stream_err = max_err(samples.got);
   CHECK_SFFT(spfft2d_destroy(p));
 
-  std::printf("| %-14s | %6llux%-6llu | %8llu | %-11s | %9.3f | %9.3f | %6.2fx | %9.1f | %9.1f | %9.2f | %8.1f | %5.1f%% | %8.1e | %8.1e | %8.1e | %5llu | %8.0f |\n",
-              m.name.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz,
-              allow_dense ? method_name(used) : "-", dense_ms, ours_ms,
-              dense_ms / ours_ms, dense_mib, ours_mib, stream_ms, stream_mib,
-              100.0 * stream_mib / (std::isnan(dense_mib) ? mib(dense_bytes) : dense_mib), dense_err, ours_err,
-              stream_err, (unsigned long long)tile, create_ms);
+  std::printf(
+      "| %-14s | %6llux%-6llu | %8llu | %-11s | %9.3f | %9.3f | %6.2fx | %9.1f | %9.1f | %9.2f | %8.1f | %5.1f%% | "
+      "%8.1e | %8.1e | %8.1e | %5llu | %8.0f |\n",
+      m.name.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz,
+      allow_dense ? method_name(used) : "-", dense_ms, ours_ms, dense_ms / ours_ms, dense_mib, ours_mib, stream_ms,
+      stream_mib, 100.0 * stream_mib / (std::isnan(dense_mib) ? mib(dense_bytes) : dense_mib), dense_err, ours_err,
+      stream_err, (unsigned long long)tile, create_ms);
   std::fflush(stdout);
 }
 
@@ -235,39 +242,51 @@ int main(int argc, char **argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
-    else if (a == "--tile" && i + 1 < argc) tile_rows = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--skip-big") skip_big = true;
-    else if (a == "--case" && i + 1 < argc) only = argv[++i];
+    if (a == "--repeats" && i + 1 < argc)
+      repeats = std::atoi(argv[++i]);
+    else if (a == "--tile" && i + 1 < argc)
+      tile_rows = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--skip-big")
+      skip_big = true;
+    else if (a == "--case" && i + 1 < argc)
+      only = argv[++i];
     else if (a == "--method" && i + 1 < argc) {
       std::string name = argv[++i];
-      method = name == "direct" ? SPFFT2D_METHOD_DIRECT
+      method = name == "direct"        ? SPFFT2D_METHOD_DIRECT
                : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
-               : name == "dense" ? SPFFT2D_METHOD_DENSE
-               : name == "auto" ? SPFFT2D_METHOD_AUTO
-                                : static_cast<spfft2d_method>(-1);
+               : name == "dense"       ? SPFFT2D_METHOD_DENSE
+               : name == "auto"        ? SPFFT2D_METHOD_AUTO
+                                       : static_cast<spfft2d_method>(-1);
       if (method == static_cast<spfft2d_method>(-1)) {
         std::fprintf(stderr, "unknown method '%s'\n", name.c_str());
         return 2;
       }
     } else if (a == "--help") {
-      std::printf("usage: bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] "
-                  "[--skip-big] [--case NAME] [FILE.mtx ...]\n");
+      std::printf(
+          "usage: bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] "
+          "[--skip-big] [--case NAME] [FILE.mtx ...]\n");
       return 0;
-    } else files.push_back(a);
+    } else
+      files.push_back(a);
   }
   BENCH_CUDA(cudaFree(nullptr));
   {  // load cuFFT's kernels before any memory is measured
     cufftHandle warm;
     if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);
   }
-  std::printf("spfft2d vs dense cuFFT R2C 2-D (float32 in, complex64 out); device: %s; date: %s; repeats: %d; "
-              "tile: %s; method: %s\n", bench::device_name().c_str(), bench::today().c_str(), repeats,
-              tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
-  std::printf("times: median ms (exec only, synchronised; dense input already on the device); memory: peak device "
-              "MiB above the idle context; err: max |Y - direct sum| / nnz on 26 sampled entries; method: what the device-output exec used; stream: the same "
-              "plan set to the memory-bounded direct method\n\n");
-  std::printf("| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
+  std::printf(
+      "spfft2d vs dense cuFFT R2C 2-D (float32 in, complex64 out); device: %s; date: %s; repeats: %d; "
+      "tile: %s; method: %s\n",
+      bench::device_name().c_str(), bench::today().c_str(), repeats,
+      tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
+  std::printf(
+      "times: median ms (exec only, synchronised; dense input already on the device); memory: peak device "
+      "MiB above the idle context; err: max |Y - direct sum| / nnz on 26 sampled entries; method: what the "
+      "device-output exec used; stream: the same "
+      "plan set to the memory-bounded direct method\n\n");
+  std::printf(
+      "| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours "
+      "MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto wanted = [&](const char *name) { return std::string(name).find(only) != std::string::npos; };
   if (wanted("sstmodel-like"))

@@ -44,14 +44,22 @@ SFFT_API void sfft_options_init_sized(sfft_options *opts, size_t struct_size) {
 
 SFFT_API const char *sfft_status_string(sfft_status s) {
   switch (sfft::enum_value(s)) {  // any int may arrive from C
-    case SFFT_SUCCESS: return "SFFT_SUCCESS: no error";
-    case SFFT_ERROR_INVALID_ARGUMENT: return "SFFT_ERROR_INVALID_ARGUMENT: an argument is invalid";
-    case SFFT_ERROR_UNSUPPORTED: return "SFFT_ERROR_UNSUPPORTED: not supported by this build or backend";
-    case SFFT_ERROR_OUT_OF_MEMORY: return "SFFT_ERROR_OUT_OF_MEMORY: a host or device allocation failed";
-    case SFFT_ERROR_NO_DEVICE: return "SFFT_ERROR_NO_DEVICE: no usable CUDA device";
-    case SFFT_ERROR_DEVICE: return "SFFT_ERROR_DEVICE: a CUDA or cuFFT call failed";
-    case SFFT_ERROR_INTERNAL: return "SFFT_ERROR_INTERNAL: internal error in sfft";
-    default: break;
+    case SFFT_SUCCESS:
+      return "SFFT_SUCCESS: no error";
+    case SFFT_ERROR_INVALID_ARGUMENT:
+      return "SFFT_ERROR_INVALID_ARGUMENT: an argument is invalid";
+    case SFFT_ERROR_UNSUPPORTED:
+      return "SFFT_ERROR_UNSUPPORTED: not supported by this build or backend";
+    case SFFT_ERROR_OUT_OF_MEMORY:
+      return "SFFT_ERROR_OUT_OF_MEMORY: a host or device allocation failed";
+    case SFFT_ERROR_NO_DEVICE:
+      return "SFFT_ERROR_NO_DEVICE: no usable CUDA device";
+    case SFFT_ERROR_DEVICE:
+      return "SFFT_ERROR_DEVICE: a CUDA or cuFFT call failed";
+    case SFFT_ERROR_INTERNAL:
+      return "SFFT_ERROR_INTERNAL: internal error in sfft";
+    default:
+      break;
   }
   return "SFFT_ERROR_(unknown): not an sfft_status value";
 }
@@ -76,8 +84,8 @@ SFFT_API int sfft_cuda_device_count(void) {
 SFFT_API sfft_status sfft_get_build_info(sfft_build_info *info, size_t struct_size) {
   return sfft::capi::guarded("sfft_get_build_info", [&] {
     sfft::require(info != nullptr, "info is NULL");
-    sfft::require(struct_size >= offsetof(sfft_build_info, version) + sizeof info->version, "struct_size = ",
-                  struct_size, " is too small for sfft_build_info");
+    sfft::require(struct_size >= offsetof(sfft_build_info, version) + sizeof info->version,
+                  "struct_size = ", struct_size, " is too small for sfft_build_info");
     sfft_build_info b{};
     b.struct_size = sizeof b;
     b.version = SFFT_VERSION_NUMBER;

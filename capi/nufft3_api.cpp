@@ -36,28 +36,21 @@ SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype,
 }
 
 SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts) {
-  return sfft::capi::guarded("nufft3_set_options", [&] {
-    registry().acquire(plan, "plan")->set_options(opts);
-  });
+  return sfft::capi::guarded("nufft3_set_options", [&] { registry().acquire(plan, "plan")->set_options(opts); });
 }
 
 SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
                                    uint64_t K, const void *s, const void *t, const void *u) {
-  return sfft::capi::guarded("nufft3_setpts", [&] {
-    registry().acquire(plan, "plan")->setpts(N, x, y, z, K, s, t, u);
-  });
+  return sfft::capi::guarded("nufft3_setpts",
+                             [&] { registry().acquire(plan, "plan")->setpts(N, x, y, z, K, s, t, u); });
 }
 
 SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F) {
-  return sfft::capi::guarded("nufft3_exec", [&] {
-    registry().acquire(plan, "plan")->exec(f, F);
-  });
+  return sfft::capi::guarded("nufft3_exec", [&] { registry().acquire(plan, "plan")->exec(f, F); });
 }
 
 SFFT_API sfft_status nufft3_destroy(nufft3_plan plan) {
-  return sfft::capi::guarded("nufft3_destroy", [&] {
-    registry().destroy(plan, "plan");
-  });
+  return sfft::capi::guarded("nufft3_destroy", [&] { registry().destroy(plan, "plan"); });
 }
 
 }  // extern "C"

@@ -14,9 +14,8 @@ std::size_t common_alignment(const void *a, const void *b) {
   return static_cast<std::size_t>(bits & (~bits + 1));
 }
 
-sfft_status shift_entry(const char *function, bool inverse, void *out, const void *in, int ndim,
-                        const int64_t *shape, uint32_t axes_mask, const sfft_dtype &dtype,
-                        const sfft_options *opts) {
+sfft_status shift_entry(const char *function, bool inverse, void *out, const void *in, int ndim, const int64_t *shape,
+                        uint32_t axes_mask, const sfft_dtype &dtype, const sfft_options *opts) {
   return sfft::capi::guarded(function, [&] {
     using namespace sfft;
     Options o = resolve_options(opts);

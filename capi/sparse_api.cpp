@@ -19,7 +19,7 @@ struct SparsePlan {
   uint64_t n = 0;
   uint64_t k = 0;
   sfft::Backend backend = sfft::Backend::Cpu;
-  std::unique_ptr<sfft::sparse::Engine> engine;        // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
+  std::unique_ptr<sfft::sparse::Engine> engine;       // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
   std::unique_ptr<sfft::sparse::Engine> exact_first;  // AUTO: tried first, kept when it explains the signal
 };
 
@@ -134,9 +134,7 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
 }
 
 SFFT_API sfft_status sfft_destroy(sfft_plan plan) {
-  return sfft::capi::guarded("sfft_destroy", [&] {
-    registry().destroy(plan, "plan");
-  });
+  return sfft::capi::guarded("sfft_destroy", [&] { registry().destroy(plan, "plan"); });
 }
 
 }  // extern "C"

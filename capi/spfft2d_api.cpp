@@ -51,8 +51,8 @@ const T *host_view(const T *p, std::size_t n, std::vector<T> &copy) {
 #endif
 }
 
-void make_plan(spfft2d_plan *plan, std::shared_ptr<const sp::SparseColumns> matrix, sfft::Backend backend,
-               bool dbl, const sfft::Options &o, const char *fn) {
+void make_plan(spfft2d_plan *plan, std::shared_ptr<const sp::SparseColumns> matrix, sfft::Backend backend, bool dbl,
+               const sfft::Options &o, const char *fn) {
   sp::require_finite_output(*matrix, dbl, fn);
   auto p = std::make_unique<Spfft2dPlan>();
   p->matrix = std::move(matrix);
@@ -101,13 +101,14 @@ SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t 
     const int64_t *r = host_view(row_idx, n, rows_copy);
     const int64_t *c = host_view(col_idx, n, cols_copy);
     const double *v = host_view(values, n, values_copy);
-    auto matrix = std::make_shared<const sp::SparseColumns>(sp::build_columns(rows, cols, nnz, r, c, v, "spfft2d_create"));
+    auto matrix =
+        std::make_shared<const sp::SparseColumns>(sp::build_columns(rows, cols, nnz, r, c, v, "spfft2d_create"));
     make_plan(plan, std::move(matrix), backend, dbl, o, "spfft2d_create");
   });
 }
 
-SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary,
-                                             sfft_dtype out_dtype, const sfft_options *opts) {
+SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary, sfft_dtype out_dtype,
+                                             const sfft_options *opts) {
   return sfft::capi::guarded("spfft2d_create_from_mtx", [&] {
     require(plan != nullptr, "plan is NULL");
     require(path != nullptr, "path is NULL");
@@ -183,9 +184,7 @@ SFFT_API sfft_status spfft2d_get_info(spfft2d_plan plan, uint64_t *rows, uint64_
 }
 
 SFFT_API sfft_status spfft2d_destroy(spfft2d_plan plan) {
-  return sfft::capi::guarded("spfft2d_destroy", [&] {
-    registry().destroy(plan, "plan");
-  });
+  return sfft::capi::guarded("spfft2d_destroy", [&] { registry().destroy(plan, "plan"); });
 }
 
 }  // extern "C"

@@ -9,11 +9,12 @@
 #include "test_support.hpp"
 
 TEST(Common, EveryStatusHasItsOwnName) {
-  const sfft_status all[] = {SFFT_SUCCESS, SFFT_ERROR_INVALID_ARGUMENT, SFFT_ERROR_UNSUPPORTED,
-                             SFFT_ERROR_OUT_OF_MEMORY, SFFT_ERROR_NO_DEVICE, SFFT_ERROR_DEVICE, SFFT_ERROR_INTERNAL};
-  const char *names[] = {"SFFT_SUCCESS", "SFFT_ERROR_INVALID_ARGUMENT", "SFFT_ERROR_UNSUPPORTED",
-                         "SFFT_ERROR_OUT_OF_MEMORY", "SFFT_ERROR_NO_DEVICE", "SFFT_ERROR_DEVICE",
-                         "SFFT_ERROR_INTERNAL"};
+  const sfft_status all[] = {
+      SFFT_SUCCESS,         SFFT_ERROR_INVALID_ARGUMENT, SFFT_ERROR_UNSUPPORTED, SFFT_ERROR_OUT_OF_MEMORY,
+      SFFT_ERROR_NO_DEVICE, SFFT_ERROR_DEVICE,           SFFT_ERROR_INTERNAL};
+  const char *names[] = {
+      "SFFT_SUCCESS",         "SFFT_ERROR_INVALID_ARGUMENT", "SFFT_ERROR_UNSUPPORTED", "SFFT_ERROR_OUT_OF_MEMORY",
+      "SFFT_ERROR_NO_DEVICE", "SFFT_ERROR_DEVICE",           "SFFT_ERROR_INTERNAL"};
   for (int i = 0; i < 7; ++i) {
     std::string s = sfft_status_string(all[i]);
     EXPECT_EQ(s.rfind(names[i], 0), 0u) << s;
@@ -52,8 +53,7 @@ TEST(Common, OlderShorterOptionsStruct) {
   } old = {sizeof(OldOptions), SFFT_BACKEND_CPU};
   float in[4] = {1, 2, 3, 4}, out[4] = {};
   int64_t shape[1] = {4};
-  ASSERT_EQ(fftshift_nd(out, in, 1, shape, 0, SFFT_FLOAT32, reinterpret_cast<const sfft_options *>(&old)),
-            SFFT_SUCCESS)
+  ASSERT_EQ(fftshift_nd(out, in, 1, shape, 0, SFFT_FLOAT32, reinterpret_cast<const sfft_options *>(&old)), SFFT_SUCCESS)
       << sfft_last_error();
   EXPECT_EQ(out[0], 3);
   EXPECT_EQ(out[3], 2);
@@ -111,14 +111,13 @@ sfft_options cpu_options() {
 TEST(Handles, DestroyedSparsePlansStayDead) {
   const sfft_options o = cpu_options();
   std::vector<std::complex<double>> x(64, {1.0, 0.0});
-  expect_dead_handles_stay_dead<sfft_plan>(
-      [&](sfft_plan *p) { return sfft_create(p, 64, 1, SFFT_COMPLEX128, &o); },
-      [&](sfft_plan p) {
-        uint64_t f[1], count = 1;
-        std::complex<double> v[1];
-        return sfft_exec(p, x.data(), f, v, &count);
-      },
-      sfft_destroy);
+  expect_dead_handles_stay_dead<sfft_plan>([&](sfft_plan *p) { return sfft_create(p, 64, 1, SFFT_COMPLEX128, &o); },
+                                           [&](sfft_plan p) {
+                                             uint64_t f[1], count = 1;
+                                             std::complex<double> v[1];
+                                             return sfft_exec(p, x.data(), f, v, &count);
+                                           },
+                                           sfft_destroy);
 }
 #endif
 

@@ -66,7 +66,8 @@ class LimitsTest : public ::testing::Test {
     // rather than abort; the re-executed child inherits this environment.
     const char *asan = std::getenv("ASAN_OPTIONS");
     std::string opts = asan ? std::string(asan) + ":" : std::string();
-    if (!mentions(opts, "allocator_may_return_null")) setenv("ASAN_OPTIONS", (opts + "allocator_may_return_null=1").c_str(), 1);
+    if (!mentions(opts, "allocator_may_return_null"))
+      setenv("ASAN_OPTIONS", (opts + "allocator_may_return_null=1").c_str(), 1);
   }
 };
 
@@ -153,7 +154,6 @@ TEST_F(LimitsTest, ShiftOutOfMemoryUnderAddressSpaceLimit) {
 }
 #endif
 
-
 // Runs `body` in the death-test child with the address space capped `headroom` above what is mapped once
 // `setup` has run; the child exits 0 only if body reported no problem.
 template <class Setup, class Body>
@@ -212,21 +212,18 @@ nufft3_plan create_1d_plan(std::vector<std::string> &problems) {
 // A 1-D grid of about 2^26 cells (1 GiB of complex128, less than the machine's memory, so the library
 // tries) under a 64 MiB address-space margin: OUT_OF_MEMORY with the size, then the plan takes small points.
 [[noreturn]] void nufft3_out_of_memory_child() {
-  capped_child(
-      64 * kMiB,
-      create_1d_plan,
-      [](nufft3_plan plan, std::vector<std::string> &problems) {
-        double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
-        expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
-        double sx[2] = {0.5, -1}, ss[1] = {2};
-        std::complex<double> f[2] = {{1, 0}, {0, 1}}, F[1];
-        if (nufft3_setpts(plan, 2, sx, nullptr, nullptr, 1, ss, nullptr, nullptr) != SFFT_SUCCESS ||
-            nufft3_exec(plan, f, F) != SFFT_SUCCESS)
-          problems.push_back(std::string("plan unusable after OOM: ") + sfft_last_error());
-        else if (std::abs(F[0] - (std::polar(1.0, -1.0) + std::complex<double>(0, 1) * std::polar(1.0, 2.0))) > 1e-5)
-          problems.push_back("plan gives a wrong result after OOM");
-        nufft3_destroy(plan);
-      });
+  capped_child(64 * kMiB, create_1d_plan, [](nufft3_plan plan, std::vector<std::string> &problems) {
+    double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
+    expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
+    double sx[2] = {0.5, -1}, ss[1] = {2};
+    std::complex<double> f[2] = {{1, 0}, {0, 1}}, F[1];
+    if (nufft3_setpts(plan, 2, sx, nullptr, nullptr, 1, ss, nullptr, nullptr) != SFFT_SUCCESS ||
+        nufft3_exec(plan, f, F) != SFFT_SUCCESS)
+      problems.push_back(std::string("plan unusable after OOM: ") + sfft_last_error());
+    else if (std::abs(F[0] - (std::polar(1.0, -1.0) + std::complex<double>(0, 1) * std::polar(1.0, 2.0))) > 1e-5)
+      problems.push_back("plan gives a wrong result after OOM");
+    nufft3_destroy(plan);
+  });
 }
 
 TEST_F(LimitsTest, Nufft3OutOfMemoryUnderAddressSpaceLimit) {
@@ -238,16 +235,13 @@ TEST_F(LimitsTest, Nufft3OutOfMemoryUnderAddressSpaceLimit) {
 // 256 MiB margin is refused by the size check, naming the bytes available, before anything is allocated
 // (where the kernel overcommits, an allocation that succeeds can still be killed when it is touched).
 [[noreturn]] void nufft3_ceiling_child() {
-  capped_child(
-      256 * kMiB,
-      create_1d_plan,
-      [](nufft3_plan plan, std::vector<std::string> &problems) {
-        double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
-        expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
-        if (!mentions(sfft_last_error(), "available"))
-          problems.push_back(std::string("not refused by the size check: ") + sfft_last_error());
-        nufft3_destroy(plan);
-      });
+  capped_child(256 * kMiB, create_1d_plan, [](nufft3_plan plan, std::vector<std::string> &problems) {
+    double x[2] = {-5000, 5000}, s[2] = {-5000, 5000};
+    expect_oom(nufft3_setpts(plan, 2, x, nullptr, nullptr, 2, s, nullptr, nullptr), "nufft3_setpts", problems);
+    if (!mentions(sfft_last_error(), "available"))
+      problems.push_back(std::string("not refused by the size check: ") + sfft_last_error());
+    nufft3_destroy(plan);
+  });
 }
 
 TEST_F(LimitsTest, Nufft3GridSizedByAvailableMemory) {
@@ -287,7 +281,8 @@ TEST_F(LimitsTest, Spfft2dSizesWhoseBytesOverflow) {
   EXPECT_EQ(spfft2d_create(&plan, 4, 4, uint64_t{1} << 63, r, c, nullptr, SFFT_COMPLEX64, &o),
             SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(sfft_last_error(), "nnz")) << sfft_last_error();
-  EXPECT_EQ(spfft2d_create(&plan, uint64_t{1} << 31, 4, 1, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(spfft2d_create(&plan, uint64_t{1} << 31, 4, 1, r, c, nullptr, SFFT_COMPLEX64, &o),
+            SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(sfft_last_error(), "rows")) << sfft_last_error();
   EXPECT_EQ(plan, nullptr);
   ASSERT_EQ(spfft2d_create(&plan, 8, 8, 1, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
@@ -429,6 +424,5 @@ TEST(DeviceLimits, Spfft2dTilesLargerThanTheGpu) {
   spfft2d_destroy(plan);
 }
 #endif
-
 
 }  // namespace

@@ -114,10 +114,10 @@ std::vector<cd> run(const Problem &p, Where where, int sign, double tol, nufft3_
   }
   std::vector<C> f(p.f.begin(), p.f.end()), F(p.K() * p.ntransf);
   if (where == Where::Cpu) {
-    EXPECT_EQ(nufft3_setpts(plan, p.N(), x[0].data(), p.dim > 1 ? x[1].data() : nullptr,
-                            p.dim > 2 ? x[2].data() : nullptr, p.K(), s[0].data(),
-                            p.dim > 1 ? s[1].data() : nullptr, p.dim > 2 ? s[2].data() : nullptr),
-              SFFT_SUCCESS)
+    EXPECT_EQ(
+        nufft3_setpts(plan, p.N(), x[0].data(), p.dim > 1 ? x[1].data() : nullptr, p.dim > 2 ? x[2].data() : nullptr,
+                      p.K(), s[0].data(), p.dim > 1 ? s[1].data() : nullptr, p.dim > 2 ? s[2].data() : nullptr),
+        SFFT_SUCCESS)
         << sfft_last_error();
     EXPECT_EQ(nufft3_exec(plan, f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
   } else {
@@ -157,9 +157,12 @@ class Nufft3 : public ::testing::TestWithParam<Where> {
 // Sizes keep CI fast while the bandwidth products X*S give grids of a few hundred cells per dimension.
 Problem standard_problem(int dim, bool clustered, int ntransf = 1, uint64_t seed = 7) {
   switch (dim) {
-    case 1: return make_problem(1, 1500, 1200, 40, 25, clustered, ntransf, seed);
-    case 2: return make_problem(2, 700, 600, 9, 14, clustered, ntransf, seed);
-    default: return make_problem(3, 300, 250, 4, 5, clustered, ntransf, seed);
+    case 1:
+      return make_problem(1, 1500, 1200, 40, 25, clustered, ntransf, seed);
+    case 2:
+      return make_problem(2, 700, 600, 9, 14, clustered, ntransf, seed);
+    default:
+      return make_problem(3, 300, 250, 4, 5, clustered, ntransf, seed);
   }
 }
 
@@ -338,9 +341,9 @@ TEST(nufft3Plan, ReuseWithNewPoints) {
   for (uint64_t seed : {1, 2, 3}) {
     Problem p = make_problem(2, 200 + 50 * seed, 150 * seed, 3.0 * seed, 10.0 / seed, seed == 2, 1, seed);
     std::vector<cd> F(p.K());
-    ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(),
-                            p.s[1].data(), nullptr),
-              SFFT_SUCCESS)
+    ASSERT_EQ(
+        nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+        SFFT_SUCCESS)
         << sfft_last_error();
     ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
     EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-7) << "seed " << seed;
@@ -390,15 +393,15 @@ TEST(nufft3Plan, NonFiniteCoordinatesAreNamedAndLeaveOutputsUntouched) {
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
   Problem p = make_problem(2, 40, 30, 2, 3, false, 1, 5);
   p.x[1][17] = std::nan("");
-  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
-                          nullptr),
-            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+      SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("y[17] is NaN"), std::string::npos) << sfft_last_error();
   p.x[1][17] = 0;
   p.s[0][3] = INFINITY;
-  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
-                          nullptr),
-            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+      SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("s[3] is infinite"), std::string::npos) << sfft_last_error();
   // After the failed setpts the plan has no points: exec fails and leaves F alone.
   std::vector<cd> F(p.K(), cd(5, 5));
@@ -407,9 +410,9 @@ TEST(nufft3Plan, NonFiniteCoordinatesAreNamedAndLeaveOutputsUntouched) {
   for (auto v : F) EXPECT_EQ(v, cd(5, 5));
   // ...and is still usable.
   p.s[0][3] = 1;
-  ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
-                          nullptr),
-            SFFT_SUCCESS);
+  ASSERT_EQ(
+      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+      SFFT_SUCCESS);
   ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS);
   EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-5);
 }
@@ -507,17 +510,17 @@ TEST(nufft3Cuda, HostPointersAreStaged) {
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, 1, 1e-9, &o), SFFT_SUCCESS);
   Problem p = standard_problem(2, false, 1, 61);
   std::vector<cd> F(p.K());
-  ASSERT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
-                          nullptr),
-            SFFT_SUCCESS)
+  ASSERT_EQ(
+      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+      SFFT_SUCCESS)
       << sfft_last_error();
   ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
   EXPECT_LE(error_of(F, direct(p, 1, false)), 1e-8);
   // NaN in device-side scan is named too.
   p.s[1][9] = std::nan("");
-  EXPECT_EQ(nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
-                          nullptr),
-            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
+      SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("t[9] is NaN"), std::string::npos) << sfft_last_error();
 }
 

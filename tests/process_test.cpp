@@ -88,8 +88,7 @@ std::vector<Family> families() {
   std::vector<Family> out;
 #if SFFT_TEST_FAMILY_shift
   // Large enough for every parallel loop of the shift to form a team.
-  out.push_back({"fftshift_nd",
-                 [](const sfft_options &, Problems &) -> void * { return nullptr; },
+  out.push_back({"fftshift_nd", [](const sfft_options &, Problems &) -> void * { return nullptr; },
                  [](void *, const sfft_options &o, Problems &problems) {
                    const int64_t shape[2] = {768, 1030};
                    std::vector<std::complex<double>> in(768 * 1030), res(in.size());
@@ -158,14 +157,16 @@ std::vector<Family> families() {
                    const uint64_t planted[4] = {3, 1000, 20000, 65000};
                    std::vector<std::complex<double>> x(n);
                    for (std::size_t t = 0; t < n; ++t)
-                     for (uint64_t f : planted) x[t] += std::polar(1.0 / n, 2 * M_PI * static_cast<double>((f * t) % n) / n);
+                     for (uint64_t f : planted)
+                       x[t] += std::polar(1.0 / n, 2 * M_PI * static_cast<double>((f * t) % n) / n);
                    std::vector<uint64_t> freqs(4);
                    std::vector<std::complex<double>> values(4);
                    uint64_t count = 4;
                    check(sfft_exec(static_cast<sfft_plan>(plan), x.data(), freqs.data(), values.data(), &count),
                          "sfft_exec", problems);
                    std::vector<std::complex<double>> out;
-                   for (uint64_t j = 0; j < count; ++j) out.push_back({static_cast<double>(freqs[j]), values[j].real()});
+                   for (uint64_t j = 0; j < count; ++j)
+                     out.push_back({static_cast<double>(freqs[j]), values[j].real()});
                    return out;
                  },
                  [](void *plan) { sfft_destroy(static_cast<sfft_plan>(plan)); }, 1e-6});
@@ -280,8 +281,8 @@ TEST(Fork, WhileOtherThreadsUseTheHandleRegistry) {
   for (int round = 0; round < 100 && !HasFailure(); ++round)
     run_in_child(20, [&](Problems &problems) {
       uint64_t rows = 0;
-      check(spfft2d_get_info(shared, &rows, nullptr, nullptr, nullptr, nullptr, nullptr), "spfft2d_get_info in the child",
-            problems);
+      check(spfft2d_get_info(shared, &rows, nullptr, nullptr, nullptr, nullptr, nullptr),
+            "spfft2d_get_info in the child", problems);
       spfft2d_plan p = nullptr;
       check(spfft2d_create(&p, 4, 4, 2, row, col, nullptr, SFFT_COMPLEX64, &opts), "spfft2d_create in the child",
             problems);

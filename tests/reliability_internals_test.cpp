@@ -67,15 +67,16 @@ TEST(FftwPlan, EmbeddedInPlaceRealToComplex) {
     for (int c = 0; c < Cn; ++c) real[r * 2 * W + c] = value(r, c);
   const int n[2] = {R, Cn}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};
   {
-    auto plan = sfft::fftw::Plan<double>::many_r2c(2, n, 1, real, in_embed, 1, 0, buf, out_embed, 1, 0,
-                                                   FFTW_ESTIMATE, 1);
+    auto plan =
+        sfft::fftw::Plan<double>::many_r2c(2, n, 1, real, in_embed, 1, 0, buf, out_embed, 1, 0, FFTW_ESTIMATE, 1);
     plan.execute_r2c(real, buf);
   }
   for (int u = 0; u < R; ++u)
     for (int v = 0; v < W; ++v) {
       std::complex<double> want = 0;
       for (int r = 0; r < R; ++r)
-        for (int c = 0; c < Cn; ++c) want += value(r, c) * std::polar(1.0, -2 * M_PI * (double(r * u) / R + double(c * v) / Cn));
+        for (int c = 0; c < Cn; ++c)
+          want += value(r, c) * std::polar(1.0, -2 * M_PI * (double(r * u) / R + double(c * v) / Cn));
       EXPECT_NEAR(std::abs(buf[u * W + v] - want), 0, 1e-12) << u << "," << v;
     }
   fftw_free(buf);
@@ -112,7 +113,8 @@ TEST_F(MemoryCeiling, CgroupV2LimitOfAnAncestor) {
   write("proc/self/cgroup", "0::/job/step\n");
   write("sys/fs/cgroup/job/memory.max", std::to_string(static_cast<long long>(8 * kGiB)) + "\n");
   write("sys/fs/cgroup/job/memory.current", std::to_string(static_cast<long long>(6 * kGiB)) + "\n");
-  write("sys/fs/cgroup/job/memory.stat", "anon 1\ninactive_file " + std::to_string(static_cast<long long>(kGiB)) + "\n");
+  write("sys/fs/cgroup/job/memory.stat",
+        "anon 1\ninactive_file " + std::to_string(static_cast<long long>(kGiB)) + "\n");
   write("sys/fs/cgroup/job/step/memory.max", "max\n");
   write("sys/fs/cgroup/job/step/memory.current", "100\n");
   EXPECT_EQ(ceiling(), 3 * kGiB);

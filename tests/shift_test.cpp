@@ -37,17 +37,39 @@ struct Case {
 
 const std::vector<Case> &cases() {
   static const std::vector<Case> c = {
-      {{1}, 0},          {{2}, 0},           {{7}, 0},          {{8}, 0},           {{100003}, 0},
-      {{5, 6}, 0},       {{5, 6}, 1},        {{5, 6}, 2},       {{6, 5}, 0},        {{511, 512}, 3},
-      {{3, 1, 4}, 0},    {{7, 9, 11}, 0},    {{7, 9, 11}, 5},   {{8, 10, 12}, 6},   {{4, 5, 6, 7}, 0xA},
-      {{2, 3, 2, 3, 2}, 0}, {{1, 1, 1}, 0},  {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},     {{64, 1000}, 2},
-      {{9, 4096}, 1},    {{3, 33000}, 0},    {{70000, 3}, 2},
+      {{1}, 0},
+      {{2}, 0},
+      {{7}, 0},
+      {{8}, 0},
+      {{100003}, 0},
+      {{5, 6}, 0},
+      {{5, 6}, 1},
+      {{5, 6}, 2},
+      {{6, 5}, 0},
+      {{511, 512}, 3},
+      {{3, 1, 4}, 0},
+      {{7, 9, 11}, 0},
+      {{7, 9, 11}, 5},
+      {{8, 10, 12}, 6},
+      {{4, 5, 6, 7}, 0xA},
+      {{2, 3, 2, 3, 2}, 0},
+      {{1, 1, 1}, 0},
+      {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},
+      {{64, 1000}, 2},
+      {{9, 4096}, 1},
+      {{3, 33000}, 0},
+      {{70000, 3}, 2},
       // CUDA in place uses the cycle-wave order when the largest odd shifted dim is an outer one ({5, 6},
       // {511, 512}, {255, 257, 9}, {17, 19, 23, 3}, {3, 100003} mask 1) and the chunk order otherwise.
       // Larger odd shapes: many in-place chunks on both backends, rows longer than a chunk, wrap planes,
       // a row block (unshifted trailing dims) longer than a chunk, 1-D over many chunks.
-      {{1000001}, 0},    {{255, 257, 9}, 0}, {{5, 7, 3, 1000}, 7}, {{17, 19, 23, 3}, 0}, {{3, 5, 7, 9, 11}, 0},
-      {{101, 103}, 0},   {{3, 100003}, 1},
+      {{1000001}, 0},
+      {{255, 257, 9}, 0},
+      {{5, 7, 3, 1000}, 7},
+      {{17, 19, 23, 3}, 0},
+      {{3, 5, 7, 9, 11}, 0},
+      {{101, 103}, 0},
+      {{3, 100003}, 1},
   };
   return c;
 }
@@ -69,9 +91,9 @@ void run_all_cases(Where where, sfft_dtype dtype) {
   for (const Case &c : cases()) {
     for (bool inverse : {false, true}) {
       for (bool in_place : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << "shape rank " << c.shape.size() << " first " << c.shape[0]
-                                          << " mask " << c.mask << (inverse ? " ifftshift" : " fftshift")
-                                          << (in_place ? " in place" : " out of place"));
+        SCOPED_TRACE(::testing::Message()
+                     << "shape rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask
+                     << (inverse ? " ifftshift" : " fftshift") << (in_place ? " in place" : " out of place"));
         std::size_t bytes = count_of(c.shape) * elem;
         auto in = pattern(bytes, seed++);
         auto want = shift_reference(in, c.shape, c.mask, elem, inverse);
@@ -89,8 +111,10 @@ void run_all_cases(Where where, sfft_dtype dtype) {
           std::vector<unsigned char> buf = in;
           void *dst = in_place ? static_cast<void *>(buf.data()) : static_cast<void *>(got.data());
           ASSERT_EQ(fn(dst, buf.data(), nd, c.shape.data(), c.mask, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
-          if (in_place) got = buf;
-          else EXPECT_EQ(buf, in) << "out-of-place shift modified its input";
+          if (in_place)
+            got = buf;
+          else
+            EXPECT_EQ(buf, in) << "out-of-place shift modified its input";
         }
         ASSERT_EQ(got, want);
       }
@@ -104,13 +128,14 @@ TEST_P(ShiftTest, MatchesNumpyDefinition) {
   run_all_cases(where, dtype);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllBackends, ShiftTest,
-    ::testing::Combine(::testing::Values(Where::Cpu, Where::CudaDevice, Where::CudaHost),
-                       ::testing::Values(SFFT_FLOAT32, SFFT_FLOAT64, SFFT_COMPLEX64, SFFT_COMPLEX128)),
-    [](const auto &info) {
-      return where_name(std::get<0>(info.param)) + "_dtype" + std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(AllBackends, ShiftTest,
+                         ::testing::Combine(::testing::Values(Where::Cpu, Where::CudaDevice, Where::CudaHost),
+                                            ::testing::Values(SFFT_FLOAT32, SFFT_FLOAT64, SFFT_COMPLEX64,
+                                                              SFFT_COMPLEX128)),
+                         [](const auto &info) {
+                           return where_name(std::get<0>(info.param)) + "_dtype" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 // ifftshift undoes fftshift on a larger odd/even 3-D array, in place, on each backend.
 TEST(ShiftRoundTrip, InPlaceLargeOddEven) {
@@ -152,8 +177,10 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   sfft_options opts;
   sfft_options_init(&opts);
   opts.stream = stream.get();
-  ASSERT_EQ(fftshift_nd(b.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS) << sfft_last_error();
-  ASSERT_EQ(fftshift_nd(a.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(fftshift_nd(b.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS)
+      << sfft_last_error();
+  ASSERT_EQ(fftshift_nd(a.get(), a.get(), 2, shape.data(), 0, SFFT_COMPLEX64, &opts), SFFT_SUCCESS)
+      << sfft_last_error();
   stream.synchronize();
   EXPECT_EQ(std::memcmp(b.get(), want.data(), bytes), 0) << "managed out of place";
   EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: cycle waves)";
@@ -194,18 +221,18 @@ TEST(ShiftCuda, UnalignedFloat32Buffers) {
 TEST(ShiftInPlaceOrder, EveryWordReadBeforeItIsOverwritten) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0},        {{4001}, 0},        {{7, 9, 11}, 0},    {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
-      {{17, 19, 23}, 0}, {{3, 5, 7, 9}, 0},  {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
-      {{63, 64}, 0},     {{1, 301, 1}, 0},   {{3, 400}, 0},      {{400, 3}, 0},
+      {{101}, 0},        {{4001}, 0},       {{7, 9, 11}, 0},     {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
+      {{17, 19, 23}, 0}, {{3, 5, 7, 9}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
+      {{63, 64}, 0},     {{1, 301, 1}, 0},  {{3, 400}, 0},       {{400, 3}, 0},
   };
   for (const Case &c : layouts)
     for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
       for (bool inverse : {false, true})
-        for (auto [chunk_words, piece] : {std::pair<std::size_t, std::size_t>{512, 1}, {1024, 256}, {8192, 1},
-                                          {4096, 256}}) {
-          SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
-                                            << c.mask << " dtype " << dtype << " inverse " << inverse
-                                            << " chunk " << chunk_words << " piece " << piece);
+        for (auto [chunk_words, piece] :
+             {std::pair<std::size_t, std::size_t>{512, 1}, {1024, 256}, {8192, 1}, {4096, 256}}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "
+                       << dtype << " inverse " << inverse << " chunk " << chunk_words << " piece " << piece);
           const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
           if (l.ndim == 0 || is_involution(l)) continue;
           const InPlacePlan p = make_inplace_plan(l, chunk_words, piece);
@@ -283,8 +310,9 @@ TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
   for (uint32_t d : {1u, 2u, 3u, 5u, 7u, 511u, 512u, 8191u, 65535u, 65536u, 1000003u, 2147483647u, 2147483648u}) {
     sfft::shift::FastDiv32 f(d);
     for (int i = 0; i < 200000; ++i) {
-      uint32_t n = i < 1000 ? 0xFFFFFFFFu - static_cast<uint32_t>(i) : i < 2000 ? static_cast<uint32_t>(i - 1000)
-                                                                              : static_cast<uint32_t>(rng());
+      uint32_t n = i < 1000   ? 0xFFFFFFFFu - static_cast<uint32_t>(i)
+                   : i < 2000 ? static_cast<uint32_t>(i - 1000)
+                              : static_cast<uint32_t>(rng());
       ASSERT_EQ(f.div(n), n / d) << "n = " << n << ", d = " << d;
     }
   }
@@ -305,12 +333,12 @@ class ShiftBadInput : public ::testing::Test {
 };
 
 TEST_F(ShiftBadInput, NullPointers) {
-  expect_fails(fftshift_nd(out.data(), nullptr, 2, shape.data(), 0, SFFT_FLOAT32, nullptr),
-               SFFT_ERROR_INVALID_ARGUMENT, "in is NULL");
-  expect_fails(fftshift_nd(nullptr, in.data(), 2, shape.data(), 0, SFFT_FLOAT32, nullptr),
-               SFFT_ERROR_INVALID_ARGUMENT, "out is NULL");
-  expect_fails(fftshift_nd(out.data(), in.data(), 2, nullptr, 0, SFFT_FLOAT32, nullptr),
-               SFFT_ERROR_INVALID_ARGUMENT, "shape is NULL");
+  expect_fails(fftshift_nd(out.data(), nullptr, 2, shape.data(), 0, SFFT_FLOAT32, nullptr), SFFT_ERROR_INVALID_ARGUMENT,
+               "in is NULL");
+  expect_fails(fftshift_nd(nullptr, in.data(), 2, shape.data(), 0, SFFT_FLOAT32, nullptr), SFFT_ERROR_INVALID_ARGUMENT,
+               "out is NULL");
+  expect_fails(fftshift_nd(out.data(), in.data(), 2, nullptr, 0, SFFT_FLOAT32, nullptr), SFFT_ERROR_INVALID_ARGUMENT,
+               "shape is NULL");
 }
 
 TEST_F(ShiftBadInput, Rank) {
@@ -325,8 +353,8 @@ TEST_F(ShiftBadInput, Rank) {
 
 TEST_F(ShiftBadInput, NegativeExtentAndMask) {
   Shape neg = {8, -8};
-  expect_fails(fftshift_nd(out.data(), in.data(), 2, neg.data(), 0, SFFT_FLOAT32, nullptr),
-               SFFT_ERROR_INVALID_ARGUMENT, "shape[1] = -8");
+  expect_fails(fftshift_nd(out.data(), in.data(), 2, neg.data(), 0, SFFT_FLOAT32, nullptr), SFFT_ERROR_INVALID_ARGUMENT,
+               "shape[1] = -8");
   expect_fails(fftshift_nd(out.data(), in.data(), 2, shape.data(), 0x4, SFFT_FLOAT32, nullptr),
                SFFT_ERROR_INVALID_ARGUMENT, "axes_mask");
 }
@@ -360,12 +388,12 @@ TEST_F(ShiftBadInput, BadOptions) {
   sfft_options opts;
   sfft_options_init(&opts);
   opts.struct_size = 0;
-  expect_fails(fftshift_nd(out.data(), in.data(), 2, shape.data(), 0, SFFT_FLOAT32, &opts),
-               SFFT_ERROR_INVALID_ARGUMENT, "struct_size");
+  expect_fails(fftshift_nd(out.data(), in.data(), 2, shape.data(), 0, SFFT_FLOAT32, &opts), SFFT_ERROR_INVALID_ARGUMENT,
+               "struct_size");
   sfft_options_init(&opts);
   opts.backend = static_cast<sfft_backend>(9);
-  expect_fails(fftshift_nd(out.data(), in.data(), 2, shape.data(), 0, SFFT_FLOAT32, &opts),
-               SFFT_ERROR_INVALID_ARGUMENT, "backend");
+  expect_fails(fftshift_nd(out.data(), in.data(), 2, shape.data(), 0, SFFT_FLOAT32, &opts), SFFT_ERROR_INVALID_ARGUMENT,
+               "backend");
 }
 
 TEST_F(ShiftBadInput, CudaBackendWithoutGpu) {

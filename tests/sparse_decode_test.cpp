@@ -55,7 +55,8 @@ std::vector<Cplx<double>> bucket(const Geometry &g, const std::vector<Coefficien
   std::vector<Cplx<double>> z(static_cast<std::size_t>(g.hashings_per_loop), Cplx<double>{0, 0});
   for (int h = 0; h < g.hashings_per_loop; ++h) {
     for (const Coefficient &c : coefficients) {
-      Cplx<double> r = sfft::sparse::cmul(c.value, sfft::sparse::root_of_unity(c.u * sfft::sparse::hashing_shift(g, h), g));
+      Cplx<double> r =
+          sfft::sparse::cmul(c.value, sfft::sparse::root_of_unity(c.u * sfft::sparse::hashing_shift(g, h), g));
       z[static_cast<std::size_t>(h)].re += r.re;
       z[static_cast<std::size_t>(h)].im += r.im;
     }
@@ -65,7 +66,8 @@ std::vector<Cplx<double>> bucket(const Geometry &g, const std::vector<Coefficien
 
 Decoded decode(const Geometry &g, uint64_t b, const std::vector<Cplx<double>> &z) {
   LoopParams identity;  // sigma = 1, tau = 0: permuted and true frequencies coincide
-  return sfft::sparse::decode_bucket(b, [&](int h) { return z[static_cast<std::size_t>(h)]; }, identity, 1e-12, g);
+  return sfft::sparse::decode_bucket(
+      b, [&](int h) { return z[static_cast<std::size_t>(h)]; }, identity, 1e-12, g);
 }
 
 constexpr double kRms = 1.0, kSettle = 1e-9;
@@ -145,7 +147,6 @@ TEST(sparse_decode, NonFinitePhaseIsRejected) {
   EXPECT_FALSE(d.consistent);
 }
 
-
 // The modular arithmetic of lengths that are not powers of two: Barrett quotients and remainders against
 // the hardware division, at the edges (x near 2^64, d near 2^32, d = 1) and at random, and mul_mod /
 // add_mod / tap_index / home_bucket against 128-bit or signed references for n = 3 x 5 x 2^12.
@@ -193,7 +194,8 @@ TEST(sparse_decode, ArithmeticModuloOtherLengths) {
     const int64_t want = (static_cast<int64_t>(a) + static_cast<int64_t>(b) * (t % static_cast<int64_t>(g.n))) %
                          static_cast<int64_t>(g.n);
     ASSERT_EQ(sfft::sparse::tap_index(a, b, t, g),
-              static_cast<uint64_t>(want < 0 ? want + static_cast<int64_t>(g.n) : want)) << a << " " << b << " " << t;
+              static_cast<uint64_t>(want < 0 ? want + static_cast<int64_t>(g.n) : want))
+        << a << " " << b << " " << t;
     int64_t offset = 0;
     const uint64_t home = sfft::sparse::home_bucket(a, g, &offset);
     ASSERT_LT(home, g.buckets);

@@ -310,8 +310,8 @@ TEST_P(SparseFft, ExactRecoveryRateOverSeededTrials) {
       }
     }
     double rate = 1.0 - static_cast<double>(failures) / trials;
-    std::printf("  n = %llu k = %llu: %d of %d trials failed (success rate %.4f)\n",
-                static_cast<unsigned long long>(n), static_cast<unsigned long long>(k), failures, trials, rate);
+    std::printf("  n = %llu k = %llu: %d of %d trials failed (success rate %.4f)\n", static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(k), failures, trials, rate);
     RecordProperty("success_rate_k" + std::to_string(k), std::to_string(rate));
     EXPECT_GE(rate, 0.999) << failures << " of " << trials << " trials failed, n = " << n << " k = " << k;
   }
@@ -557,8 +557,8 @@ TEST_P(SparseFft, CombNoisySpectra) {
   };
   // CPU c128 measured: 20 dB: 0.881 / 0.813 (min_votes 2), 0.958 / 0.859 (1), rel l2 <= 0.026; 30 dB:
   // 1 / 1, rel l2 <= 0.0084; not planted with / without the comb: 0 / 0 (2), 2 / 72 and 1 / 48 (1).
-  const Noisy cases[] = {{20, 2, 0.85, 0.75, 0.05}, {20, 1, 0.93, 0.80, 0.05},
-                         {30, 2, 0.99, 0.95, 0.02}, {30, 1, 0.99, 0.95, 0.02}};
+  const Noisy cases[] = {
+      {20, 2, 0.85, 0.75, 0.05}, {20, 1, 0.93, 0.80, 0.05}, {30, 2, 0.99, 0.95, 0.02}, {30, 1, 0.99, 0.95, 0.02}};
   const uint64_t n = 1 << 17, k = 64;
   const int trials = 10;
   for (const Noisy &c : cases) {
@@ -584,9 +584,10 @@ TEST_P(SparseFft, CombNoisySpectra) {
     }
     recovery /= trials;
     SCOPED_TRACE(testing::Message() << "SNR " << c.snr_db << " dB, min_votes " << c.min_votes);
-    std::printf("  comb SNR %2.0f dB min_votes %d: mean recovery %.4f, worst %.4f, worst rel l2 %.3g; "
-                "not planted (32 of k = 64): %d with the comb, %d without\n",
-                c.snr_db, c.min_votes, recovery, worst_recovery, worst_l2, false_with, false_without);
+    std::printf(
+        "  comb SNR %2.0f dB min_votes %d: mean recovery %.4f, worst %.4f, worst rel l2 %.3g; "
+        "not planted (32 of k = 64): %d with the comb, %d without\n",
+        c.snr_db, c.min_votes, recovery, worst_recovery, worst_l2, false_with, false_without);
     EXPECT_GE(recovery, c.min_mean_recovery);
     EXPECT_GE(worst_recovery, c.min_recovery);
     EXPECT_LE(worst_l2, c.max_rel_l2);
@@ -637,8 +638,10 @@ TEST_P(SparseFft, CombApprovesOnlyLargestResidues) {
     const std::vector<cd> *x;
     const std::vector<uint64_t> *want;
   };
-  const Run runs[] = {{SFFT_SPARSE_ROBUST, 1, 3, &clean, &large}, {SFFT_SPARSE_ROBUST, 1, 3, &noisy, &large},
-                      {SFFT_SPARSE_AUTO, 1, 3, &noisy, &large},   {SFFT_SPARSE_ROBUST, 1, 8, &clean, &all},
+  const Run runs[] = {{SFFT_SPARSE_ROBUST, 1, 3, &clean, &large},
+                      {SFFT_SPARSE_ROBUST, 1, 3, &noisy, &large},
+                      {SFFT_SPARSE_AUTO, 1, 3, &noisy, &large},
+                      {SFFT_SPARSE_ROBUST, 1, 8, &clean, &all},
                       {SFFT_SPARSE_ROBUST, 0, 0, &clean, &all}};
   for (const Run &run : runs) {
     sfft_sparse_options knobs = comb_knobs(run.variant, run.comb_loops, 0);
@@ -678,8 +681,8 @@ TEST_P(SparseFft, CombNanInputRejected) {
 // relative accuracy as at unit scale, for complex64 over the range its fold can hold.
 TEST_P(SparseFft, ResultsScaleWithTheInput) {
   const uint64_t n = 1 << 12, k = 8;
-  const std::vector<double> scales = dbl() ? std::vector<double>{1e-290, 1e-200, 1e-160, 1e160, 1e200, 1e300}
-                                           : std::vector<double>{1e-25, 1e25};
+  const std::vector<double> scales =
+      dbl() ? std::vector<double>{1e-290, 1e-200, 1e-160, 1e160, 1e200, 1e300} : std::vector<double>{1e-25, 1e25};
   const Signal s = planted(n, k, 31, 1000.0, INFINITY);
   sfft_sparse_options exact = variant_knobs(SFFT_SPARSE_EXACT), robust = variant_knobs(SFFT_SPARSE_ROBUST),
                       comb = comb_knobs(SFFT_SPARSE_ROBUST, 2, 0);

@@ -94,12 +94,13 @@ TEST(sparse_window, FitMatchesDirectSumsAndBandsHoldTolerance) {
     Design d = sfft::sparse::make_design(c.n, c.k, c.double_precision, sfft::sparse::resolve_knobs(&knobs), 1);
     const sfft::sparse::Geometry &g = d.geom;
     WindowReport main = measure(d, d.window, d.half_taps, g.response);
-    std::printf("  %s n = 2^%d k = %llu: %lld taps (%.1f B), fit error %.2e, passband ripple %.2e, stopband %.2e "
-                "(tolerance %.0e)\n",
-                c.label, static_cast<int>(std::log2(static_cast<double>(c.n))), static_cast<unsigned long long>(c.k),
-                static_cast<long long>(2 * d.half_taps + 1),
-                static_cast<double>(2 * d.half_taps + 1) / static_cast<double>(g.buckets), main.fit_error,
-                main.passband_ripple, main.stopband_leak, c.tolerance);
+    std::printf(
+        "  %s n = 2^%d k = %llu: %lld taps (%.1f B), fit error %.2e, passband ripple %.2e, stopband %.2e "
+        "(tolerance %.0e)\n",
+        c.label, static_cast<int>(std::log2(static_cast<double>(c.n))), static_cast<unsigned long long>(c.k),
+        static_cast<long long>(2 * d.half_taps + 1),
+        static_cast<double>(2 * d.half_taps + 1) / static_cast<double>(g.buckets), main.fit_error, main.passband_ripple,
+        main.stopband_leak, c.tolerance);
     EXPECT_LE(main.fit_error, fit_bound(c.tolerance)) << c.label << " n = " << c.n << " k = " << c.k;
     EXPECT_LE(main.passband_ripple, band_bound(c.tolerance)) << c.label << " n = " << c.n << " k = " << c.k;
     EXPECT_LE(main.stopband_leak, band_bound(c.tolerance)) << c.label << " n = " << c.n << " k = " << c.k;

@@ -409,7 +409,8 @@ TEST(Spfft2dMethod, AutoChoosesByCost) {
   const Coo full = random_matrix(128, 128, 0.9, 18);
   spfft2d_plan p = nullptr;
   ASSERT_EQ(spfft2d_create(&p, full.rows, full.cols, full.r.size(), full.r.data(), full.c.data(), nullptr,
-                           SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+                           SFFT_COMPLEX64, &o),
+            SFFT_SUCCESS);
   spfft2d_method got = SPFFT2D_METHOD_AUTO;
   ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS);
   EXPECT_EQ(got, SPFFT2D_METHOD_DENSE);
@@ -453,8 +454,8 @@ TEST(Spfft2dCuda, TallMatrixUsesGlobalTwiddleTables) {
             const unsigned __int128 ph = (static_cast<unsigned __int128>(static_cast<uint64_t>(r[k]) * u % R) * C +
                                           static_cast<unsigned __int128>(static_cast<uint64_t>(c[k]) * v % C) * R) %
                                          RC;
-            const long double a = -6.283185307179586476925286766559005768L * static_cast<long double>(ph) /
-                                  static_cast<long double>(RC);
+            const long double a =
+                -6.283185307179586476925286766559005768L * static_cast<long double>(ph) / static_cast<long double>(RC);
             want += std::complex<long double>(std::cos(a), std::sin(a));
           }
           cd got;
@@ -487,7 +488,8 @@ TEST(Spfft2dArgs, CreateRejectsBadArgumentsNamingThem) {
   const int64_t r[] = {0, 1, 2}, c[] = {0, 1, 2}, bad_r[] = {0, 1, 5}, neg_c[] = {0, -1, 2};
   const double nan_v[] = {1, NAN, 2}, inf_v[] = {1, 2, INFINITY};
   spfft2d_plan p = reinterpret_cast<spfft2d_plan>(0x1);  // must stay untouched on failure
-  expect_error(spfft2d_create(nullptr, 4, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "plan");
+  expect_error(spfft2d_create(nullptr, 4, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
+               "plan");
   expect_error(spfft2d_create(&p, 0, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "rows");
   expect_error(spfft2d_create(&p, 4, 0, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "cols");
   expect_error(spfft2d_create(&p, 1ull << 31, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
@@ -502,14 +504,11 @@ TEST(Spfft2dArgs, CreateRejectsBadArgumentsNamingThem) {
                "row_idx[2] = 5");
   expect_error(spfft2d_create(&p, 4, 4, 3, r, neg_c, nullptr, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
                "col_idx[1] = -1");
-  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nan_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
-               "values[1]");
-  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, inf_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT,
-               "values[2]");
-  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, SFFT_FLOAT32, &o), SFFT_ERROR_INVALID_ARGUMENT,
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nan_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "values[1]");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, inf_v, SFFT_COMPLEX64, &o), SFFT_ERROR_INVALID_ARGUMENT, "values[2]");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, SFFT_FLOAT32, &o), SFFT_ERROR_INVALID_ARGUMENT, "out_dtype");
+  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, static_cast<sfft_dtype>(99), &o), SFFT_ERROR_INVALID_ARGUMENT,
                "out_dtype");
-  expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, static_cast<sfft_dtype>(99), &o),
-               SFFT_ERROR_INVALID_ARGUMENT, "out_dtype");
   sfft_options small = o;
   small.struct_size = 1;
   expect_error(spfft2d_create(&p, 4, 4, 3, r, c, nullptr, SFFT_COMPLEX64, &small), SFFT_ERROR_INVALID_ARGUMENT,
@@ -734,38 +733,38 @@ TEST_F(Mtx, MalformedFilesGiveStatusAndLineNumber) {
        "line 1"},
       {"hermitian", "%%MatrixMarket matrix coordinate real hermitian\n", SFFT_ERROR_UNSUPPORTED, "line 1"},
       {"array", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", SFFT_ERROR_UNSUPPORTED, "line 1"},
-      {"no_size", "%%MatrixMarket matrix coordinate pattern general\n% only a comment\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 2: file ends before the size line"},
-      {"size_words", "%%MatrixMarket matrix coordinate pattern general\n3 3\n", SFFT_ERROR_INVALID_ARGUMENT,
-       "line 2"},
+      {"no_size", "%%MatrixMarket matrix coordinate pattern general\n% only a comment\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: file ends before the size line"},
+      {"size_words", "%%MatrixMarket matrix coordinate pattern general\n3 3\n", SFFT_ERROR_INVALID_ARGUMENT, "line 2"},
       {"size_text", "%%MatrixMarket matrix coordinate pattern general\n3 x 1\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 2: COLS 'x'"},
       {"zero_rows", "%%MatrixMarket matrix coordinate pattern general\n0 3 0\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 2: ROWS = 0"},
-      {"huge_dims", "%%MatrixMarket matrix coordinate pattern general\n99999999999 3 0\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 2: ROWS"},
+      {"huge_dims", "%%MatrixMarket matrix coordinate pattern general\n99999999999 3 0\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 2: ROWS"},
       {"overflow", "%%MatrixMarket matrix coordinate pattern general\n99999999999999999999999 3 0\n",
        SFFT_ERROR_INVALID_ARGUMENT, "out of range"},
       {"negative_nnz", "%%MatrixMarket matrix coordinate pattern general\n3 3 -1\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 2: NNZ = -1"},
-      {"huge_nnz_claim", "%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 4000000000000000000\n1 1\n",
+      {"huge_nnz_claim",
+       "%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 4000000000000000000\n1 1\n",
        SFFT_ERROR_INVALID_ARGUMENT, "line 3: file ends after 1 of the NNZ"},
       {"nnz_over_dense", "%%MatrixMarket matrix coordinate pattern general\n2 2 5\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 2: NNZ = 5 exceeds"},
       {"non_square_sym", "%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n1 1\n",
        SFFT_ERROR_INVALID_ARGUMENT, "line 2"},
-      {"truncated", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n2 2\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 4: file ends after 2 of the NNZ = 3"},
-      {"too_many", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1\n2 2\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 4: more entries"},
-      {"row_zero", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n0 2\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 4: row index 0"},
+      {"truncated", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n2 2\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 4: file ends after 2 of the NNZ = 3"},
+      {"too_many", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1\n2 2\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 4: more entries"},
+      {"row_zero", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n0 2\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 4: row index 0"},
       {"col_big", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 3: column index 4"},
       {"missing_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 3: entry needs 3 fields"},
-      {"extra_field", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 7\n",
-       SFFT_ERROR_INVALID_ARGUMENT, "line 3: entry needs 2 fields"},
+      {"extra_field", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 7\n", SFFT_ERROR_INVALID_ARGUMENT,
+       "line 3: entry needs 2 fields"},
       {"bad_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n", SFFT_ERROR_INVALID_ARGUMENT,
        "line 3: value 'abc'"},
       {"nan_value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 nan\n", SFFT_ERROR_INVALID_ARGUMENT,

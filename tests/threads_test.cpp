@@ -124,12 +124,16 @@ class Buffer {
   }
   void *get() { return where_ == Where::Cpu ? static_cast<void *>(host_.data()) : device_->get(); }
   void upload(const void *src) {
-    if (where_ == Where::Cpu) std::memcpy(host_.data(), src, bytes_);
-    else device_->upload(src, bytes_);
+    if (where_ == Where::Cpu)
+      std::memcpy(host_.data(), src, bytes_);
+    else
+      device_->upload(src, bytes_);
   }
   void download(void *dst) const {
-    if (where_ == Where::Cpu) std::memcpy(dst, host_.data(), bytes_);
-    else device_->download(dst, bytes_);
+    if (where_ == Where::Cpu)
+      std::memcpy(dst, host_.data(), bytes_);
+    else
+      device_->download(dst, bytes_);
   }
 
  private:
@@ -169,15 +173,15 @@ void run_concurrently(int n, Failures &failures, const std::function<void(int)> 
   for (auto &th : threads) th.join();
 }
 
-#define CHECK_CALL(failures, call, ctx)                                                             \
-  do {                                                                                            \
-    sfft_status status_ = (call);                                                                 \
-    if (status_ != SFFT_SUCCESS) {                                                                \
-      (failures).add(std::string(ctx) + ": " #call " -> " + sfft_status_string(status_) + " (" +  \
-                     sfft_last_error() + ")");                                                    \
-      return;                                                                                     \
-    }                                                                                             \
-    if (*sfft_last_error() != '\0') (failures).add(std::string(ctx) + ": success left an error"); \
+#define CHECK_CALL(failures, call, ctx)                                                                              \
+  do {                                                                                                               \
+    sfft_status status_ = (call);                                                                                    \
+    if (status_ != SFFT_SUCCESS) {                                                                                   \
+      (failures).add(std::string(ctx) + ": " #call " -> " + sfft_status_string(status_) + " (" + sfft_last_error() + \
+                     ")");                                                                                           \
+      return;                                                                                                        \
+    }                                                                                                                \
+    if (*sfft_last_error() != '\0') (failures).add(std::string(ctx) + ": success left an error");                    \
   } while (0)
 
 std::string context(const char *family, Where where, int thread, int round) {
@@ -267,8 +271,8 @@ void nufft3_worker_typed(Where where, int thread, Failures &failures) {
       q[d]->upload(frq[d].data());
     }
     CHECK_CALL(failures,
-               nufft3_setpts(plan, N, bx.get(), dim > 1 ? by.get() : nullptr, dim > 2 ? bz.get() : nullptr, K,
-                             bs.get(), dim > 1 ? bt.get() : nullptr, dim > 2 ? bu.get() : nullptr),
+               nufft3_setpts(plan, N, bx.get(), dim > 1 ? by.get() : nullptr, dim > 2 ? bz.get() : nullptr, K, bs.get(),
+                             dim > 1 ? bt.get() : nullptr, dim > 2 ? bu.get() : nullptr),
                ctx);
     Buffer bf(where, N * sizeof(C)), bF(where, K * sizeof(C));
     bf.upload(f.data());
@@ -284,8 +288,10 @@ void nufft3_worker_typed(Where where, int thread, Failures &failures) {
 }
 
 void nufft3_worker(Where where, int thread, Failures &failures) {
-  if (thread % 2 == 0) nufft3_worker_typed<float>(where, thread, failures);
-  else nufft3_worker_typed<double>(where, thread, failures);
+  if (thread % 2 == 0)
+    nufft3_worker_typed<float>(where, thread, failures);
+  else
+    nufft3_worker_typed<double>(where, thread, failures);
 }
 #endif
 
@@ -318,8 +324,9 @@ void spfft2d_worker_typed(Where where, int thread, Failures &failures) {
       for (std::size_t w = 0; w < half; ++w) {
         std::complex<long double> acc = 0;
         for (std::size_t i = 0; i < nnz; ++i) {
-          long double ph = -2 * kPi * (static_cast<long double>((r[i] * u) % rows) / rows +
-                                       static_cast<long double>((c[i] * static_cast<int64_t>(w)) % cols) / cols);
+          long double ph = -2 * kPi *
+                           (static_cast<long double>((r[i] * u) % rows) / rows +
+                            static_cast<long double>((c[i] * static_cast<int64_t>(w)) % cols) / cols);
           acc += std::complex<long double>(v[i] * std::cos(ph), v[i] * std::sin(ph));
         }
         want[u * half + w] = {static_cast<double>(acc.real()), static_cast<double>(acc.imag())};
@@ -346,8 +353,10 @@ void spfft2d_worker_typed(Where where, int thread, Failures &failures) {
 }
 
 void spfft2d_worker(Where where, int thread, Failures &failures) {
-  if (thread % 2 == 0) spfft2d_worker_typed<float>(where, thread, failures);
-  else spfft2d_worker_typed<double>(where, thread, failures);
+  if (thread % 2 == 0)
+    spfft2d_worker_typed<float>(where, thread, failures);
+  else
+    spfft2d_worker_typed<double>(where, thread, failures);
 }
 #endif
 
@@ -413,8 +422,10 @@ void sparse_worker_typed(Where where, int thread, Failures &failures) {
 }
 
 void sparse_worker(Where where, int thread, Failures &failures) {
-  if (thread % 2 == 0) sparse_worker_typed<float>(where, thread, failures);
-  else sparse_worker_typed<double>(where, thread, failures);
+  if (thread % 2 == 0)
+    sparse_worker_typed<float>(where, thread, failures);
+  else
+    sparse_worker_typed<double>(where, thread, failures);
 }
 #endif
 
@@ -535,8 +546,10 @@ TEST(LastError, IsThreadLocal) {
     EXPECT_EQ(statuses[t], SFFT_ERROR_INVALID_ARGUMENT);
     std::string mine = "ndim = " + std::to_string(-(t + 1));
     EXPECT_NE(after_own_failure[t].find(mine), std::string::npos) << after_own_failure[t];
-    if (t % 2 == 1) EXPECT_EQ(after_others[t], "");
-    else EXPECT_EQ(after_others[t], after_own_failure[t]);
+    if (t % 2 == 1)
+      EXPECT_EQ(after_others[t], "");
+    else
+      EXPECT_EQ(after_others[t], after_own_failure[t]);
     for (int u = 0; u < t; ++u) EXPECT_NE(pointers[t], pointers[u]) << "threads share one error buffer";
   }
   // The main thread never failed: its message is still empty.

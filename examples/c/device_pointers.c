@@ -10,20 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define SFFT_CHECK(call)                                                     \
-  do {                                                                       \
-    if ((call) != SFFT_SUCCESS) {                                            \
-      fprintf(stderr, "%s failed: %s\n", #call, sfft_last_error());          \
-      exit(1);                                                               \
-    }                                                                        \
+#define SFFT_CHECK(call)                                            \
+  do {                                                              \
+    if ((call) != SFFT_SUCCESS) {                                   \
+      fprintf(stderr, "%s failed: %s\n", #call, sfft_last_error()); \
+      exit(1);                                                      \
+    }                                                               \
   } while (0)
-#define CUDA_CHECK(call)                                                     \
-  do {                                                                       \
-    cudaError_t e_ = (call);                                                 \
-    if (e_ != cudaSuccess) {                                                 \
-      fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));     \
-      exit(1);                                                               \
-    }                                                                        \
+#define CUDA_CHECK(call)                                                 \
+  do {                                                                   \
+    cudaError_t e_ = (call);                                             \
+    if (e_ != cudaSuccess) {                                             \
+      fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_)); \
+      exit(1);                                                           \
+    }                                                                    \
   } while (0)
 
 /* A device copy of n bytes of host data. */
@@ -64,7 +64,7 @@ int main(void) {
     void *d_in = to_device(in, sizeof in), *d_out;
     CUDA_CHECK(cudaMalloc(&d_out, sizeof out));
     SFFT_CHECK(fftshift_nd(d_out, d_in, 3, shape, 0, SFFT_COMPLEX128, NULL)); /* asynchronous */
-    CUDA_CHECK(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost));  /* waits for it */
+    CUDA_CHECK(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost));   /* waits for it */
     SFFT_CHECK(fftshift_nd(expected, in, 3, shape, 0, SFFT_COMPLEX128, &cpu));
     failures += report("fftshift_nd 6x7x9 complex128", max_diff(out, expected, TOTAL), 0);
     cudaFree(d_in);

@@ -12,7 +12,7 @@ int main(void) {
   static double x[NSRC], s[NTRG];
   static double complex f[NSRC], F[NTRG];
   for (int i = 0; i < NSRC; ++i) {
-    x[i] = 10.0 * sin(1.3 * i);          /* any finite reals: nothing is periodic */
+    x[i] = 10.0 * sin(1.3 * i); /* any finite reals: nothing is periodic */
     f[i] = cos(0.7 * i) + I * sin(0.2 * i);
   }
   for (int k = 0; k < NTRG; ++k) s[k] = 25.0 * cos(0.9 * k);
@@ -37,7 +37,7 @@ int main(void) {
   }
   const double rel = sqrt(err2 / norm2);
   const int ok = rel <= 10 * tol;
-  printf("nufft3: 1-D, %d sources, %d targets, tol %.0e: relative l2 error vs direct sum %.2e: %s\n", NSRC, NTRG,
-         tol, rel, ok ? "ok" : "WRONG");
+  printf("nufft3: 1-D, %d sources, %d targets, tol %.0e: relative l2 error vs direct sum %.2e: %s\n", NSRC, NTRG, tol,
+         rel, ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }

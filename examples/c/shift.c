@@ -27,7 +27,7 @@ int main(void) {
       wrong += out[(r + ROWS / 2) % ROWS][(c + COLS / 2) % COLS] != in[r][c];
       wrong += back[r][c] != in[r][c];
     }
-  printf("shift: fftshift of a %dx%d complex64 array puts in[0][0] at out[%d][%d]; ifftshift restores it: %s\n",
-         ROWS, COLS, ROWS / 2, COLS / 2, wrong ? "WRONG" : "ok");
+  printf("shift: fftshift of a %dx%d complex64 array puts in[0][0] at out[%d][%d]; ifftshift restores it: %s\n", ROWS,
+         COLS, ROWS / 2, COLS / 2, wrong ? "WRONG" : "ok");
   return wrong ? 1 : 0;
 }

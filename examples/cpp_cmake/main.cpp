@@ -64,9 +64,10 @@ int main() try {
   check(ifftshift_nd(back.data(), shifted.data(), 2, shape, 0, SFFT_COMPLEX128, nullptr), "ifftshift_nd");
   const bool ok = rel <= 10 * tol && back == F && shifted[5 * 20 + 10] == F[0];
 
-  std::printf("C++ (sfft %s via find_package): nufft3 2-D relative l2 error %.2e (tol %.0e); "
-              "fftshift/ifftshift round trip exact: %s\n",
-              sfft_version_string(), rel, tol, ok ? "ok" : "WRONG");
+  std::printf(
+      "C++ (sfft %s via find_package): nufft3 2-D relative l2 error %.2e (tol %.0e); "
+      "fftshift/ifftshift round trip exact: %s\n",
+      sfft_version_string(), rel, tol, ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 } catch (const std::exception &e) {
   std::fprintf(stderr, "%s\n", e.what());

@@ -25,13 +25,13 @@
 #include <stdint.h>
 
 #if defined(_WIN32)
-#  if defined(SFFT_BUILDING_LIBRARY)
-#    define SFFT_API __declspec(dllexport)
-#  else
-#    define SFFT_API __declspec(dllimport)
-#  endif
+#if defined(SFFT_BUILDING_LIBRARY)
+#define SFFT_API __declspec(dllexport)
 #else
-#  define SFFT_API __attribute__((visibility("default")))
+#define SFFT_API __declspec(dllimport)
+#endif
+#else
+#define SFFT_API __attribute__((visibility("default")))
 #endif
 
 #define SFFT_VERSION_MAJOR 0
@@ -99,25 +99,25 @@ SFFT_API void sfft_options_init_sized(sfft_options *opts, size_t struct_size);
 
 /* What this build of the library contains and what this host provides; usable before any plan exists. */
 enum {
-  SFFT_FAMILY_SHIFT = 1,   /* fftshift_nd / ifftshift_nd */
-  SFFT_FAMILY_SPARSE = 2,  /* sfft_create / sfft_exec */
-  SFFT_FAMILY_NUFFT3 = 4,  /* nufft3_* */
-  SFFT_FAMILY_SPFFT2D = 8  /* spfft2d_* */
+  SFFT_FAMILY_SHIFT = 1,  /* fftshift_nd / ifftshift_nd */
+  SFFT_FAMILY_SPARSE = 2, /* sfft_create / sfft_exec */
+  SFFT_FAMILY_NUFFT3 = 4, /* nufft3_* */
+  SFFT_FAMILY_SPFFT2D = 8 /* spfft2d_* */
 };
 typedef struct sfft_build_info {
-  size_t struct_size;              /* sizeof(sfft_build_info) as the caller was compiled */
-  int version;                     /* SFFT_VERSION_NUMBER of the loaded library */
-  uint32_t families;               /* SFFT_FAMILY_* bits of the families compiled in */
-  int cuda_compiled;               /* 1: the CUDA backend (plugin libsfft_cuda.so.0) was built */
-  int cuda_loaded;                 /* 1: the plugin and the CUDA runtime/cuFFT it needs loaded on this host
-                                      (asking loads them; CPU-only hosts get 0 and the reason below) */
-  int cuda_device_count;           /* usable CUDA devices (0 unless cuda_loaded) */
-  int cuda_runtime_version;        /* cudaRuntimeGetVersion, e.g. 13000; 0 unless cuda_loaded */
-  int cuda_driver_version;         /* cudaDriverGetVersion; 0 without a driver */
-  int cufft_version;               /* cufftGetVersion; 0 unless cuda_loaded */
-  char cuda_architectures[64];     /* the GPU architectures compiled for, e.g. "80;90"; "" without CUDA */
-  char fft_library[64];            /* the CPU FFT library, e.g. "fftw-3.3.10-sse2-avx" */
-  char cuda_unavailable[256];      /* why cuda_loaded is 0 ("" when it is 1), e.g. a missing libcudart */
+  size_t struct_size;          /* sizeof(sfft_build_info) as the caller was compiled */
+  int version;                 /* SFFT_VERSION_NUMBER of the loaded library */
+  uint32_t families;           /* SFFT_FAMILY_* bits of the families compiled in */
+  int cuda_compiled;           /* 1: the CUDA backend (plugin libsfft_cuda.so.0) was built */
+  int cuda_loaded;             /* 1: the plugin and the CUDA runtime/cuFFT it needs loaded on this host
+                                  (asking loads them; CPU-only hosts get 0 and the reason below) */
+  int cuda_device_count;       /* usable CUDA devices (0 unless cuda_loaded) */
+  int cuda_runtime_version;    /* cudaRuntimeGetVersion, e.g. 13000; 0 unless cuda_loaded */
+  int cuda_driver_version;     /* cudaDriverGetVersion; 0 without a driver */
+  int cufft_version;           /* cufftGetVersion; 0 unless cuda_loaded */
+  char cuda_architectures[64]; /* the GPU architectures compiled for, e.g. "80;90"; "" without CUDA */
+  char fft_library[64];        /* the CPU FFT library, e.g. "fftw-3.3.10-sse2-avx" */
+  char cuda_unavailable[256];  /* why cuda_loaded is 0 ("" when it is 1), e.g. a missing libcudart */
 } sfft_build_info;
 
 /* Fills *info (struct_size bytes, see above: call with sizeof *info). Loads the CUDA backend if it is not
@@ -168,10 +168,10 @@ SFFT_API int sfft_cuda_device_count(void);
    even; otherwise at most one hyperplane per odd shifted axis d (size/shape[d] elements; none for an
    axis whose extent fits in one chunk), a 4-byte flag per chunk (chunks of up to 32 KiB on CUDA, 64 KiB
    on the CPU) and, on the CPU, a 64 KiB buffer per thread. */
-SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,
-                                 uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts);
-SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape,
-                                  uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts);
+SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
+                                 sfft_dtype dtype, const sfft_options *opts);
+SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
+                                  sfft_dtype dtype, const sfft_options *opts);
 
 /* ============================ Type-3 NUFFT (nufft3) ============================ */
 
@@ -278,8 +278,8 @@ SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t 
    than 65536 bytes or holding a NUL byte is malformed; every number must be the whole token: indices and
    integer values decimal with an optional sign, real values in C strtod syntax whatever the process's
    locale (a value below the double range reads as 0). */
-SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary,
-                                             sfft_dtype out_dtype, const sfft_options *opts);
+SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *path, int binary, sfft_dtype out_dtype,
+                                             const sfft_options *opts);
 
 /* The whole half spectrum into out: rows * (cols/2 + 1) elements of out_dtype. out may be host or
    device memory (device memory needs a CUDA plan). CUDA plan: with device out the call is asynchronous
@@ -306,8 +306,8 @@ typedef void (*spfft2d_rows_callback)(uint64_t row0, uint64_t nrows, const void 
 SFFT_API sfft_status spfft2d_exec_stream(spfft2d_plan plan, spfft2d_rows_callback callback, void *user);
 
 /* Sets how many spectrum rows one tile computes (0 = automatic: a workspace of about a quarter of
-   the full output, between 8 and 128 MiB); re-plans the workspace. Smaller tiles use less memory; values do not depend on it beyond
-   floating-point rounding of the batched FFT. */
+   the full output, between 8 and 128 MiB); re-plans the workspace. Smaller tiles use less memory; values do not depend
+   on it beyond floating-point rounding of the batched FFT. */
 SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows);
 
 /* How a plan computes the spectrum. DIRECT: direct sparse sums down each column for a tile of spectrum
@@ -365,45 +365,45 @@ typedef enum sfft_sparse_variant {
 
 /* Algorithm knobs; 0 in any field means "the default for the variant and precision". */
 typedef struct sfft_sparse_options {
-  size_t struct_size;          /* sizeof(sfft_sparse_options) as the caller was compiled */
+  size_t struct_size; /* sizeof(sfft_sparse_options) as the caller was compiled */
   sfft_sparse_variant variant;
-  double filter_tolerance;     /* window leakage into buckets other than the home one, in (0, 0.1]:
-                                  a Kaiser-windowed sinc whose response is within it of 1 over the home
-                                  bucket's central half and below it from one bucket width away;
-                                  default 1e-14 (EXACT complex128), 1e-7 (EXACT complex64), 1e-9 (ROBUST;
-                                  its location stages beyond the window's span use 1e-3); values under
-                                  1e-15 get the 1e-15 window (the double-precision floor). Returned values
-                                  cannot be more accurate than about 1e3 times it */
-  double bucket_factor;        /* in [1, 64]; default 2 (EXACT), 4 (ROBUST): buckets B = the smallest even
-                                  divisor of n in [bucket_factor * k, n/2] (the power of two >= it when n
-                                  is a power of two); when bucket_factor * k > n/2, the largest even
-                                  divisor <= n/2. ROBUST's default, where n has no even divisor in
-                                  [4k, n/2], takes EXACT's (the smallest even divisor in [2k, n/2]) */
-  int location_loops;          /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
-                                  find more of the weakest coefficients at low SNR). EXACT stops early after
-                                  a loop whose buckets all hold one matching coefficient or nothing (to 1e-10
-                                  complex128 / 1e-5 complex64 of the rms bucket): later loops would find
-                                  nothing */
-  int estimation_loops;        /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
-                                  default 2 (more give smaller value errors under noise). Must be 0 or -1
-                                  for EXACT */
-  int bits_per_stage;          /* offset bits resolved per location hashing, 1..30; default 20 (EXACT
-                                  complex128), 12 (EXACT complex64), 4 (ROBUST) */
-  int min_votes;               /* ROBUST: location loops that must find a frequency, 1..location_loops;
-                                  default 2 */
-  int comb_loops;              /* ROBUST: sFFT 2.0's comb pre-pass, 0..16 comb loops; 0 = off (the default).
-                                  Comb loop c takes comb_width samples x[o_c + j n/comb_width] (o_c random
-                                  per plan) and their comb_width-point FFT, whose bin r sums the X[f] with
-                                  f = r mod comb_width; a frequency can then be located only if its residue
-                                  is among the comb_keep largest bins of some comb loop. Fewer false
-                                  candidates under noise (it pairs with min_votes = 1, which finds more
-                                  weak coefficients), for comb_loops * comb_width more samples read.
-                                  Must be 0 for EXACT (AUTO uses it in its ROBUST stage) */
-  uint64_t comb_width;         /* the comb's W: a power of two, 2 <= W <= min(n, 2^26) (so W divides n);
-                                  0 = the power of two >= 128 k, at most n/16 and 2^26 (and >= 2). Only
-                                  with comb_loops */
-  uint64_t comb_keep;          /* bins approved per comb loop, 1..comb_width; 0 = min(2 k, comb_width).
-                                  Only with comb_loops */
+  double filter_tolerance; /* window leakage into buckets other than the home one, in (0, 0.1]:
+                              a Kaiser-windowed sinc whose response is within it of 1 over the home
+                              bucket's central half and below it from one bucket width away;
+                              default 1e-14 (EXACT complex128), 1e-7 (EXACT complex64), 1e-9 (ROBUST;
+                              its location stages beyond the window's span use 1e-3); values under
+                              1e-15 get the 1e-15 window (the double-precision floor). Returned values
+                              cannot be more accurate than about 1e3 times it */
+  double bucket_factor;    /* in [1, 64]; default 2 (EXACT), 4 (ROBUST): buckets B = the smallest even
+                              divisor of n in [bucket_factor * k, n/2] (the power of two >= it when n
+                              is a power of two); when bucket_factor * k > n/2, the largest even
+                              divisor <= n/2. ROBUST's default, where n has no even divisor in
+                              [4k, n/2], takes EXACT's (the smallest even divisor in [2k, n/2]) */
+  int location_loops;      /* 1..64; default 6 (EXACT with B >= 128; 7 below), 6 (ROBUST; more loops
+                              find more of the weakest coefficients at low SNR). EXACT stops early after
+                              a loop whose buckets all hold one matching coefficient or nothing (to 1e-10
+                              complex128 / 1e-5 complex64 of the rms bucket): later loops would find
+                              nothing */
+  int estimation_loops;    /* ROBUST: extra loops used only for median estimates, 0..64 (-1 = none);
+                              default 2 (more give smaller value errors under noise). Must be 0 or -1
+                              for EXACT */
+  int bits_per_stage;      /* offset bits resolved per location hashing, 1..30; default 20 (EXACT
+                              complex128), 12 (EXACT complex64), 4 (ROBUST) */
+  int min_votes;           /* ROBUST: location loops that must find a frequency, 1..location_loops;
+                              default 2 */
+  int comb_loops;          /* ROBUST: sFFT 2.0's comb pre-pass, 0..16 comb loops; 0 = off (the default).
+                              Comb loop c takes comb_width samples x[o_c + j n/comb_width] (o_c random
+                              per plan) and their comb_width-point FFT, whose bin r sums the X[f] with
+                              f = r mod comb_width; a frequency can then be located only if its residue
+                              is among the comb_keep largest bins of some comb loop. Fewer false
+                              candidates under noise (it pairs with min_votes = 1, which finds more
+                              weak coefficients), for comb_loops * comb_width more samples read.
+                              Must be 0 for EXACT (AUTO uses it in its ROBUST stage) */
+  uint64_t comb_width;     /* the comb's W: a power of two, 2 <= W <= min(n, 2^26) (so W divides n);
+                              0 = the power of two >= 128 k, at most n/16 and 2^26 (and >= 2). Only
+                              with comb_loops */
+  uint64_t comb_keep;      /* bins approved per comb loop, 1..comb_width; 0 = min(2 k, comb_width).
+                              Only with comb_loops */
 } sfft_sparse_options;
 
 /* Fills *knobs with zeros (= defaults) and sets struct_size. NULL is ignored. A macro over the _sized form,
@@ -421,10 +421,9 @@ SFFT_API void sfft_sparse_options_init_sized(sfft_sparse_options *knobs, size_t 
    CUDA, or AUTO with a usable GPU, gives a CUDA plan bound to opts->device and opts->stream; otherwise a
    CPU plan using opts->threads.
    sfft_create(...) = sfft_create_ex(..., NULL). */
-SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype,
-                                 const sfft_options *opts);
-SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype,
-                                    const sfft_options *opts, const sfft_sparse_options *knobs);
+SFFT_API sfft_status sfft_create(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts);
+SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts,
+                                    const sfft_sparse_options *knobs);
 
 /* Runs the plan on x (n samples of the plan's dtype). Writes up to *count (the capacity) coefficients:
    freqs[i] in [0, n) and values[i] = X[freqs[i]] (the plan's dtype), ordered by decreasing |X|, and sets

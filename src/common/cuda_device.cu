@@ -25,9 +25,12 @@ PointerKind pointer_kind(const void *p) noexcept {
     return PointerKind::Host;
   }
   switch (attr.type) {
-    case cudaMemoryTypeDevice: return PointerKind::Device;
-    case cudaMemoryTypeManaged: return PointerKind::Managed;
-    default: return PointerKind::Host;
+    case cudaMemoryTypeDevice:
+      return PointerKind::Device;
+    case cudaMemoryTypeManaged:
+      return PointerKind::Managed;
+    default:
+      return PointerKind::Host;
   }
 }
 

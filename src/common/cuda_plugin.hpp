@@ -26,7 +26,7 @@ class Registration {
 #define SFFT_CUDA_PLUGIN_CAT2(a, b) a##b
 #define SFFT_CUDA_PLUGIN_CAT(a, b) SFFT_CUDA_PLUGIN_CAT2(a, b)
 // Registers `function` (a function pointer of the exact internal signature) under `name`.
-#define SFFT_CUDA_PLUGIN_ENTRY(name, function)                                                  \
+#define SFFT_CUDA_PLUGIN_ENTRY(name, function)                                                     \
   static const ::sfft::cuda_plugin::Registration SFFT_CUDA_PLUGIN_CAT(sfft_cuda_entry_, __LINE__)( \
       name, reinterpret_cast<const void *>(function))
 

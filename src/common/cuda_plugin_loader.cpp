@@ -58,8 +58,8 @@ Plugin load() {
   const uint32_t plugin_interface = interface != nullptr ? interface(&plugin_library_version, &in_forked_child) : 0;
   if (lookup == nullptr || plugin_interface != kInterfaceVersion || plugin_library_version != SFFT_VERSION_NUMBER) {
     p.reason = cat("the CUDA backend could not be loaded: ", beside, " is not the plugin of this sfft (version ",
-                   plugin_library_version, ", interface ", plugin_interface, "; expected ", SFFT_VERSION_NUMBER,
-                   ", ", kInterfaceVersion, ")");
+                   plugin_library_version, ", interface ", plugin_interface, "; expected ", SFFT_VERSION_NUMBER, ", ",
+                   kInterfaceVersion, ")");
     return p;
   }
   p.lookup = lookup;

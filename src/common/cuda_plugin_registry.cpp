@@ -48,7 +48,9 @@ const void *lookup(const char *name) {
 
 namespace sfft {
 
-bool in_forked_child() { return cuda_plugin::library_in_forked_child != nullptr && cuda_plugin::library_in_forked_child(); }
+bool in_forked_child() {
+  return cuda_plugin::library_in_forked_child != nullptr && cuda_plugin::library_in_forked_child();
+}
 
 }  // namespace sfft
 

@@ -7,29 +7,44 @@ namespace sfft::cuda {
 
 void throw_cuda(cudaError_t err, const char *expr, const char *file, int line) {
   (void)cudaGetLastError();
-  sfft_status status = err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY
+  sfft_status status = err == cudaErrorMemoryAllocation                                   ? SFFT_ERROR_OUT_OF_MEMORY
                        : (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) ? SFFT_ERROR_NO_DEVICE
-                                                                                           : SFFT_ERROR_DEVICE;
+                                                                                          : SFFT_ERROR_DEVICE;
   fail(status, cudaGetErrorName(err), " (", cudaGetErrorString(err), ") in ", expr, " at ", file, ":", line);
 }
 
 const char *cufft_result_name(cufftResult r) {
   switch (r) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
-    default: return "CUFFT_(unknown result)";
+    case CUFFT_SUCCESS:
+      return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+      return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+      return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+      return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+      return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+      return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+      return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+      return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+      return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA:
+      return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE:
+      return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+      return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+      return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+      return "CUFFT_NOT_SUPPORTED";
+    default:
+      return "CUFFT_(unknown result)";
   }
 }
 
@@ -54,8 +69,8 @@ StreamBuffer::StreamBuffer(std::size_t bytes, cudaStream_t stream) : stream_(str
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     ptr_ = nullptr;
-    fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE, "cudaMallocAsync of ",
-         bytes, " bytes failed: ", cudaGetErrorString(err));
+    fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE, "cudaMallocAsync of ", bytes,
+         " bytes failed: ", cudaGetErrorString(err));
   }
 }
 
@@ -69,14 +84,13 @@ Event::~Event() {
 }
 
 void CufftPlan::make_many(int rank, long long *n, long long *inembed, long long istride, long long idist,
-                          long long *onembed, long long ostride, long long odist, cufftType type,
-                          long long batch) {
+                          long long *onembed, long long ostride, long long odist, cufftType type, long long batch) {
   reset();
   SFFT_CUFFT_CHECK(cufftCreate(&handle_));
   valid_ = true;
   std::size_t work = 0;
-  SFFT_CUFFT_CHECK(cufftMakePlanMany64(handle_, rank, n, inembed, istride, idist, onembed, ostride, odist, type,
-                                      batch, &work));
+  SFFT_CUFFT_CHECK(
+      cufftMakePlanMany64(handle_, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &work));
 }
 
 void CufftPlan::set_stream(cudaStream_t s) { SFFT_CUFFT_CHECK(cufftSetStream(handle_, s)); }

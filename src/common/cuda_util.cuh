@@ -21,18 +21,18 @@ const char *cufft_result_name(cufftResult r);
 }  // namespace sfft::cuda
 
 // Throws sfft::Error (SFFT_ERROR_OUT_OF_MEMORY for allocation failures, else SFFT_ERROR_DEVICE).
-#define SFFT_CUDA_CHECK(expr)                                                  \
-  do {                                                                         \
-    cudaError_t sfft_err_ = (expr);                                            \
+#define SFFT_CUDA_CHECK(expr)                                                                     \
+  do {                                                                                            \
+    cudaError_t sfft_err_ = (expr);                                                               \
     if (sfft_err_ != cudaSuccess) ::sfft::cuda::throw_cuda(sfft_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // Checks the launch that just happened (configuration errors, not asynchronous faults).
 #define SFFT_CUDA_CHECK_LAUNCH() SFFT_CUDA_CHECK(cudaGetLastError())
 
-#define SFFT_CUFFT_CHECK(expr)                                                  \
-  do {                                                                          \
-    cufftResult sfft_res_ = (expr);                                             \
+#define SFFT_CUFFT_CHECK(expr)                                                                       \
+  do {                                                                                               \
+    cufftResult sfft_res_ = (expr);                                                                  \
     if (sfft_res_ != CUFFT_SUCCESS) ::sfft::cuda::throw_cufft(sfft_res_, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -78,8 +78,8 @@ class DeviceBuffer {
     cudaError_t err = cudaMalloc(&p, count * sizeof(T));
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE,
-           "cudaMalloc of ", count * sizeof(T), " bytes failed: ", cudaGetErrorString(err));
+      fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE, "cudaMalloc of ",
+           count * sizeof(T), " bytes failed: ", cudaGetErrorString(err));
     }
     ptr_ = static_cast<T *>(p);
     count_ = count;
@@ -128,8 +128,8 @@ class PinnedBuffer {
     cudaError_t err = cudaMallocHost(&p, count * sizeof(T));
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      fail(SFFT_ERROR_OUT_OF_MEMORY, "cudaMallocHost of ", count * sizeof(T), " bytes failed: ",
-           cudaGetErrorString(err));
+      fail(SFFT_ERROR_OUT_OF_MEMORY, "cudaMallocHost of ", count * sizeof(T),
+           " bytes failed: ", cudaGetErrorString(err));
     }
     ptr_ = static_cast<T *>(p);
     count_ = count;
@@ -177,8 +177,8 @@ class CufftPlan {
   CufftPlan &operator=(const CufftPlan &) = delete;
 
   // Batched plan with cufftPlanMany's arguments (inembed/onembed NULL = contiguous).
-  void make_many(int rank, long long *n, long long *inembed, long long istride, long long idist,
-                 long long *onembed, long long ostride, long long odist, cufftType type, long long batch);
+  void make_many(int rank, long long *n, long long *inembed, long long istride, long long idist, long long *onembed,
+                 long long ostride, long long odist, cufftType type, long long batch);
   void set_stream(cudaStream_t s);
   cufftHandle get() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return valid_; }

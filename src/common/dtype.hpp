@@ -30,22 +30,32 @@ inline bool dtype_valid(const sfft_dtype &d) {
 
 inline std::size_t dtype_size(const sfft_dtype &d) {
   switch (enum_value(d)) {
-    case SFFT_FLOAT32: return 4;
-    case SFFT_FLOAT64: return 8;
-    case SFFT_COMPLEX64: return 8;
-    case SFFT_COMPLEX128: return 16;
-    default: break;
+    case SFFT_FLOAT32:
+      return 4;
+    case SFFT_FLOAT64:
+      return 8;
+    case SFFT_COMPLEX64:
+      return 8;
+    case SFFT_COMPLEX128:
+      return 16;
+    default:
+      break;
   }
   fail(SFFT_ERROR_INVALID_ARGUMENT, "dtype ", enum_value(d), " is not an sfft_dtype");
 }
 
 inline const char *dtype_name(const sfft_dtype &d) {
   switch (enum_value(d)) {
-    case SFFT_FLOAT32: return "SFFT_FLOAT32";
-    case SFFT_FLOAT64: return "SFFT_FLOAT64";
-    case SFFT_COMPLEX64: return "SFFT_COMPLEX64";
-    case SFFT_COMPLEX128: return "SFFT_COMPLEX128";
-    default: return "(invalid dtype)";
+    case SFFT_FLOAT32:
+      return "SFFT_FLOAT32";
+    case SFFT_FLOAT64:
+      return "SFFT_FLOAT64";
+    case SFFT_COMPLEX64:
+      return "SFFT_COMPLEX64";
+    case SFFT_COMPLEX128:
+      return "SFFT_COMPLEX128";
+    default:
+      return "(invalid dtype)";
   }
 }
 

@@ -87,7 +87,9 @@ class Plan {
   Plan() = default;
   ~Plan() { reset(); }
   Plan(Plan &&o) noexcept
-      : plan_(std::exchange(o.plan_, nullptr)), child_plan_(std::exchange(o.child_plan_, nullptr)), recipe_(o.recipe_) {}
+      : plan_(std::exchange(o.plan_, nullptr)),
+        child_plan_(std::exchange(o.child_plan_, nullptr)),
+        recipe_(o.recipe_) {}
   Plan &operator=(Plan &&o) noexcept {
     if (this != &o) {
       reset();

@@ -68,9 +68,13 @@ struct ReportingAllocator {
   }
   void deallocate(T *p, std::size_t) noexcept { std::free(p); }
   template <class U>
-  bool operator==(const ReportingAllocator<U> &) const noexcept { return true; }
+  bool operator==(const ReportingAllocator<U> &) const noexcept {
+    return true;
+  }
   template <class U>
-  bool operator!=(const ReportingAllocator<U> &) const noexcept { return false; }
+  bool operator!=(const ReportingAllocator<U> &) const noexcept {
+    return false;
+  }
 };
 
 template <class T>

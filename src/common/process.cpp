@@ -85,8 +85,8 @@ double available_host_memory(const std::string &root) {
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
     if (controllers == ",,")
-      bytes = std::min(bytes, cgroup_room(root + "/sys/fs/cgroup", path, "memory.max", "memory.current",
-                                          "inactive_file"));
+      bytes =
+          std::min(bytes, cgroup_room(root + "/sys/fs/cgroup", path, "memory.max", "memory.current", "inactive_file"));
     else if (controllers.find(",memory,") != std::string::npos)
       bytes = std::min(bytes, cgroup_room(root + "/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
                                           "memory.usage_in_bytes", "total_inactive_file"));

@@ -117,8 +117,8 @@ class CpuEngine final : public Engine {
       ch.row_lo = first_row[src_index_[ch.begin]];
       ch.rows = first_row[src_index_[ch.end - 1]] + W - ch.row_lo;
       ch.offset = sub_cells;
-      const std::size_t cells = checked_add(checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"),
-                                            cpu::kLineSlack, "subgrid");
+      const std::size_t cells =
+          checked_add(checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"), cpu::kLineSlack, "subgrid");
       sub_cells = checked_add(sub_cells, cells, "subgrids");
     }
     subgrids_.allocate(sub_cells);
@@ -152,8 +152,8 @@ class CpuEngine final : public Engine {
         phase += ax[d].src_center * s;
         scale /= kernel_fourier(kernel, sr * ax[d].h1);
       }
-      tgt_factor_[j] = Complex(static_cast<Real>(scale * std::cos(phase)),
-                               static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
+      tgt_factor_[j] =
+          Complex(static_cast<Real>(scale * std::cos(phase)), static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
     }
 
     HostVector<double> corr;
@@ -170,8 +170,8 @@ class CpuEngine final : public Engine {
     std::ptrdiff_t n[3];
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(ax[d].n2);
     const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
-    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, dist,
-                                      grid_.get(), nullptr, 1, dist, cfg_.sign, FFTW_ESTIMATE, threads);
+    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, dist, grid_.get(), nullptr, 1,
+                                      dist, cfg_.sign, FFTW_ESTIMATE, threads);
   }
 
   void exec(const void *f_in, void *F_out) override {
@@ -294,8 +294,8 @@ class CpuEngine final : public Engine {
   cpu::Kernels<Real> kernels_{};
   std::vector<Chunk> chunks_;
   HostBuffer<Complex> subgrids_;
-  HostBuffer<Complex> row_buffer_;     // one source-grid row per thread
-  HostBuffer<Complex> grid_;           // ntransf x n2 cells
+  HostBuffer<Complex> row_buffer_;  // one source-grid row per thread
+  HostBuffer<Complex> grid_;        // ntransf x n2 cells
   fftw::Plan<Real> fft_;
 };
 

@@ -40,9 +40,9 @@ struct SpreadTask {
 template <class Real>
 struct InterpTask {
   HornerView<Real> kernel;
-  const Real *pos[3];                // sorted target grid coordinates (periodic cells), per dimension
-  long long n2[3];                   // FFT grid size per dimension (1 past dim)
-  const Real *grid;                  // interleaved complex, ntransf x n2_total
+  const Real *pos[3];  // sorted target grid coordinates (periodic cells), per dimension
+  long long n2[3];     // FFT grid size per dimension (1 past dim)
+  const Real *grid;    // interleaved complex, ntransf x n2_total
   std::size_t n2_total;
   int ntransf;
   const std::size_t *index;          // sorted position -> original target
@@ -63,10 +63,10 @@ struct Kernels {
 template <class Real>
 Kernels<Real> select_kernels(int width, int dim);
 
-#define SFFT_NUFFT3_DECLARE_ISA(ns)              \
-  namespace ns {                                 \
-  template <class Real>                          \
-  Kernels<Real> kernels(int width, int dim);     \
+#define SFFT_NUFFT3_DECLARE_ISA(ns)          \
+  namespace ns {                             \
+  template <class Real>                      \
+  Kernels<Real> kernels(int width, int dim); \
   }
 SFFT_NUFFT3_DECLARE_ISA(generic)
 SFFT_NUFFT3_DECLARE_ISA(avx2)

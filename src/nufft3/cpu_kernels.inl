@@ -195,22 +195,38 @@ Kernels<Real> for_width(int dim) {
 template <class Real>
 Kernels<Real> kernels(int width, int dim) {
   switch (width) {
-    case 2: return for_width<Real, 2>(dim);
-    case 3: return for_width<Real, 3>(dim);
-    case 4: return for_width<Real, 4>(dim);
-    case 5: return for_width<Real, 5>(dim);
-    case 6: return for_width<Real, 6>(dim);
-    case 7: return for_width<Real, 7>(dim);
-    case 8: return for_width<Real, 8>(dim);
-    case 9: return for_width<Real, 9>(dim);
-    case 10: return for_width<Real, 10>(dim);
-    case 11: return for_width<Real, 11>(dim);
-    case 12: return for_width<Real, 12>(dim);
-    case 13: return for_width<Real, 13>(dim);
-    case 14: return for_width<Real, 14>(dim);
-    case 15: return for_width<Real, 15>(dim);
-    case 16: return for_width<Real, 16>(dim);
-    default: return for_width<Real, 0>(dim);
+    case 2:
+      return for_width<Real, 2>(dim);
+    case 3:
+      return for_width<Real, 3>(dim);
+    case 4:
+      return for_width<Real, 4>(dim);
+    case 5:
+      return for_width<Real, 5>(dim);
+    case 6:
+      return for_width<Real, 6>(dim);
+    case 7:
+      return for_width<Real, 7>(dim);
+    case 8:
+      return for_width<Real, 8>(dim);
+    case 9:
+      return for_width<Real, 9>(dim);
+    case 10:
+      return for_width<Real, 10>(dim);
+    case 11:
+      return for_width<Real, 11>(dim);
+    case 12:
+      return for_width<Real, 12>(dim);
+    case 13:
+      return for_width<Real, 13>(dim);
+    case 14:
+      return for_width<Real, 14>(dim);
+    case 15:
+      return for_width<Real, 15>(dim);
+    case 16:
+      return for_width<Real, 16>(dim);
+    default:
+      return for_width<Real, 0>(dim);
   }
 }
 

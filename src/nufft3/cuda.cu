@@ -54,7 +54,8 @@ __global__ void scan_kernel(const Real *v, std::size_t n, double *lo, double *hi
   __shared__ unsigned long long s_bad[kBlock];
   double mn = INFINITY, mx = -INFINITY;
   unsigned long long b = ~0ull;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(blockDim.x) * gridDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(blockDim.x) * gridDim.x) {
     Real a = v[i];
     if (!isfinite(a)) {
       b = min(b, static_cast<unsigned long long>(i));
@@ -91,8 +92,8 @@ struct Geometry {
   double scale[3];   // sources: 1 / h1; targets: tgt_scale
   double phase[3];   // sources: D (phase D.(x - C)); targets: C (phase C.s)
   double h1[3];
-  int tile[3];       // cells per tile and dimension (1 for unused dimensions)
-  int tiles[3];      // tiles per dimension
+  int tile[3];   // cells per tile and dimension (1 for unused dimensions)
+  int tiles[3];  // tiles per dimension
   int sign;
 };
 
@@ -100,7 +101,8 @@ struct Geometry {
 template <class Real, bool kTargets>
 __global__ void prepare_points(Geometry g, const Real *coords, std::size_t n, Real *pos, Cplx<Real> *factor,
                                unsigned *key, unsigned *index) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(blockDim.x) * gridDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(blockDim.x) * gridDim.x) {
     double phase = 0, amp = 1;
     unsigned k = 0;
     for (int d = 0; d < g.dim; ++d) {
@@ -130,9 +132,10 @@ __global__ void prepare_points(Geometry g, const Real *coords, std::size_t n, Re
 
 // Reorders positions and factors into sorted order.
 template <class Real>
-__global__ void gather_points(int dim, std::size_t n, const unsigned *perm, const Real *pos_in, const Cplx<Real> *fac_in,
-                              Real *pos_out, Cplx<Real> *fac_out) {
-  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n; j += std::size_t(blockDim.x) * gridDim.x) {
+__global__ void gather_points(int dim, std::size_t n, const unsigned *perm, const Real *pos_in,
+                              const Cplx<Real> *fac_in, Real *pos_out, Cplx<Real> *fac_out) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n;
+       j += std::size_t(blockDim.x) * gridDim.x) {
     unsigned i = perm[j];
     for (int d = 0; d < dim; ++d) pos_out[d * n + j] = pos_in[d * n + i];
     fac_out[j] = fac_in[i];
@@ -140,7 +143,8 @@ __global__ void gather_points(int dim, std::size_t n, const unsigned *perm, cons
 }
 
 __global__ void count_keys(const unsigned *keys, std::size_t n, unsigned *count) {
-  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n; j += std::size_t(blockDim.x) * gridDim.x)
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n;
+       j += std::size_t(blockDim.x) * gridDim.x)
     atomicAdd(&count[keys[j]], 1u);
 }
 
@@ -237,7 +241,8 @@ __global__ void spread_global(Geometry g, SpreadArgs a) {
   Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
   const Real *corr[3] = {static_cast<const Real *>(a.corr[0]), static_cast<const Real *>(a.corr[1]),
                          static_cast<const Real *>(a.corr[2])};
-  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < a.N; j += std::size_t(blockDim.x) * gridDim.x) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < a.N;
+       j += std::size_t(blockDim.x) * gridDim.x) {
     Cplx<Real> fv = f[a.index[j]], ph = phase[j];
     Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
     Real w[3][kMaxWidth];
@@ -270,7 +275,8 @@ template <class Real>
 __global__ void interpolate(Geometry g, std::size_t K, int ntransf, const unsigned *index, const Real *pos,
                             const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total, Cplx<Real> *F) {
   const int W = g.kernel.width;
-  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < K; j += std::size_t(blockDim.x) * gridDim.x) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < K;
+       j += std::size_t(blockDim.x) * gridDim.x) {
     Real w[3][kMaxWidth];
     long long first[3] = {0, 0, 0}, n2[3] = {1, 1, 1};
     int wn[3] = {1, 1, 1};
@@ -328,8 +334,8 @@ class CudaEngine final : public Engine {
 
   void setpts(const Points &p) override {
     cuda::DeviceScope scope(cfg_.opts.device);
-    require(p.N < (1ull << 31) && p.K < (1ull << 31), "the CUDA backend takes N, K < 2^31 (N = ", p.N,
-            ", K = ", p.K, ")");
+    require(p.N < (1ull << 31) && p.K < (1ull << 31), "the CUDA backend takes N, K < 2^31 (N = ", p.N, ", K = ", p.K,
+            ")");
     const int dim = cfg_.dim;
     N_ = p.N;
     K_ = p.K;
@@ -391,9 +397,12 @@ class CudaEngine final : public Engine {
     sub_bin_.allocate(nsub_);
     sub_start_.allocate(nsub_);
     sub_count_.allocate(nsub_);
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_bin_.get(), sub_bin.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_start_.get(), sub_start.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(sub_count_.get(), sub_count.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(sub_bin_.get(), sub_bin.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(sub_start_.get(), sub_start.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(sub_count_.get(), sub_count.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
 
     for (int d = 0; d < dim; ++d) {
       std::vector<double> corr(L_.axis[d].n1);
@@ -459,9 +468,9 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK_LAUNCH();
     auto *g = reinterpret_cast<typename CufftTypes<Real>::complex *>(grid_.get());
     cuda::exec_c2c(fft_, g, g, cfg_.sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE);
-    interpolate<Real><<<cuda::grid_for(K_, kBlock), kBlock, 0, stream_>>>(
-        tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(), tgt_pos_.get(), tgt_factor_.get(), grid_.get(), L_.n2_total,
-        F_dev);
+    interpolate<Real><<<cuda::grid_for(K_, kBlock), kBlock, 0, stream_>>>(tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(),
+                                                                          tgt_pos_.get(), tgt_factor_.get(),
+                                                                          grid_.get(), L_.n2_total, F_dev);
     SFFT_CUDA_CHECK_LAUNCH();
     if (F_host) {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(F_out, F_dev, F_stage_.bytes(), cudaMemcpyDeviceToHost, stream_));
@@ -558,8 +567,8 @@ class CudaEngine final : public Engine {
     DeviceBuffer<C> fac_tmp(n);
     DeviceBuffer<unsigned> keys(n), keys_sorted(n), order(n);
     unsigned grid = cuda::grid_for(n, kBlock);
-    prepare_points<Real, kTargets><<<grid, kBlock, 0, stream_>>>(g, raw, n, pos_tmp.get(), fac_tmp.get(),
-                                                                  keys.get(), order.get());
+    prepare_points<Real, kTargets>
+        <<<grid, kBlock, 0, stream_>>>(g, raw, n, pos_tmp.get(), fac_tmp.get(), keys.get(), order.get());
     SFFT_CUDA_CHECK_LAUNCH();
     int end_bit = 1;
     while (end_bit < 32 && (1ull << end_bit) < nbins) ++end_bit;
@@ -567,11 +576,10 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), order.get(),
                                                     index.get(), static_cast<int>(n), 0, end_bit, stream_));
     DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(),
-                                                    order.get(), index.get(), static_cast<int>(n), 0, end_bit,
-                                                    stream_));
-    gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp.get(), fac_tmp.get(), pos.get(),
-                                                      factor.get());
+    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(), order.get(),
+                                                    index.get(), static_cast<int>(n), 0, end_bit, stream_));
+    gather_points<Real>
+        <<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp.get(), fac_tmp.get(), pos.get(), factor.get());
     SFFT_CUDA_CHECK_LAUNCH();
     std::vector<unsigned> count;
     if (!kTargets) {
@@ -580,8 +588,8 @@ class CudaEngine final : public Engine {
       count_keys<<<grid, kBlock, 0, stream_>>>(keys_sorted.get(), n, dcount.get());
       SFFT_CUDA_CHECK_LAUNCH();
       count.resize(nbins);
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(count.data(), dcount.get(), nbins * sizeof(unsigned), cudaMemcpyDeviceToHost,
-                                      stream_));
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(count.data(), dcount.get(), nbins * sizeof(unsigned), cudaMemcpyDeviceToHost, stream_));
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // temporaries are freed on return
     return count;

@@ -18,11 +18,11 @@ constexpr int kMaxWidth = 64;
 
 struct KernelSpec {
   KernelKind kind = KernelKind::ExpSemicircle;
-  int width = 0;           // cells touched per point and dimension
-  double half_width = 0;   // width / 2
-  double beta = 0;         // ES shape parameter
-  double b = 0;            // Gaussian: phi(u) = exp(-u^2 / (4 b)), i.e. tau = b dx^2 of Capozzoli et al.
-  int nquad = 0;           // ES: quadrature nodes q_i in (0, half_width) and weights w_i * phi(q_i)
+  int width = 0;          // cells touched per point and dimension
+  double half_width = 0;  // width / 2
+  double beta = 0;        // ES shape parameter
+  double b = 0;           // Gaussian: phi(u) = exp(-u^2 / (4 b)), i.e. tau = b dx^2 of Capozzoli et al.
+  int nquad = 0;          // ES: quadrature nodes q_i in (0, half_width) and weights w_i * phi(q_i)
   double quad_node[kMaxQuadrature] = {};
   double quad_weight[kMaxQuadrature] = {};
 };

@@ -240,8 +240,8 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
               "); use a larger tol or the ES kernel");
       if (meets(k, stage_error(k, upsampfac), upsampfac, tol, dim, is_double)) return k;
     }
-    fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of the Gaussian kernel at upsampfac ",
-         upsampfac, " in ", dim, "-d; use a larger tol or the ES kernel");
+    fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of the Gaussian kernel at upsampfac ", upsampfac,
+         " in ", dim, "-d; use a larger tol or the ES kernel");
   }
   // The narrowest ES kernel whose predicted worst case meets the contract for any number of points, not only on
   // average over many.
@@ -266,8 +266,7 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
     double X = x_hi[d] / 2 - x_lo[d] / 2, S = s_hi[d] / 2 - s_lo[d] / 2;
     a.src_center = x_lo[d] + X;
     a.tgt_center = s_lo[d] + S;
-    phase_bound +=
-        std::max(std::fabs(x_lo[d]), std::fabs(x_hi[d])) * std::max(std::fabs(s_lo[d]), std::fabs(s_hi[d]));
+    phase_bound += std::max(std::fabs(x_lo[d]), std::fabs(x_hi[d])) * std::max(std::fabs(s_lo[d]), std::fabs(s_hi[d]));
     // h1 S <= pi / upsampfac keeps every target in the kernel's accurate band. Where pi / (upsampfac S) is
     // infinite or huge (all targets at one coordinate, or S near the smallest doubles), X S is that small too
     // unless the extents span the double range: then h1 = X (or 1) gives the smallest grid and keeps
@@ -282,14 +281,14 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
     double n2 = std::max(std::ceil(upsampfac * n1), 2.0 * kernel.width);
     if (!(n2 < static_cast<double>(std::numeric_limits<int>::max()) / 2)) {
       throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY,
-                         cat("dimension ", d, " needs an FFT of about ", n2, " points (bandwidth product X*S = ",
-                             X * S, "): the grid would need more than ", n2 * bytes_per_cell, " bytes"));
+                         cat("dimension ", d, " needs an FFT of about ", n2, " points (bandwidth product X*S = ", X * S,
+                             "): the grid would need more than ", n2 * bytes_per_cell, " bytes"));
     }
     a.n1 = static_cast<long long>(n1) + (static_cast<long long>(n1) & 1);
     a.n2 = next_smooth_even(static_cast<long long>(n2));
     a.tgt_scale = a.h1 * (static_cast<double>(a.n2) / (2 * M_PI));
-    require(std::isfinite(a.tgt_scale), "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d],
-            "] and targets in [", s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
+    require(std::isfinite(a.tgt_scale), "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d], "] and targets in [",
+            s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
     cells1 *= a.n1;
     cells2 *= a.n2;
   }
@@ -299,9 +298,9 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
           " radians, beyond the double range: no transform of these points is defined at any tol");
   double need = cells2 * bytes_per_cell;
   if (!(need <= memory_limit)) {
-    throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY, cat("the ", dim, "-d grid of ", cells2, " cells needs ", need,
-                                                     " bytes of workspace (more than the ", memory_limit,
-                                                     " bytes available)"));
+    throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY,
+                       cat("the ", dim, "-d grid of ", cells2, " cells needs ", need,
+                           " bytes of workspace (more than the ", memory_limit, " bytes available)"));
   }
   L.n1_total = static_cast<std::size_t>(cells1);
   L.n2_total = static_cast<std::size_t>(cells2);

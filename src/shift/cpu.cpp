@@ -17,7 +17,7 @@ namespace sfft::shift {
 namespace {
 
 constexpr std::size_t kPieceWords = std::size_t{1} << 15;  // long rows are split into pieces of this many words
-constexpr std::size_t kChunkBytes = std::size_t{1} << 16;   // in-place chunk staging: fits L2 with room to spare
+constexpr std::size_t kChunkBytes = std::size_t{1} << 16;  // in-place chunk staging: fits L2 with room to spare
 
 // Swaps n bytes between two non-overlapping ranges through a small stack buffer.
 void swap_bytes(unsigned char *a, unsigned char *b, std::size_t n) {
@@ -158,10 +158,17 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
     }
   } else {
     switch (l.word_bytes) {
-      case 4: chunked_in_place<4>(l, dst, threads); break;
-      case 8: chunked_in_place<8>(l, dst, threads); break;
-      case 16: chunked_in_place<16>(l, dst, threads); break;
-      default: fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
+      case 4:
+        chunked_in_place<4>(l, dst, threads);
+        break;
+      case 8:
+        chunked_in_place<8>(l, dst, threads);
+        break;
+      case 16:
+        chunked_in_place<16>(l, dst, threads);
+        break;
+      default:
+        fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
     }
   }
 }

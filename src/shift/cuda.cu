@@ -27,7 +27,9 @@ namespace {
 constexpr unsigned kBlock = 256;
 // Words in flight per thread: at least 64 bytes, so narrow words still keep enough loads outstanding.
 template <class Word>
-constexpr unsigned per_thread() { return sizeof(Word) >= 8 ? 8 : 16; }
+constexpr unsigned per_thread() {
+  return sizeof(Word) >= 8 ? 8 : 16;
+}
 constexpr unsigned kMaxPerThread = 16;
 constexpr unsigned kMaxTile = kBlock * kMaxPerThread;
 constexpr unsigned kMaxTileRows = kMaxTile / 2;  // rows have >= 2 words after normalisation
@@ -37,7 +39,8 @@ constexpr unsigned kMaxTileRows = kMaxTile / 2;  // rows have >= 2 words after n
 struct Tiling {
   std::size_t L, shift, rows, tiles, pieces, rows_per_tile, tile_words;
   Tiling(const Layout &l, std::size_t tile)
-      : L(static_cast<std::size_t>(l.extent[l.ndim - 1])), shift(static_cast<std::size_t>(l.shift[l.ndim - 1])),
+      : L(static_cast<std::size_t>(l.extent[l.ndim - 1])),
+        shift(static_cast<std::size_t>(l.shift[l.ndim - 1])),
         tile_words(tile) {
     rows = l.words / L;
     if (L >= tile) {
@@ -118,8 +121,8 @@ __device__ __forceinline__ const SharedRows &share_rows(unsigned char *bytes, co
 }
 
 template <class Word>
-__global__ void __launch_bounds__(kBlock) copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg,
-                                                      Tiling g, RowSource rows_arg) {
+__global__ void __launch_bounds__(kBlock)
+    copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg, Tiling g, RowSource rows_arg) {
   constexpr unsigned kPerThread = per_thread<Word>();
   __shared__ std::size_t src_row[kMaxTileRows];
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
@@ -192,16 +195,20 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
 // aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
 // one or two aligned 16-byte source vectors that cover them; vectors across a row end or the wrap point, or
 // at the array's ragged end, go word by word.
-constexpr unsigned kVectors = 4;                        // 16-byte vectors per thread per tile
-constexpr std::size_t kTile4 = kBlock * kVectors * 4;   // words per tile
-constexpr unsigned kTile4Rows = kTile4 / 2 + 2;         // rows have >= 2 words
+constexpr unsigned kVectors = 4;                       // 16-byte vectors per thread per tile
+constexpr std::size_t kTile4 = kBlock * kVectors * 4;  // words per tile
+constexpr unsigned kTile4Rows = kTile4 / 2 + 2;        // rows have >= 2 words
 
 __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
   switch (sh) {
-    case 0: return a;
-    case 1: return make_uint4(a.y, a.z, a.w, b.x);
-    case 2: return make_uint4(a.z, a.w, b.x, b.y);
-    default: return make_uint4(a.w, b.x, b.y, b.z);
+    case 0:
+      return a;
+    case 1:
+      return make_uint4(a.y, a.z, a.w, b.x);
+    case 2:
+      return make_uint4(a.z, a.w, b.x, b.y);
+    default:
+      return make_uint4(a.w, b.x, b.y, b.z);
   }
 }
 
@@ -276,7 +283,9 @@ __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ ou
 // chunk's flag, waits for the flags of the chunks whose reads it would overwrite, then writes. Staged word
 // i belongs to piece i / piece: no search, one broadcast table read per warp and piece.
 template <class Word>
-constexpr unsigned staged_per_thread() { return 128 / sizeof(Word); }  // 32 KiB of stage per block
+constexpr unsigned staged_per_thread() {
+  return 128 / sizeof(Word);
+}  // 32 KiB of stage per block
 
 struct Piece {
   std::size_t src, dst;  // first source word (data or scratch) and first destination word
@@ -301,7 +310,7 @@ __global__ void save_wraps_kernel(Word *__restrict__ saved, const Word *__restri
 
 template <class Word>
 __global__ void __launch_bounds__(kBlock, 3) chunk_kernel(Word *data, const Word *__restrict__ saved, InPlacePlan plan,
-                                                       unsigned long long *ticket, int *read_done) {
+                                                          unsigned long long *ticket, int *read_done) {
   constexpr unsigned kPer = staged_per_thread<Word>();
   __shared__ Word stage[kBlock * kPer];
   __shared__ Piece pieces[kMaxPieces];
@@ -511,8 +520,8 @@ __global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__res
 }
 
 template <class Word, class Index, class Divisors>
-__global__ void __launch_bounds__(kBlock) cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l,
-                                                            Divisors div, int axis, Index slab) {
+__global__ void __launch_bounds__(kBlock)
+    cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l, Divisors div, int axis, Index slab) {
   constexpr unsigned kPerThread = per_thread<Word>();
   // wave_step indexes the layout and divisors by a run-time dim: from kernel parameters that would put them
   // in per-thread local memory, so each block keeps one copy in shared memory instead.
@@ -625,10 +634,17 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
 
 void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {
   switch (l.word_bytes) {
-    case 4: shift_on_device(l, static_cast<uint32_t *>(out), static_cast<const uint32_t *>(in), stream); break;
-    case 8: shift_on_device(l, static_cast<uint2 *>(out), static_cast<const uint2 *>(in), stream); break;
-    case 16: shift_on_device(l, static_cast<uint4 *>(out), static_cast<const uint4 *>(in), stream); break;
-    default: fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
+    case 4:
+      shift_on_device(l, static_cast<uint32_t *>(out), static_cast<const uint32_t *>(in), stream);
+      break;
+    case 8:
+      shift_on_device(l, static_cast<uint2 *>(out), static_cast<const uint2 *>(in), stream);
+      break;
+    case 16:
+      shift_on_device(l, static_cast<uint4 *>(out), static_cast<const uint4 *>(in), stream);
+      break;
+    default:
+      fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
   }
 }
 

@@ -53,14 +53,14 @@ struct InPlacePlan {
   std::size_t row_stride[kMaxDims] = {};  // outer dims: stride in rows
   std::size_t box_stride[kMaxDims] = {};  // chunk index stride of each dim's box coordinate
   std::size_t chunks = 0;
-  std::size_t chunk_words = 0;            // staging capacity of one chunk
-  std::size_t piece = 1;                  // staging granule (words); runs are padded to whole pieces
+  std::size_t chunk_words = 0;  // staging capacity of one chunk
+  std::size_t piece = 1;        // staging granule (words); runs are padded to whole pieces
   // Scratch for saved words: outer dim d with a wrap has room for its wrap plane (rows / e_d whole rows) at
   // scratch_at[d]; a row dim with a wrap has room for the `lag` wrap words of every row at
   // scratch_at[dims - 1]. Only the words that need it are saved. Total scratch_words.
   std::size_t scratch_at[kMaxDims] = {};
   std::size_t scratch_words = 0;
-  std::size_t save_pieces = 0;            // rows of the outer planes, then one piece per row for the row dim
+  std::size_t save_pieces = 0;  // rows of the outer planes, then one piece per row for the row dim
 };
 
 // Builds the plan for a non-involution layout with chunks staging at most `chunk_words` words (a power of
@@ -105,11 +105,11 @@ SFFT_HD int row_move_slots(const InPlacePlan &p, const int64_t *box) {
 }
 
 struct RowMove {
-  std::size_t dst;      // word offset of the destination row in the data
-  std::size_t src;      // word offset of the source row: in the data, or in scratch if `saved`
-  std::size_t src_row;  // source row index (for the row dim's saved wrap words)
-  bool saved;           // the whole source row comes from an outer dim's wrap plane
-  bool row_wraps_saved; // the row dim's wrap words of the source row come from scratch
+  std::size_t dst;       // word offset of the destination row in the data
+  std::size_t src;       // word offset of the source row: in the data, or in scratch if `saved`
+  std::size_t src_row;   // source row index (for the row dim's saved wrap words)
+  bool saved;            // the whole source row comes from an outer dim's wrap plane
+  bool row_wraps_saved;  // the row dim's wrap words of the source row come from scratch
 };
 
 // Box of the step that reads / writes position i along d.
@@ -295,7 +295,8 @@ SFFT_HD bool source_word(const InPlacePlan &p, const RowMove &m, int64_t col, st
   }
   const StepDim &r = p.dim[p.dims - 1];
   if (m.row_wraps_saved && static_cast<uint64_t>(col - r.wrap) < static_cast<uint64_t>(r.lag)) {
-    *at = p.scratch_at[p.dims - 1] + m.src_row * static_cast<std::size_t>(r.lag) + static_cast<std::size_t>(col - r.wrap);
+    *at =
+        p.scratch_at[p.dims - 1] + m.src_row * static_cast<std::size_t>(r.lag) + static_cast<std::size_t>(col - r.wrap);
     return false;
   }
   *at = m.src + static_cast<std::size_t>(col);
@@ -316,8 +317,10 @@ SFFT_HD int source_runs(const InPlacePlan &p, const RowMove &m, int64_t col, int
   while (len > 0) {
     int64_t end = col + len;
     if (m.row_wraps_saved) {
-      if (col < r.wrap) end = end < r.wrap ? end : r.wrap;
-      else if (col < r.wrap + r.lag) end = end < r.wrap + r.lag ? end : r.wrap + r.lag;
+      if (col < r.wrap)
+        end = end < r.wrap ? end : r.wrap;
+      else if (col < r.wrap + r.lag)
+        end = end < r.wrap + r.lag ? end : r.wrap + r.lag;
     }
     runs[n].in_data = source_word(p, m, col, &runs[n].at);
     runs[n].col = col;

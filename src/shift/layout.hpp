@@ -16,7 +16,7 @@ namespace sfft::shift {
 constexpr int kMaxDims = 9;  // 8 user dims + the word-splitting dim
 
 struct Layout {
-  int ndim = 0;                  // normalised dims; 0 = nothing moves (pure copy / no-op)
+  int ndim = 0;                   // normalised dims; 0 = nothing moves (pure copy / no-op)
   int64_t extent[kMaxDims] = {};  // C-order extents in words
   int64_t shift[kMaxDims] = {};   // out[(i + shift) % extent] = in[i] along each dim; 0 = unshifted
   std::size_t word_bytes = 0;     // 4, 8 or 16: the unit moved

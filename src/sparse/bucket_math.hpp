@@ -72,10 +72,10 @@ struct ResponseFit {
 // n = B L with B even; n, B and L need not be powers of two: then n < 2^32 (mod_n() and mul_mod() below).
 struct Geometry {
   uint64_t n = 0;
-  uint64_t mask = 0;     // n - 1 when n is a power of two, else 0 (arithmetic mod n by remainders)
-  uint64_t buckets = 0;  // B (even, 2 <= B <= n/2, B divides n; a power of two when n is one)
-  uint64_t width = 0;    // L = n / B
-  int log2_width = 0;    // ceil(log2 L): the offset bits the location stages resolve (log2 L when mask != 0)
+  uint64_t mask = 0;          // n - 1 when n is a power of two, else 0 (arithmetic mod n by remainders)
+  uint64_t buckets = 0;       // B (even, 2 <= B <= n/2, B divides n; a power of two when n is one)
+  uint64_t width = 0;         // L = n / B
+  int log2_width = 0;         // ceil(log2 L): the offset bits the location stages resolve (log2 L when mask != 0)
   int stages = 0;             // S: location stages per location loop
   int bits_per_stage = 0;     // q
   int hashings_per_loop = 0;  // 1 (reference) + S (location) + 1 (check) for location loops
@@ -338,8 +338,8 @@ SFFT_HD bool comb_approved(const uint32_t *bitmap, uint64_t r) { return (bitmap[
 
 struct Decoded {
   bool found;
-  uint64_t freq;        // the located frequency: the coefficient when found, else the candidate the checks
-                        // rejected (0 when the bucket is below the floor or its phases located none)
+  uint64_t freq;  // the located frequency: the coefficient when found, else the candidate the checks
+                  // rejected (0 when the bucket is below the floor or its phases located none)
   Cplx<double> value;
   bool consistent;   // one coefficient explains every hashing (its home may be a neighbouring bucket)
   double mismatch2;  // consistent: max over the shifted hashings of |z_h - that coefficient's prediction|^2

@@ -54,8 +54,8 @@ class CpuEngine final : public Engine {
     if (d_.comb_loops > 0) {
       const int w = static_cast<int>(d_.comb_width);  // <= 2^26 (filter.cpp)
       comb_z_.allocate(static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);
-      comb_fft_ = fftw::Plan<Real>::many_dft(1, &w, d_.comb_loops, comb_z_.get(), nullptr, 1, w, comb_z_.get(),
-                                             nullptr, 1, w, FFTW_FORWARD, FFTW_MEASURE, threads_);
+      comb_fft_ = fftw::Plan<Real>::many_dft(1, &w, d_.comb_loops, comb_z_.get(), nullptr, 1, w, comb_z_.get(), nullptr,
+                                             1, w, FFTW_FORWARD, FFTW_MEASURE, threads_);
       comb_keys_.resize(d_.comb_width);
       approved_.resize((d_.comb_width + 31) / 32);
     }

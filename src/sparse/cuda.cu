@@ -54,23 +54,23 @@ constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a tim
 constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
 constexpr unsigned kRankGridMin = 16;
 constexpr unsigned kRankStaged = 2 * kRankBlock;  // list entries a rank block holds in shared memory at once
-constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
-constexpr unsigned kFoldSlices = 4;    // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
-constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
+constexpr unsigned kFoldOutputs = 32;             // consecutive (hashing, bucket) outputs per fold block
+constexpr unsigned kFoldSlices = 4;  // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
+constexpr int kMaxLoops = 128;       // 64 location + 64 estimation loops at most (filter.cpp)
 constexpr std::size_t kRankLimit = std::size_t{1} << 15;  // longest list ranked by counting
 constexpr uint64_t kEmpty = ~uint64_t{0};
 
 // Device-side bookkeeping of one exec. The last block of the top-k step resets it for the next exec.
 struct Counters {
-  unsigned distinct;     // table slots claimed (entries of Table::slots)
-  unsigned candidates;   // ROBUST: entries of Table::candidates
-  unsigned count;        // coefficients in the result
-  unsigned nonfinite;    // the fold saw a non-finite sum
-  unsigned blocks_done;  // top-k blocks finished
-  unsigned stale;        // table slots the previous exec claimed (listed in Table::slots), reset by this one
-  unsigned unresolved;   // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
-  unsigned fold_exponent;  // device input: biased_exponent of the largest folded component (normalise_kernel)
-  unsigned comb_exponent;  // device input: biased_exponent of the largest comb sample (comb_bin_key)
+  unsigned distinct;              // table slots claimed (entries of Table::slots)
+  unsigned candidates;            // ROBUST: entries of Table::candidates
+  unsigned count;                 // coefficients in the result
+  unsigned nonfinite;             // the fold saw a non-finite sum
+  unsigned blocks_done;           // top-k blocks finished
+  unsigned stale;                 // table slots the previous exec claimed (listed in Table::slots), reset by this one
+  unsigned unresolved;            // EXACT: unexplained buckets of the last location loop (Engine::unresolved)
+  unsigned fold_exponent;         // device input: biased_exponent of the largest folded component (normalise_kernel)
+  unsigned comb_exponent;         // device input: biased_exponent of the largest comb sample (comb_bin_key)
   unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
 
@@ -94,13 +94,13 @@ struct ExecOutputs {
 
 // Open-addressing table keyed by frequency (linear probing, at least half empty by construction).
 struct Table {
-  uint64_t *keys;             // kEmpty or a frequency
-  Cplx<double> *value;        // EXACT: sum of every find; ROBUST: current estimate
-  Cplx<double> *applied;      // ROBUST: value already subtracted from the hashings
-  unsigned *votes;            // ROBUST: votes[pass * size + slot]
-  unsigned *is_candidate;     // ROBUST
-  unsigned *slots;            // claimed slots in claim order
-  unsigned *candidates;       // ROBUST: candidate slots
+  uint64_t *keys;          // kEmpty or a frequency
+  Cplx<double> *value;     // EXACT: sum of every find; ROBUST: current estimate
+  Cplx<double> *applied;   // ROBUST: value already subtracted from the hashings
+  unsigned *votes;         // ROBUST: votes[pass * size + slot]
+  unsigned *is_candidate;  // ROBUST
+  unsigned *slots;         // claimed slots in claim order
+  unsigned *candidates;    // ROBUST: candidate slots
   uint64_t size;
   int log2_size;
 };
@@ -193,15 +193,14 @@ template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
-                int64_t main_half_taps, int64_t far_half_taps, Geometry g,
-                Cplx<Real> *__restrict__ z, Counters *counters, ExecOutputs exec_outputs,
-                ExecOutputs *exec_outputs_slot, Table table, int passes) {
+                int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
+                Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
   constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
-  reset_stale_slots(table, passes, counters, blockIdx.x * static_cast<std::size_t>(kFoldThreads) +
-                                                 threadIdx.y * kFoldOutputs + threadIdx.x,
+  reset_stale_slots(table, passes, counters,
+                    blockIdx.x * static_cast<std::size_t>(kFoldThreads) + threadIdx.y * kFoldOutputs + threadIdx.x,
                     static_cast<std::size_t>(gridDim.x) * kFoldThreads);
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
   const uint64_t i = mod_b(id, g);
@@ -288,7 +287,8 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
     v.im *= factor;
     z[i] = v;
     const std::size_t h = i / g.buckets;
-    if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0) {
+    if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop &&
+        h % g.hashings_per_loop == 0) {
       loop = static_cast<int>(h / g.hashings_per_loop);
       e = cabs2(widen(v));
     }
@@ -448,15 +448,14 @@ __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint6
 //     a pass, stopping once the digit it narrows to holds exactly the keys still wanted; approves those.
 constexpr int kCombDigitBits = 12;  // 4096 counters: the float exponent and 3 mantissa bits in step 1
 constexpr unsigned kCombDigits = 1u << kCombDigitBits;
-constexpr unsigned kCombThreads = 256;       // steps 1 and 2
-constexpr uint64_t kCombChunk = 4096;        // bins per block in steps 1 and 2 (all of W when smaller)
+constexpr unsigned kCombThreads = 256;         // steps 1 and 2
+constexpr uint64_t kCombChunk = 4096;          // bins per block in steps 1 and 2 (all of W when smaller)
 constexpr unsigned kCombFinishThreads = 1024;  // step 3
 
 // The bins times 2^shift before squaring (scale-safe magnitudes; the ranking needs no unscale): shift from
 // the device gather's largest sample, 0 for host input (normalised on the CPU before the upload).
 template <class Real>
-__device__ uint64_t comb_bin_key(const Cplx<Real> *comb_z, uint64_t width, std::size_t i, double factor,
-                                 bool &finite) {
+__device__ uint64_t comb_bin_key(const Cplx<Real> *comb_z, uint64_t width, std::size_t i, double factor, bool &finite) {
   const Cplx<double> v = widen(comb_z[i]);
   const double mag2 = cabs2(Cplx<double>{v.re * factor, v.im * factor});
   finite = finite && isfinite(mag2);
@@ -550,8 +549,7 @@ __global__ void __launch_bounds__(kCombFinishThreads)
   __shared__ uint64_t prefix_s, mask_s;
   __shared__ unsigned wanted_s;
   const std::size_t loop = blockIdx.x;
-  comb_boundary<kCombFinishThreads>(histogram + loop * kCombDigits, static_cast<unsigned>(keep), &digit_s,
-                                    &above_s);
+  comb_boundary<kCombFinishThreads>(histogram + loop * kCombDigits, static_cast<unsigned>(keep), &digit_s, &above_s);
   const uint64_t *keys = list + loop * width;
   const unsigned count = list_count[loop];
   if (threadIdx.x == 0) {
@@ -620,8 +618,7 @@ __global__ void select_kernel(Table t, int pass, int min_votes, Counters *counte
   if (i >= counters->distinct) return;
   unsigned slot = t.slots[i];
   const unsigned votes = t.votes[static_cast<std::size_t>(pass) * t.size + slot];
-  if (t.is_candidate[slot] || votes < static_cast<unsigned>(min_votes))
-    return;
+  if (t.is_candidate[slot] || votes < static_cast<unsigned>(min_votes)) return;
   t.is_candidate[slot] = 1;
   t.candidates[atomicAdd(&counters->candidates, 1u)] = slot;
 }
@@ -694,10 +691,9 @@ __global__ void __launch_bounds__(kBlock)
     const Cplx<double> delta{value.re - applied.re, value.im - applied.im};
     for (int l = static_cast<int>(lane); l < total_loops; l += 32) {
       Cplx<Real> *zl = z + first_hashing[l] * g.buckets;
-      for_each_contribution(freq, delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
-                            [&](int j, uint64_t b, Cplx<double> c) {
-                              atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + b, c);
-                            });
+      for_each_contribution(
+          freq, delta, loops[l], l < location_loops ? g.hashings_per_loop : 1, g,
+          [&](int j, uint64_t b, Cplx<double> c) { atomic_sub(zl + static_cast<std::size_t>(j) * g.buckets + b, c); });
     }
     __syncwarp();  // every lane has read `applied`
     if (lane == 0) t.applied[slot] = value;
@@ -707,12 +703,12 @@ __global__ void __launch_bounds__(kBlock)
 // What the last block of the top-k step cleans up and fills (finish_exec).
 template <class Real>
 struct Finish {
-  double *energy;              // per location loop, accumulated afresh by the next exec's normalisation
+  double *energy;  // per location loop, accumulated afresh by the next exec's normalisation
   int loops;
   const ExecOutputs *outputs;  // this exec's destination
   const uint64_t *res_freq;
   const Cplx<Real> *res_val;
-  Result *result;              // mapped pinned memory
+  Result *result;  // mapped pinned memory
 };
 
 // Called by every thread of the top-k kernel at its end. The last block to finish (every other block has
@@ -845,9 +841,9 @@ __global__ void __launch_bounds__(kRankBlock)
       tile[lane] = load_key(first + lane, &value);
       tile_value[lane] = value;
     }
-    unsigned ahead = 0;  // for tile entry `lane`
+    unsigned ahead = 0;                                          // for tile entry `lane`
     for (unsigned chunk = 0; chunk < m; chunk += kRankStaged) {  // block-uniform; one chunk while m <= 2048
-      if (chunk != 0) __syncthreads();                            // the previous chunk has been read
+      if (chunk != 0) __syncthreads();                           // the previous chunk has been read
 #pragma unroll
       for (unsigned j = threadIdx.x; j < kRankStaged; j += kRankBlock) {
         const Key key = load_key(chunk + j, nullptr);
@@ -953,7 +949,10 @@ template <class Real>
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const Design &d, const Options &opts)
-      : d_(d), kernel_geom_(d.geom), device_(opts.device), stream_(cuda::as_stream(opts.stream)),
+      : d_(d),
+        kernel_geom_(d.geom),
+        device_(opts.device),
+        stream_(cuda::as_stream(opts.stream)),
         threads_(opts.threads) {
     cuda::DeviceScope scope(device_);
     const Geometry &g = d_.geom;
@@ -1026,8 +1025,8 @@ class CudaEngine final : public Engine {
       is_candidate_.allocate(table_size);
       candidates_.allocate(ranked_capacity_);
     }
-    table_ = Table{keys_.get(),  value_.get(),        applied_.get(),    votes_.get(), is_candidate_.get(),
-                   slots_.get(), candidates_.get(), table_size,        log2_of(table_size)};
+    table_ = Table{keys_.get(),  value_.get(),      applied_.get(), votes_.get(),       is_candidate_.get(),
+                   slots_.get(), candidates_.get(), table_size,     log2_of(table_size)};
     res_freq_.allocate(d_.k);
     res_val_.allocate(d_.k);
     counters_.allocate(1);
@@ -1051,9 +1050,9 @@ class CudaEngine final : public Engine {
       mag_keys_.allocate(ranked_capacity_);
       sorted_mags_.allocate(ranked_capacity_);
       rank_order_.allocate(ranked_capacity_);
-      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
-          nullptr, sort_temp_bytes_, mag_keys_.get(), sorted_mags_.get(), iota_.get(), rank_order_.get(),
-          static_cast<int>(ranked_capacity_), 0, 64, stream_));
+      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_temp_bytes_, mag_keys_.get(),
+                                                                sorted_mags_.get(), iota_.get(), rank_order_.get(),
+                                                                static_cast<int>(ranked_capacity_), 0, 64, stream_));
       sort_temp_.allocate(sort_temp_bytes_);
       iota_kernel<<<blocks_for(ranked_capacity_), kBlock, 0, stream_>>>(iota_.get(), ranked_capacity_);
       SFFT_CUDA_CHECK_LAUNCH();
@@ -1098,8 +1097,8 @@ class CudaEngine final : public Engine {
       fold_hashings(d_, static_cast<const std::complex<Real> *>(x), fold, threads_);
       destination.unscale = std::ldexp(1.0, -normalise(fold, hashings_ * g.buckets));
       *outputs_host_.get() = destination;
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice,
-                                      stream_));
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice, stream_));
       SFFT_CUDA_CHECK(cudaMemcpyAsync(z_.get(), host_fold_.get(), hashings_ * g.buckets * sizeof(Cplx<Real>),
                                       cudaMemcpyHostToDevice, stream_));
       if (d_.floor_relative > 0) {
@@ -1116,14 +1115,12 @@ class CudaEngine final : public Engine {
       std::size_t outputs = jobs_count_ * g.buckets;
       auto *fold = power_of_two() ? fold_kernel<Real, true> : fold_kernel<Real, false>;
       fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream_>>>(
-          static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs,
-          d_.half_taps, d_.far_half_taps, g, z_.get(), counters_.get(), destination, outputs_.get(), table_,
-          kRobustPasses);
+          static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(), jobs_.get(), outputs, d_.half_taps,
+          d_.far_half_taps, g, z_.get(), counters_.get(), destination, outputs_.get(), table_, kRobustPasses);
       SFFT_CUDA_CHECK_LAUNCH();
       const std::size_t sums = hashings_ * g.buckets;
-      normalise_kernel<Real><<<blocks_for(sums), kBlock, 0, stream_>>>(z_.get(), sums, g, d_.location_loops,
-                                                                       d_.floor_relative > 0, energy_.get(),
-                                                                       counters_.get(), outputs_.get());
+      normalise_kernel<Real><<<blocks_for(sums), kBlock, 0, stream_>>>(
+          z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(), counters_.get(), outputs_.get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
@@ -1178,9 +1175,8 @@ class CudaEngine final : public Engine {
         // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's
         // tail saves the gap between them.
         cuda::launch_overlapped(power_of_two() ? peel_kernel<Real, true> : peel_kernel<Real, false>,
-                                blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(),
-                                loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative, l, later, g,
-                                table_, counters_.get());
+                                blocks_for(threads, kPeelBlock), kPeelBlock, s, z_.get(), loops_.get(), energy_.get(),
+                                d_.floor_relative, d_.settle_relative, l, later, g, table_, counters_.get());
       }
     } else {
       ranked = table_.candidates;
@@ -1191,18 +1187,18 @@ class CudaEngine final : public Engine {
       const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
       for (int pass = 0; pass < kRobustPasses; ++pass) {
         cuda::launch_overlapped(power_of_two() ? vote_kernel<Real, true> : vote_kernel<Real, false>,
-                                blocks_for(decoders), kBlock, s, z_.get(), loops_.get(),
-                                energy_.get(), d_.floor_relative, d_.location_loops, pass, g, table_, counters_.get(),
-                                approved, d_.comb_width - 1);
+                                blocks_for(decoders), kBlock, s, z_.get(), loops_.get(), energy_.get(),
+                                d_.floor_relative, d_.location_loops, pass, g, table_, counters_.get(), approved,
+                                d_.comb_width - 1);
         cuda::launch_overlapped(select_kernel, blocks_for(distinct_capacity_), kBlock, s, table_, pass, d_.min_votes,
                                 counters_.get());
         for (int round = 0; round < kRefineRounds; ++round) {
           cuda::launch_overlapped(power_of_two() ? estimate_kernel<Real, true> : estimate_kernel<Real, false>,
-                                  refine_blocks, kBlock, s, table_, counters_.get(), z_.get(),
-                                  loops_.get(), first_hashing_.get(), d_.total_loops(), g);
+                                  refine_blocks, kBlock, s, table_, counters_.get(), z_.get(), loops_.get(),
+                                  first_hashing_.get(), d_.total_loops(), g);
           cuda::launch_overlapped(power_of_two() ? subtract_kernel<Real, true> : subtract_kernel<Real, false>,
-                                  refine_blocks, kBlock, s, table_, counters_.get(),
-                                  loops_.get(), first_hashing_.get(), d_.location_loops, d_.total_loops(), g, z_.get());
+                                  refine_blocks, kBlock, s, table_, counters_.get(), loops_.get(), first_hashing_.get(),
+                                  d_.location_loops, d_.total_loops(), g, z_.get());
         }
       }
     }
@@ -1212,9 +1208,8 @@ class CudaEngine final : public Engine {
       // only wait to finish; longer lists are still ranked, a few tiles per block.
       const unsigned rank_grid = std::min({blocks_for(ranked_capacity_, kRankTile), kRankGrid,
                                            std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
-      cuda::launch_overlapped(rank_kernel<Real>, rank_grid,
-                              kRankBlock, s, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
-                              counters_.get(), finish());
+      cuda::launch_overlapped(rank_kernel<Real>, rank_grid, kRankBlock, s, ranked, ranked_count, table_, d_.k,
+                              res_freq_.get(), res_val_.get(), counters_.get(), finish());
     } else {
       magnitude_kernel<Real><<<blocks_for(ranked_capacity_), kBlock, 0, s>>>(ranked, ranked_count, ranked_capacity_,
                                                                              table_, mag_keys_.get());
@@ -1301,31 +1296,30 @@ class CudaEngine final : public Engine {
     comb_fft_.set_stream(s);
     cuda::exec_c2c(comb_fft_, cufft_ptr(comb_z_.get()), cufft_ptr(comb_z_.get()), CUFFT_FORWARD);
     const auto blocks = static_cast<unsigned>(loops * d_.comb_width / std::min(d_.comb_width, kCombChunk));
-    comb_histogram_kernel<Real><<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, comb_histogram_.get(),
-                                                                counters_.get());
+    comb_histogram_kernel<Real>
+        <<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, comb_histogram_.get(), counters_.get());
     SFFT_CUDA_CHECK_LAUNCH();
     comb_split_kernel<Real><<<blocks, kCombThreads, 0, s>>>(comb_z_.get(), d_.comb_width, d_.comb_keep,
                                                             comb_histogram_.get(), approved_.get(), comb_list_.get(),
                                                             comb_list_count_.get(), counters_.get());
     SFFT_CUDA_CHECK_LAUNCH();
     comb_finish_kernel<<<static_cast<unsigned>(loops), kCombFinishThreads, 0, s>>>(
-        d_.comb_width, d_.comb_keep, comb_histogram_.get(), comb_list_.get(), comb_list_count_.get(),
-        approved_.get());
+        d_.comb_width, d_.comb_keep, comb_histogram_.get(), comb_list_.get(), comb_list_count_.get(), approved_.get());
     SFFT_CUDA_CHECK_LAUNCH();
   }
 
   bool power_of_two() const { return d_.geom.mask != 0; }
 
   Finish<Real> finish() const {
-    return Finish<Real>{energy_.get(), d_.location_loops, outputs_.get(), res_freq_.get(), res_val_.get(),
-                        result_mapped_};
+    return Finish<Real>{energy_.get(),   d_.location_loops, outputs_.get(),
+                        res_freq_.get(), res_val_.get(),    result_mapped_};
   }
 
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
   static cufftDoubleComplex *cufft_ptr(Cplx<double> *p) { return reinterpret_cast<cufftDoubleComplex *>(p); }
 
-  Design d_;               // host-side: its geometry's response fits stay in host memory
-  Geometry kernel_geom_;   // d_.geom with the response fits in device memory (response_): for kernels only
+  Design d_;              // host-side: its geometry's response fits stay in host memory
+  Geometry kernel_geom_;  // d_.geom with the response fits in device memory (response_): for kernels only
   int device_;
   cudaStream_t stream_;
   int threads_;

@@ -206,8 +206,7 @@ void fit_response(const ResponseSums &response, double half_span, const Geometry
   cheb_mono[0][0] = 1;
   cheb_mono[1][1] = 1;
   for (int m = 2; m < kTerms; ++m)
-    for (int j = 0; j < kTerms; ++j)
-      cheb_mono[m][j] = (j > 0 ? 2 * cheb_mono[m - 1][j - 1] : 0) - cheb_mono[m - 2][j];
+    for (int j = 0; j < kTerms; ++j) cheb_mono[m][j] = (j > 0 ? 2 * cheb_mono[m - 1][j - 1] : 0) - cheb_mono[m - 2][j];
   for (int p = 0; p < pieces; ++p) {
     double values[kTerms], cheb[kTerms];
     for (int i = 0; i < kTerms; ++i) {
@@ -254,8 +253,8 @@ WindowDesign design_window(double tol, const Geometry &g, uint64_t k, ResponseFi
   double half_taps_real = 1.02 * std::max(db - 8.0, 8.0) / (2.0 * 2.285 * transition);
   int64_t half_taps = 0;
   for (int attempt = 0;; ++attempt) {
-    require(half_taps_real < 1e9, "the window for n = ", g.n, ", k = ", k, " and filter_tolerance = ", tol,
-            " needs ", 2 * half_taps_real, " taps; raise bucket_factor or the tolerance");
+    require(half_taps_real < 1e9, "the window for n = ", g.n, ", k = ", k, " and filter_tolerance = ", tol, " needs ",
+            2 * half_taps_real, " taps; raise bucket_factor or the tolerance");
     half_taps = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(half_taps_real)));
     shape.half_span = static_cast<double>(half_taps) / buckets;
     const ResponseSums response(shape, g.buckets);
@@ -292,8 +291,8 @@ void set_comb(Design &d, uint64_t n, uint64_t k, bool exact, const sfft_sparse_o
           " is outside [0, ", kMaxCombLoops, "]");
   require(!exact || knobs.comb_loops == 0,
           "knobs->comb_loops must be 0 for SFFT_SPARSE_EXACT (the comb pre-pass is a ROBUST option)");
-  require(knobs.comb_loops > 0 || (knobs.comb_width == 0 && knobs.comb_keep == 0), "knobs->comb_width = ",
-          knobs.comb_width, " and knobs->comb_keep = ", knobs.comb_keep,
+  require(knobs.comb_loops > 0 || (knobs.comb_width == 0 && knobs.comb_keep == 0),
+          "knobs->comb_width = ", knobs.comb_width, " and knobs->comb_keep = ", knobs.comb_keep,
           " must be 0 while comb_loops = 0 (the comb pre-pass is off)");
   // The comb's stride n/W must be an integer: W a power of two dividing n.
   const uint64_t two_part = power_of_two_part(n);
@@ -327,8 +326,8 @@ sfft_sparse_options default_knobs() {
 }
 
 sfft_sparse_options resolve_knobs(const sfft_sparse_options *knobs) {
-  return read_versioned(knobs, offsetof(sfft_sparse_options, variant) + sizeof knobs->variant, default_knobs(),
-                        "knobs", "sfft_sparse_options_init");
+  return read_versioned(knobs, offsetof(sfft_sparse_options, variant) + sizeof knobs->variant, default_knobs(), "knobs",
+                        "sfft_sparse_options_init");
 }
 
 Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_sparse_options &knobs, uint64_t seed) {

@@ -52,12 +52,12 @@ struct Design {
   int location_loops = 0;
   int estimation_loops = 0;  // ROBUST only: loops with the reference hashing alone
   int min_votes = 1;
-  double floor_relative = 0;      // a bucket counts only above floor_relative * rms(reference buckets of its loop)
-  double settle_relative = 0;     // EXACT: peeling stops after a loop whose buckets are all settled to this
-                                  // fraction of the rms bucket (bucket_math.hpp's settled())
-  int64_t half_taps = 0;          // T: the window covers t = -T..T
-  HostVector<double> window;     // 2T+1 taps, window[t + T]
-  int64_t far_half_taps = 0;      // the far location stages' coarser window (geom.first_far_stage > 0)
+  double floor_relative = 0;   // a bucket counts only above floor_relative * rms(reference buckets of its loop)
+  double settle_relative = 0;  // EXACT: peeling stops after a loop whose buckets are all settled to this
+                               // fraction of the rms bucket (bucket_math.hpp's settled())
+  int64_t half_taps = 0;       // T: the window covers t = -T..T
+  HostVector<double> window;   // 2T+1 taps, window[t + T]
+  int64_t far_half_taps = 0;   // the far location stages' coarser window (geom.first_far_stage > 0)
   HostVector<double> far_window;
   // Piecewise fits of the windows' responses (geom.response / geom.far_response point into them); shared,
   // so that they outlive every copy of the design that holds the geometry.
@@ -124,8 +124,7 @@ void gather_comb(const Design &d, const std::complex<Real> *x, std::complex<Real
 template <class Real>
 int normalise(std::complex<Real> *z, std::size_t count) {
   Real largest = 0;
-  for (std::size_t i = 0; i < count; ++i)
-    largest = std::max({largest, std::abs(z[i].real()), std::abs(z[i].imag())});
+  for (std::size_t i = 0; i < count; ++i) largest = std::max({largest, std::abs(z[i].real()), std::abs(z[i].imag())});
   const int shift = normalising_shift<Real>(biased_exponent(largest));
   if (shift == 0) return 0;
   const Real factor = std::ldexp(Real(1), shift);

@@ -65,8 +65,8 @@ void build_rows(SparseColumns &m) {
 
 }  // namespace
 
-SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
-                            const int64_t *col_idx, const double *values, const char *fn) {
+SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx, const int64_t *col_idx,
+                            const double *values, const char *fn) {
   require(rows >= 1 && rows <= kMaxExtent, fn, ": rows = ", rows, " must be in [1, 2^31 - 1]");
   require(cols >= 1 && cols <= kMaxExtent, fn, ": cols = ", cols, " must be in [1, 2^31 - 1]");
   std::size_t n = to_size(nnz, "nnz");
@@ -87,7 +87,8 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
   if (values == nullptr) {
     for (std::size_t k = 0; k < n; ++k) keys[k] = key_of(row_idx[k], col_idx[k]);
     std::sort(keys.begin(), keys.end());
-    compress(m, keys, [](std::size_t) { return 1.0; }, false);
+    compress(
+        m, keys, [](std::size_t) { return 1.0; }, false);
   } else {
     std::vector<std::size_t> order(n);
     for (std::size_t k = 0; k < n; ++k) order[k] = k;
@@ -96,7 +97,8 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
       return ka != kb ? ka < kb : a < b;  // repeats summed in input order: deterministic
     });
     for (std::size_t k = 0; k < n; ++k) keys[k] = key_of(row_idx[order[k]], col_idx[order[k]]);
-    compress(m, keys, [&](std::size_t j) { return values[order[j]]; }, true);
+    compress(
+        m, keys, [&](std::size_t j) { return values[order[j]]; }, true);
   }
   build_rows(m);
   return m;

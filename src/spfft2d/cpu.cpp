@@ -54,8 +54,8 @@ class CpuEngine final : public Engine {
     HostBuffer<Complex> z(checked_mul(next.tile, layout_.cols, "tile size"));
     HostBuffer<Complex> staging(checked_mul(next.tile, layout_.width, "staging size"));
     int n = static_cast<int>(layout_.cols);
-    auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(),
-                                           nullptr, 1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
+    auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(), nullptr,
+                                           1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
     spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex)).cheapest();
     if (is_whole_method(whole_auto) && !planning_memory_available()) whole_auto = SPFFT2D_METHOD_DIRECT;
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
@@ -137,8 +137,8 @@ class CpuEngine final : public Engine {
       dense_r2c = fftw::Plan<Real>::many_r2c(2, n, 1, reinterpret_cast<Real *>(planning.get()), in_embed, 1, 0,
                                              planning.get(), out_embed, 1, 0, flags, threads_);
     } else {
-      down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W,
-                                                1, FFTW_FORWARD, flags, threads_);
+      down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W, 1,
+                                                FFTW_FORWARD, flags, threads_);
     }
   }
 

@@ -63,9 +63,7 @@ struct SharedTwiddles {
     lo = smem;
     hi = smem + lo_n;
   }
-  __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const {
-    return cmul(hi[m >> bits], lo[m & (lo_n - 1)]);
-  }
+  __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const { return cmul(hi[m >> bits], lo[m & (lo_n - 1)]); }
 };
 
 // x mod n for any 64-bit x and n < 2^31 by Barrett reduction (inv = floor((2^64 - 1) / n)): the quotient
@@ -97,7 +95,7 @@ constexpr int kRunRows = 8;
 template <class Real>
 constexpr int kRuns = std::is_same_v<Real, float> ? 3 : 1;
 template <class Real>
-constexpr int kColumnRows = kRunRows * kRuns<Real>;
+constexpr int kColumnRows = kRunRows *kRuns<Real>;
 // Threads per block of the column sums (the bound lets the compiler budget registers for it).
 constexpr unsigned kColumnBlock = 128;
 
@@ -112,9 +110,8 @@ struct ColumnEntry {
 
 // acc[i] += sum_{e in [e0, e1)} w_e e^{-2 pi i row_e (u0 + i) / R} for i < kColumnRows.
 template <class Real, class Twiddles>
-__device__ __forceinline__ void column_sums(const ColumnEntry<Real> *__restrict__ entries, int64_t e0,
-                                            int64_t e1, const Twiddles &tw, const Modulus &R, uint64_t u0,
-                                            Cplx<Real> *acc) {
+__device__ __forceinline__ void column_sums(const ColumnEntry<Real> *__restrict__ entries, int64_t e0, int64_t e1,
+                                            const Twiddles &tw, const Modulus &R, uint64_t u0, Cplx<Real> *acc) {
   constexpr int H = kRunRows / 2;
 #pragma unroll 2
   for (int64_t e = e0; e < e1; ++e) {
@@ -518,8 +515,8 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<C> kernel(L);
     for (uint64_t k = 0; k < L; ++k)
-      kernel[k] = C{static_cast<Real>(b[k].x / static_cast<double>(L)),
-                    static_cast<Real>(b[k].y / static_cast<double>(L))};
+      kernel[k] =
+          C{static_cast<Real>(b[k].x / static_cast<double>(L)), static_cast<Real>(b[k].y / static_cast<double>(L))};
     chirp_ = upload(chirp.data(), chirp.size());
     kernel_ = upload(kernel.data(), kernel.size());
     row_len_ = L;
@@ -542,8 +539,8 @@ class CudaEngine final : public Engine {
       const std::size_t total = p.layout.tile * row_bytes + p.work;
       // cuFFT's work area counts against the budget.
       if (tile != 0 || total <= budget + budget / 2 || p.layout.tile == 1 || attempt == 3) break;
-      p.layout.tile = std::max<uint64_t>(
-          1, static_cast<uint64_t>(static_cast<long double>(p.layout.tile) * budget / total));
+      p.layout.tile =
+          std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<long double>(p.layout.tile) * budget / total));
     }
     p.fft.set_stream(stream_);
     p.z.allocate(checked_mul(p.layout.tile, row_len_, "tile size"));
@@ -672,11 +669,11 @@ class CudaEngine final : public Engine {
         constexpr unsigned block = 256;
         const unsigned grid = cuda::grid_for(static_cast<std::size_t>(layout_.cols), block);
         if (m_->binary())
-          scatter_rows<Real, false><<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(), nullptr,
-                                                                 2 * W, real_rows);
+          scatter_rows<Real, false>
+              <<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(), nullptr, 2 * W, real_rows);
         else
-          scatter_rows<Real, true><<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(),
-                                                                weight_.get(), 2 * W, real_rows);
+          scatter_rows<Real, true>
+              <<<grid, block, 0, stream_>>>(col_ptr_.get(), layout_.cols, row_.get(), weight_.get(), 2 * W, real_rows);
         SFFT_CUDA_CHECK_LAUNCH();
       }
       if constexpr (std::is_same_v<Real, float>)

@@ -15,8 +15,8 @@ SFFT_CUDA_PLUGIN_ENTRY("spfft2d::copy_to_host", &copy_to_host);
 #else
 template <class Real>
 std::unique_ptr<Engine> make_cuda_engine(std::shared_ptr<const SparseColumns> matrix, const Options &opts) {
-  const char *name = sizeof(Real) == sizeof(double) ? "spfft2d::make_cuda_engine<double>"
-                                                    : "spfft2d::make_cuda_engine<float>";
+  const char *name =
+      sizeof(Real) == sizeof(double) ? "spfft2d::make_cuda_engine<double>" : "spfft2d::make_cuda_engine<float>";
   return cuda_plugin::entry<MakeEngine>(name)(std::move(matrix), opts);
 }
 template std::unique_ptr<Engine> make_cuda_engine<float>(std::shared_ptr<const SparseColumns>, const Options &);

@@ -163,17 +163,27 @@ MtxMatrix read_mtx(const char *path, bool binary) {
   if (format == "array") rd.unsupported("dense 'array' format is not supported (use 'coordinate')");
   if (format != "coordinate") rd.bad(cat("format '", banner[2], "' is not 'coordinate'"));
   Field field;
-  if (field_s == "pattern") field = Field::Pattern;
-  else if (field_s == "real") field = Field::Real;
-  else if (field_s == "integer") field = Field::Integer;
-  else if (field_s == "complex") rd.unsupported("complex matrices are not supported (the input must be real)");
-  else rd.bad(cat("field '", banner[3], "' is not pattern, real, integer or complex"));
+  if (field_s == "pattern")
+    field = Field::Pattern;
+  else if (field_s == "real")
+    field = Field::Real;
+  else if (field_s == "integer")
+    field = Field::Integer;
+  else if (field_s == "complex")
+    rd.unsupported("complex matrices are not supported (the input must be real)");
+  else
+    rd.bad(cat("field '", banner[3], "' is not pattern, real, integer or complex"));
   Symmetry sym;
-  if (sym_s == "general") sym = Symmetry::General;
-  else if (sym_s == "symmetric") sym = Symmetry::Symmetric;
-  else if (sym_s == "skew-symmetric") sym = Symmetry::Skew;
-  else if (sym_s == "hermitian") rd.unsupported("hermitian matrices are not supported (the input must be real)");
-  else rd.bad(cat("symmetry '", banner[4], "' is not general, symmetric, skew-symmetric or hermitian"));
+  if (sym_s == "general")
+    sym = Symmetry::General;
+  else if (sym_s == "symmetric")
+    sym = Symmetry::Symmetric;
+  else if (sym_s == "skew-symmetric")
+    sym = Symmetry::Skew;
+  else if (sym_s == "hermitian")
+    rd.unsupported("hermitian matrices are not supported (the input must be real)");
+  else
+    rd.bad(cat("symmetry '", banner[4], "' is not general, symmetric, skew-symmetric or hermitian"));
 
   if (!rd.next_data_line(line)) rd.bad("file ends before the size line 'ROWS COLS NNZ'");
   auto size = split(line);

@@ -53,8 +53,8 @@ struct SparseColumns {
 };
 
 // Validates a COO description (host arrays) and builds the compressed columns.
-SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
-                            const int64_t *col_idx, const double *values, const char *fn);
+SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx, const int64_t *col_idx,
+                            const double *values, const char *fn);
 
 // Refuses matrices whose spectrum could overflow the output precision: a repeated coordinate whose values
 // sum beyond the double range, or a sum of |weights| (a bound on every output coefficient) above 0.999 times
@@ -122,8 +122,7 @@ struct MethodCosts {
   double direct = 0, direct_rows = 0, dense = 0;
   spfft2d_method cheapest() const;
 };
-MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
-                           std::size_t complex_bytes);
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes);
 
 // The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
 // memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).

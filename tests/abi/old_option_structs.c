@@ -8,12 +8,12 @@
 #include <string.h>
 
 static int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 /* sfft_sparse_options as sfft 0.1 declared it, before the comb fields (48 bytes on LP64). */

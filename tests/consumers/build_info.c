@@ -20,8 +20,8 @@ int main(void) {
     fprintf(stderr, "sfft_get_build_info: %s\n", sfft_last_error());
     return 1;
   }
-  printf("sfft %d: families 0x%x, %s, CUDA compiled %d loaded %d (%s)\n", info.version, info.families,
-         info.fft_library, info.cuda_compiled, info.cuda_loaded, info.cuda_unavailable);
+  printf("sfft %d: families 0x%x, %s, CUDA compiled %d loaded %d (%s)\n", info.version, info.families, info.fft_library,
+         info.cuda_compiled, info.cuda_loaded, info.cuda_unavailable);
   if (info.version != SFFT_VERSION_NUMBER || (info.families & SFFT_FAMILY_SHIFT) == 0) return 1;
   if (strncmp(info.fft_library, "fftw-", 5) != 0) return 1;
   if (expect_no_cuda_libs && info.cuda_loaded) {

@@ -3,12 +3,12 @@
 #include "c_abi.h"
 
 #if SFFT_TEST_FAMILY_shift
-sfft_status fuzz_fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
-                             int dtype, const sfft_options *opts) {
+sfft_status fuzz_fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask, int dtype,
+                             const sfft_options *opts) {
   return fftshift_nd(out, in, ndim, shape, axes_mask, (sfft_dtype)dtype, opts);
 }
-sfft_status fuzz_ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
-                              int dtype, const sfft_options *opts) {
+sfft_status fuzz_ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask, int dtype,
+                              const sfft_options *opts) {
   return ifftshift_nd(out, in, ndim, shape, axes_mask, (sfft_dtype)dtype, opts);
 }
 #endif

@@ -12,10 +12,10 @@ extern "C" {
 #endif
 
 #if SFFT_TEST_FAMILY_shift
-sfft_status fuzz_fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
-                             int dtype, const sfft_options *opts);
-sfft_status fuzz_ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
-                              int dtype, const sfft_options *opts);
+sfft_status fuzz_fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask, int dtype,
+                             const sfft_options *opts);
+sfft_status fuzz_ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask, int dtype,
+                              const sfft_options *opts);
 #endif
 #if SFFT_TEST_FAMILY_nufft3
 sfft_status fuzz_nufft3_create(nufft3_plan *plan, int dim, int dtype, int sign, double tol, const sfft_options *opts);

@@ -56,8 +56,8 @@ std::vector<std::string> tokens(const std::string &line) {
 // Lines the library refuses whatever they hold (sfft.h): longer than 65536 bytes, or holding a NUL byte.
 bool text_line(const std::string &line) { return line.size() <= 65536 && line.find('\0') == std::string::npos; }
 
-// The strict reference reader: a banner line, comment lines ('%' in column 1) and blank lines, a size line, exactly nnz entry
-// lines of 2 (pattern) or 3 tokens, 1-based indices in range; symmetric/skew-symmetric mirror off-diagonal
+// The strict reference reader: a banner line, comment lines ('%' in column 1) and blank lines, a size line, exactly nnz
+// entry lines of 2 (pattern) or 3 tokens, 1-based indices in range; symmetric/skew-symmetric mirror off-diagonal
 // entries (skew: negated, and no diagonal); in binary mode an entry whose value is zero is dropped. Returns
 // false for anything else.
 bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64_t *cols, SparseMatrix *m) {
@@ -99,8 +99,10 @@ bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64
     // Binary mode turns every stored nonzero into 1 (sfft.h); a stored zero (0, -0, 0e5) is no nonzero.
     if (as_binary && v == 0) continue;
     auto add = [&](uint64_t i, uint64_t j, double w) {
-      if (as_binary) (*m)[{i, j}] = 1.0;
-      else (*m)[{i, j}] += w;
+      if (as_binary)
+        (*m)[{i, j}] = 1.0;
+      else
+        (*m)[{i, j}] += w;
     };
     add(r - 1, c - 1, v);
     if (sym != "general" && r != c) add(c - 1, r - 1, sym == "skew-symmetric" ? -v : v);
@@ -162,11 +164,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   check_success_clean("spfft2d_create_from_mtx");
   check(range >= 0, "spfft2d_create_from_mtx accepted a file whose spectrum can overflow the output type");
   uint64_t rows = 0, cols = 0, nnz = 0;
-  check(spfft2d_get_info(plan, &rows, &cols, &nnz, nullptr, nullptr, nullptr) == SFFT_SUCCESS, "spfft2d_get_info failed");
+  check(spfft2d_get_info(plan, &rows, &cols, &nnz, nullptr, nullptr, nullptr) == SFFT_SUCCESS,
+        "spfft2d_get_info failed");
   if (ref_ok) {
     check(rows == ref_rows && cols == ref_cols, "spfft2d_create_from_mtx: shape differs from the reference reader");
-    check(nnz == ref.size(), "spfft2d_create_from_mtx: " + std::to_string(nnz) + " nonzeros, the reference reader has " +
-                                 std::to_string(ref.size()));
+    check(nnz == ref.size(), "spfft2d_create_from_mtx: " + std::to_string(nnz) +
+                                 " nonzeros, the reference reader has " + std::to_string(ref.size()));
   }
   const bool is_double = dt == SFFT_COMPLEX128;
   const std::size_t elem = is_double ? 16 : 8;

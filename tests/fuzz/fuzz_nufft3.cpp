@@ -21,7 +21,7 @@ double coordinate_bound(int dim) { return dim == 1 ? 100.0 : dim == 2 ? 14.0 : 5
 struct Problem {
   int dim = 1, sign = -1, ntransf = 1;
   std::size_t N = 0, K = 0;
-  std::vector<double> pts[3], frq[3];  // as doubles; converted to the plan's real type
+  std::vector<double> pts[3], frq[3];   // as doubles; converted to the plan's real type
   std::vector<std::complex<double>> f;  // ntransf * N
 };
 
@@ -59,7 +59,8 @@ void exec_check(nufft3_plan plan, const Problem &p, double tol) {
     s[d] = as_real<Real>(p.frq[d]);
   }
   std::vector<C> f(p.f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) f[i] = C(static_cast<Real>(p.f[i].real()), static_cast<Real>(p.f[i].imag()));
+  for (std::size_t i = 0; i < f.size(); ++i)
+    f[i] = C(static_cast<Real>(p.f[i].real()), static_cast<Real>(p.f[i].imag()));
   Poisoned F(sizeof(C) * p.ntransf * p.K);
   const sfft_status st = nufft3_exec(plan, f.empty() ? nullptr : f.data(), p.K ? F.get() : nullptr);
   if (st != SFFT_SUCCESS) {
@@ -94,7 +95,8 @@ void exec_check(nufft3_plan plan, const Problem &p, double tol) {
     den += std::norm(wl);
   }
   long double f_l1 = 0;
-  for (std::size_t i = 0; i < p.N; ++i) f_l1 += std::abs(std::complex<long double>(rounded.f[i].real(), rounded.f[i].imag()));
+  for (std::size_t i = 0; i < p.N; ++i)
+    f_l1 += std::abs(std::complex<long double>(rounded.f[i].real(), rounded.f[i].imag()));
   // The header's metric: ||F - F_exact||_2 / max(||F_exact||_2, sqrt(K) sum|f| / 2). Each term's error is a
   // fraction of that term, so where outputs cancel (found: 6 sources, |F| = sum|f| / 6, 22 tol relative to
   // ||F|| but 6 tol in this metric) a plain relative error is not defined. The ratio is formed in long double:
@@ -112,9 +114,9 @@ void exec_check(nufft3_plan plan, const Problem &p, double tol) {
   // The header's contract: 10 tol for any number of sources.
   double bound = 10 * tol + 100 * std::numeric_limits<Real>::epsilon() * (1 + max_phase);
   if (tol < 0.1)
-    check(err <= bound, sfft_fuzz::format("nufft3 relative l2 error %.3g > bound %.3g (tol %.3g, N %zu, K %zu, dim %d)",
-                                          err, bound, tol, static_cast<std::size_t>(p.N),
-                                          static_cast<std::size_t>(p.K), p.dim));
+    check(err <= bound,
+          sfft_fuzz::format("nufft3 relative l2 error %.3g > bound %.3g (tol %.3g, N %zu, K %zu, dim %d)", err, bound,
+                            tol, static_cast<std::size_t>(p.N), static_cast<std::size_t>(p.K), p.dim));
 }
 
 // Runs setpts + exec of p on the plan and checks the contract; returns false if setpts failed. `previous`: the
@@ -208,8 +210,8 @@ void run(Input &in, nufft3_plan plan, int dim, int sign, double tol, int ntransf
       x[d] = as_real<Real>(p.pts[d]);
       t[d] = as_real<Real>(p.frq[d]);
     }
-    sfft_status st = nufft3_setpts(plan, p.N, x[0].data(), x[1].data(), x[2].data(), p.K, t[0].data(), t[1].data(),
-                                   t[2].data());
+    sfft_status st =
+        nufft3_setpts(plan, p.N, x[0].data(), x[1].data(), x[2].data(), p.K, t[0].data(), t[1].data(), t[2].data());
     if (st != SFFT_SUCCESS) check_failure(st, "nufft3_setpts with a huge batch", {});
     return;
   }
@@ -267,14 +269,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     o.upsampfac = ups[in.byte() % 8];
     if (in.byte() < 32) o.struct_size = in.byte() % 2 ? 0 : 4;
     st = nufft3_set_options(plan, &o);
-    if (st != SFFT_SUCCESS) check_failure(st, "nufft3_set_options", {});
+    if (st != SFFT_SUCCESS)
+      check_failure(st, "nufft3_set_options", {});
     else {
       check_success_clean("nufft3_set_options");
       ntransf = o.ntransf;
     }
   }
-  if (is_double) run<double>(in, plan, dim, sign, tol, ntransf, !opts.cuda);
-  else run<float>(in, plan, dim, sign, tol, ntransf, !opts.cuda);
+  if (is_double)
+    run<double>(in, plan, dim, sign, tol, ntransf, !opts.cuda);
+  else
+    run<float>(in, plan, dim, sign, tol, ntransf, !opts.cuda);
 
   check(nufft3_destroy(plan) == SFFT_SUCCESS, "nufft3_destroy of a live plan failed");
   check(nufft3_destroy(plan) == SFFT_ERROR_INVALID_ARGUMENT, "nufft3_destroy of a destroyed plan did not fail");

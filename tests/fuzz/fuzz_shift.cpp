@@ -19,9 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   std::vector<int64_t> shape(static_cast<std::size_t>(std::max(ndim, 1)));
   for (auto &e : shape) {
     uint8_t mode = in.byte();
-    if (mode < 200) e = mode % 9;
-    else if (mode < 240) e = in.take<uint8_t>();
-    else e = static_cast<int64_t>(in.size(64));  // boundary values, including ones that wrap negative
+    if (mode < 200)
+      e = mode % 9;
+    else if (mode < 240)
+      e = in.take<uint8_t>();
+    else
+      e = static_cast<int64_t>(in.size(64));  // boundary values, including ones that wrap negative
   }
   uint32_t mask = in.take<uint32_t>();
   if (in.byte() < 224) mask &= ndim > 0 && ndim < 32 ? (1u << ndim) - 1 : 0u;
@@ -30,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   FuzzedOptions opts = fuzz_options(in);
 
   // What the harness expects, from the public contract.
-  bool valid = ndim >= 1 && ndim <= 8 && dt >= SFFT_FLOAT32 && dt <= SFFT_COMPLEX128 && (mask >> ndim) == 0 &&
-               opts.valid;
+  bool valid =
+      ndim >= 1 && ndim <= 8 && dt >= SFFT_FLOAT32 && dt <= SFFT_COMPLEX128 && (mask >> ndim) == 0 && opts.valid;
   bool empty = false, overflow = false;
   std::size_t count = 1;
   for (int d = 0; d < std::max(ndim, 0) && d < static_cast<int>(shape.size()); ++d) {
@@ -81,7 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
       check_failure(s, name, {});
       check(placement == 1 || std::memcmp(out.get(), shared_before.data(), out.size()) == 0,
             std::string(name) + " failed but changed the overlapping buffer");
-      if (placement == 1) check(std::memcmp(out.get(), input.data(), bytes) == 0, std::string(name) + " failed but changed the array in place");
+      if (placement == 1)
+        check(std::memcmp(out.get(), input.data(), bytes) == 0,
+              std::string(name) + " failed but changed the array in place");
     }
     check(!valid || overflow || overlapping || opts.cuda,
           std::string(name) + " rejected a valid request: " + sfft_status_string(s));

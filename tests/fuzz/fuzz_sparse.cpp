@@ -17,8 +17,15 @@ constexpr uint64_t kMaxExecN = uint64_t{1} << 13;  // signals the harness builds
 uint64_t fuzz_n(Input &in) {
   uint8_t mode = in.byte();
   if (mode < 232) return uint64_t{1} << (2 + mode % 12);  // 4 .. 8192
-  static const uint64_t special[] = {0, 1, 3, 1000, 8191, uint64_t{1} << 41, uint64_t{1} << 63,
-                                     std::numeric_limits<uint64_t>::max(), 3 * (uint64_t{1} << 32)};
+  static const uint64_t special[] = {0,
+                                     1,
+                                     3,
+                                     1000,
+                                     8191,
+                                     uint64_t{1} << 41,
+                                     uint64_t{1} << 63,
+                                     std::numeric_limits<uint64_t>::max(),
+                                     3 * (uint64_t{1} << 32)};
   constexpr unsigned kSpecial = sizeof special / sizeof special[0];
   mode -= 232;
   if (mode < kSpecial) return special[mode];
@@ -62,7 +69,8 @@ void exec_and_check(Input &in, sfft_plan plan, uint64_t n, uint64_t k) {
     std::complex<long double> acc = 0;
     for (uint64_t j = 0; j < k0; ++j) {
       long double ph = two_pi * static_cast<long double>((where[j] * t) % n) / n;
-      acc += std::complex<long double>(what[j].real(), what[j].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
+      acc += std::complex<long double>(what[j].real(), what[j].imag()) *
+             std::complex<long double>(std::cos(ph), std::sin(ph));
     }
     xl[t] = acc / static_cast<long double>(n);
   }
@@ -72,11 +80,13 @@ void exec_and_check(Input &in, sfft_plan plan, uint64_t n, uint64_t k) {
   // from 1: results must scale with it (magnitudes squared in double would overflow or underflow), s such that
   // the windowed samples stay normal numbers of the type.
   const int lowest = sizeof(Real) == 8 ? -800 : -60, highest = sizeof(Real) == 8 ? 900 : 100;
-  const int s = (state >> 61) == 7 ? lowest + static_cast<int>((state >> 32) % static_cast<uint64_t>(highest - lowest + 1)) : 0;
+  const int s =
+      (state >> 61) == 7 ? lowest + static_cast<int>((state >> 32) % static_cast<uint64_t>(highest - lowest + 1)) : 0;
   const long double scale = std::ldexp(1.0L, s);
   for (uint64_t t = 0; t < n; ++t) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    double e = noise * (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5) / std::sqrt(static_cast<double>(n));
+    double e =
+        noise * (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5) / std::sqrt(static_cast<double>(n));
     x[t] = C(static_cast<Real>((xl[t].real() + e) * scale), static_cast<Real>((xl[t].imag() - e) * scale));
   }
   const uint8_t poison_mode = in.byte();
@@ -104,7 +114,8 @@ void exec_and_check(Input &in, sfft_plan plan, uint64_t n, uint64_t k) {
   // Exact DFT at the returned frequencies, and the energy of the whole spectrum for the error scale.
   long double energy = 0;
   for (uint64_t t = 0; t < n; ++t) energy += std::norm(std::complex<long double>(x[t].real(), x[t].imag()));
-  const double spectrum_norm = static_cast<double>(std::sqrt(energy * n));  // squares of scaled signals need long double
+  const double spectrum_norm =
+      static_cast<double>(std::sqrt(energy * n));  // squares of scaled signals need long double
   // The algorithm is randomised: on the rare trial where it fails (rates are measured in sparse_test), an
   // estimate may be off by a colliding coefficient. So values are held to within half the spectrum's norm
   // of the exact DFT, which still catches wrong scaling, wrong frequencies' values and garbage memory.
@@ -113,7 +124,8 @@ void exec_and_check(Input &in, sfft_plan plan, uint64_t n, uint64_t k) {
     check(f[i] < n, "sfft_exec returned a frequency >= n");
     for (uint64_t j = 0; j < i; ++j) check(f[j] != f[i], "sfft_exec returned a frequency twice");
     check(std::isfinite(v[i].real()) && std::isfinite(v[i].imag()), "sfft_exec returned a non-finite value");
-    if (i > 0) check(std::abs(v[i]) <= std::abs(v[i - 1]) * (1 + 1e-6), "sfft_exec values are not ordered by magnitude");
+    if (i > 0)
+      check(std::abs(v[i]) <= std::abs(v[i - 1]) * (1 + 1e-6), "sfft_exec values are not ordered by magnitude");
     std::complex<long double> X = 0;
     for (uint64_t t = 0; t < n; ++t) {
       long double ph = -two_pi * static_cast<long double>((f[i] * t) % n) / n;
@@ -187,12 +199,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   const bool cheap = knobs.location_loops <= 16 && knobs.estimation_loops <= 16 && knobs.bits_per_stage <= 12 &&
                      (knobs.filter_tolerance == 0 || knobs.filter_tolerance >= 1e-14);
   if (n <= kMaxExecN && cheap) {
-    if (dt == SFFT_COMPLEX128) exec_and_check<double>(in, plan, n, k);
-    else exec_and_check<float>(in, plan, n, k);
+    if (dt == SFFT_COMPLEX128)
+      exec_and_check<double>(in, plan, n, k);
+    else
+      exec_and_check<float>(in, plan, n, k);
   }
   // NULL outputs and count are refused without writing anything.
   std::vector<std::complex<double>> x(std::min<uint64_t>(n, kMaxExecN));
-  if (n <= kMaxExecN && cheap) check_failure(sfft_exec(plan, x.data(), nullptr, nullptr, nullptr), "sfft_exec(NULL outputs)", {});
+  if (n <= kMaxExecN && cheap)
+    check_failure(sfft_exec(plan, x.data(), nullptr, nullptr, nullptr), "sfft_exec(NULL outputs)", {});
   check(sfft_destroy(plan) == SFFT_SUCCESS, "sfft_destroy of a live plan failed");
   check(sfft_destroy(plan) == SFFT_ERROR_INVALID_ARGUMENT, "sfft_destroy of a destroyed plan did not fail");
   check(sfft_destroy(nullptr) == SFFT_SUCCESS, "sfft_destroy(NULL) failed");

@@ -35,7 +35,6 @@ bool same_to_rounding(const void *a, const void *b, uint64_t n, bool is_double, 
   return *ratio <= (is_double ? 1e-12 : 1e-5);
 }
 
-
 using namespace sfft_fuzz;
 
 constexpr uint64_t kMaxNnz = 48;
@@ -46,8 +45,8 @@ uint64_t extent(Input &in) {
   if (mode < 200) return 1 + mode % 40;
   if (mode < 230) return 1 + in.take<uint16_t>() % 4096;
   // Boundaries: rows may be huge (the plan is cheap in rows); cols stays where one row fits in memory.
-  static const uint64_t special[] = {0, 1, (uint64_t{1} << 31) - 1, uint64_t{1} << 31, uint64_t{1} << 32,
-                                     std::numeric_limits<uint64_t>::max(), 65521};
+  static const uint64_t special[] = {
+      0, 1, (uint64_t{1} << 31) - 1, uint64_t{1} << 31, uint64_t{1} << 32, std::numeric_limits<uint64_t>::max(), 65521};
   return special[mode % (sizeof special / sizeof special[0])];
 }
 
@@ -116,8 +115,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   SparseMatrix m;
   for (std::size_t k = 0; k < n; ++k) {
     auto key = std::make_pair(static_cast<uint64_t>(r[k]), static_cast<uint64_t>(c[k]));
-    if (binary) m[key] = 1.0;
-    else m[key] += v[k];
+    if (binary)
+      m[key] = 1.0;
+    else
+      m[key] += v[k];
   }
   const int range = valid ? output_range_verdict(m, dt == SFFT_COMPLEX128) : 0;
   if (st != SFFT_SUCCESS) {
@@ -146,8 +147,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
   if (in.flag()) {
     static const uint64_t tiles[] = {0, 1, 2, 3, 7, 64, uint64_t{1} << 40, std::numeric_limits<uint64_t>::max()};
     st = spfft2d_set_tile_rows(plan, tiles[in.byte() % 8]);
-    if (st != SFFT_SUCCESS) check_failure(st, "spfft2d_set_tile_rows", {});
-    else check_success_clean("spfft2d_set_tile_rows");
+    if (st != SFFT_SUCCESS)
+      check_failure(st, "spfft2d_set_tile_rows", {});
+    else
+      check_success_clean("spfft2d_set_tile_rows");
   }
 
   bool explicit_method = false;  // header: stream/rows are bit-identical to exec for explicit methods only
@@ -155,8 +158,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     const int method = in.enumeration(0, 4);
     st = fuzz_spfft2d_set_method(plan, method);
     explicit_method = st == SFFT_SUCCESS && method != SPFFT2D_METHOD_AUTO;
-    if (st != SFFT_SUCCESS) check_failure(st, "spfft2d_set_method", {});
-    else check_success_clean("spfft2d_set_method");
+    if (st != SFFT_SUCCESS)
+      check_failure(st, "spfft2d_set_method", {});
+    else
+      check_success_clean("spfft2d_set_method");
     check(st == SFFT_SUCCESS || method < 0 || method > 3 || st == SFFT_ERROR_OUT_OF_MEMORY,
           std::string("spfft2d_set_method rejected method ") + std::to_string(method) + ": " + sfft_status_string(st));
   }
@@ -197,7 +202,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     check(spfft2d_exec_stream(plan, on_rows, &sc) == SFFT_SUCCESS, "spfft2d_exec_stream failed on a valid plan");
     check(!sc.reentry_accepted, "a call on the plan from its own stream callback was not refused");
     check(!sc.bad_range, "spfft2d_exec_stream delivered rows outside the spectrum");
-    for (uint64_t u = 0; u < rows; ++u) check(sc.delivered[u] == 1, "spfft2d_exec_stream: a row was not delivered exactly once");
+    for (uint64_t u = 0; u < rows; ++u)
+      check(sc.delivered[u] == 1, "spfft2d_exec_stream: a row was not delivered exactly once");
     if (explicit_method) {
       check(std::memcmp(sc.spectrum.data(), whole.get(), sc.spectrum.size()) == 0,
             "spfft2d_exec_stream is not bit-identical to spfft2d_exec (explicit method)");

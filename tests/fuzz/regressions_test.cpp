@@ -96,7 +96,8 @@ double tiny_problem_error(int dim, int sign, double tol, const nufft3_options *o
     std::complex<long double> acc = 0;
     for (int i = 0; i < 3; ++i) {
       long double ph = sign * static_cast<long double>(dim) * x[i] * s[k];
-      acc += std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
+      acc +=
+          std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
     }
     want[k] = {static_cast<double>(acc.real()), static_cast<double>(acc.imag())};
   }
@@ -185,10 +186,15 @@ TEST(FuzzRegressions, Nufft3CancellingOutputsMeetToleranceOfTheTerms) {
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CPU;
   const double tol = 2.734375e-10;
-  const double x[6] = {2.3402761882963312, -11.25062943465324, 1.9574578469520096, -9.4296787975890748, -11.311726558327612, -2.0189822232394912};
-  const double y[6] = {-3.3904631113145651, -2.9029678797589078, -1.3768215457389179, -1.7575036240177004, -3.0486610208285647, -3.0191805905241473};
+  const double x[6] = {2.3402761882963312,  -11.25062943465324,  1.9574578469520096,
+                       -9.4296787975890748, -11.311726558327612, -2.0189822232394912};
+  const double y[6] = {-3.3904631113145651, -2.9029678797589078, -1.3768215457389179,
+                       -1.7575036240177004, -3.0486610208285647, -3.0191805905241473};
   const double s[2] = {-3.5805905241474019, -14}, t[2] = {-11.201922636758985, 1.9574578469520096};
-  const std::complex<double> f[6] = {{-0.38069733730067901, -0.1064316777294575}, {0.57158770122835123, 0.15974670023651494}, {0.060746166170748461, 0.082322423132677125}, {-0.31657892729076065, -0.35719844357976649}, {-0.2557564660105287, 0.93661402304112307}, {-0, 0.93206683451590755}};
+  const std::complex<double> f[6] = {
+      {-0.38069733730067901, -0.1064316777294575},  {0.57158770122835123, 0.15974670023651494},
+      {0.060746166170748461, 0.082322423132677125}, {-0.31657892729076065, -0.35719844357976649},
+      {-0.2557564660105287, 0.93661402304112307},   {-0, 0.93206683451590755}};
   nufft3_plan plan = nullptr;
   ASSERT_EQ(nufft3_create(&plan, 2, SFFT_COMPLEX128, 1, tol, &o), SFFT_SUCCESS) << sfft_last_error();
   ASSERT_EQ(nufft3_setpts(plan, 6, x, y, nullptr, 2, s, t, nullptr), SFFT_SUCCESS) << sfft_last_error();
@@ -200,7 +206,8 @@ TEST(FuzzRegressions, Nufft3CancellingOutputsMeetToleranceOfTheTerms) {
     std::complex<long double> acc = 0;
     for (int i = 0; i < 6; ++i) {
       const long double ph = static_cast<long double>(x[i]) * s[k] + static_cast<long double>(y[i]) * t[k];
-      acc += std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
+      acc +=
+          std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
     }
     num += std::norm(std::complex<long double>(F[k].real(), F[k].imag()) - acc);
     den += std::norm(acc);
@@ -233,7 +240,8 @@ TEST(FuzzRegressions, Nufft3PhaseOverflowIsRefused) {
     std::complex<long double> acc = 0;
     for (int i = 0; i < 3; ++i) {
       long double ph = -(static_cast<long double>(x[i]) * s[k] + static_cast<long double>(y2[i]) * t2[k]);
-      acc += std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
+      acc +=
+          std::complex<long double>(f[i].real(), f[i].imag()) * std::complex<long double>(std::cos(ph), std::sin(ph));
     }
     want[k] = {static_cast<double>(acc.real()), static_cast<double>(acc.imag())};
   }

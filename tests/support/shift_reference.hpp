@@ -15,8 +15,8 @@ inline std::size_t shift_dtype_bytes(int dtype) { return dtype == 1 ? 4 : dtype 
 // Along every shifted axis of extent n, element i lands at (i + n/2) % n (fftshift) or (i + (n+1)/2) % n
 // (ifftshift); mask 0 shifts every axis.
 inline std::vector<unsigned char> shift_reference(const std::vector<unsigned char> &in,
-                                                  const std::vector<int64_t> &shape, uint32_t mask,
-                                                  std::size_t elem, bool inverse) {
+                                                  const std::vector<int64_t> &shape, uint32_t mask, std::size_t elem,
+                                                  bool inverse) {
   std::vector<unsigned char> out(in.size());
   const std::size_t n = in.size() / elem;
   for (std::size_t flat = 0; flat < n; ++flat) {

@@ -54,7 +54,9 @@ TestStream::TestStream() {
   stream_ = s;
 }
 TestStream::~TestStream() { cudaStreamDestroy(static_cast<cudaStream_t>(stream_)); }
-void TestStream::synchronize() { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize"); }
+void TestStream::synchronize() {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize");
+}
 #else
 DeviceMemory::DeviceMemory(std::size_t) { no_cuda(); }
 DeviceMemory::~DeviceMemory() = default;

@@ -20,8 +20,8 @@ namespace sfft_test {
 bool have_gpu();
 
 // GPU tests call this first: skips the test with a clear reason when there is no device.
-#define SFFT_SKIP_WITHOUT_GPU()                                                            \
-  do {                                                                                     \
+#define SFFT_SKIP_WITHOUT_GPU()                                                                      \
+  do {                                                                                               \
     if (!::sfft_test::have_gpu()) GTEST_SKIP() << "no CUDA device (CI has none; run on a GPU host)"; \
   } while (0)
 
@@ -84,7 +84,7 @@ std::vector<std::complex<Real>> random_complex(std::size_t n, uint64_t seed) {
 double relative_l2_error(const std::complex<double> *a, const std::complex<double> *b, std::size_t n);
 
 // Forward (FFTW_FORWARD, unnormalised) DFT of complex double data in any rank, via FFTW.
-std::vector<std::complex<double>> fftw_dft(const std::vector<std::complex<double>> &x,
-                                           const std::vector<int> &shape, int sign = -1);
+std::vector<std::complex<double>> fftw_dft(const std::vector<std::complex<double>> &x, const std::vector<int> &shape,
+                                           int sign = -1);
 
 }  // namespace sfft_test

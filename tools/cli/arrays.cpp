@@ -15,9 +15,7 @@
 namespace cli {
 namespace {
 
-[[noreturn]] void bad(const std::string &path, const std::string &why) {
-  throw std::runtime_error(path + ": " + why);
-}
+[[noreturn]] void bad(const std::string &path, const std::string &why) { throw std::runtime_error(path + ": " + why); }
 
 std::vector<unsigned char> slurp(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -84,7 +82,8 @@ Array parse_npy(const std::vector<unsigned char> &data, const std::string &path)
   if (descr.size() < 2 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
     bad(path, "dtype '" + descr + "' is not a little-endian number (save it with .astype('<f8') or similar)");
   a.dtype = descr.substr(1);
-  if (item_size(a.dtype) == 0) bad(path, "dtype '" + descr + "' is not supported (float32/64, complex64/128, int32/64)");
+  if (item_size(a.dtype) == 0)
+    bad(path, "dtype '" + descr + "' is not supported (float32/64, complex64/128, int32/64)");
   if (header_value(header, "fortran_order", path) != "False")
     bad(path, "Fortran-ordered arrays are not supported (save np.ascontiguousarray(a))");
   std::string shape = header_value(header, "shape", path);
@@ -246,7 +245,8 @@ std::map<std::string, Array> read_npz(const std::string &path) {
     if (p + 46 > zip.size() || le(&zip[p], 4) != 0x02014b50) bad(path, "corrupt zip central directory");
     const unsigned method = static_cast<unsigned>(le(&zip[p + 10], 2));
     uint64_t csize = le(&zip[p + 20], 4), usize = le(&zip[p + 24], 4), local = le(&zip[p + 42], 4);
-    const std::size_t name_len = le(&zip[p + 28], 2), extra_len = le(&zip[p + 30], 2), comment_len = le(&zip[p + 32], 2);
+    const std::size_t name_len = le(&zip[p + 28], 2), extra_len = le(&zip[p + 30], 2),
+                      comment_len = le(&zip[p + 32], 2);
     if (p + 46 + name_len + extra_len > zip.size()) bad(path, "corrupt zip central directory");
     std::string name(reinterpret_cast<const char *>(&zip[p + 46]), name_len);
     // zip64 extra field: the 64-bit values of whichever fields hold 0xFFFFFFFF, in this order.
@@ -266,7 +266,8 @@ std::map<std::string, Array> read_npz(const std::string &path) {
     if (data + csize > zip.size()) bad(path, "truncated zip entry " + name);
     std::vector<unsigned char> member;
     if (method == 0) {
-      member.assign(zip.begin() + static_cast<std::ptrdiff_t>(data), zip.begin() + static_cast<std::ptrdiff_t>(data + csize));
+      member.assign(zip.begin() + static_cast<std::ptrdiff_t>(data),
+                    zip.begin() + static_cast<std::ptrdiff_t>(data + csize));
     } else if (method == 8) {
       member = inflate_raw(&zip[data], csize, checked_bytes(usize, 1, path + ":" + name), path + ":" + name);
     } else {
@@ -278,10 +279,11 @@ std::map<std::string, Array> read_npz(const std::string &path) {
   return arrays;
 }
 
-void write_npy(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
-               const void *data, std::size_t bytes) {
+void write_npy(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape, const void *data,
+               std::size_t bytes) {
   std::string dims = "(";
-  for (std::size_t d = 0; d < shape.size(); ++d) dims += std::to_string(shape[d]) + (shape.size() == 1 ? "," : d + 1 < shape.size() ? ", " : "");
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    dims += std::to_string(shape[d]) + (shape.size() == 1 ? "," : d + 1 < shape.size() ? ", " : "");
   dims += ")";
   std::string header = "{'descr': " + (descr.front() == '[' ? descr : "'" + descr + "'") +
                        ", 'fortran_order': False, 'shape': " + dims + ", }";
@@ -291,7 +293,14 @@ void write_npy(const std::string &path, const std::string &descr, const std::vec
   if (header.size() > 65535) throw std::runtime_error(path + ": .npy header too long");
   std::ofstream out(path, std::ios::binary);
   if (!out) bad(path, std::string("cannot create (") + std::strerror(errno) + ")");
-  const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  const unsigned char preamble[10] = {0x93,
+                                      'N',
+                                      'U',
+                                      'M',
+                                      'P',
+                                      'Y',
+                                      1,
+                                      0,
                                       static_cast<unsigned char>(header.size() & 0xFF),
                                       static_cast<unsigned char>(header.size() >> 8)};
   out.write(reinterpret_cast<const char *>(preamble), 10);

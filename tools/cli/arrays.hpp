@@ -34,8 +34,8 @@ std::map<std::string, Array> read_npz(const std::string &path);
 
 // Writes a C-order little-endian .npy of `count` items of `dtype` (a NumPy descr, e.g. "<c16", or a
 // structured list such as "[('freq', '<u8'), ('value', '<c16')]").
-void write_npy(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
-               const void *data, std::size_t bytes);
+void write_npy(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape, const void *data,
+               std::size_t bytes);
 
 // Bytes of `count` items of `item` bytes, refusing sizes that overflow or exceed what this process may
 // allocate (std::runtime_error naming `what`), so that absurd shapes get a message instead of bad_alloc.

@@ -96,9 +96,10 @@ int run(const cli::Args &args, const sfft_options &opts) {
       double u = -1 + 2.0 * a / (grid - 1), v = -1 + 2.0 * b / (grid - 1);
       if (std::hypot(u, v) > 1.2 / radius) sidelobe = std::max(sidelobe, double(std::abs(F[a * grid + b])));
     }
-  std::printf("nufft3: sunflower array, %lld elements, radius %.1f wavelengths, %lldx%lld directions, %s, tol %.0e, "
-              "%s kernel\n",
-              n, radius, grid, grid, sizeof(Real) == 8 ? "complex128" : "complex64", tol, kernel.c_str());
+  std::printf(
+      "nufft3: sunflower array, %lld elements, radius %.1f wavelengths, %lldx%lld directions, %s, tol %.0e, "
+      "%s kernel\n",
+      n, radius, grid, grid, sizeof(Real) == 8 ? "complex128" : "complex64", tol, kernel.c_str());
   std::printf("  setpts %.3f s, exec %.3f s\n", t_setpts, t_exec);
   std::printf("  main lobe |AF(0,0)| = %.6g (sum of weights), peak sidelobe %.2f dB\n", main_lobe,
               20 * std::log10(sidelobe / main_lobe));

@@ -94,8 +94,7 @@ int cmd_shift(int argc, char **argv) {
   std::printf("%s of a %s complex128 array (axes mask 0x%x, %s): best of %d runs %.3f ms, %.2f GB/s (read+write)\n",
               inverse ? "ifftshift" : "fftshift", dims.c_str(), mask, in_place ? "in place" : "out of place", repeat,
               best * 1e3, n ? 2.0 * n * 16 / best / 1e9 : 0.0);
-  if (n > 0)
-    std::printf("out[0] = in[%.0f], out[last] = in[%.0f]\n", out[0].real(), out[n - 1].real());
+  if (n > 0) std::printf("out[0] = in[%.0f], out[last] = in[%.0f]\n", out[0].real(), out[n - 1].real());
   std::printf("verified %zu elements against NumPy's rule: %s\n", n, wrong == 0 ? "all correct" : "MISMATCH");
   if (wrong) std::printf("%zu elements wrong\n", wrong);
   return wrong == 0 ? 0 : 1;

@@ -179,8 +179,9 @@ int cmd_sparse(int argc, char **argv) {
   double dense_error = 0;
   for (std::size_t j = 0; j < planted.size(); ++j)
     dense_error = std::max(dense_error, std::abs(dense[planted[j]] - amplitude[j]));
-  std::printf("sfft: create %.3f ms, exec %.3f ms; dense FFTW (%d threads) %.3f ms (%.1fx), its max |error| at the "
-              "planted frequencies %.2e\n",
-              create_s * 1e3, exec_s * 1e3, threads, dense_s * 1e3, dense_s / exec_s, dense_error);
+  std::printf(
+      "sfft: create %.3f ms, exec %.3f ms; dense FFTW (%d threads) %.3f ms (%.1fx), its max |error| at the "
+      "planted frequencies %.2e\n",
+      create_s * 1e3, exec_s * 1e3, threads, dense_s * 1e3, dense_s / exec_s, dense_error);
   return missed == 0 ? 0 : 1;
 }

@@ -116,7 +116,8 @@ int cmd_spfft2d(int argc, char **argv) {
       return 1;
   } else if (!args.positional().empty()) {
     source = args.positional()[0];
-    if (cli::report(spfft2d_create_from_mtx(&plan, source.c_str(), values ? 0 : 1, dtype, &opts), "spfft2d_create_from_mtx"))
+    if (cli::report(spfft2d_create_from_mtx(&plan, source.c_str(), values ? 0 : 1, dtype, &opts),
+                    "spfft2d_create_from_mtx"))
       return 1;
   } else {
     source = "built-in 2000x3001 banded-plus-random";
@@ -124,24 +125,28 @@ int cmd_spfft2d(int argc, char **argv) {
     std::vector<int64_t> r, c;
     std::mt19937_64 rng(5);
     for (uint64_t i = 0; i < rows; ++i)
-      for (uint64_t d = 0; d < 3; ++d) r.push_back(static_cast<int64_t>(i)), c.push_back(static_cast<int64_t>((i + d) % cols));
-    for (int k = 0; k < 20000; ++k) r.push_back(static_cast<int64_t>(rng() % rows)), c.push_back(static_cast<int64_t>(rng() % cols));
-    if (cli::report(spfft2d_create(&plan, rows, cols, r.size(), r.data(), c.data(), nullptr, dtype, &opts), "spfft2d_create"))
+      for (uint64_t d = 0; d < 3; ++d)
+        r.push_back(static_cast<int64_t>(i)), c.push_back(static_cast<int64_t>((i + d) % cols));
+    for (int k = 0; k < 20000; ++k)
+      r.push_back(static_cast<int64_t>(rng() % rows)), c.push_back(static_cast<int64_t>(rng() % cols));
+    if (cli::report(spfft2d_create(&plan, rows, cols, r.size(), r.data(), c.data(), nullptr, dtype, &opts),
+                    "spfft2d_create"))
       return 1;
   }
   const double create_s = cli::seconds_since(t0);
-  if (args.has("tile") && cli::report(spfft2d_set_tile_rows(plan, static_cast<uint64_t>(args.get_int_in("tile", 0, 0, INT64_MAX))),
-                                      "spfft2d_set_tile_rows")) {
+  if (args.has("tile") &&
+      cli::report(spfft2d_set_tile_rows(plan, static_cast<uint64_t>(args.get_int_in("tile", 0, 0, INT64_MAX))),
+                  "spfft2d_set_tile_rows")) {
     spfft2d_destroy(plan);
     return 1;
   }
   if (args.has("method")) {
     const std::string name = args.get("method", "auto");
-    const spfft2d_method method = name == "direct" ? SPFFT2D_METHOD_DIRECT
+    const spfft2d_method method = name == "direct"        ? SPFFT2D_METHOD_DIRECT
                                   : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
-                                  : name == "dense" ? SPFFT2D_METHOD_DENSE
-                                  : name == "auto" ? SPFFT2D_METHOD_AUTO
-                                                   : static_cast<spfft2d_method>(-1);
+                                  : name == "dense"       ? SPFFT2D_METHOD_DENSE
+                                  : name == "auto"        ? SPFFT2D_METHOD_AUTO
+                                                          : static_cast<spfft2d_method>(-1);
     if (cli::report(spfft2d_set_method(plan, method), "spfft2d_set_method")) {
       spfft2d_destroy(plan);
       return 1;
@@ -158,7 +163,8 @@ int cmd_spfft2d(int argc, char **argv) {
   sfft_backend backend = SFFT_BACKEND_AUTO;
   spfft2d_get_info(plan, &rows, &cols, &nnz, &tile, &work, &backend);
   expected_dc = args.positional().empty() || (npz && !values) ? static_cast<double>(nnz)
-                : npz ? npz_entry_sum(source) : mtx_entry_sum(source, values, nnz);
+                : npz                                         ? npz_entry_sum(source)
+                                                              : mtx_entry_sum(source, values, nnz);
   Checksum sum;
   sum.width = cols / 2 + 1;
   sum.dbl = dbl;
@@ -170,8 +176,8 @@ int cmd_spfft2d(int argc, char **argv) {
 
   std::printf("matrix:    %s\n", source.c_str());
   std::printf("shape:     %" PRIu64 " x %" PRIu64 ", %" PRIu64 " stored nonzeros (%s), output %" PRIu64 " x %" PRIu64
-              " %s\n", rows, cols, nnz, values ? "values" : "binary", rows, cols / 2 + 1,
-              dbl ? "complex128" : "complex64");
+              " %s\n",
+              rows, cols, nnz, values ? "values" : "binary", rows, cols / 2 + 1, dbl ? "complex128" : "complex64");
   const char *method_names[] = {"auto", "direct", "direct_rows", "dense"};
   std::printf("backend:   %s, tile %" PRIu64 " rows, workspace %.1f MiB, whole-spectrum method %s\n",
               backend == SFFT_BACKEND_CUDA ? "cuda" : "cpu", tile, static_cast<double>(work) / 1048576.0,
@@ -180,6 +186,7 @@ int cmd_spfft2d(int argc, char **argv) {
   std::printf("checksum:  sum |Y| = %.9e\n", sum.sum_abs);
   const double tol = (dbl ? 1e-10 : 1e-4) * std::max(1.0, std::abs(expected_dc));
   const bool ok = std::abs(sum.dc - std::complex<double>(expected_dc, 0)) <= tol;
-  std::printf("Y[0][0]:   %.9g%+.3gi (expected %.9g): %s\n", sum.dc.real(), sum.dc.imag(), expected_dc, ok ? "ok" : "MISMATCH");
+  std::printf("Y[0][0]:   %.9g%+.3gi (expected %.9g): %s\n", sum.dc.real(), sum.dc.imag(), expected_dc,
+              ok ? "ok" : "MISMATCH");
   return ok ? 0 : 1;
 }

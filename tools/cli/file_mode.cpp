@@ -37,26 +37,34 @@ namespace {
 
 [[maybe_unused]] std::string npy_descr(sfft_dtype d) {
   switch (d) {
-    case SFFT_FLOAT32: return "<f4";
-    case SFFT_FLOAT64: return "<f8";
-    case SFFT_COMPLEX64: return "<c8";
-    default: return "<c16";
+    case SFFT_FLOAT32:
+      return "<f4";
+    case SFFT_FLOAT64:
+      return "<f8";
+    case SFFT_COMPLEX64:
+      return "<c8";
+    default:
+      return "<c16";
   }
 }
 
 // |value| of element i of a float/complex array held as bytes.
 [[maybe_unused]] double magnitude(const unsigned char *bytes, sfft_dtype d, std::size_t i) {
   switch (d) {
-    case SFFT_FLOAT32: return std::fabs(reinterpret_cast<const float *>(bytes)[i]);
-    case SFFT_FLOAT64: return std::fabs(reinterpret_cast<const double *>(bytes)[i]);
-    case SFFT_COMPLEX64: return std::abs(reinterpret_cast<const std::complex<float> *>(bytes)[i]);
-    default: return std::abs(reinterpret_cast<const std::complex<double> *>(bytes)[i]);
+    case SFFT_FLOAT32:
+      return std::fabs(reinterpret_cast<const float *>(bytes)[i]);
+    case SFFT_FLOAT64:
+      return std::fabs(reinterpret_cast<const double *>(bytes)[i]);
+    case SFFT_COMPLEX64:
+      return std::abs(reinterpret_cast<const std::complex<float> *>(bytes)[i]);
+    default:
+      return std::abs(reinterpret_cast<const std::complex<double> *>(bytes)[i]);
   }
 }
 
 // The --plot heat map of an N-d array: its first 2-D slice (rows x cols of the last two dims).
-[[maybe_unused]] void plot_array(const std::string &path, const unsigned char *bytes, sfft_dtype d, const std::vector<int64_t> &shape,
-                bool log_scale) {
+[[maybe_unused]] void plot_array(const std::string &path, const unsigned char *bytes, sfft_dtype d,
+                                 const std::vector<int64_t> &shape, bool log_scale) {
   const std::size_t cols = shape.empty() ? 1 : static_cast<std::size_t>(shape.back());
   const std::size_t rows = shape.size() < 2 ? 1 : static_cast<std::size_t>(shape[shape.size() - 2]);
   std::vector<double> mag(rows * cols);
@@ -66,7 +74,8 @@ namespace {
 
 [[maybe_unused]] void reject_unknown(const Args &args, const std::vector<std::string> &known, const char *command) {
   auto bad = args.unknown(known);
-  if (!bad.empty()) throw std::invalid_argument(std::string(command) + ": unknown option --" + bad[0] + " (see --help)");
+  if (!bad.empty())
+    throw std::invalid_argument(std::string(command) + ": unknown option --" + bad[0] + " (see --help)");
 }
 
 [[maybe_unused]] std::string fmt(double v) {
@@ -112,8 +121,11 @@ int shift_file(const Args &args, const std::string &input) {
   }
   if (args.has("plot")) plot_array(args.get("plot", ""), out, dtype, a.shape, false);
   if (args.has("summary"))
-    write_summary(args.get("summary", ""), {{"command", "shift"}, {"input", input}, {"shape", shape_text(a.shape)},
-                                            {"dtype", npy_descr(dtype)}, {"axes_mask", std::to_string(mask)},
+    write_summary(args.get("summary", ""), {{"command", "shift"},
+                                            {"input", input},
+                                            {"shape", shape_text(a.shape)},
+                                            {"dtype", npy_descr(dtype)},
+                                            {"axes_mask", std::to_string(mask)},
                                             {"inverse", args.has("inverse") ? "true" : "false"},
                                             {"seconds", fmt(seconds)}});
   return 0;
@@ -124,10 +136,12 @@ int shift_file(const Args &args, const std::string &input) {
 int sparse_file(const Args &args, const std::string &input) {
   reject_unknown(args, {"k", "variant", "seed", "comb", "out", "plot", "summary", "backend", "threads"}, "sfft sparse");
   Array a = read_npy(input);
-  if (a.shape.size() != 1) throw std::invalid_argument(input + ": the sparse FFT needs a 1-D signal, got " + shape_text(a.shape));
+  if (a.shape.size() != 1)
+    throw std::invalid_argument(input + ": the sparse FFT needs a 1-D signal, got " + shape_text(a.shape));
   const uint64_t n = static_cast<uint64_t>(a.shape[0]);
   if (!args.has("k")) throw std::invalid_argument("--k (how many coefficients) is required with an input file");
-  const uint64_t k = static_cast<uint64_t>(args.get_int_in("k", 0, 1, static_cast<int64_t>(std::max<uint64_t>(1, n / 4))));
+  const uint64_t k =
+      static_cast<uint64_t>(args.get_int_in("k", 0, 1, static_cast<int64_t>(std::max<uint64_t>(1, n / 4))));
   sfft_sparse_options knobs;
   sfft_sparse_options_init(&knobs);
   const std::string variant = args.get("variant", "auto");
@@ -145,7 +159,8 @@ int sparse_file(const Args &args, const std::string &input) {
   std::vector<float> xf;
   if (single) xf.assign(x.begin(), x.end());
   sfft_plan plan = nullptr;
-  if (report(sfft_create_ex(&plan, n, k, single ? SFFT_COMPLEX64 : SFFT_COMPLEX128, &opts, &knobs), "sfft_create")) return 1;
+  if (report(sfft_create_ex(&plan, n, k, single ? SFFT_COMPLEX64 : SFFT_COMPLEX128, &opts, &knobs), "sfft_create"))
+    return 1;
   std::vector<uint64_t> freqs(k);
   std::vector<std::complex<double>> values(k);
   std::vector<std::complex<float>> values_f(k);
@@ -162,7 +177,8 @@ int sparse_file(const Args &args, const std::string &input) {
               input.c_str(), n, single ? "complex64" : "complex128", count, k, seconds * 1e3);
   std::printf("%12s %28s %12s\n", "frequency", "X[f]", "|X[f]|");
   for (uint64_t i = 0; i < std::min<uint64_t>(count, 20); ++i)
-    std::printf("%12" PRIu64 " (%12.6g,%12.6g) %12.6g\n", freqs[i], values[i].real(), values[i].imag(), std::abs(values[i]));
+    std::printf("%12" PRIu64 " (%12.6g,%12.6g) %12.6g\n", freqs[i], values[i].real(), values[i].imag(),
+                std::abs(values[i]));
   if (count > 20) std::printf("... %" PRIu64 " more (see --out)\n", count - 20);
   if (args.has("out")) {
     const std::string path = args.get("out", "");
@@ -182,7 +198,9 @@ int sparse_file(const Args &args, const std::string &input) {
       const bool csv = ends_with(path, ".csv");
       std::fprintf(f, csv ? "freq,real,imag,abs\n" : "[\n");
       for (uint64_t i = 0; i < count; ++i)
-        std::fprintf(f, csv ? "%" PRIu64 ",%.17g,%.17g,%.17g\n" : "  {\"freq\": %" PRIu64 ", \"real\": %.17g, \"imag\": %.17g, \"abs\": %.17g}%s\n",
+        std::fprintf(f,
+                     csv ? "%" PRIu64 ",%.17g,%.17g,%.17g\n"
+                         : "  {\"freq\": %" PRIu64 ", \"real\": %.17g, \"imag\": %.17g, \"abs\": %.17g}%s\n",
                      freqs[i], values[i].real(), values[i].imag(), std::abs(values[i]), i + 1 < count ? "," : "");
       if (!csv) std::fprintf(f, "]\n");
       if (std::fclose(f) != 0) throw std::runtime_error(path + ": write error");
@@ -197,19 +215,25 @@ int sparse_file(const Args &args, const std::string &input) {
     plot_stems(args.get("plot", ""), fx, fy, static_cast<double>(n), false);
   }
   if (args.has("summary"))
-    write_summary(args.get("summary", ""), {{"command", "sparse"}, {"input", input}, {"n", std::to_string(n)},
-                                            {"k", std::to_string(k)}, {"found", std::to_string(count)},
-                                            {"variant", variant}, {"seconds", fmt(seconds)}});
+    write_summary(args.get("summary", ""), {{"command", "sparse"},
+                                            {"input", input},
+                                            {"n", std::to_string(n)},
+                                            {"k", std::to_string(k)},
+                                            {"found", std::to_string(count)},
+                                            {"variant", variant},
+                                            {"seconds", fmt(seconds)}});
   return 0;
 }
 #endif
 
 #if SFFT_CLI_HAS_NUFFT3
 int nufft3_files(const Args &args) {
-  reject_unknown(args, {"sources", "targets", "strengths", "tol", "sign", "out", "plot", "summary", "backend", "threads"},
+  reject_unknown(args,
+                 {"sources", "targets", "strengths", "tol", "sign", "out", "plot", "summary", "backend", "threads"},
                  "sfft nufft3");
   for (const char *need : {"sources", "targets", "strengths"})
-    if (!args.has(need)) throw std::invalid_argument(std::string("--") + need + " FILE.npy is required with input files");
+    if (!args.has(need))
+      throw std::invalid_argument(std::string("--") + need + " FILE.npy is required with input files");
   const Array xs = read_npy(args.get("sources", "")), ss = read_npy(args.get("targets", "")),
               cs = read_npy(args.get("strengths", ""));
   if (xs.shape.empty() || xs.shape.size() > 2 || ss.shape.empty() || ss.shape.size() > 2)
@@ -222,8 +246,8 @@ int nufft3_files(const Args &args) {
   const uint64_t N = static_cast<uint64_t>(xs.shape[0]), K = static_cast<uint64_t>(ss.shape[0]);
   const int ntransf = cs.shape.size() == 2 ? static_cast<int>(cs.shape[0]) : 1;
   if (cs.shape.empty() || cs.shape.size() > 2 || static_cast<uint64_t>(cs.shape.back()) != N || ntransf < 1)
-    throw std::invalid_argument("--strengths must be (N,) or (ntransf, N) with N = " + std::to_string(N) +
-                                ", got " + shape_text(cs.shape));
+    throw std::invalid_argument("--strengths must be (N,) or (ntransf, N) with N = " + std::to_string(N) + ", got " +
+                                shape_text(cs.shape));
   const bool single = xs.dtype == "f4" && ss.dtype == "f4" && (cs.dtype == "c8" || cs.dtype == "f4");
   const double tol = args.get_double("tol", single ? 1e-5 : 1e-9);
   const int sign = static_cast<int>(args.get_int("sign", -1));
@@ -250,10 +274,12 @@ int nufft3_files(const Args &args) {
   nufft3_options_init(&nopts);
   nopts.ntransf = ntransf;
   sfft_status st = nufft3_set_options(plan, &nopts);
-  auto coords = [&](auto &v, int d) -> const void * { return d < dim ? static_cast<const void *>(v[d].data()) : nullptr; };
+  auto coords = [&](auto &v, int d) -> const void * {
+    return d < dim ? static_cast<const void *>(v[d].data()) : nullptr;
+  };
   if (st == SFFT_SUCCESS)
-    st = single ? nufft3_setpts(plan, N, coords(xdf, 0), coords(xdf, 1), coords(xdf, 2), K, coords(sdf, 0), coords(sdf, 1),
-                                coords(sdf, 2))
+    st = single ? nufft3_setpts(plan, N, coords(xdf, 0), coords(xdf, 1), coords(xdf, 2), K, coords(sdf, 0),
+                                coords(sdf, 1), coords(sdf, 2))
                 : nufft3_setpts(plan, N, coords(xd, 0), coords(xd, 1), coords(xd, 2), K, coords(sd, 0), coords(sd, 1),
                                 coords(sd, 2));
   const double setpts_s = seconds_since(t0);
@@ -264,7 +290,8 @@ int nufft3_files(const Args &args) {
   if (report(st, "nufft3")) return 1;
   if (single)
     for (std::size_t i = 0; i < F.size(); ++i) F[i] = Ff[i];
-  std::printf("type-3 NUFFT, dim %d, N = %" PRIu64 ", K = %" PRIu64 ", ntransf %d, tol %g, %s: create+setpts %.3f ms, "
+  std::printf("type-3 NUFFT, dim %d, N = %" PRIu64 ", K = %" PRIu64
+              ", ntransf %d, tol %g, %s: create+setpts %.3f ms, "
               "exec %.3f ms\n",
               dim, N, K, ntransf, tol, single ? "complex64" : "complex128", setpts_s * 1e3, exec_s * 1e3);
   std::vector<int64_t> out_shape = ntransf > 1 ? std::vector<int64_t>{ntransf, static_cast<int64_t>(K)}
@@ -282,9 +309,13 @@ int nufft3_files(const Args &args) {
     plot_stems(args.get("plot", ""), ix, mag, static_cast<double>(std::max<uint64_t>(K, 1)), false);
   }
   if (args.has("summary"))
-    write_summary(args.get("summary", ""), {{"command", "nufft3"}, {"dim", std::to_string(dim)}, {"N", std::to_string(N)},
-                                            {"K", std::to_string(K)}, {"ntransf", std::to_string(ntransf)},
-                                            {"tol", fmt(tol)}, {"setpts_seconds", fmt(setpts_s)},
+    write_summary(args.get("summary", ""), {{"command", "nufft3"},
+                                            {"dim", std::to_string(dim)},
+                                            {"N", std::to_string(N)},
+                                            {"K", std::to_string(K)},
+                                            {"ntransf", std::to_string(ntransf)},
+                                            {"tol", fmt(tol)},
+                                            {"setpts_seconds", fmt(setpts_s)},
                                             {"exec_seconds", fmt(exec_s)}});
   return 0;
 }
@@ -295,8 +326,10 @@ CooMatrix read_coo_npz(const std::string &path, bool with_values) {
   auto arrays = read_npz(path);
   for (const char *need : {"row", "col", "shape"})
     if (arrays.find(need) == arrays.end())
-      throw std::invalid_argument(path + ": a COO .npz needs arrays 'row', 'col' and 'shape' (np.savez or "
-                                  "scipy.sparse.save_npz of a COO matrix); missing '" + need + "'");
+      throw std::invalid_argument(path +
+                                  ": a COO .npz needs arrays 'row', 'col' and 'shape' (np.savez or "
+                                  "scipy.sparse.save_npz of a COO matrix); missing '" +
+                                  need + "'");
   if (arrays.count("format") != 0 && arrays["format"].to_text() != "coo")
     throw std::invalid_argument(path + ": only COO matrices are supported (save matrix.tocoo())");
   CooMatrix m;
@@ -320,22 +353,27 @@ int spfft2d_write(const Args &args, spfft2d_plan plan, const std::string &source
   sfft_backend backend = SFFT_BACKEND_AUTO;
   if (report(spfft2d_get_info(plan, &rows, &cols, &nnz, &tile, &work, &backend), "spfft2d_get_info")) return 1;
   const uint64_t width = cols / 2 + 1;
-  std::vector<unsigned char> out(checked_bytes(static_cast<std::size_t>(rows) * width, dbl ? 16 : 8, "the output spectrum"));
+  std::vector<unsigned char> out(
+      checked_bytes(static_cast<std::size_t>(rows) * width, dbl ? 16 : 8, "the output spectrum"));
   const auto t0 = std::chrono::steady_clock::now();
   if (report(spfft2d_exec(plan, out.data()), "spfft2d_exec")) return 1;
   const double exec_s = seconds_since(t0);
-  std::printf("spfft2d of %s (%" PRIu64 " x %" PRIu64 ", %" PRIu64 " stored entries): exec %.3f ms, half spectrum %" PRIu64
-              " x %" PRIu64 " %s\n",
+  std::printf("spfft2d of %s (%" PRIu64 " x %" PRIu64 ", %" PRIu64
+              " stored entries): exec %.3f ms, half spectrum %" PRIu64 " x %" PRIu64 " %s\n",
               source.c_str(), rows, cols, nnz, exec_s * 1e3, rows, width, dbl ? "complex128" : "complex64");
   const std::vector<int64_t> out_shape{static_cast<int64_t>(rows), static_cast<int64_t>(width)};
   if (args.has("out")) {
     write_npy(args.get("out", ""), dbl ? "<c16" : "<c8", out_shape, out.data(), out.size());
     std::printf("wrote %s\n", args.get("out", "").c_str());
   }
-  if (args.has("plot")) plot_array(args.get("plot", ""), out.data(), dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, out_shape, true);
+  if (args.has("plot"))
+    plot_array(args.get("plot", ""), out.data(), dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, out_shape, true);
   if (args.has("summary"))
-    write_summary(args.get("summary", ""), {{"command", "spfft2d"}, {"input", source}, {"rows", std::to_string(rows)},
-                                            {"cols", std::to_string(cols)}, {"nnz", std::to_string(nnz)},
+    write_summary(args.get("summary", ""), {{"command", "spfft2d"},
+                                            {"input", source},
+                                            {"rows", std::to_string(rows)},
+                                            {"cols", std::to_string(cols)},
+                                            {"nnz", std::to_string(nnz)},
                                             {"backend", backend == SFFT_BACKEND_CUDA ? "cuda" : "cpu"},
                                             {"exec_seconds", fmt(exec_s)}});
   return 0;

@@ -65,8 +65,9 @@ int print_version() {
   } else if (!info.cuda_loaded) {
     std::printf("CUDA: built for architectures %s, not loaded: %s\n", info.cuda_architectures, info.cuda_unavailable);
   } else {
-    std::printf("CUDA: built for architectures %s; runtime %d, driver %d, cuFFT %d; %d device(s)\n", info.cuda_architectures,
-                info.cuda_runtime_version, info.cuda_driver_version, info.cufft_version, info.cuda_device_count);
+    std::printf("CUDA: built for architectures %s; runtime %d, driver %d, cuFFT %d; %d device(s)\n",
+                info.cuda_architectures, info.cuda_runtime_version, info.cuda_driver_version, info.cufft_version,
+                info.cuda_device_count);
   }
   return 0;
 }

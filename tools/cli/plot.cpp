@@ -112,7 +112,8 @@ void plot_stems(const std::string &path, const std::vector<double> &x, const std
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double t = hi > lo ? (scaled(y[i], log_scale) - lo) / (hi - lo) : 1.0;
     const auto px = static_cast<std::size_t>(std::clamp(x[i] / x_end, 0.0, 1.0) * static_cast<double>(img.width - 1));
-    const auto top = static_cast<std::size_t>((1 - std::clamp(t, 0.0, 1.0) * 0.95) * static_cast<double>(img.height - 1));
+    const auto top =
+        static_cast<std::size_t>((1 - std::clamp(t, 0.0, 1.0) * 0.95) * static_cast<double>(img.height - 1));
     colour(0.25 + 0.5 * t, c);
     for (std::size_t py = top; py < img.height - 1; ++py)
       for (std::size_t x0 = px > 0 ? px - 1 : 0; x0 <= std::min(px + 1, img.width - 1); ++x0) img.set(x0, py, c);

@@ -31,7 +31,7 @@ case $mode in
   demo)
     ./scripts/install-deps.sh
     configure_and_build "$build_dir" "${cuda_args[@]}" -DSFFT_BUILD_TESTS=OFF
-    "$build_dir/tools/cli/sfft" all
+    "$build_dir/apps/cli/sfft" all
     ;;
   build)
     ./scripts/install-deps.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# One device session for nufft3 (run through tools/device-run.sh from the repository root): builds the
+# One device session for nufft3 (run through scripts/device-run.sh from the repository root): builds the
 # cuFINUFFT peer from the carried sdist in the background (if present), runs the nufft3 tests with the GPU,
 # compute-sanitizer memcheck/racecheck on small GPU cases, the CLI on the CUDA backend, and the benchmark.
 # Logs go to $OUT when set.
@@ -41,8 +41,8 @@ compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $build/te
 compute-sanitizer --tool racecheck --error-exitcode 9 $build/tests/nufft3_test \
   --gtest_filter='*Degenerate*/Cuda:*Batch*/Cuda:nufft3Cuda.*' 2>&1 | tee "$out/racecheck.log" |
   grep -E "OK \]|FAILED|SUMMARY"
-$build/tools/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
-$build/tools/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
+$build/apps/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
+$build/apps/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
 if [[ -n "$peer_build_pid" ]]; then wait "$peer_build_pid"; echo "peer build rc $?"; tail -3 "$out/peer_build.log"; fi
 PYTHONUNBUFFERED=1 python3 benchmarks/nufft3_bench.py --lib $build/libsfft.so --backend cuda --gaussian "$@" 2>&1 |
   tee "$out/bench.log"

@@ -37,7 +37,7 @@ const int kThreads = [] {
 }();
 
 // Calls per thread and family. SFFT_TEST_ROUNDS lowers it where each call is slow (compute-sanitizer runs
-// of tools/gpu-check.sh use 1).
+// of scripts/gpu-check.sh use 1).
 int rounds(int divisor) {
   const char *env = std::getenv("SFFT_TEST_ROUNDS");
   int base = env != nullptr ? std::atoi(env) : 12;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # GPU sanitizer check, on a machine with a CUDA device:
-#   tools/gpu-check.sh BUILD_DIR
+#   scripts/gpu-check.sh BUILD_DIR
 # BUILD_DIR is an existing CUDA build with tests (e.g. cmake -B build -DCMAKE_CUDA_ARCHITECTURES=90 && cmake
 # --build build). Runs the full ctest (GPU tests included), then compute-sanitizer --tool memcheck, racecheck,
 # initcheck and synccheck over the GPU cases of every test binary present, prints one summary line per tool,

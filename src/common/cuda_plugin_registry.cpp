@@ -21,6 +21,13 @@ std::map<std::string, const void *> &entries() {
   return table;
 }
 
+// The entry `name`, or nullptr.
+const void *find_entry(const char *name) {
+  const auto &table = entries();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : it->second;
+}
+
 }  // namespace
 
 Registration::Registration(const char *name, const void *function) noexcept {
@@ -38,10 +45,9 @@ bool available() noexcept { return true; }
 const char *unavailable_reason() noexcept { return ""; }
 
 const void *lookup(const char *name) {
-  const auto &table = entries();
-  auto it = table.find(name);
-  if (it == table.end()) fail(SFFT_ERROR_INTERNAL, "the CUDA backend plugin has no entry '", name, "'");
-  return it->second;
+  const void *function = find_entry(name);
+  if (function == nullptr) fail(SFFT_ERROR_INTERNAL, "the CUDA backend plugin has no entry '", name, "'");
+  return function;
 }
 
 }  // namespace sfft::cuda_plugin
@@ -64,9 +70,7 @@ __attribute__((visibility("default"))) uint32_t sfft_cuda_plugin_interface(int *
 }
 
 __attribute__((visibility("default"))) const void *sfft_cuda_plugin_lookup(const char *name) {
-  const auto &table = sfft::cuda_plugin::entries();
-  auto it = table.find(name);
-  return it == table.end() ? nullptr : it->second;
+  return sfft::cuda_plugin::find_entry(name);
 }
 
 }  // extern "C"

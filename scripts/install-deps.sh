@@ -4,7 +4,8 @@
 # Idempotent: packages already present are left alone; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ gfortran pkg-config python3 python3-venv libfftw3-dev libgtest-dev zlib1g-dev)
+packages=(cmake ninja-build g++ gfortran pkg-config python3 python3-venv libfftw3-dev libgtest-dev zlib1g-dev
+          libopenmpi-dev openmpi-bin)  # OpenMPI: libsfft_mpi and its tests (optional target)
 if [[ "${SFFT_WITH_SANITIZERS:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev libomp-14-dev)
 fi

@@ -26,7 +26,7 @@ sfft_status shift_entry(const char *function, bool inverse, void *out, const voi
     auto ib = reinterpret_cast<std::uintptr_t>(in), ob = reinterpret_cast<std::uintptr_t>(out);
     require(ib == ob || ib + l.bytes <= ob || ob + l.bytes <= ib,
             "in and out overlap without being equal (partial overlap is not supported; pass out == in for in place)");
-    Backend backend = choose_backend(o, {in, out}, function);
+    Backend backend = resolve_backend(o, {in, out}, function);
     if (backend == Backend::Cpu) {
       shift::run_cpu(l, out, in, o.threads);
       return;

@@ -63,15 +63,21 @@ typedef enum sfft_dtype {
   SFFT_COMPLEX128 = 4 /* 2 x double, interleaved */
 } sfft_dtype;
 
+/* Backends. One rule for every family, applied by the call that fixes where the work runs (each shift call,
+   sfft_create, nufft3_setpts, spfft2d_create / spfft2d_create_from_mtx), to the arrays that call receives:
+     CPU:  the CPU; CUDA device memory among them is refused (SFFT_ERROR_INVALID_ARGUMENT).
+     CUDA: opts->device; SFFT_ERROR_UNSUPPORTED without CUDA support, SFFT_ERROR_NO_DEVICE without that GPU.
+     AUTO: follows the memory: CUDA when any of the arrays is device or managed memory, else the CPU; a call that
+           receives no arrays (sfft_create, spfft2d_create_from_mtx) takes CUDA when opts->device is a usable GPU. */
 typedef enum sfft_backend {
-  SFFT_BACKEND_AUTO = 0, /* CUDA when a pointer is device memory, else CPU */
+  SFFT_BACKEND_AUTO = 0,
   SFFT_BACKEND_CPU = 1,
   SFFT_BACKEND_CUDA = 2 /* host pointers are staged through the device */
 } sfft_backend;
 
 typedef struct sfft_options {
   size_t struct_size;   /* sizeof(sfft_options) as the caller was compiled; lets the struct grow */
-  sfft_backend backend; /* AUTO: CUDA for device pointers / when a GPU is usable, else CPU */
+  sfft_backend backend; /* see "Backends" above */
   int device;           /* CUDA device ordinal */
   void *stream;         /* a cudaStream_t, or NULL for the default stream */
   int threads;          /* CPU threads, 0 = all hardware threads; see "Threads, fork and processes" */
@@ -253,8 +259,10 @@ SFFT_API sfft_status nufft3_destroy(nufft3_plan plan);
    Binary mode (values == NULL): every listed (r, c) is 1 and a repeated coordinate is still 1 (a 0/1
    pattern). Values mode: w_rc = values[k], and repeated coordinates are summed (scipy COO convention).
    A plan owns its workspace (allocated at create/set time; exec does not allocate) and a copy of the
-   matrix, so the caller's arrays may be freed after create. The backend is fixed at create:
-   opts->backend CPU or CUDA as asked; AUTO = CUDA when a usable GPU exists, else CPU. */
+   matrix, so the caller's arrays may be freed after create. The backend is fixed at create by the rule of
+   "Backends": under AUTO, spfft2d_create follows its COO arrays (host arrays: the CPU, device or managed
+   memory: CUDA; nnz = 0 with NULL arrays: as for no arrays) and spfft2d_create_from_mtx, which receives no
+   arrays, takes CUDA when opts->device is a usable GPU. */
 typedef struct spfft2d_plan_s *spfft2d_plan;
 
 /* rows, cols: 1 .. 2^31-1. nnz entries of row_idx/col_idx (0-based int64, row_idx[k] < rows,

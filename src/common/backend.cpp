@@ -15,10 +15,13 @@ void require_cuda_device(const Options &opts) {
     fail(SFFT_ERROR_NO_DEVICE, "opts->device = ", opts.device, " but only ", n, " CUDA device(s) are present");
 }
 
-Backend choose_backend(const Options &opts, std::initializer_list<const void *> pointers, const char *what) {
+Backend resolve_backend(const Options &opts, std::initializer_list<const void *> arrays, const char *what) {
+  bool any_array = false;
   bool any_device_only = false;
   bool any_gpu_memory = false;
-  for (const void *p : pointers) {
+  for (const void *p : arrays) {
+    if (p == nullptr) continue;
+    any_array = true;
     PointerKind k = pointer_kind(p);
     any_device_only |= k == PointerKind::Device;
     any_gpu_memory |= k != PointerKind::Host;
@@ -33,7 +36,8 @@ Backend choose_backend(const Options &opts, std::initializer_list<const void *> 
     case SFFT_BACKEND_AUTO:
       break;
   }
-  return any_gpu_memory ? Backend::Cuda : Backend::Cpu;
+  if (any_array) return any_gpu_memory ? Backend::Cuda : Backend::Cpu;
+  return cuda_device_count() > opts.device ? Backend::Cuda : Backend::Cpu;
 }
 
 }  // namespace sfft

@@ -23,11 +23,13 @@ CudaVersions cuda_versions() noexcept;
 // Host for plain/pinned host memory (and always without CUDA support), Device or Managed otherwise.
 PointerKind pointer_kind(const void *p) noexcept;
 
-// Resolves opts.backend against the pointers a call will touch (NULLs are ignored):
-//  AUTO -> CUDA if any pointer is device/managed memory and a GPU is usable, else CPU;
-//  CPU  -> rejects device-only pointers (SFFT_ERROR_INVALID_ARGUMENT);
-//  CUDA -> SFFT_ERROR_UNSUPPORTED without CUDA support, SFFT_ERROR_NO_DEVICE without a usable device.
-Backend choose_backend(const Options &opts, std::initializer_list<const void *> pointers, const char *what);
+// The one backend rule of every family (sfft.h, "Backends"), applied by the call that fixes where the work runs
+// (a shift call, sfft_create, nufft3_setpts, spfft2d_create*) to the arrays it receives (NULLs are ignored):
+//  CPU  -> CPU; device-only arrays are refused (SFFT_ERROR_INVALID_ARGUMENT, naming `what`);
+//  CUDA -> CUDA: SFFT_ERROR_UNSUPPORTED without CUDA support, SFFT_ERROR_NO_DEVICE without a usable opts.device;
+//  AUTO -> follows the memory: CUDA when any array is device or managed memory; a call that receives no arrays
+//          takes CUDA when opts.device is a usable GPU; otherwise CPU.
+Backend resolve_backend(const Options &opts, std::initializer_list<const void *> arrays, const char *what);
 
 // Throws unless opts.device names a usable device (CUDA backend only): SFFT_ERROR_UNSUPPORTED without CUDA
 // support, SFFT_ERROR_NO_DEVICE (naming what is missing) when the CUDA backend cannot load or finds no GPU.

@@ -93,7 +93,7 @@ void Plan::setpts(uint64_t N, const void *x, const void *y, const void *z, uint6
   (void)checked_mul(checked_mul(p.K, real_size, "K * sizeof(real)"), static_cast<std::size_t>(config_.ntransf) * 2,
                     "ntransf * K");
   Backend b =
-      choose_backend(config_.opts, {p.src[0], p.src[1], p.src[2], p.tgt[0], p.tgt[1], p.tgt[2]}, "nufft3_setpts");
+      resolve_backend(config_.opts, {p.src[0], p.src[1], p.src[2], p.tgt[0], p.tgt[1], p.tgt[2]}, "nufft3_setpts");
   // Transactional: the new points go into a new engine, which replaces the current one only once it is
   // complete, so a failed call (a NaN coordinate, a grid too large) leaves the previous points usable. The grid
   // is sized as if the current workspace were already released; where an allocation then fails because both

@@ -62,10 +62,46 @@ class CpuEngine final : public Engine {
   }
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
-    fold_hashings(d_, static_cast<const std::complex<Real> *>(x), z_.get(), threads_);
+    const auto *samples = static_cast<const std::complex<Real> *>(x);
+    fold_hashings(d_, samples, z_.get(), threads_);
+    const double unscale = transform_folds();
+    if (d_.comb_loops > 0) {
+      gather_comb(d_, samples, comb_z_.get());
+      rank_comb();
+    }
+    return decode(unscale, freqs, values, capacity);
+  }
+
+  // The block's partial folds and comb samples are summed over the ranks before anything reads them; from
+  // there on every rank runs the same arithmetic on the same sums.
+  std::size_t run_block(const void *x, const Distribution &dist, uint64_t *freqs, void *values,
+                        std::size_t capacity) override {
+    const auto *samples = static_cast<const std::complex<Real> *>(x);
+    fold_block(d_, samples, dist.offset, dist.length, z_.get(), threads_);
+    dist.reduce(z_.get(), d_.total_hashings() * d_.geom.buckets);
+    check_reduced_folds(d_, samples, dist.offset, dist.length, z_.get());
+    if (d_.comb_loops > 0) {
+      gather_comb_block(d_, samples, dist.offset, dist.length, comb_z_.get());
+      dist.reduce(comb_z_.get(), static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);
+      check_reduced_comb(d_, comb_z_.get());
+    }
+    const double unscale = transform_folds();
+    if (d_.comb_loops > 0) rank_comb();
+    return decode(unscale, freqs, values, capacity);
+  }
+
+  std::size_t unresolved() const override { return unresolved_; }
+
+ private:
+  // Normalises the folds (returns the factor that undoes it) and takes their B-point FFTs.
+  double transform_folds() {
     const double unscale = std::ldexp(1.0, -normalise(z_.get(), d_.total_hashings() * d_.geom.buckets));
     fft_.execute_dft(z_.get(), z_.get());
-    if (d_.comb_loops > 0) run_comb(static_cast<const std::complex<Real> *>(x));
+    return unscale;
+  }
+
+  // Everything after the FFTs (and the comb's ranking): decoding, peeling or voting, the top k.
+  std::size_t decode(double unscale, uint64_t *freqs, void *values, std::size_t capacity) {
     compute_floors();
     if (d_.variant == Variant::Exact) {
       found_.clear();
@@ -90,17 +126,14 @@ class CpuEngine final : public Engine {
     return count;
   }
 
-  std::size_t unresolved() const override { return unresolved_; }
-
- private:
   Cplx<double> bucket(std::size_t hashing, uint64_t b) const {
     const std::complex<Real> &v = z_[hashing * d_.geom.buckets + b];
     return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
   }
 
-  // Comb pre-pass: approved_ = the residues of the comb_keep largest bins of each comb loop.
-  void run_comb(const std::complex<Real> *x) {
-    gather_comb(d_, x, comb_z_.get());
+  // Comb pre-pass on the gathered samples: approved_ = the residues of the comb_keep largest bins of each
+  // comb loop.
+  void rank_comb() {
     normalise(comb_z_.get(), static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);  // the ranking needs no unscale
     comb_fft_.execute_dft(comb_z_.get(), comb_z_.get());
     std::fill(approved_.begin(), approved_.end(), 0u);

@@ -28,9 +28,11 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/host_buffer.hpp"
 #include "common/options.hpp"
 #include "sfft/sfft.h"
@@ -140,6 +142,37 @@ uint64_t hashing_base(const Design &d, std::size_t h);
 template <class Real>
 void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Real> *z, int threads);
 
+// Distributed execution (libsfft_mpi, src/mpi/): a rank holds the samples [offset, offset + length) of the
+// global signal of length geom.n and folds only those (taps whose sample lies outside contribute zero, in the
+// window folds and in the comb gather). reduce(values, count) replaces count complex values of the plan's
+// precision, in place, by their sum over every rank, identical on every rank; it runs between folding and
+// everything that reads the folds (normalisation, FFTs, decoding), so every rank decodes the same buckets.
+// It must be called on every rank even when a rank's samples are not finite (the non-finite value then
+// reaches every rank through the sum, and every rank fails with its own message).
+struct Distribution {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::function<void(void *values, std::size_t count)> reduce;
+};
+
+// The folds of a rank's block: fold_hashings over the samples [offset, offset + length) only, x pointing at
+// sample offset, with no finiteness check (that waits for the reduced sums: check_reduced_folds).
+template <class Real>
+void fold_block(const Design &d, const std::complex<Real> *x, uint64_t offset, uint64_t length,
+                std::complex<Real> *z, int threads);
+// After the reduction: throws SFFT_ERROR_INVALID_ARGUMENT when a reduced fold is not finite, naming the first
+// non-finite sample of this rank's block if there is one.
+template <class Real>
+void check_reduced_folds(const Design &d, const std::complex<Real> *x, uint64_t offset, uint64_t length,
+                         const std::complex<Real> *z);
+// The comb samples of a rank's block (zero where another rank owns the sample), and the check of the reduced
+// samples (every sample is owned by one rank, so the sum is that sample, and every rank can name it).
+template <class Real>
+void gather_comb_block(const Design &d, const std::complex<Real> *x, uint64_t offset, uint64_t length,
+                       std::complex<Real> *z);
+template <class Real>
+void check_reduced_comb(const Design &d, const std::complex<Real> *z);
+
 // One backend's execution of a design. run() computes the result, writes it to freqs/values when it
 // fits in `capacity` (leaving them untouched otherwise, and on failure) and returns the number of
 // coefficients found (<= k).
@@ -147,6 +180,13 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) = 0;
+  // run() on a rank's block of a distributed signal (Distribution); x points at the block's first sample.
+  // Engines without a block fold refuse.
+  virtual std::size_t run_block(const void *x, const Distribution &dist, uint64_t *freqs, void *values,
+                                std::size_t capacity) {
+    (void)x, (void)dist, (void)freqs, (void)values, (void)capacity;
+    fail(SFFT_ERROR_UNSUPPORTED, "this backend has no distributed (block) fold");
+  }
   // EXACT, after run(): buckets of the last location loop that still held more than eta * (rms bucket
   // magnitude) after peeling but did not decode as one coefficient. 0 means the recovered coefficients
   // explain the signal (to the decoder's precision); noise or an unresolved collision leaves some.

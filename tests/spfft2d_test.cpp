@@ -655,6 +655,37 @@ TEST(Spfft2dArgs, CudaBackendWithoutDevice) {
   EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
 }
 
+// The one backend rule (sfft.h "Backends"): AUTO follows the COO arrays (host: the CPU, GPU present or not;
+// device: CUDA), and a plan from a file, which has no arrays, takes the GPU when one is usable.
+TEST(Spfft2dArgs, AutoFollowsTheArraysAndTheFileTakesTheGpu) {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_AUTO;
+  const int64_t r[] = {0, 2}, c[] = {1, 2};
+  auto backend_of = [](spfft2d_plan p) {
+    sfft_backend b = SFFT_BACKEND_AUTO;
+    EXPECT_EQ(spfft2d_get_info(p, nullptr, nullptr, nullptr, nullptr, nullptr, &b), SFFT_SUCCESS);
+    EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+    return b;
+  };
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, 3, 3, 2, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(backend_of(p), SFFT_BACKEND_CPU);
+  const std::string path = testing::TempDir() + "spfft2d_auto_backend.mtx";
+  std::ofstream(path) << "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 3\n";
+  ASSERT_EQ(spfft2d_create_from_mtx(&p, path.c_str(), 1, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(backend_of(p), sfft_test::have_gpu() ? SFFT_BACKEND_CUDA : SFFT_BACKEND_CPU);
+  if (!sfft_test::have_gpu()) return;
+  sfft_test::DeviceMemory dr(sizeof r), dc(sizeof c);
+  dr.upload(r, sizeof r);
+  dc.upload(c, sizeof c);
+  ASSERT_EQ(spfft2d_create(&p, 3, 3, 2, static_cast<const int64_t *>(dr.get()), static_cast<const int64_t *>(dc.get()),
+                           nullptr, SFFT_COMPLEX64, &o),
+            SFFT_SUCCESS)
+      << sfft_last_error();
+  EXPECT_EQ(backend_of(p), SFFT_BACKEND_CUDA);
+}
+
 TEST(Spfft2dArgs, CpuPlanRejectsDeviceOutput) {
   SFFT_SKIP_WITHOUT_GPU();
   sfft_options o = cpu_options();

@@ -1,9 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sparse-input (binary or real-valued) 2-D FFT.
-list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
+list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/plan.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
      src/spfft2d/cpu.cpp)
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda.cu src/spfft2d/columns.cpp)
-list(APPEND SFFT_CUDA_SEAMS src/spfft2d/cuda_seam.cpp)
+# The seam's library side forwards to the plugin; without CUDA the plugin lookup fails with
+# SFFT_ERROR_UNSUPPORTED, so the same file serves the CPU-only build.
+if(SFFT_HAVE_CUDA)
+  list(APPEND SFFT_CUDA_SEAMS src/spfft2d/cuda_seam.cpp)
+else()
+  list(APPEND SFFT_SOURCES src/spfft2d/cuda_seam.cpp)
+endif()
 list(APPEND SFFT_EXPORTS spfft2d_create spfft2d_create_from_mtx spfft2d_exec spfft2d_exec_rows spfft2d_exec_stream
      spfft2d_set_tile_rows spfft2d_set_method spfft2d_get_method spfft2d_get_info spfft2d_destroy)

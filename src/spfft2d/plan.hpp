@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/backend.hpp"
 #include "common/options.hpp"
 #include "sfft/sfft.h"
 
@@ -156,12 +157,45 @@ class Engine {
 
 template <class Real>
 std::unique_ptr<Engine> make_cpu_engine(std::shared_ptr<const SparseColumns> matrix, const Options &opts);
-#if SFFT_HAVE_CUDA
+// The CUDA engine and device-to-host copy, through the CUDA plugin (cuda_seam.cpp): without CUDA support
+// both fail with SFFT_ERROR_UNSUPPORTED.
 template <class Real>
 std::unique_ptr<Engine> make_cuda_engine(std::shared_ptr<const SparseColumns> matrix, const Options &opts);
-// Copies n elements of T from a device pointer to host (for device-resident COO input).
 void copy_to_host(void *dst, const void *src, std::size_t bytes);
-#endif
+
+// What an spfft2d_plan handle stands for: the matrix, the backend fixed at create by sfft::resolve_backend,
+// and the engine of that backend. The C functions (capi/spfft2d_api.cpp) check their own arguments and
+// make one call here.
+class Plan {
+ public:
+  // From COO arrays (host, device or managed memory: AUTO follows them, sfft.h "Backends").
+  static std::unique_ptr<Plan> from_coo(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
+                                        const int64_t *col_idx, const double *values, sfft_dtype out_dtype,
+                                        const sfft_options *opts);
+  // From a Matrix Market file (no caller arrays: AUTO takes the GPU when opts->device is usable).
+  static std::unique_ptr<Plan> from_mtx(const char *path, bool binary, sfft_dtype out_dtype, const sfft_options *opts);
+
+  void exec(void *out) { run(0, matrix_->rows, out); }
+  void exec_rows(uint64_t row0, uint64_t nrows, void *out) { run(row0, nrows, out); }
+  void exec_stream(spfft2d_rows_callback callback, void *user);
+  void set_tile_rows(uint64_t tile_rows) { engine_->set_tile_rows(tile_rows); }
+  void set_method(int method);  // any int may arrive from C
+  spfft2d_method method() const { return engine_->whole_method(); }
+  struct Info {
+    uint64_t rows, cols, nnz, tile_rows, workspace_bytes;
+    sfft_backend backend;
+  };
+  Info info() const;
+
+ private:
+  Plan(std::shared_ptr<const SparseColumns> matrix, Backend backend, bool double_output, const Options &opts,
+       const char *fn);
+  void run(uint64_t row0, uint64_t nrows, void *out);
+
+  std::shared_ptr<const SparseColumns> matrix_;
+  Backend backend_;
+  std::unique_ptr<Engine> engine_;
+};
 
 template <class Fn>
 void Layout::for_each_tile(uint64_t lo, uint64_t hi, Fn &&fn) const {

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "mpi/sparse_plan.hpp"
+
+#include <cstring>
+
+#include "common/backend.hpp"
+#include "common/dtype.hpp"
+#include "common/options.hpp"
+
+namespace sfft::mpi {
+
+namespace {
+
+uint64_t bits_of(double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+// The arguments every rank must pass alike, with the names the mismatch message uses.
+void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const Options &o,
+              const sfft_sparse_options &knobs) {
+  c.names = {"n",
+             "k",
+             "dtype",
+             "opts->seed",
+             "opts->backend",
+             "knobs->variant",
+             "knobs->filter_tolerance",
+             "knobs->bucket_factor",
+             "knobs->location_loops",
+             "knobs->estimation_loops",
+             "knobs->bits_per_stage",
+             "knobs->min_votes",
+             "knobs->comb_loops",
+             "knobs->comb_width",
+             "knobs->comb_keep"};
+  auto u = [](long long v) { return static_cast<uint64_t>(v); };
+  c.global = {n,
+              k,
+              u(dtype),
+              o.seed,
+              u(o.backend),
+              u(knobs.variant),
+              bits_of(knobs.filter_tolerance),
+              bits_of(knobs.bucket_factor),
+              u(knobs.location_loops),
+              u(knobs.estimation_loops),
+              u(knobs.bits_per_stage),
+              u(knobs.min_votes),
+              u(knobs.comb_loops),
+              knobs.comb_width,
+              knobs.comb_keep};
+}
+
+std::unique_ptr<sparse::Engine> make_engine(const sparse::Design &d, const Options &o, bool dbl) {
+  return dbl ? sparse::make_cpu_engine<double>(d, o) : sparse::make_cpu_engine<float>(d, o);
+}
+
+}  // namespace
+
+SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, sfft_dtype dtype,
+                       const sfft_options *opts, const sfft_sparse_options *knobs, MPI_Comm comm,
+                       const std::function<void()> &local_checks)
+    : n_(n), k_(k), offset_(local_offset), length_(local_length) {
+  require_usable(comm, "comm");
+  comm_ = std::make_unique<Comm>(comm);
+  Contribution mine;
+  Options o;
+  sfft_sparse_options resolved{};
+  validate_into(mine, [&] {
+    local_checks();
+    double_precision_ = require_complex_dtype(dtype, "dtype");
+    o = resolve_options(opts);
+    resolved = sparse::resolve_knobs(knobs);
+    // The GPU rank path needs the CUDA engine's block fold (docs/distributed.md); AUTO takes the CPU until then.
+    if (o.backend == SFFT_BACKEND_CUDA)
+      fail(SFFT_ERROR_UNSUPPORTED, "opts->backend = SFFT_BACKEND_CUDA: libsfft_mpi runs its ranks on the CPU ",
+           "(the GPU rank path is not built yet)");
+  });
+  describe(mine, n, k, dtype, o, resolved);
+  mine.local = {local_offset, local_length};
+  const std::vector<uint64_t> blocks = agree(*comm_, mine);
+  require_tiling(blocks, 2, 0, n, "samples");
+
+  // From here every rank holds the same arguments: design errors (k > n, ...) are the same on every rank.
+  // An allocation can still fail on one rank only: a second agreement makes creation succeed everywhere or
+  // nowhere.
+  sparse::Design design = sparse::make_design(n, k, double_precision_, resolved, o.seed);
+  Contribution built;
+  validate_into(built, [&] {
+    try {
+      engine_ = make_engine(design, o, double_precision_);
+      if (resolved.variant == SFFT_SPARSE_AUTO) {  // the same EXACT stage as sfft_create_ex's AUTO
+        sfft_sparse_options exact = resolved;
+        exact.variant = SFFT_SPARSE_EXACT;
+        exact.estimation_loops = 0;
+        exact.min_votes = 0;
+        exact.comb_loops = 0;
+        exact.comb_width = 0;
+        exact.comb_keep = 0;
+        exact_first_ = make_engine(sparse::make_design(n, k, double_precision_, exact, o.seed), o, double_precision_);
+      }
+      freqs_.resize(k);
+      values_.resize(k * 2 * (double_precision_ ? sizeof(double) : sizeof(float)));
+    } catch (const std::bad_alloc &) {
+      fail(SFFT_ERROR_OUT_OF_MEMORY, "host memory allocation failed for the plan's workspaces");
+    }
+  });
+  agree(*comm_, built);
+}
+
+void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64_t *count, int root) {
+  Contribution mine;
+  mine.names = {"root"};
+  mine.global = {static_cast<uint64_t>(static_cast<int64_t>(root))};
+  const bool receives = root == SFFT_MPI_ALL_RANKS || root == comm_->rank();
+  uint64_t capacity = 0;
+  validate_into(mine, [&] {
+    require(root >= SFFT_MPI_ALL_RANKS && root < comm_->size(), "root = ", root, " is neither SFFT_MPI_ALL_RANKS nor ",
+            "a rank of the plan's communicator (size ", comm_->size(), ")");
+    require(x_local != nullptr || length_ == 0, "x_local is NULL but this rank holds ", length_, " samples");
+    if (!receives) return;
+    require(count != nullptr, "count (capacity in, number written out) is NULL");
+    capacity = *count;
+    require(capacity == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
+            " is NULL but the capacity *count = ", capacity);
+    for (const void *p : {x_local, static_cast<const void *>(freqs), static_cast<const void *>(values)})
+      require(pointer_kind(p) == PointerKind::Host,
+              p == x_local ? "x_local" : p == freqs ? "freqs" : "values",
+              " is CUDA device or managed memory: libsfft_mpi's ranks run on the CPU (host memory)");
+  });
+  agree(*comm_, mine);
+
+  sparse::Distribution dist;
+  dist.offset = offset_;
+  dist.length = length_;
+  dist.reduce = [this](void *v, std::size_t c) { sum_identical(*comm_, v, c, double_precision_); };
+  // Identical buckets give identical decisions on every rank, so every rank makes the same collective calls.
+  std::size_t found = 0;
+  bool exact_kept = false;
+  if (exact_first_) {
+    found = exact_first_->run_block(x_local, dist, freqs_.data(), values_.data(), k_);
+    exact_kept = exact_first_->unresolved() == 0;
+  }
+  if (!exact_kept) found = engine_->run_block(x_local, dist, freqs_.data(), values_.data(), k_);
+  if (!receives) return;
+  *count = found;
+  if (found > capacity)
+    fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
+         " coefficients found (a capacity of k = ", k_, " always suffices); *count now holds ", found);
+  if (found == 0) return;
+  std::memcpy(freqs, freqs_.data(), found * sizeof(uint64_t));
+  std::memcpy(values, values_.data(), found * 2 * (double_precision_ ? sizeof(double) : sizeof(float)));
+}
+
+}  // namespace sfft::mpi

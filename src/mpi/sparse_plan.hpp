@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The distributed sparse FFT: each rank folds its block of the signal with the sparse FFT's engine
+// (sparse/plan.hpp's Engine::run_block), the folds are summed over the ranks, and every rank decodes the
+// same buckets. The plan behind an sfft_mpi_plan handle.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/host_buffer.hpp"
+#include "mpi/collective.hpp"
+#include "sfft/sfft_mpi.h"
+#include "sparse/plan.hpp"
+
+namespace sfft::mpi {
+
+class SparsePlan {
+ public:
+  // Collective over comm. local_checks: the C entry point's own argument checks, run where a failure still
+  // reaches the other ranks through the agreement.
+  SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, sfft_dtype dtype,
+             const sfft_options *opts, const sfft_sparse_options *knobs, MPI_Comm comm,
+             const std::function<void()> &local_checks);
+  // Collective over the plan's communicator.
+  void exec(const void *x_local, uint64_t *freqs, void *values, uint64_t *count, int root);
+
+ private:
+  std::unique_ptr<Comm> comm_;
+  uint64_t n_ = 0, k_ = 0, offset_ = 0, length_ = 0;
+  bool double_precision_ = false;
+  std::unique_ptr<sparse::Engine> engine_;       // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
+  std::unique_ptr<sparse::Engine> exact_first_;  // AUTO: tried first, kept when it explains the signal
+  // Every rank decodes into these (capacity k) and copies out: the engines' calls, which are collective,
+  // then never depend on a rank's own capacity.
+  HostVector<uint64_t> freqs_;
+  HostVector<unsigned char> values_;
+};
+
+}  // namespace sfft::mpi

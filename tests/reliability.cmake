@@ -20,13 +20,9 @@ target_link_libraries(process_test PRIVATE ${SFFT_FFTW3_THREADS} ${SFFT_FFTW3F_T
 target_compile_definitions(process_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
 
 # FFTW's 64-bit plans, the memory ceiling and nufft3's design memo, from the units themselves.
-set(SFFT_INTERNALS_SOURCES ${PROJECT_SOURCE_DIR}/src/common/fftw_plan.cpp ${PROJECT_SOURCE_DIR}/src/common/process.cpp)
-if(nufft3 IN_LIST SFFT_MODULES)
-  list(APPEND SFFT_INTERNALS_SOURCES ${PROJECT_SOURCE_DIR}/src/nufft3/params.cpp)
-endif()
-sfft_add_gtest(reliability_internals_test reliability_internals_test.cpp ${SFFT_INTERNALS_SOURCES})
-target_include_directories(reliability_internals_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(reliability_internals_test PRIVATE ${SFFT_FFTW3_THREADS} ${SFFT_FFTW3F_THREADS} Threads::Threads)
+sfft_add_gtest(reliability_internals_test reliability_internals_test.cpp)
+target_link_libraries(reliability_internals_test PRIVATE sfft_internal ${SFFT_FFTW3_THREADS} ${SFFT_FFTW3F_THREADS}
+                      Threads::Threads)
 target_compile_definitions(reliability_internals_test PRIVATE ${SFFT_RELIABILITY_FAMILY_DEFS})
 
 sfft_add_gtest(limits_test limits_test.cpp)

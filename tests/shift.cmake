@@ -1,5 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
 # shift_test also checks the index arithmetic the kernels share (src/shift/layout.hpp, inplace.hpp) and the
 # in-place chunk plan on its own: those internal units are compiled into the test (libsfft hides them).
-target_include_directories(shift_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_sources(shift_test PRIVATE ${PROJECT_SOURCE_DIR}/src/shift/layout.cpp ${PROJECT_SOURCE_DIR}/src/shift/inplace.cpp)
+target_link_libraries(shift_test PRIVATE sfft_internal)

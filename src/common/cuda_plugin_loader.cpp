@@ -93,6 +93,7 @@ const char *unavailable_reason() noexcept {
 const void *lookup(const char *name) {
   const Plugin &p = plugin();
 #if !SFFT_HAVE_CUDA
+  (void)name;
   fail(SFFT_ERROR_UNSUPPORTED, p.reason);
 #else
   if (p.lookup == nullptr) fail(SFFT_ERROR_NO_DEVICE, p.reason);

@@ -138,10 +138,4 @@ void Plan::exec(const void *f, void *F) {
   engine_->exec(f, F);
 }
 
-#if !SFFT_HAVE_CUDA
-std::unique_ptr<Engine> make_cuda_engine(const Config &) {
-  fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support (SFFT_ENABLE_CUDA=OFF)");
-}
-#endif
-
 }  // namespace sfft::nufft3

@@ -7,6 +7,11 @@
 
 namespace sfft::shift {
 
+// fftshift_nd / ifftshift_nd (inverse) after the options are resolved: checks the arguments, picks the backend
+// (common/backend.hpp) and runs it; `function` names the entry point in messages.
+void shift(const char *function, bool inverse, void *out, const void *in, int ndim, const int64_t *shape,
+           uint32_t axes_mask, const sfft_dtype &dtype, const Options &opts);
+
 // out == in shifts in place. l.ndim > 0 and l.bytes > 0 (callers handle the trivial cases).
 void run_cpu(const Layout &l, void *out, const void *in, int threads);
 void run_cuda(const Layout &l, void *out, const void *in, const Options &opts);

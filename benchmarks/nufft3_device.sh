@@ -44,5 +44,6 @@ compute-sanitizer --tool racecheck --error-exitcode 9 $build/tests/nufft3_test \
 $build/apps/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
 $build/apps/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
 if [[ -n "$peer_build_pid" ]]; then wait "$peer_build_pid"; echo "peer build rc $?"; tail -3 "$out/peer_build.log"; fi
-PYTHONUNBUFFERED=1 python3 benchmarks/nufft3_bench.py --lib $build/libsfft.so --backend cuda --gaussian "$@" 2>&1 |
+# The time-versus-achieved-error suite against cuFINUFFT (extra arguments go to the benchmark, e.g. --cases).
+PYTHONUNBUFFERED=1 python3 benchmarks/nufft3_bench.py --lib $build/libsfft.so --backend cuda "$@" 2>&1 |
   tee "$out/bench.log"

@@ -60,6 +60,7 @@ class CpuEngine final : public Engine {
                        available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     const KernelSpec &kernel = L_.kernel;
+    const FourierFit fourier = fit_fourier(kernel, L_.upsampfac);
     N_ = p.N;
     K_ = p.K;
     const int threads = usable_threads(cfg_.opts.threads);
@@ -150,7 +151,7 @@ class CpuEngine final : public Engine {
         double sr = s - ax[d].tgt_center;
         tgt_pos_[d * K_ + j] = static_cast<Real>(sr * ax[d].tgt_scale);
         phase += ax[d].src_center * s;
-        scale /= kernel_fourier(kernel, sr * ax[d].h1);
+        scale /= fourier_at(kernel, fourier, sr * ax[d].h1);
       }
       tgt_factor_[j] =
           Complex(static_cast<Real>(scale * std::cos(phase)), static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
@@ -159,7 +160,7 @@ class CpuEngine final : public Engine {
     HostVector<double> corr;
     for (int d = 0; d < dim; ++d) {
       corr.resize(static_cast<std::size_t>(ax[d].n1));
-      grid_correction(kernel, ax[d], corr.data());
+      grid_correction(kernel, fourier, ax[d], corr.data());
       correction_[d].allocate(ax[d].n1);
       for (long long c = 0; c < ax[d].n1; ++c) correction_[d][c] = static_cast<Real>(corr[c]);
     }

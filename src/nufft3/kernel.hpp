@@ -52,4 +52,30 @@ SFFT_HD double kernel_fourier(const KernelSpec &k, double w) {
   return 2 * sum;
 }
 
+// log phihat on |w| <= wmax as a Chebyshev series in w^2 (phihat is even, analytic and positive in the band):
+// at the targets and grid cells a Clenshaw recurrence and one exp replace the quadrature's 2 width + 8 cosines
+// (which cost setpts more than sorting and rescaling together). The logarithm keeps the error relative where
+// phihat falls by orders of magnitude towards the band's edge. terms == 0: no fit (the Gaussian's transform is
+// one exp already).
+constexpr int kMaxFourierTerms = 48;
+struct FourierFit {
+  int terms = 0;
+  double wmax2 = 0;  // fitted range of w^2
+  double coeff[kMaxFourierTerms] = {};  // of log phihat
+};
+
+// phihat(w) from the fit where it covers w, else from kernel_fourier.
+SFFT_HD double fourier_at(const KernelSpec &k, const FourierFit &fit, double w) {
+  const double w2 = w * w;
+  if (fit.terms == 0 || w2 > fit.wmax2) return kernel_fourier(k, w);
+  const double z = 2 * w2 / fit.wmax2 - 1;
+  double b1 = 0, b2 = 0;
+  for (int i = fit.terms - 1; i >= 1; --i) {
+    const double b0 = fit.coeff[i] + 2 * z * b1 - b2;
+    b2 = b1;
+    b1 = b0;
+  }
+  return exp(fit.coeff[0] + z * b1 - b2);
+}
+
 }  // namespace sfft::nufft3

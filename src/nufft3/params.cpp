@@ -345,9 +345,45 @@ std::size_t es_design_memo_size() {
   return design_memo().designs.size();
 }
 
-void grid_correction(const KernelSpec &k, const DimLayout &a, double *out) {
+FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
+  FourierFit fit;
+  if (k.kind != KernelKind::ExpSemicircle) return fit;
+  // A hair beyond the band: targets at its edge may land there after rounding of h1 and the centring.
+  const double wmax = M_PI / upsampfac * (1 + 1e-6);
+  fit.wmax2 = wmax * wmax;
+  constexpr int kChecks = 97;
+  double exact[kChecks], w[kChecks];
+  for (int i = 0; i < kChecks; ++i) {
+    w[i] = wmax * std::sqrt(static_cast<double>(i) / (kChecks - 1));  // uniform in w^2, like the fit's variable
+    exact[i] = kernel_fourier(k, w[i]);
+  }
+  // Chebyshev coefficients in z = 2 w^2 / wmax^2 - 1 from n samples at the Chebyshev points.
+  for (int n = 12; n <= kMaxFourierTerms; n += 4) {
+    std::vector<double> f(n);
+    for (int j = 0; j < n; ++j) {
+      const double z = std::cos(M_PI * (j + 0.5) / n);
+      f[j] = kernel_fourier(k, std::sqrt((z + 1) / 2 * fit.wmax2));
+      if (!(f[j] > 0)) return fit;  // not positive over the band: no logarithm to fit
+      f[j] = std::log(f[j]);
+    }
+    FourierFit trial = fit;
+    trial.terms = n;
+    for (int m = 0; m < n; ++m) {
+      double s = 0;
+      for (int j = 0; j < n; ++j) s += f[j] * std::cos(M_PI * m * (j + 0.5) / n);
+      trial.coeff[m] = s * (m == 0 ? 1.0 : 2.0) / n;
+    }
+    double worst = 0;
+    for (int i = 0; i < kChecks; ++i)
+      worst = std::max(worst, std::fabs(fourier_at(k, trial, w[i]) / exact[i] - 1));
+    if (worst <= kFourierFitError) return trial;
+  }
+  return fit;  // terms = 0: the quadrature
+}
+
+void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out) {
   for (long long c = -a.n1 / 2; c < a.n1 / 2; ++c)
-    out[c + a.n1 / 2] = 1 / kernel_fourier(k, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
+    out[c + a.n1 / 2] = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
 }
 
 }  // namespace sfft::nufft3

@@ -101,7 +101,15 @@ double tap_tolerance(const Layout &L, double tol);
 // ES kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxEsWidth designs each).
 std::size_t es_design_memo_size();
 
+// The Chebyshev fit of phihat over the band |w| <= pi / upsampfac that targets and grid cells use, with the
+// fewest terms (at most kMaxFourierTerms) whose relative error against the quadrature is below
+// kFourierFitError; terms = 0 (the quadrature) for the Gaussian kernel or where no fit is that accurate. The
+// quadrature's own rounding is 2e-15 to 1e-14 relative (its 2 width + 8 terms), so the fit converges at 12 to
+// 16 terms to that level and the bound sits just above it.
+constexpr double kFourierFitError = 2e-14;
+FourierFit fit_fourier(const KernelSpec &k, double upsampfac);
+
 // 1 / phihat(2 pi c / n2) for c in [-n1/2, n1/2): the grid deconvolution of one dimension.
-void grid_correction(const KernelSpec &k, const DimLayout &a, double *out);
+void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out);
 
 }  // namespace sfft::nufft3

@@ -15,3 +15,6 @@ if(TARGET sfft_cli)
   add_test(NAME cli.sparse_power_of_two COMMAND sfft_cli sparse --log2n 16 --k 8 --backend cpu)
   add_test(NAME cli.sparse_other_length COMMAND sfft_cli sparse --n 12288 --k 8 --variant exact --backend cpu)
 endif()
+
+# sfft_exec_batch against sfft_exec and FFTW on every signal (CPU, and CUDA with host and device pointers).
+sfft_add_gtest(sparse_batch_test sparse_batch_test.cpp)

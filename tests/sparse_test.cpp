@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "sfft/sfft.h"
+#include "sparse_support.hpp"
 #include "test_support.hpp"
 
 #if SFFT_HAVE_CUDA
@@ -27,41 +28,9 @@
 
 namespace {
 
+using sfft_test::planted;
+using sfft_test::Signal;
 using cd = std::complex<double>;
-
-// A k-sparse spectrum: distinct random frequencies, magnitudes log-uniform in [1, dynamic_range], random
-// phases; x = its inverse DFT (FFTW convention: X = forward DFT of x), plus complex Gaussian noise at
-// `snr_db` (infinite = none). `truth` is FFTW's full forward transform of the final samples.
-struct Signal {
-  std::vector<cd> x;
-  std::vector<cd> truth;
-  std::vector<uint64_t> support;
-};
-
-Signal planted(uint64_t n, uint64_t k, uint64_t seed, double dynamic_range, double snr_db) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<cd> spectrum(n);
-  Signal s;
-  while (s.support.size() < k) {
-    uint64_t f = rng() % n;
-    if (spectrum[f] != cd(0, 0)) continue;
-    double mag = std::exp(unit(rng) * std::log(dynamic_range));
-    spectrum[f] = std::polar(mag, 2 * M_PI * unit(rng));
-    s.support.push_back(f);
-  }
-  s.x = sfft_test::fftw_dft(spectrum, {static_cast<int>(n)}, +1);
-  for (auto &v : s.x) v /= static_cast<double>(n);
-  if (std::isfinite(snr_db)) {
-    double power = 0;
-    for (const auto &v : s.x) power += std::norm(v);
-    double sigma = std::sqrt(power / static_cast<double>(n) / std::pow(10.0, snr_db / 10) / 2);
-    std::normal_distribution<double> gauss(0.0, sigma);
-    for (auto &v : s.x) v += cd(gauss(rng), gauss(rng));
-  }
-  s.truth = sfft_test::fftw_dft(s.x, {static_cast<int>(n)});
-  return s;
-}
 
 enum class Where { Cpu, CudaHost, CudaDevice };
 

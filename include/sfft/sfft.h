@@ -447,6 +447,25 @@ SFFT_API sfft_status sfft_create_ex(sfft_plan *plan, uint64_t n, uint64_t k, sff
    on the plan's stream and returns once the outputs are written; it allocates nothing. */
 SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, void *values, uint64_t *count);
 
+/* Runs the plan on `batch` >= 1 signals: signal i is the n samples at x + i * x_dist (elements of the plan's
+   dtype; C-order contiguous when x_dist = n; any x_dist, signals may overlap since x is only read). Its
+   coefficients go to freqs + i * out_dist and values + i * out_dist (elements), at most counts[i] of them
+   (its capacity; counts[i] <= out_dist when batch > 1, so that no two signals' outputs overlap, and freqs
+   and values must not overlap), ordered as by sfft_exec; counts[i] is set to the number written. Each
+   signal's result is the one sfft_exec gives for it alone: the same frequencies, the values up to rounding
+   (the batch runs on engines planned for it). counts is host memory; x, freqs and values follow sfft_exec's
+   rules. A signal whose capacity is too small fails the call (SFFT_ERROR_INVALID_ARGUMENT naming the first
+   such signal and what it needs) after every signal ran: every counts[i] then holds the number found, and
+   the signals whose capacity sufficed were written. Any other failure (e.g. a non-finite sample: the message
+   names the first failing signal) leaves counts unchanged and the outputs unspecified.
+   CPU plan: threads over signals, min(opts->threads, batch) of them, each with an engine of its own.
+   Workspace: the first call of a plan with a larger batch than any before allocates the batch workspace
+   (CPU: up to opts->threads single-threaded engines, planned with FFTW; a failure leaves the plan as it
+   was); later calls with at most that batch allocate nothing. Call once with the largest batch, outputs of
+   capacity 0 are allowed, to move that cost out of a timed loop. */
+SFFT_API sfft_status sfft_exec_batch(sfft_plan plan, uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs,
+                                     void *values, uint64_t out_dist, uint64_t *counts);
+
 /* Frees the plan. NULL is a no-op; a destroyed or foreign handle gives SFFT_ERROR_INVALID_ARGUMENT. */
 SFFT_API sfft_status sfft_destroy(sfft_plan plan);
 

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sparse FFT plan the C API drives (capi/sparse_api.cpp forwards each call here in one line): it owns the
+// backend choice, the engines and the AUTO policy (EXACT first, ROBUST when EXACT leaves energy unexplained).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/backend.hpp"
+#include "common/options.hpp"
+#include "sfft/sfft.h"
+#include "sparse/plan.hpp"
+
+namespace sfft::sparse {
+
+class Plan {
+ public:
+  Plan(uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts, const sfft_sparse_options *knobs);
+  // sfft_exec: count holds the capacity in and the number found out (sfft.h).
+  void exec(const void *x, uint64_t *freqs, void *values, uint64_t *count);
+  // sfft_exec_batch: `batch` signals x + i x_dist, outputs at freqs/values + i out_dist, counts[i] capacity in
+  // and number found out (sfft.h). batch >= 1 and the pointers' NULL-ness are checked by the caller.
+  void exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs, void *values, uint64_t out_dist,
+                  uint64_t *counts);
+
+ private:
+  // One signal's engines: `engine` runs the variant asked for (AUTO: the ROBUST fallback); `exact_first` is
+  // AUTO's EXACT attempt, kept when it explains the signal.
+  struct Engines {
+    std::unique_ptr<Engine> engine, exact_first;
+  };
+  Engines make_engines(const Options &o) const;
+  // One signal through `e` with the AUTO policy; returns the number found (outputs written only if it fits).
+  std::size_t run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity) const;
+  // The batch workspace for `batch` signals (sfft.h's growth rule: kept for later calls, grown only when a
+  // call needs more). CPU: one single-threaded engine pair per worker thread, min(threads, batch) of them.
+  void reserve_batch(std::size_t batch);
+
+  uint64_t k_ = 0;
+  bool double_ = true;
+  Backend backend_ = Backend::Cpu;
+  Options opts_;
+  Design design_;
+  std::unique_ptr<Design> exact_design_;  // AUTO only
+  Engines main_;
+  // Batch workspace (reserve_batch).
+  std::vector<Engines> workers_;
+  std::vector<uint64_t> batch_found_;  // per signal: the number found, published into counts[] at the end
+};
+
+}  // namespace sfft::sparse

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batched sparse FFT (sfft_exec_batch): every signal of a batch against sfft_exec of the same plan on that
+// signal alone and against FFTW's full transform; strides, a batch of one, mixed batches (empty, noisy and
+// exactly sparse signals), the workspace growth rule, and bad arguments. The accuracy bodies run on the CPU
+// backend and on the CUDA backend with host and with device pointers.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sfft/sfft.h"
+#include "sparse_support.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using sfft_test::cd;
+using sfft_test::planted;
+using sfft_test::Signal;
+
+enum class Where { Cpu, CudaHost, CudaDevice };
+
+struct Case {
+  Where where;
+  sfft_dtype dtype;
+};
+
+std::string case_name(const testing::TestParamInfo<Case> &info) {
+  std::string w = info.param.where == Where::Cpu        ? "Cpu"
+                  : info.param.where == Where::CudaHost ? "CudaHost"
+                                                        : "CudaDevice";
+  return w + (info.param.dtype == SFFT_COMPLEX128 ? "_c128" : "_c64");
+}
+
+// One signal's result: frequencies in output order and their values (widened to double).
+struct Coefficients {
+  std::vector<uint64_t> freqs;
+  std::vector<cd> values;
+};
+
+class SparseBatch : public testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (GetParam().where != Where::Cpu) SFFT_SKIP_WITHOUT_GPU();
+  }
+  bool dbl() const { return GetParam().dtype == SFFT_COMPLEX128; }
+  std::size_t elem() const { return dbl() ? 16 : 8; }
+  double tolerance() const { return dbl() ? 1e-9 : 1e-4; }
+
+  sfft_plan create(uint64_t n, uint64_t k, sfft_sparse_variant variant, int threads = 0) {
+    sfft_options o;
+    sfft_options_init(&o);
+    o.backend = GetParam().where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+    o.seed = 7;
+    o.threads = threads;
+    sfft_sparse_options knobs;
+    sfft_sparse_options_init(&knobs);
+    knobs.variant = variant;
+    sfft_plan plan = nullptr;
+    EXPECT_EQ(sfft_create_ex(&plan, n, k, GetParam().dtype, &o, &knobs), SFFT_SUCCESS) << sfft_last_error();
+    return plan;
+  }
+
+  // Samples of the plan's dtype.
+  void put(unsigned char *at, std::size_t i, cd v) const {
+    if (dbl()) {
+      reinterpret_cast<cd *>(at)[i] = v;
+    } else {
+      reinterpret_cast<std::complex<float> *>(at)[i] = std::complex<float>(v);
+    }
+  }
+  cd get(const unsigned char *at, std::size_t i) const {
+    return dbl() ? reinterpret_cast<const cd *>(at)[i] : cd(reinterpret_cast<const std::complex<float> *>(at)[i]);
+  }
+
+  // sfft_exec_batch over `signals` laid out x_dist apart, outputs out_dist apart with capacity k each.
+  std::vector<Coefficients> run_batch(sfft_plan plan, const std::vector<std::vector<cd>> &signals, uint64_t n,
+                                      uint64_t k, uint64_t x_dist, uint64_t out_dist) {
+    const std::size_t batch = signals.size();
+    std::vector<unsigned char> x(((batch - 1) * x_dist + n) * elem());
+    for (std::size_t s = 0; s < batch; ++s)
+      for (uint64_t t = 0; t < n; ++t) put(x.data(), s * x_dist + t, signals[s][t]);
+    const std::size_t outputs = (batch - 1) * out_dist + k;
+    std::vector<uint64_t> freqs(outputs), counts(batch, k);
+    std::vector<unsigned char> values(outputs * elem());
+    sfft_status status;
+    if (GetParam().where == Where::CudaDevice) {
+      sfft_test::DeviceMemory dx(x.size()), df(freqs.size() * 8), dv(values.size());
+      dx.upload(x.data(), x.size());
+      status = sfft_exec_batch(plan, batch, dx.get(), x_dist, static_cast<uint64_t *>(df.get()), dv.get(), out_dist,
+                               counts.data());
+      if (status == SFFT_SUCCESS) {
+        df.download(freqs.data(), freqs.size() * 8);
+        dv.download(values.data(), values.size());
+      }
+    } else {
+      status = sfft_exec_batch(plan, batch, x.data(), x_dist, freqs.data(), values.data(), out_dist, counts.data());
+    }
+    EXPECT_EQ(status, SFFT_SUCCESS) << sfft_last_error();
+    std::vector<Coefficients> r(batch);
+    if (status != SFFT_SUCCESS) return r;
+    for (std::size_t s = 0; s < batch; ++s) {
+      EXPECT_LE(counts[s], k);
+      for (uint64_t i = 0; i < counts[s]; ++i) {
+        r[s].freqs.push_back(freqs[s * out_dist + i]);
+        r[s].values.push_back(get(values.data(), s * out_dist + i));
+      }
+    }
+    return r;
+  }
+
+  // sfft_exec of the same plan on one signal (host pointers).
+  Coefficients run_single(sfft_plan plan, const std::vector<cd> &signal, uint64_t k) {
+    std::vector<unsigned char> x(signal.size() * elem()), values(k * elem());
+    for (std::size_t t = 0; t < signal.size(); ++t) put(x.data(), t, signal[t]);
+    std::vector<uint64_t> freqs(k);
+    uint64_t count = k;
+    EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+    Coefficients c;
+    for (uint64_t i = 0; i < count; ++i) {
+      c.freqs.push_back(freqs[i]);
+      c.values.push_back(get(values.data(), i));
+    }
+    return c;
+  }
+
+  // The batch's result for a signal is sfft_exec's: the same frequencies, values equal up to rounding (of the
+  // largest value; the batch may run on engines planned apart from the plan's own).
+  void expect_same(const Coefficients &batched, const Coefficients &single, std::size_t signal) const {
+    std::map<uint64_t, cd> want;
+    double largest = 0;
+    for (std::size_t i = 0; i < single.freqs.size(); ++i) {
+      want[single.freqs[i]] = single.values[i];
+      largest = std::max(largest, std::abs(single.values[i]));
+    }
+    ASSERT_EQ(batched.freqs.size(), single.freqs.size()) << "signal " << signal;
+    for (std::size_t i = 0; i < batched.freqs.size(); ++i) {
+      auto it = want.find(batched.freqs[i]);
+      ASSERT_NE(it, want.end()) << "signal " << signal << ": frequency " << batched.freqs[i] << " not in sfft_exec's";
+      EXPECT_LE(std::abs(it->second - batched.values[i]), (dbl() ? 1e-12 : 1e-5) * largest) << "signal " << signal;
+    }
+  }
+
+  // Exactly sparse signal: every planted coefficient found, values against FFTW's transform.
+  void expect_exact(const Coefficients &c, const Signal &s, std::size_t signal) const {
+    std::vector<uint64_t> got = c.freqs, want = s.support;
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << "signal " << signal;
+    double err2 = 0, ref2 = 0;
+    for (std::size_t i = 0; i < c.freqs.size(); ++i) {
+      err2 += std::norm(c.values[i] - s.truth[c.freqs[i]]);
+      ref2 += std::norm(s.truth[c.freqs[i]]);
+    }
+    EXPECT_LE(std::sqrt(err2 / std::max(ref2, 1e-300)), tolerance()) << "signal " << signal;
+  }
+};
+
+// A mixed batch for every variant, laid out with gaps between the signals and between their outputs: exactly
+// sparse signals are recovered exactly (FFTW), an all-zero one gives no coefficient, a noisy one gives what
+// sfft_exec gives (and, for ROBUST/AUTO, its planted coefficients), and every signal matches sfft_exec.
+TEST_P(SparseBatch, MixedBatchMatchesSingleExecAndFftw) {
+  const uint64_t n = 1 << 14, k = 16, x_dist = n + 5, out_dist = k + 3;
+  std::vector<Signal> planted_signals;
+  std::vector<std::vector<cd>> signals;
+  for (uint64_t s = 0; s < 7; ++s) {
+    if (s == 2) {
+      planted_signals.push_back(Signal{std::vector<cd>(n), std::vector<cd>(n), {}});
+    } else {
+      const bool noisy = s == 4;
+      planted_signals.push_back(planted(n, k, 100 + s, noisy ? 4.0 : 1000.0, noisy ? 30.0 : INFINITY));
+    }
+    signals.push_back(planted_signals.back().x);
+  }
+  for (sfft_sparse_variant v : {SFFT_SPARSE_EXACT, SFFT_SPARSE_ROBUST, SFFT_SPARSE_AUTO}) {
+    SCOPED_TRACE(v == SFFT_SPARSE_EXACT ? "EXACT" : v == SFFT_SPARSE_ROBUST ? "ROBUST" : "AUTO");
+    sfft_plan plan = create(n, k, v);
+    std::vector<Coefficients> batched = run_batch(plan, signals, n, k, x_dist, out_dist);
+    for (std::size_t s = 0; s < signals.size(); ++s) {
+      expect_same(batched[s], run_single(plan, signals[s], k), s);
+      if (s == 2) {
+        EXPECT_TRUE(batched[s].freqs.empty()) << "an all-zero signal has no coefficient";
+      } else if (s != 4) {
+        expect_exact(batched[s], planted_signals[s], s);
+      } else if (v != SFFT_SPARSE_EXACT) {
+        std::size_t hits = 0;
+        for (uint64_t f : planted_signals[s].support)
+          hits += std::find(batched[s].freqs.begin(), batched[s].freqs.end(), f) != batched[s].freqs.end();
+        EXPECT_GE(hits, k - 1) << "noisy signal (30 dB, dynamic range 4): planted coefficients found";
+      }
+    }
+    EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  }
+}
+
+// A batch of one is sfft_exec (on the CPU backend bit for bit: the plan's own engine runs it); x_dist and
+// out_dist are then unused.
+TEST_P(SparseBatch, BatchOfOne) {
+  const uint64_t n = 1 << 12, k = 8;
+  Signal s = planted(n, k, 5, 100.0, INFINITY);
+  sfft_plan plan = create(n, k, SFFT_SPARSE_AUTO);
+  std::vector<Coefficients> batched = run_batch(plan, {s.x}, n, k, 0, 0);
+  const Coefficients single = run_single(plan, s.x, k);
+  expect_same(batched[0], single, 0);
+  expect_exact(batched[0], s, 0);
+  if (GetParam().where == Where::Cpu) {
+    EXPECT_EQ(batched[0].freqs, single.freqs);
+    EXPECT_EQ(batched[0].values, single.values);
+  }
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+// Contiguous signals (x_dist = n) and outputs (out_dist = k), a workspace grown by a larger batch and reused
+// by a smaller one, with thread counts that make the CPU backend run several workers or one.
+TEST_P(SparseBatch, ContiguousBatchesAndGrowth) {
+  const uint64_t n = 3 << 12, k = 8;  // not a power of two
+  std::vector<Signal> planted_signals;
+  std::vector<std::vector<cd>> signals;
+  for (uint64_t s = 0; s < 9; ++s) {
+    planted_signals.push_back(planted(n, k, 300 + s, 100.0, INFINITY));
+    signals.push_back(planted_signals.back().x);
+  }
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT, threads);
+    for (std::size_t batch : {2, 9, 4}) {
+      std::vector<std::vector<cd>> part(signals.begin(), signals.begin() + static_cast<long>(batch));
+      std::vector<Coefficients> batched = run_batch(plan, part, n, k, n, k);
+      for (std::size_t s = 0; s < batch; ++s) {
+        expect_exact(batched[s], planted_signals[s], s);
+        expect_same(batched[s], run_single(plan, signals[s], k), s);
+      }
+    }
+    EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  }
+}
+
+// Signals read overlapping windows of one array (x_dist < n), as frames of a stream.
+TEST_P(SparseBatch, OverlappingInputFrames) {
+  const uint64_t n = 1 << 12, k = 4, frames = 5, hop = n / 4;
+  std::vector<cd> stream((frames - 1) * hop + n);
+  Signal tone = planted(n, k, 11, 10.0, INFINITY);
+  for (std::size_t t = 0; t < stream.size(); ++t) stream[t] = tone.x[t % n];
+  std::vector<std::vector<cd>> signals;
+  for (uint64_t f = 0; f < frames; ++f)
+    signals.emplace_back(stream.begin() + static_cast<long>(f * hop), stream.begin() + static_cast<long>(f * hop + n));
+  sfft_plan plan = create(n, k, SFFT_SPARSE_AUTO);
+  // run_batch lays the signals out x_dist apart: with x_dist = hop that is the stream itself.
+  std::vector<Coefficients> batched = run_batch(plan, signals, n, k, hop, k);
+  for (std::size_t s = 0; s < frames; ++s) expect_same(batched[s], run_single(plan, signals[s], k), s);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})
+    for (sfft_dtype d : {SFFT_COMPLEX128, SFFT_COMPLEX64}) v.push_back({w, d});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(sparse_batch, SparseBatch, testing::ValuesIn(all_cases()), case_name);
+
+// ---------------------------------------------------------------- bad arguments (CPU backend)
+
+bool mentions(const char *what) { return std::string(sfft_last_error()).find(what) != std::string::npos; }
+
+class SparseBatchArguments : public testing::Test {
+ protected:
+  static constexpr uint64_t n = 1 << 12, k = 8, batch = 6;
+  void SetUp() override {
+    sfft_options o;
+    sfft_options_init(&o);
+    o.backend = SFFT_BACKEND_CPU;
+    ASSERT_EQ(sfft_create(&plan, n, k, SFFT_COMPLEX128, &o), SFFT_SUCCESS) << sfft_last_error();
+    x.resize(batch * n);
+    for (uint64_t s = 0; s < batch; ++s) {
+      Signal sig = planted(n, k, 40 + s, 100.0, INFINITY);
+      std::copy(sig.x.begin(), sig.x.end(), x.begin() + static_cast<long>(s * n));
+    }
+    freqs.assign(batch * k, kSentinel);
+    values.assign(batch * k, cd(-1, -1));
+    counts.assign(batch, k);
+  }
+  void TearDown() override { EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS); }
+  sfft_status exec(uint64_t b, uint64_t out_dist = k) {
+    return sfft_exec_batch(plan, b, x.data(), n, freqs.data(), values.data(), out_dist, counts.data());
+  }
+  static constexpr uint64_t kSentinel = ~uint64_t{0};
+  sfft_plan plan = nullptr;
+  std::vector<cd> x, values;
+  std::vector<uint64_t> freqs, counts;
+};
+
+TEST_F(SparseBatchArguments, ZeroBatchAndNullPointers) {
+  EXPECT_EQ(exec(0), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("batch = 0")) << sfft_last_error();
+  EXPECT_EQ(sfft_exec_batch(plan, batch, nullptr, n, freqs.data(), values.data(), k, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("x is NULL")) << sfft_last_error();
+  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, freqs.data(), values.data(), k, nullptr),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("counts")) << sfft_last_error();
+  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, nullptr, values.data(), k, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("freqs is NULL but the capacity counts[0] = 8")) << sfft_last_error();
+  EXPECT_EQ(sfft_exec_batch(nullptr, batch, x.data(), n, freqs.data(), values.data(), k, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  // All capacities 0: NULL outputs are fine, and counts receive the numbers found.
+  std::fill(counts.begin(), counts.end(), 0);
+  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, nullptr, nullptr, 0, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  for (uint64_t c : counts) EXPECT_EQ(c, k);
+  EXPECT_TRUE(mentions("signal 0: capacity counts[0] = 0 is smaller than the 8 coefficients found"))
+      << sfft_last_error();
+}
+
+TEST_F(SparseBatchArguments, OverlappingOutputs) {
+  counts[3] = k + 1;  // signal 3's capacity reaches into signal 4's outputs
+  EXPECT_EQ(exec(batch), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("counts[3] = 9 exceeds out_dist = 8: signal 3's outputs would overlap signal 4's"))
+      << sfft_last_error();
+  counts[3] = k;
+  // values inside freqs' extent.
+  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, freqs.data(), freqs.data() + 4, k, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("freqs and values overlap")) << sfft_last_error();
+  for (uint64_t f : freqs) EXPECT_EQ(f, kSentinel) << "nothing written on failure";
+  EXPECT_EQ(exec(batch), SFFT_SUCCESS) << sfft_last_error();
+}
+
+TEST_F(SparseBatchArguments, CapacityTooSmallForOneSignal) {
+  counts[3] = 5;
+  EXPECT_EQ(exec(batch), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("signal 3: capacity counts[3] = 5 is smaller than the 8 coefficients found")) << sfft_last_error();
+  for (uint64_t s = 0; s < batch; ++s) {
+    EXPECT_EQ(counts[s], k) << "counts[] holds the numbers found";
+    for (uint64_t i = 0; i < k; ++i) {
+      if (s == 3) {
+        EXPECT_EQ(freqs[s * k + i], kSentinel) << "the short signal's outputs are untouched";
+      } else {
+        EXPECT_LT(freqs[s * k + i], n) << "the other signals were written";
+      }
+    }
+  }
+}
+
+TEST_F(SparseBatchArguments, NonFiniteSampleNamesTheSignal) {
+  const std::vector<uint64_t> before = counts;
+  // The plan reads only the windowed samples: NaN everywhere in signal 4, so that some are read.
+  std::fill(x.begin() + 4 * n, x.begin() + 5 * n, cd(NAN, 0));
+  EXPECT_EQ(exec(batch), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("signal 4: ")) << sfft_last_error();
+  EXPECT_TRUE(mentions("not finite")) << sfft_last_error();
+  EXPECT_EQ(counts, before) << "counts unchanged on failure";
+  std::fill(x.begin() + 4 * n, x.begin() + 5 * n, cd(0, 0));
+  EXPECT_EQ(exec(batch), SFFT_SUCCESS) << sfft_last_error();
+  EXPECT_EQ(counts[4], 0u);
+}
+
+TEST_F(SparseBatchArguments, ExtentsThatDoNotFitAreRejected) {
+  EXPECT_EQ(sfft_exec_batch(plan, 2, x.data(), ~uint64_t{0} / 2, freqs.data(), values.data(), k, counts.data()),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions("the extent of x ((batch - 1) * x_dist + n samples) in bytes overflows")) << sfft_last_error();
+}
+
+}  // namespace

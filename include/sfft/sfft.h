@@ -183,11 +183,14 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
 
 /* F[k] = sum_{i<N} f[i] * exp(sign * 1i * (x[i]*s[k] + y[i]*t[k] + z[i]*u[k])), k < K, in dim 1, 2 or 3
    (only the first dim coordinate arrays are used), to relative l2 tolerance tol, by spreading onto an
-   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure). Accuracy: the kernel is sized
-   for its worst case, so ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) for any
-   number of points, down to a single source (tests: 1 to 8 sources in 1-3 D; with many points the first
-   term dominates: relative l2 error). Each term's error is a fraction of that term, so where the outputs
-   cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the phases
+   oversampled grid, an FFT and interpolation (the FINUFFT type-3 structure). Accuracy: with many points
+   (thousands, well spread, phases x*s far from the precision's limit) the relative l2 error lands in
+   [tol/10, tol]: the kernel is the narrowest whose predicted error reaches tol, not one with digits to spare
+   (tests: 1-3 D, both precisions, half-decade tolerances; benchmarks/nufft3_bench.py reports where it lands
+   on its suite). For any number of points, down to a single source, the worst case is bounded:
+   ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) (tests: 1 to 8 sources in
+   1-3 D; with many points the first term dominates). Each term's error is a fraction of that term, so
+   where the outputs cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the phases
    x*s (relative 1e-16 of |x*s|) adds to it. Phases x*s beyond the double range are refused.
    Strengths whose sum comes within ~1e12 of the type's largest value may overflow on the grid (the
    deconvolution factors exceed 1), and strengths all within ~1e12 of its smallest normal value may

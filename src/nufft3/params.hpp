@@ -48,10 +48,14 @@ double resolve_upsampfac(KernelKind kind, double upsampfac);
 // Widest ES kernel make_kernel picks (wider ones run the CPU's generic-width loops).
 constexpr int kMaxEsWidth = 24;
 // make_kernel sizes ES kernels so that max(2, dim) times the worst error of one stage (spreading or
-// interpolation in one dimension) plus rounding is at most this many tol. Of the 2 dim stage errors, measured
-// with 1 to 8 points (tests/nufft3_test.cpp, FewSources...), the worst outputs add up like 2 in 1-d and 2-d
-// and like 3 in 3-d: the errors peak at different offsets and frequencies and rarely align.
-constexpr double kWorstCaseTolerances = 7;
+// interpolation in one dimension) plus rounding is at most kWorstCaseTolerances[dim - 1] tol. Of the 2 dim
+// stage errors, measured with 1 to 8 points (tests/nufft3_test.cpp, FewSources...), the worst outputs add up
+// like 2 in 1-d and 2-d and like 3 in 3-d: the errors peak at different offsets and frequencies and rarely
+// align. The budgets set where the many-point error lands (the tol rule, issue 18): the relative l2 error of
+// thousands of well-spread points is a fixed fraction of the worst case per dimension, and the budgets put it
+// in [tol/10, tol] (AchievedErrorLandsInToleranceBand; the benchmark suite). With one budget of 7 for every
+// dim it reached 1.4 tol in 2-d and 1.2 tol in 3-d at some tolerances.
+constexpr double kWorstCaseTolerances[3] = {6, 4.5, 6};
 // Predicted double-precision rounding error (relative to the outputs) that may come on top of a kernel meeting
 // tol: sigma = 2 predicts up to ~3e-12 in 3-d (measured there with few points: below 1e-12).
 constexpr double kRoundingAllowance = 4e-12;

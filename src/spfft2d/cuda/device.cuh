@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the spfft2d CUDA units share (internal): element types, complex product, twiddle lookups, the Barrett
+// modulus, the column sums' entry layout, the stages' launchers (direct_tiles.cu, bluestein.cu, whole.cu) and
+// small host helpers. The folder's units, by stage:
+//   direct_tiles.cu  the DIRECT method's column sums (one tile of spectrum rows) and the fold into output rows
+//   bluestein.cu     the rows of an FFT-unfriendly length: chirp, kernel spectrum, pointwise product
+//   whole.cu         the whole-spectrum methods' kernels (DIRECT_ROWS row sums, DENSE scatter)
+//   engine.cu        the engine: plans, workspaces, method choice, the tile loop into device memory
+//   streaming.cu     host and callback outputs: double-buffered pinned copies overlapping the next tile
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/cuda_util.cuh"
+#include "spfft2d/plan.hpp"
+
+namespace sfft::spfft2d::gpu {
+
+using cuda::DeviceBuffer;
+
+template <class Real>
+using Cplx = std::conditional_t<std::is_same_v<Real, float>, float2, double2>;
+template <class Real>
+using CufftCplx = std::conditional_t<std::is_same_v<Real, float>, cufftComplex, cufftDoubleComplex>;
+
+template <class C>
+__device__ __forceinline__ C cmul(C a, C b) {
+  return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+}
+
+// e^{-2 pi i m / n} from global tables (TwiddleTables): one table, or hi[m >> kSplitBits] * lo[low bits].
+template <class Real>
+struct DeviceTwiddles {
+  const Cplx<Real> *lo;
+  const Cplx<Real> *hi;  // nullptr: lo is the single table
+  __device__ __forceinline__ void load(Cplx<Real> *) {}
+  __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const {
+    if (hi == nullptr) return __ldg(lo + m);
+    constexpr unsigned bits = TwiddleTables<Real>::kSplitBits;
+    return cmul(__ldg(hi + (m >> bits)), __ldg(lo + (m & ((1u << bits) - 1))));
+  }
+};
+
+// e^{-2 pi i m / n} = hi[m >> bits] * lo[m & (2^bits - 1)] from two tables of about sqrt(n) entries that
+// every block copies into shared memory (load, before any thread leaves): the column sums' random lookups
+// from a global table were their bottleneck (scattered cached loads), shared memory serves them far faster.
+template <class Real>
+struct SharedTwiddles {
+  const Cplx<Real> *src;  // the lo_n entries of lo, then the hi_n entries of hi
+  uint32_t lo_n, hi_n, bits;
+  const Cplx<Real> *lo = nullptr, *hi = nullptr;
+  __device__ __forceinline__ void load(Cplx<Real> *smem) {
+    for (uint32_t i = threadIdx.x; i < lo_n + hi_n; i += blockDim.x) smem[i] = src[i];
+    __syncthreads();
+    lo = smem;
+    hi = smem + lo_n;
+  }
+  __device__ __forceinline__ Cplx<Real> operator()(uint64_t m) const { return cmul(hi[m >> bits], lo[m & (lo_n - 1)]); }
+};
+
+// x mod n for any 64-bit x and n < 2^31 by Barrett reduction (inv = floor((2^64 - 1) / n)): the quotient
+// estimate is low by at most one, so one conditional subtraction finishes it.
+struct Modulus {
+  uint64_t n, inv;
+  explicit Modulus(uint64_t m) : n(m), inv(~uint64_t{0} / m) {}
+  __device__ __forceinline__ uint64_t operator()(uint64_t x) const {
+    const uint64_t r = x - __umul64hi(x, inv) * n;
+    return r >= n ? r - n : r;
+  }
+};
+
+// Outputs per thread of the row sums (DIRECT_ROWS): phases advance by integer addition inside a block of U
+// outputs, so the costly 64-bit modulo runs once per nonzero per U outputs.
+template <class Real>
+constexpr int kRowsPerThread = std::is_same_v<Real, float> ? 8 : 4;
+// The column sums take each nonzero's twiddles for a run of 8 consecutive rows from one exact twiddle at the
+// run's anchor (its fifth row) times the powers s^{+-i}, i <= 4, of the nonzero's one-row step s: with
+// s^i = c_i - i s_i, anchor * s^i and anchor * s^-i need the same four products, so each of the two rows
+// costs two FMAs per component (4 per row and nonzero, where chained complex products cost 6) and every
+// twiddle is one product away from the anchor. A thread covers kRuns runs (3 in float, 1 in double:
+// registers); the next run's anchor is the last one times the precomputed 8-row step. Per nonzero and group
+// of rows a thread thus makes two scattered reads (its entry, one twiddle from shared memory). The sums
+// are latency-bound on those reads (Nsight Compute: most stalls wait on L1TEX, occupancy limited by
+// registers), so 24 rows per read pay more than the shorter arithmetic: benzene-like case's sums on the H100
+// 0.393 ms against 0.494 ms with 16 rows and chained products (0.524 ms: 16 rows with these powers).
+constexpr int kRunRows = 8;
+template <class Real>
+constexpr int kRuns = std::is_same_v<Real, float> ? 3 : 1;
+template <class Real>
+constexpr int kColumnRows = kRunRows *kRuns<Real>;
+// Threads per block of the column sums (the bound lets the compiler budget registers for it).
+constexpr unsigned kColumnBlock = 128;
+
+// One nonzero of a column: its row, its weight (1 in binary mode), e^{-2 pi i row / R} and
+// e^{-2 pi i kRunRows row / R} (exact, from the integers).
+template <class Real>
+struct ColumnEntry {
+  Cplx<Real> step, run_step;
+  int32_t row;
+  Real weight;
+};
+
+
+// all their loads before any store, so that several reads per thread are in flight (benzene-like case on the
+// H100: 2.105-2.117 ms against 2.126-2.131 ms with one row per thread). The product stays a pass of its own:
+// as a cuFFT LTO callback (CUDA 13.0) it saved about 0.01 ms, made plan creation take 11-15 s instead of
+// 0.17 s, and cuFFT refused to plan it (CUFFT_INTERNAL_ERROR) at L = 4374.
+constexpr int kPassRows = 4;
+
+// The column sums' twiddles e^{-2 pi i m / rows}: the shared-memory split tables (lo then hi, when `split` is
+// set), else the global tables of TwiddleTables (hi nullptr: lo is the single table).
+template <class Real>
+struct ColumnTwiddles {
+  const Cplx<Real> *split = nullptr;
+  uint32_t split_lo = 0, split_hi = 0;
+  unsigned bits = 0;
+  const Cplx<Real> *lo = nullptr, *hi = nullptr;
+};
+
+// direct_tiles.cu. Column sums of tile rows [s0, s0 + tile) into z (rows of `stride`, premultiplied by chirp
+// when not nullptr); the grid covers columns [0, grid_cols) (cols, or stride to write the Bluestein padding).
+template <class Real>
+void launch_direct_tile(const int64_t *col_ptr, const ColumnEntry<Real> *entries, const ColumnTwiddles<Real> &tw,
+                        uint64_t R, uint64_t C, uint64_t stride, uint64_t grid_cols, const Cplx<Real> *chirp, uint64_t s0,
+                        uint64_t tile, Cplx<Real> *z, cudaStream_t stream);
+// Output rows [first, first + count) (direct or mirrored) of a transformed tile into out.
+template <class Real>
+void launch_fold(const Cplx<Real> *z, uint64_t stride, uint64_t C, uint64_t W, uint64_t R, uint64_t s0, uint64_t first,
+                 uint64_t count, bool mirrored, const Cplx<Real> *chirp, Cplx<Real> *out, cudaStream_t stream);
+
+// bluestein.cu. The chirp (n entries) and the convolution kernel's spectrum (length entries) of Bluestein rows of
+// length n, and the pointwise product of count rows of length L with the kernel.
+template <class Real>
+struct Bluestein {
+  uint64_t length = 0;
+  DeviceBuffer<Cplx<Real>> chirp, kernel;
+};
+template <class Real>
+Bluestein<Real> make_bluestein(uint64_t n, cudaStream_t stream);
+template <class Real>
+void launch_multiply_rows(Cplx<Real> *z, const Cplx<Real> *kernel, uint64_t L, uint64_t count, cudaStream_t stream);
+
+// whole.cu. Row sums of the nrows nonempty rows into b (rows x W; weight nullptr: binary), and the scatter of
+// every nonzero into padded real rows.
+template <class Real>
+void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
+                     uint64_t nrows, const Cplx<Real> *tw_lo, const Cplx<Real> *tw_hi, uint64_t C, uint64_t W,
+                     Cplx<Real> *b, cudaStream_t stream);
+template <class Real>
+void launch_scatter_rows(const int64_t *col_ptr, uint64_t C, const int32_t *row, const Real *weight, uint64_t nnz,
+                         uint64_t padded, Real *real_rows, cudaStream_t stream);
+
+class Stream {
+ public:
+  Stream() { SFFT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() {
+    if (s_ != nullptr) (void)cudaStreamDestroy(s_);
+  }
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+template <class T>
+DeviceBuffer<T> upload(const T *host, std::size_t n) {
+  DeviceBuffer<T> d(n);
+  if (n > 0) SFFT_CUDA_CHECK(cudaMemcpy(d.get(), host, n * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+
+template <class Real>
+Cplx<Real> device_twiddle(uint64_t m, uint64_t n) {
+  const std::complex<Real> t = twiddle<Real>(m, n);
+  return Cplx<Real>{t.real(), t.imag()};
+}
+
+}  // namespace sfft::spfft2d::gpu

@@ -309,6 +309,36 @@ TEST_P(Spfft2d, EmptyRowsAndColumnsSingleNonzeroAllZero) {
   check_matrix(Coo{45, 33, {}, {}, {}});
 }
 
+// Matrices that take each of PRUNED's passes (every method checks them): few nonempty rows, each with many
+// nonzeros (FFT rows, direct column sums), many nonempty rows mixing single nonzeros and full rows (direct and
+// FFT rows, FFT column pass) with empty rows and columns, on prime, odd and rectangular shapes; a single
+// nonempty row, a single column, and full matrices.
+TEST_P(Spfft2d, SparseRowsOfEveryKind) {
+  const auto few_full_rows = [](uint64_t rows, uint64_t cols, std::vector<int64_t> which, bool values) {
+    Coo m{rows, cols, {}, {}, {}};
+    for (int64_t r : which)
+      for (uint64_t c = 0; c < cols; c += 2) {
+        m.r.push_back(r);
+        m.c.push_back(static_cast<int64_t>(c));
+        if (values) m.v.push_back(0.25 + static_cast<double>((r * 7 + static_cast<int64_t>(c)) % 5));
+      }
+    return m;
+  };
+  check_matrix(few_full_rows(211, 257, {0, 17, 210}, false));
+  check_matrix(few_full_rows(96, 130, {5}, true));
+  check_matrix(few_full_rows(1, 64, {0}, false));
+  Coo mixed = random_matrix(101, 96, 0.01, 70, true);
+  Coo extra = few_full_rows(101, 96, {3, 50, 99}, true);
+  mixed.r.insert(mixed.r.end(), extra.r.begin(), extra.r.end());
+  mixed.c.insert(mixed.c.end(), extra.c.begin(), extra.c.end());
+  mixed.v.insert(mixed.v.end(), extra.v.begin(), extra.v.end());
+  check_matrix(mixed);
+  check_matrix(random_matrix(255, 37, 0.3, 71));
+  check_matrix(random_matrix(64, 1, 0.5, 72, true));
+  check_matrix(random_matrix(7, 5, 1.0, 73));
+  check_matrix(Coo{1, 1, {0}, {0}, {2.5}});
+}
+
 TEST_P(Spfft2d, BinaryRepeatsCountOnceValueRepeatsAdd) {
   check_matrix(Coo{9, 10, {1, 1, 1, 4, 4}, {2, 2, 2, 7, 7}, {}});
   check_matrix(Coo{9, 10, {1, 1, 4, 4}, {2, 2, 7, 7}, {0.5, 0.25, -1.0, 3.0}});
@@ -354,7 +384,7 @@ TEST_P(Spfft2d, MethodIsReportedAndFailedSetKeepsIt) {
     EXPECT_NE(got, SPFFT2D_METHOD_AUTO) << "AUTO must resolve to a concrete method";
   else
     EXPECT_EQ(got, method());
-  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(4)), SFFT_ERROR_INVALID_ARGUMENT, "method = 4");
+  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(5)), SFFT_ERROR_INVALID_ARGUMENT, "method = 5");
   expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(-1)), SFFT_ERROR_INVALID_ARGUMENT, "method");
   expect_error(spfft2d_get_method(p, nullptr), SFFT_ERROR_INVALID_ARGUMENT, "method is NULL");
   spfft2d_method after = SPFFT2D_METHOD_AUTO;
@@ -396,6 +426,7 @@ const Method kMethods[] = {
     {SPFFT2D_METHOD_DIRECT, "direct"},
     {SPFFT2D_METHOD_DIRECT_ROWS, "directrows"},
     {SPFFT2D_METHOD_DENSE, "dense"},
+    {SPFFT2D_METHOD_PRUNED, "pruned"},
 };
 INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::Combine(testing::ValuesIn(kBackends), testing::ValuesIn(kMethods)),
                          name_of);

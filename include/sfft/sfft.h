@@ -324,8 +324,12 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
 /* How a plan computes the spectrum. DIRECT: direct sparse sums down each column for a tile of spectrum
    rows, then an FFT along each row; memory bounded by the tile, streams tile by tile. DIRECT_ROWS: direct
    sparse sums along each row for the half width, then an FFT down each column. DENSE: the rows scattered
-   into a dense buffer, a real-to-complex FFT along each row, then an FFT down each column. DIRECT_ROWS
-   and DENSE need the whole half spectrum at once: written to an array of the plan's native memory
+   into a dense buffer, a real-to-complex FFT along each row, then an FFT down each column. PRUNED: only the
+   nonempty rows are transformed (a real FFT of the row, or direct sums for a row with few nonzeros), then
+   one pass down the columns reads those row spectra and writes each output once (an FFT per column whose
+   input is nonzero only at the nonempty rows, or direct sums when they are few): the dense input is never
+   formed and empty rows and columns cost nothing. DIRECT_ROWS, DENSE and PRUNED need the whole half
+   spectrum at once: written to an array of the plan's native memory
    (device for a CUDA plan, host for a CPU plan) they compute in place in it; any other output goes
    through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
    is set. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
@@ -337,7 +341,8 @@ typedef enum spfft2d_method {
   SPFFT2D_METHOD_AUTO = 0,
   SPFFT2D_METHOD_DIRECT = 1,
   SPFFT2D_METHOD_DIRECT_ROWS = 2,
-  SPFFT2D_METHOD_DENSE = 3
+  SPFFT2D_METHOD_DENSE = 3,
+  SPFFT2D_METHOD_PRUNED = 4
 } spfft2d_method;
 
 /* Sets the method and re-plans; on failure (e.g. SFFT_ERROR_OUT_OF_MEMORY for the workspace) the plan

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
@@ -240,8 +241,36 @@ double row_fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
 }  // namespace
 
 spfft2d_method MethodCosts::cheapest() const {
-  if (direct <= direct_rows && direct <= dense) return SPFFT2D_METHOD_DIRECT;
-  return direct_rows <= dense ? SPFFT2D_METHOD_DIRECT_ROWS : SPFFT2D_METHOD_DENSE;
+  const std::pair<double, spfft2d_method> all[] = {{direct, SPFFT2D_METHOD_DIRECT},
+                                                   {direct_rows, SPFFT2D_METHOD_DIRECT_ROWS},
+                                                   {dense, SPFFT2D_METHOD_DENSE},
+                                                   {pruned, SPFFT2D_METHOD_PRUNED}};
+  auto best = all[0];
+  for (const auto &c : all)
+    if (c.first < best.first) best = c;  // ties keep the earlier method
+  return best.second;
+}
+
+namespace {
+// PRUNED's break-even from operation counts: a direct term (complex multiply-add with a table twiddle) is
+// taken as 8 flops and a C2C FFT of length n as 5 n log2 n flops (an R2C half that), so a row's direct sums
+// (nnz x width terms, width ~ cols / 2) cost less than its R2C below nnz = 5/8 log2(cols), and the column
+// pass's K direct terms per output less than a column FFT below K = 5/8 log2(rows). To be refitted with
+// measurements (bench_spfft2d).
+constexpr double kPrunedBreakEven = 0.625;
+}  // namespace
+
+PrunedShape pruned_shape(const SparseColumns &m) {
+  PrunedShape s;
+  const double row_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.cols, 2)));
+  s.fft_row.resize(m.row_id.size());
+  for (std::size_t j = 0; j < m.row_id.size(); ++j) {
+    s.fft_row[j] = static_cast<double>(m.row_start[j + 1] - m.row_start[j]) > row_limit;
+    s.fft_rows += s.fft_row[j] ? 1 : 0;
+  }
+  const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
+  s.direct_columns = static_cast<double>(m.row_id.size()) <= column_limit;
+  return s;
 }
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
@@ -273,10 +302,28 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   c.direct_rows = k.per_term * W * nnz + k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
   // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns.
   c.dense = k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
+  // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
+  // pass: K direct terms per output, or the K spectra gathered into column blocks (CPU: blocks in cache,
+  // FFTW's strided loads; CUDA: the rows expanded into B, then the strided in-place C2C) written once.
+  const PrunedShape shape = pruned_shape(m);
+  double direct_nnz = 0;
+  for (std::size_t j = 0; j < m.row_id.size(); ++j)
+    if (!shape.fft_row[j]) direct_nnz += static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
+  const double K = static_cast<double>(m.row_id.size()), F = static_cast<double>(shape.fft_rows);
+  const double rows_pass =
+      k.per_term * W * direct_nnz + F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 2 * W);
+  const double columns_pass =
+      shape.direct_columns
+          ? k.per_term * K * R * W + k.per_byte * E * R * W
+          : k.per_byte * E * (K * W + R * W * (backend == CostBackend::Cuda ? 2 : 1)) +
+                (backend == CostBackend::Cuda ? strided : 1.0) * down_columns;
+  c.pruned = rows_pass + columns_pass;
   return c;
 }
 
-bool is_whole_method(spfft2d_method m) { return m == SPFFT2D_METHOD_DIRECT_ROWS || m == SPFFT2D_METHOD_DENSE; }
+bool is_whole_method(spfft2d_method m) {
+  return m == SPFFT2D_METHOD_DIRECT_ROWS || m == SPFFT2D_METHOD_DENSE || m == SPFFT2D_METHOD_PRUNED;
+}
 
 spfft2d_method method_of_call(spfft2d_method set, spfft2d_method whole_auto, bool whole_native) {
   if (set != SPFFT2D_METHOD_AUTO) return set;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU backend: OpenMP direct sparse sums and threaded FFTW; the tiled DIRECT method and the whole-spectrum
-// DIRECT_ROWS / DENSE methods of plan.hpp.
+// DIRECT_ROWS / DENSE / PRUNED methods of plan.hpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,11 +17,26 @@ namespace {
 
 // Output rows per inner block of the direct sum: phases advance incrementally inside a block.
 constexpr uint64_t kRowBlock = 16;
+// Columns per block of PRUNED's column FFTs: a block buffer of rows x 16 complex values stays in a core's
+// cache up to a few thousand rows and its gathers and FFTW's strided loads touch whole cache lines.
+constexpr uint64_t kColumnBlock = 16;
+
+// PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
+template <class Real>
+struct PrunedPlans {
+  std::vector<char> fft_row;  // per nonempty row: FFTW transforms it (else direct sums)
+  bool direct_columns = false;
+  HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
+  HostBuffer<std::complex<Real>> blocks;   // rows x block per thread, FFT column pass only
+  uint64_t block = 0;
+  fftw::Plan<Real> row_r2c, columns, columns_tail;
+};
 
 template <class Real>
 class CpuEngine final : public Engine {
  public:
   using Complex = std::complex<Real>;
+  using Pruned = PrunedPlans<Real>;
 
   CpuEngine(std::shared_ptr<const SparseColumns> m, const Options &opts)
       : m_(std::move(m)),
@@ -62,7 +77,11 @@ class CpuEngine final : public Engine {
     HostBuffer<Complex> workspace;
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     fftw::Plan<Real> dense_r2c, down_columns;
-    if (is_whole_method(whole)) plan_whole(whole, dense_r2c, down_columns);
+    Pruned pruned;
+    if (whole == SPFFT2D_METHOD_PRUNED)
+      pruned = plan_pruned();
+    else if (is_whole_method(whole))
+      plan_whole(whole, dense_r2c, down_columns);
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
@@ -73,11 +92,13 @@ class CpuEngine final : public Engine {
     workspace_ = std::move(workspace);
     dense_r2c_ = std::move(dense_r2c);
     down_columns_ = std::move(down_columns);
+    pruned_ = std::move(pruned);
   }
 
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
-    return (z_.size() + staging_.size() + workspace_.size()) * sizeof(Complex) +
+    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.blocks.size()) *
+               sizeof(Complex) +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -142,31 +163,147 @@ class CpuEngine final : public Engine {
     }
   }
 
+  // dst[v] for v in [v0, v0 + kRowBlock) and below width: the direct sums of nonempty row j along the columns,
+  // sum_e w_e e^{-2 pi i col_e v / cols} (phases advance by integer addition inside the block).
+  void row_sums(int64_t j, uint64_t v0, Complex *dst) const {
+    const uint64_t C = layout_.cols, count = std::min(kRowBlock, layout_.width - v0);
+    Complex acc[kRowBlock] = {};
+    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) {
+      const uint64_t c = static_cast<uint64_t>(m_->row_col[e]);
+      uint64_t phase = c * v0 % C;
+      const Real w = row_weight_.size() ? row_weight_[e] : Real(1);
+      for (uint64_t i = 0; i < count; ++i) {
+        acc[i] += w * twiddle(tw_cols_, phase);
+        phase += c;
+        if (phase >= C) phase -= C;
+      }
+    }
+    std::copy(acc, acc + count, dst + v0);
+  }
+
+  // PRUNED's plans. Row j's spectrum goes to row j of the spectra (the first nonempty_rows rows of b itself
+  // when the column pass is an FFT, since each column block reads its own columns before writing them; a
+  // buffer of their own when the column pass sums directly, which writes every row of b as it reads).
+  // The rows of a whole FFT: one padded row in place (FFTW_UNALIGNED: rows of b start anywhere). The column
+  // FFTs: blocks of kColumnBlock columns gathered into a thread's buffer (rows x block, column i at stride
+  // block), transformed out of place straight into their columns of b, so every output is written once.
+  Pruned plan_pruned() const {
+    Pruned p;
+    const uint64_t R = layout_.rows, C = layout_.cols, W = layout_.width, K = m_->row_id.size();
+    const PrunedShape shape = pruned_shape(*m_);
+    p.fft_row = shape.fft_row;
+    p.direct_columns = shape.direct_columns;
+    const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    HostBuffer<Complex> planning(checked_mul(R, std::min<uint64_t>(W, kColumnBlock), "PRUNED planning size"));
+    if (shape.fft_rows > 0) {
+      const int n = static_cast<int>(C);
+      p.row_r2c = fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0,
+                                             planning.get(), nullptr, 1, 0, flags, 1);
+    }
+    if (p.direct_columns) {
+      p.spectra.allocate(checked_mul(K, W, "PRUNED row spectra"));
+      return p;
+    }
+    const int n = static_cast<int>(R);
+    p.block = std::min<uint64_t>(W, kColumnBlock);
+    const auto plan_block = [&](uint64_t count) {
+      const auto B = static_cast<std::ptrdiff_t>(p.block), Wd = static_cast<std::ptrdiff_t>(W);
+      return fftw::Plan<Real>::many_dft(1, &n, static_cast<std::ptrdiff_t>(count), planning.get(), nullptr, B, 1,
+                                        planning.get() + 1, nullptr, Wd, 1, FFTW_FORWARD, flags, 1);
+    };
+    p.columns = plan_block(p.block);
+    if (W % p.block != 0) p.columns_tail = plan_block(W % p.block);
+    p.blocks.allocate(checked_mul(checked_mul(R, p.block, "PRUNED block buffer"), static_cast<uint64_t>(threads_),
+                                  "PRUNED block buffers"));
+    return p;
+  }
+
+  // PRUNED: the spectra of the nonempty rows (FFT or direct sums), then the column pass into b.
+  void compute_pruned(Complex *b) {
+    const uint64_t R = layout_.rows, W = layout_.width;
+    const int64_t K = static_cast<int64_t>(m_->row_id.size());
+    if (K == 0) {
+      std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
+      return;
+    }
+    Complex *spectra = pruned_.direct_columns ? pruned_.spectra.get() : b;
+    const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
+#pragma omp parallel num_threads(usable_threads(threads_))
+    {
+#pragma omp for schedule(dynamic, 1) nowait
+      for (int64_t j = 0; j < K; ++j) {
+        if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
+        Complex *row = spectra + static_cast<uint64_t>(j) * W;
+        Real *real_row = reinterpret_cast<Real *>(row);
+        std::fill(real_row, real_row + 2 * W, Real(0));
+        for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
+          real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
+        pruned_.row_r2c.execute_r2c(real_row, row);
+      }
+#pragma omp for collapse(2) schedule(dynamic, 16)
+      for (int64_t j = 0; j < K; ++j)
+        for (int64_t blk = 0; blk < nblocks; ++blk)
+          if (!pruned_.fft_row[static_cast<std::size_t>(j)])
+            row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, spectra + static_cast<uint64_t>(j) * W);
+    }
+    if (pruned_.direct_columns)
+      pruned_direct_columns(b);
+    else
+      pruned_fft_columns(b);
+  }
+
+  // b[u][v] = sum_j S[j][v] e^{-2 pi i row_j u / rows}: each output row accumulated in place from the few spectra.
+  void pruned_direct_columns(Complex *b) const {
+    const uint64_t R = layout_.rows, W = layout_.width;
+    const std::size_t K = m_->row_id.size();
+    const Complex *spectra = pruned_.spectra.get();
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads_))
+    for (int64_t ui = 0; ui < static_cast<int64_t>(R); ++ui) {
+      const uint64_t u = static_cast<uint64_t>(ui);
+      Complex *out = b + u * W;
+      for (std::size_t j = 0; j < K; ++j) {
+        const Complex t = twiddle(static_cast<uint64_t>(m_->row_id[j]) * u % R);
+        const Complex *s = spectra + j * W;
+        if (j == 0)
+          for (uint64_t v = 0; v < W; ++v) out[v] = s[v] * t;
+        else
+          for (uint64_t v = 0; v < W; ++v) out[v] += s[v] * t;
+      }
+    }
+  }
+
+  // Column blocks: gather the nonempty rows' values (the spectra are rows [0, K) of b), FFT down the columns
+  // straight into b.
+  void pruned_fft_columns(Complex *b) {
+    const uint64_t R = layout_.rows, W = layout_.width, B = pruned_.block;
+    const std::size_t K = m_->row_id.size();
+    const int64_t nblocks = static_cast<int64_t>((W + B - 1) / B);
+#pragma omp parallel num_threads(usable_threads(threads_))
+    {
+      Complex *buf = pruned_.blocks.get() + static_cast<uint64_t>(omp_get_thread_num()) * R * B;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const uint64_t v0 = static_cast<uint64_t>(blk) * B, count = std::min(B, W - v0);
+        std::memset(static_cast<void *>(buf), 0, R * B * sizeof(Complex));
+        for (std::size_t j = 0; j < K; ++j)
+          std::copy(b + j * W + v0, b + j * W + v0 + count, buf + static_cast<uint64_t>(m_->row_id[j]) * B);
+        (count == B ? pruned_.columns : pruned_.columns_tail).execute_dft(buf, b + v0);
+      }
+    }
+  }
+
   // The half spectrum into b (rows x width) by a whole-spectrum method.
   void compute_whole(spfft2d_method method, Complex *b) {
-    const uint64_t R = layout_.rows, C = layout_.cols, W = layout_.width;
+    if (method == SPFFT2D_METHOD_PRUNED) return compute_pruned(b);
+    const uint64_t R = layout_.rows, W = layout_.width;
     if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
       if (m_->has_empty_rows()) std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       const int64_t nrows = static_cast<int64_t>(m_->row_id.size());
       const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
 #pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(usable_threads(threads_))
-      for (int64_t j = 0; j < nrows; ++j) {
-        for (int64_t blk = 0; blk < nblocks; ++blk) {
-          const uint64_t v0 = static_cast<uint64_t>(blk) * kRowBlock, count = std::min(kRowBlock, W - v0);
-          Complex acc[kRowBlock] = {};
-          for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) {
-            const uint64_t c = static_cast<uint64_t>(m_->row_col[e]);
-            uint64_t phase = c * v0 % C;
-            const Real w = row_weight_.size() ? row_weight_[e] : Real(1);
-            for (uint64_t i = 0; i < count; ++i) {
-              acc[i] += w * twiddle(tw_cols_, phase);
-              phase += c;
-              if (phase >= C) phase -= C;
-            }
-          }
-          std::copy(acc, acc + count, b + static_cast<uint64_t>(m_->row_id[j]) * W + v0);
-        }
-      }
+      for (int64_t j = 0; j < nrows; ++j)
+        for (int64_t blk = 0; blk < nblocks; ++blk)
+          row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, b + static_cast<uint64_t>(m_->row_id[j]) * W);
     } else {
       std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       Real *real_rows = reinterpret_cast<Real *>(b);
@@ -251,6 +388,7 @@ class CpuEngine final : public Engine {
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;
   HostBuffer<Complex> workspace_;  // rows x width, explicit whole-spectrum methods only
   fftw::Plan<Real> dense_r2c_, down_columns_;
+  Pruned pruned_;  // PRUNED's plans and buffers, when it is the whole-spectrum method
 };
 
 }  // namespace

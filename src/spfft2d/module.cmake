@@ -4,7 +4,7 @@ list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/plan.cpp src/spfft2d/c
      src/spfft2d/cpu.cpp)
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda/engine.cu src/spfft2d/cuda/streaming.cu src/spfft2d/cuda/direct_tiles.cu
-     src/spfft2d/cuda/bluestein.cu src/spfft2d/cuda/whole.cu
+     src/spfft2d/cuda/bluestein.cu src/spfft2d/cuda/whole.cu src/spfft2d/cuda/pruned.cu
      src/spfft2d/columns.cpp)
 # The seam's library side forwards to the plugin; without CUDA the plugin lookup fails with
 # SFFT_ERROR_UNSUPPORTED, so the same file serves the CPU-only build.

@@ -82,8 +82,8 @@ void Plan::exec_stream(spfft2d_rows_callback callback, void *user) {
 }
 
 void Plan::set_method(int method) {
-  require(method >= SPFFT2D_METHOD_AUTO && method <= SPFFT2D_METHOD_DENSE, "method = ", method,
-          " is not an spfft2d_method (AUTO, DIRECT, DIRECT_ROWS or DENSE)");
+  require(method >= SPFFT2D_METHOD_AUTO && method <= SPFFT2D_METHOD_PRUNED, "method = ", method,
+          " is not an spfft2d_method (AUTO, DIRECT, DIRECT_ROWS, DENSE or PRUNED)");
   engine_->set_method(static_cast<spfft2d_method>(method));
 }
 

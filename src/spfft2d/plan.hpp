@@ -11,11 +11,16 @@
 // The CUDA backend transforms rows of a length with a prime factor above 7 by its own Bluestein pass
 // (bluestein_length) rather than cuFFT's.
 //
-// Two whole-spectrum methods compute the half spectrum in one buffer B (rows x width, the output layout):
+// Three whole-spectrum methods compute the half spectrum in one buffer B (rows x width, the output layout):
 //   DIRECT_ROWS: B[r][v] = sum_{c in row r} w_rc e^{-2 pi i c v / cols} for v < width (direct, per row),
 //   DENSE:       the rows scattered into B as padded reals, then an in-place R2C along each row,
-// and both finish with an in-place C2C of length rows down each of the width columns. B is the caller's
-// array when the call writes the whole spectrum to the plan's native memory, else a plan workspace.
+// both finishing with an in-place C2C of length rows down each of the width columns, and
+//   PRUNED:      S[j][v], the half spectra of the K nonempty rows only (an R2C of the row alone, or direct
+//                sums for a row with few nonzeros: pruned_shape), then one column pass from S into B:
+//                B[u][v] = sum_j S[j][v] e^{-2 pi i row_j u / rows}, by an FFT of each column whose input is
+//                nonzero only at the K nonempty rows, or by those K direct terms when K is small;
+// the dense input is never formed and empty rows and columns cost nothing. B is the caller's array when the
+// call writes the whole spectrum to the plan's native memory, else a plan workspace.
 // The cost model (estimate_costs) picks the cheapest method for AUTO.
 #pragma once
 
@@ -120,10 +125,20 @@ std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes);
 // Bluestein pass); the constants are fitted to measurements (columns.cpp says where they come from).
 enum class CostBackend { Cpu, Cuda };
 struct MethodCosts {
-  double direct = 0, direct_rows = 0, dense = 0;
+  double direct = 0, direct_rows = 0, dense = 0, pruned = 0;
   spfft2d_method cheapest() const;
 };
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes);
+
+// How PRUNED treats a matrix on both backends, from operation counts (columns.cpp): which nonempty rows (in
+// row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
+// nonempty rows' spectra directly rather than running an FFT down each column.
+struct PrunedShape {
+  std::vector<char> fft_row;
+  uint64_t fft_rows = 0;
+  bool direct_columns = false;
+};
+PrunedShape pruned_shape(const SparseColumns &m);
 
 // The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
 // memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).

@@ -5,6 +5,7 @@
 //   direct_tiles.cu  the DIRECT method's column sums (one tile of spectrum rows) and the fold into output rows
 //   bluestein.cu     the rows of an FFT-unfriendly length: chirp, kernel spectrum, pointwise product
 //   whole.cu         the whole-spectrum methods' kernels (DIRECT_ROWS row sums, DENSE scatter)
+//   pruned.cu        the PRUNED method: the nonempty rows' spectra, then the column pass from them
 //   engine.cu        the engine: plans, workspaces, method choice, the tile loop into device memory
 //   streaming.cu     host and callback outputs: double-buffered pinned copies overlapping the next tile
 #pragma once
@@ -173,6 +174,28 @@ DeviceBuffer<T> upload(const T *host, std::size_t n) {
   return d;
 }
 
+
+// pruned.cu. The PRUNED method's slots (the nonempty rows' spectra: K rows of W, the R2C rows first), their
+// nonzeros by slot, the tables and the batched in-place R2C; run_pruned writes the whole half spectrum into b
+// (direct column sums), or every row of b from the slots, empty rows as zeros, for the engine's column C2C.
+template <class Real>
+struct PrunedPass {
+  uint64_t slots = 0, fft_slots = 0;
+  bool direct_columns = false;
+  DeviceBuffer<Cplx<Real>> spectra;
+  DeviceBuffer<int32_t> slot_row, row_slot;  // row_slot: rows entries, -1 for an empty row (FFT column pass)
+  DeviceBuffer<int64_t> fft_start, direct_start;
+  DeviceBuffer<int32_t> fft_col, direct_col, direct_slot;
+  DeviceBuffer<Real> fft_weight, direct_weight;  // empty in binary mode
+  DeviceBuffer<Cplx<Real>> tw_cols_lo, tw_cols_hi, tw_rows_lo, tw_rows_hi;
+  cuda::CufftPlan row_r2c;
+  std::size_t work = 0;  // cuFFT's work area of row_r2c
+  std::size_t bytes() const;
+};
+template <class Real>
+PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream);
+template <class Real>
+void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t C, Cplx<Real> *b, cudaStream_t stream);
 
 template <class Real>
 Cplx<Real> device_twiddle(uint64_t m, uint64_t n) {

@@ -138,7 +138,7 @@ std::size_t CudaEngine<Real>::workspace_bytes() const {
          staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + row_.bytes() + weight_.bytes() + entries_.bytes() +
          tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
          row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
-         kernel_.bytes() + workspace_.bytes() + whole_work_;
+         kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
 }
 
 template <class Real>
@@ -211,6 +211,11 @@ void CudaEngine<Real>::plan_whole(spfft2d_method method) {
   long long W = static_cast<long long>(layout_.width);
   const cufftType r2c = std::is_same_v<Real, float> ? CUFFT_R2C : CUFFT_D2Z;
   const bool two_d = method == SPFFT2D_METHOD_DENSE && R >= 2 && Cn >= 2;
+  if (method == SPFFT2D_METHOD_PRUNED) {
+    pruned_ = make_pruned<Real>(*m_, stream_);
+    whole_work_ += pruned_.work;
+    if (pruned_.direct_columns) return;  // the column sums write the spectrum: no column FFT
+  }
   if (method == SPFFT2D_METHOD_DENSE) {
     long long n[2] = {R, Cn}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};
     if (two_d)
@@ -248,6 +253,7 @@ spfft2d_method CudaEngine<Real>::plan_auto_whole(spfft2d_method whole, uint64_t 
   } catch (const Error &) {
     dense_r2c_.reset();
     down_columns_.reset();
+    pruned_ = PrunedPass<Real>{};
     whole_work_ = 0;
     whole_pass_ = TilePass{};
   }
@@ -289,7 +295,9 @@ void CudaEngine<Real>::compute_tile(TilePass &p, uint64_t k) {
 template <class Real>
 void CudaEngine<Real>::compute_whole(spfft2d_method method, C *b) {
   const uint64_t R = layout_.rows, W = layout_.width;
-  if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
+  if (method == SPFFT2D_METHOD_PRUNED) {
+    run_pruned<Real>(pruned_, R, layout_.cols, b, stream_);
+  } else if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
     if (m_->has_empty_rows()) SFFT_CUDA_CHECK(cudaMemsetAsync(b, 0, R * W * sizeof(C), stream_));
     launch_row_sums<Real>(row_id_.get(), row_start_.get(), row_col_.get(), m_->binary() ? nullptr : row_weight_.get(),
                           m_->row_id.size(), tw_cols_lo_.get(), tw_cols_hi_.size() ? tw_cols_hi_.get() : nullptr,
@@ -324,6 +332,7 @@ void CudaEngine<Real>::release_workspace() {
     staging_[s].release();
     pinned_[s].release();
   }
+  pruned_ = PrunedPass<Real>{};
   dense_r2c_.reset();
   down_columns_.reset();
   workspace_.release();

@@ -108,6 +108,7 @@ class CudaEngine final : public Engine {
   CufftPlan dense_r2c_, down_columns_;
   std::size_t whole_work_ = 0;
   DeviceBuffer<C> workspace_;  // rows x width, explicit whole-spectrum methods only
+  PrunedPass<Real> pruned_;    // PRUNED's slots and plan, when it is the whole-spectrum method
 };
 
 }  // namespace sfft::spfft2d::gpu

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PRUNED method on the GPU (plan.hpp): the spectra of the nonempty rows only, in a compact buffer of K
+// rows (slots: the rows an R2C transforms first, then the rows of direct sums), then the column pass into
+// the output: direct sums over the K slots when they are few, else the slots expanded into their rows (every
+// output written once, empty rows as zeros) for the engine's in-place strided C2C down the columns.
+#include <algorithm>
+#include <vector>
+
+#include "common/checked.hpp"
+#include "spfft2d/cuda/device.cuh"
+
+namespace sfft::spfft2d::gpu {
+namespace {
+
+// Padded real rows (2W reals) of the R2C slots: real[s][col] = w for every nonzero of slot s; one block per
+// slot, its threads over the slot's nonzeros (the rows were zeroed before).
+template <class Real>
+__global__ void scatter_slots(const int64_t *__restrict__ start, const int32_t *__restrict__ col,
+                              const Real *__restrict__ weight, uint64_t slots, uint64_t padded, Real *__restrict__ real) {
+  for (uint64_t s = blockIdx.x; s < slots; s += gridDim.x)
+    for (int64_t e = start[s] + threadIdx.x; e < start[s + 1]; e += blockDim.x)
+      real[s * padded + static_cast<uint64_t>(col[e])] = weight != nullptr ? weight[e] : Real(1);
+}
+
+// out[u][v] = S[slot of row u][v], or 0 for an empty row: each output element written once.
+template <class Real>
+__global__ void expand_slots(const Cplx<Real> *__restrict__ spectra, const int32_t *__restrict__ row_slot, uint64_t R,
+                             uint64_t W, Cplx<Real> *__restrict__ out) {
+  const uint64_t v = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= W) return;
+  for (uint64_t u = blockIdx.y; u < R; u += gridDim.y) {
+    const int32_t s = row_slot[u];
+    out[u * W + v] = s >= 0 ? spectra[static_cast<uint64_t>(s) * W + v] : Cplx<Real>{Real(0), Real(0)};
+  }
+}
+
+// out[u][v] = sum_s S[s][v] e^{-2 pi i row_s u / R} over the K slots (few: PrunedShape::direct_columns).
+template <class Real>
+__global__ void slot_column_sums(const Cplx<Real> *__restrict__ spectra, const int32_t *__restrict__ slot_row,
+                                 uint64_t K, DeviceTwiddles<Real> tw, Modulus R, uint64_t W,
+                                 Cplx<Real> *__restrict__ out) {
+  const uint64_t v = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= W) return;
+  for (uint64_t u = blockIdx.y; u < R.n; u += gridDim.y) {
+    Cplx<Real> acc{Real(0), Real(0)};
+    for (uint64_t s = 0; s < K; ++s) {
+      const Cplx<Real> t = tw(R(static_cast<uint64_t>(slot_row[s]) * u));
+      const Cplx<Real> x = spectra[s * W + v];
+      acc.x = fma(x.x, t.x, fma(-x.y, t.y, acc.x));
+      acc.y = fma(x.x, t.y, fma(x.y, t.x, acc.y));
+    }
+    out[u * W + v] = acc;
+  }
+}
+
+dim3 rows_grid(uint64_t W, uint64_t R, unsigned block) {
+  return dim3(static_cast<unsigned>((W + block - 1) / block), static_cast<unsigned>(std::min<uint64_t>(R, 65535)));
+}
+
+}  // namespace
+
+template <class Real>
+PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
+  using C = Cplx<Real>;
+  PrunedPass<Real> p;
+  const PrunedShape shape = pruned_shape(m);
+  const uint64_t K = m.row_id.size(), W = m.cols / 2 + 1;
+  p.slots = K;
+  p.fft_slots = shape.fft_rows;
+  p.direct_columns = shape.direct_columns;
+  // Slots: the R2C rows first (one batched plan over them), then the direct rows, each in row order.
+  std::vector<int32_t> slot_row, row_slot(m.rows, -1), direct_slot;
+  std::vector<int64_t> fft_start{0}, direct_start{0};
+  std::vector<int32_t> fft_col, direct_col;
+  std::vector<Real> fft_weight, direct_weight;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t j = 0; j < K; ++j) {
+      if ((shape.fft_row[j] != 0) != (pass == 0)) continue;
+      const auto slot = static_cast<int32_t>(slot_row.size());
+      slot_row.push_back(m.row_id[j]);
+      row_slot[static_cast<std::size_t>(m.row_id[j])] = slot;
+      auto &col = pass == 0 ? fft_col : direct_col;
+      auto &weight = pass == 0 ? fft_weight : direct_weight;
+      for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e) {
+        col.push_back(m.row_col[static_cast<std::size_t>(e)]);
+        if (!m.binary()) weight.push_back(static_cast<Real>(m.row_weight[static_cast<std::size_t>(e)]));
+      }
+      (pass == 0 ? fft_start : direct_start).push_back(static_cast<int64_t>(col.size()));
+      if (pass == 1) direct_slot.push_back(slot);
+    }
+  p.spectra.allocate(checked_mul(std::max<uint64_t>(K, 1), W, "PRUNED row spectra"));
+  p.slot_row = upload(slot_row.data(), slot_row.size());
+  if (!p.direct_columns) p.row_slot = upload(row_slot.data(), row_slot.size());
+  p.fft_start = upload(fft_start.data(), fft_start.size());
+  p.fft_col = upload(fft_col.data(), fft_col.size());
+  p.fft_weight = upload(fft_weight.data(), fft_weight.size());
+  p.direct_slot = upload(direct_slot.data(), direct_slot.size());
+  p.direct_start = upload(direct_start.data(), direct_start.size());
+  p.direct_col = upload(direct_col.data(), direct_col.size());
+  p.direct_weight = upload(direct_weight.data(), direct_weight.size());
+  auto cols_tw = make_twiddles<Real>(m.cols);
+  p.tw_cols_lo = upload(reinterpret_cast<const C *>(cols_tw.lo.data()), cols_tw.lo.size());
+  p.tw_cols_hi = upload(reinterpret_cast<const C *>(cols_tw.hi.data()), cols_tw.hi.size());
+  if (p.direct_columns) {
+    auto rows_tw = make_twiddles<Real>(m.rows);
+    p.tw_rows_lo = upload(reinterpret_cast<const C *>(rows_tw.lo.data()), rows_tw.lo.size());
+    p.tw_rows_hi = upload(reinterpret_cast<const C *>(rows_tw.hi.data()), rows_tw.hi.size());
+  }
+  if (p.fft_slots > 0) {
+    // In place in the slots' rows: 2W padded reals in, W complex out (cuFFT's in-place R2C layout).
+    long long n = static_cast<long long>(m.cols), in_embed = 2 * static_cast<long long>(W),
+              out_embed = static_cast<long long>(W);
+    const cufftType r2c = std::is_same_v<Real, float> ? CUFFT_R2C : CUFFT_D2Z;
+    p.row_r2c.make_many(1, &n, &in_embed, 1, in_embed, &out_embed, 1, out_embed, r2c,
+                        static_cast<long long>(p.fft_slots));
+    p.row_r2c.set_stream(stream);
+    SFFT_CUFFT_CHECK(cufftGetSize(p.row_r2c.get(), &p.work));
+  }
+  return p;
+}
+
+template <class Real>
+std::size_t PrunedPass<Real>::bytes() const {
+  return spectra.bytes() + slot_row.bytes() + row_slot.bytes() + fft_start.bytes() + fft_col.bytes() +
+         fft_weight.bytes() + direct_slot.bytes() + direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() +
+         tw_cols_lo.bytes() + tw_cols_hi.bytes() + tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
+}
+
+template <class Real>
+void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *b, cudaStream_t stream) {
+  using C = Cplx<Real>;
+  const uint64_t W = Cn / 2 + 1;
+  if (p.slots == 0) {
+    SFFT_CUDA_CHECK(cudaMemsetAsync(b, 0, R * W * sizeof(C), stream));
+    return;
+  }
+  C *spectra = p.spectra.get();
+  if (p.fft_slots > 0) {
+    Real *real = reinterpret_cast<Real *>(spectra);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(spectra, 0, p.fft_slots * W * sizeof(C), stream));
+    scatter_slots<Real><<<static_cast<unsigned>(std::min<uint64_t>(p.fft_slots, 65535)), 128, 0, stream>>>(
+        p.fft_start.get(), p.fft_col.get(), p.fft_weight.size() ? p.fft_weight.get() : nullptr, p.fft_slots, 2 * W,
+        real);
+    SFFT_CUDA_CHECK_LAUNCH();
+    if constexpr (std::is_same_v<Real, float>)
+      SFFT_CUFFT_CHECK(cufftExecR2C(p.row_r2c.get(), real, reinterpret_cast<cufftComplex *>(spectra)));
+    else
+      SFFT_CUFFT_CHECK(cufftExecD2Z(p.row_r2c.get(), real, reinterpret_cast<cufftDoubleComplex *>(spectra)));
+  }
+  // The direct rows write their slots (row_id = the destination slot).
+  launch_row_sums<Real>(p.direct_slot.get(), p.direct_start.get(), p.direct_col.get(),
+                        p.direct_weight.size() ? p.direct_weight.get() : nullptr, p.slots - p.fft_slots,
+                        p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr, Cn, W, spectra,
+                        stream);
+  constexpr unsigned block = 256;
+  if (p.direct_columns) {
+    DeviceTwiddles<Real> tw{p.tw_rows_lo.get(), p.tw_rows_hi.size() ? p.tw_rows_hi.get() : nullptr};
+    slot_column_sums<Real><<<rows_grid(W, R, block), block, 0, stream>>>(spectra, p.slot_row.get(), p.slots, tw,
+                                                                         Modulus(R), W, b);
+  } else {
+    expand_slots<Real><<<rows_grid(W, R, block), block, 0, stream>>>(spectra, p.row_slot.get(), R, W, b);
+  }
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template PrunedPass<float> make_pruned<float>(const SparseColumns &, cudaStream_t);
+template PrunedPass<double> make_pruned<double>(const SparseColumns &, cudaStream_t);
+template struct PrunedPass<float>;
+template struct PrunedPass<double>;
+template void run_pruned<float>(const PrunedPass<float> &, uint64_t, uint64_t, Cplx<float> *, cudaStream_t);
+template void run_pruned<double>(const PrunedPass<double> &, uint64_t, uint64_t, Cplx<double> *, cudaStream_t);
+
+}  // namespace sfft::spfft2d::gpu

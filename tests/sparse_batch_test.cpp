@@ -313,8 +313,7 @@ TEST_F(SparseBatchArguments, ZeroBatchAndNullPointers) {
             SFFT_ERROR_INVALID_ARGUMENT);
   // All capacities 0: NULL outputs are fine, and counts receive the numbers found.
   std::fill(counts.begin(), counts.end(), 0);
-  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, nullptr, nullptr, 0, counts.data()),
-            SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sfft_exec_batch(plan, batch, x.data(), n, nullptr, nullptr, 0, counts.data()), SFFT_ERROR_INVALID_ARGUMENT);
   for (uint64_t c : counts) EXPECT_EQ(c, k);
   EXPECT_TRUE(mentions("signal 0: capacity counts[0] = 0 is smaller than the 8 coefficients found"))
       << sfft_last_error();
@@ -337,7 +336,8 @@ TEST_F(SparseBatchArguments, OverlappingOutputs) {
 TEST_F(SparseBatchArguments, CapacityTooSmallForOneSignal) {
   counts[3] = 5;
   EXPECT_EQ(exec(batch), SFFT_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(mentions("signal 3: capacity counts[3] = 5 is smaller than the 8 coefficients found")) << sfft_last_error();
+  EXPECT_TRUE(mentions("signal 3: capacity counts[3] = 5 is smaller than the 8 coefficients found"))
+      << sfft_last_error();
   for (uint64_t s = 0; s < batch; ++s) {
     EXPECT_EQ(counts[s], k) << "counts[] holds the numbers found";
     for (uint64_t i = 0; i < k; ++i) {

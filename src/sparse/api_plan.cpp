@@ -103,8 +103,8 @@ void Plan::reserve_batch(std::size_t batch) {
   workers_ = std::move(grown);
 }
 
-void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs, void *values,
-                      uint64_t out_dist, uint64_t *counts) {
+void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs, void *values, uint64_t out_dist,
+                      uint64_t *counts) {
   const std::size_t signals = to_size(batch, "batch");
   const std::size_t n = static_cast<std::size_t>(design_.geom.n);
   const std::size_t value_size = double_ ? 16 : 8;
@@ -117,13 +117,14 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
   for (std::size_t i = 0; i < signals; ++i) largest = std::max(largest, counts[i]);
   if (signals > 1) {
     for (std::size_t i = 0; i < signals; ++i)
-      require(counts[i] <= out_dist, "counts[", i, "] = ", counts[i], " exceeds out_dist = ", out_dist,
-              ": signal ", i, "'s outputs would overlap signal ", i + 1, "'s (out_dist >= every capacity; k = ", k_,
+      require(counts[i] <= out_dist, "counts[", i, "] = ", counts[i], " exceeds out_dist = ", out_dist, ": signal ", i,
+              "'s outputs would overlap signal ", i + 1, "'s (out_dist >= every capacity; k = ", k_,
               " always suffices)");
   }
   if (largest > 0) {
-    const std::size_t span = checked_add(checked_mul(signals - 1, to_size(out_dist, "out_dist"), "(batch - 1) * out_dist"),
-                                         to_size(largest, "counts[i]"), "the output extent");
+    const std::size_t span =
+        checked_add(checked_mul(signals - 1, to_size(out_dist, "out_dist"), "(batch - 1) * out_dist"),
+                    to_size(largest, "counts[i]"), "the output extent");
     const auto f0 = reinterpret_cast<std::uintptr_t>(freqs), v0 = reinterpret_cast<std::uintptr_t>(values);
     const std::size_t f_bytes = checked_mul(span, sizeof(uint64_t), "the extent of freqs in bytes");
     const std::size_t v_bytes = checked_mul(span, value_size, "the extent of values in bytes");
@@ -175,7 +176,8 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
         failed_at[w] = static_cast<std::size_t>(i);
       }
     }
-    const auto first = static_cast<std::size_t>(std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin());
+    const auto first =
+        static_cast<std::size_t>(std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin());
     if (failed_at[first] < signals) {
       try {
         std::rethrow_exception(failure[first]);

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA backend of the sparse FFT: the engine (plan-time setup, the exec sequence, the captured graph); the
+// stages live in units of their own (README.md). A few thousand buckets make every step after the fold
+// latency-bound (the fold's random sample reads dominate only at the largest n), so the design minimises
+// dependent steps:
+//  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;
+//    consecutive outputs in a warp read consecutive window taps; no atomics.
+//  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
+//    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
+//    results are scaled back as they are written.
+//  - one batched cuFFT call transforms every hashing.
+//  - EXACT: one kernel per location loop decodes its buckets (bucket_math.hpp, shared with the CPU) and
+//    subtracts each coefficient found from the hashings of all later loops at once (four lanes per
+//    (bucket, later loop) share its checks, estimate and subtractions; the decode is repeated per later
+//    loop rather than staged through memory and a second launch).
+//  - ROBUST: per pass, one kernel decodes every location loop and votes, one selects the candidates, and
+//    one estimates (median over loops) and one subtracts per refinement round, a warp per candidate and
+//    a lane per loop.
+//  - ROBUST comb pre-pass (option): a gather kernel (device input) or the CPU (host input) takes the strided
+//    samples, one batched cuFFT call transforms them, a histogram + split + radix select (no sort) approves
+//    the residues of each comb loop's largest bins in a W-bit bitmap that vote_kernel consults.
+//  - duplicates merge and votes count in an open-addressing hash table keyed by frequency (sized for the
+//    worst case, never n-sized); its claimed slots are listed, ranked and reset by the next exec's first
+//    kernel (the fold), so it needs no per-exec memset.
+//  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (O(m^2) comparisons
+//    for m entries from shared memory, spread over m/32 blocks of 32 warps: one short step while m is
+//    small enough to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort.
+// Everything after the fold is one CUDA graph on the plan's stream; its own kernels are programmatic
+// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. Each
+// kernel is a short chain of dependent global-memory round trips (~0.4 us each on the H100), so loads
+// that do not depend on one another are issued together. The last block of the top-k step fills device
+// outputs (their pointers reach the graph through a descriptor the fold writes) and writes the result
+// header into mapped pinned memory, so sfft_exec launches three kernels and the graph and synchronises once.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+#include <utility>
+#include <vector>
+
+#include "common/backend.hpp"
+#include "sparse/cuda/internal.cuh"
+
+namespace sfft::sparse {
+namespace {
+
+using namespace cuda_stages;
+
+// Owning cudaGraphExec_t.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  }
+  GraphExec(const GraphExec &) = delete;
+  GraphExec &operator=(const GraphExec &) = delete;
+  void instantiate(cudaGraph_t graph) {
+    if (cudaGraphInstantiate(&exec_, graph, 0) != cudaSuccess) exec_ = nullptr;
+  }
+  cudaGraphExec_t get() const noexcept { return exec_; }
+  explicit operator bool() const noexcept { return exec_ != nullptr; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+template <class Real>
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const Design &d, const Options &opts)
+      : d_(d),
+        kernel_geom_(d.geom),
+        device_(opts.device),
+        stream_(cuda::as_stream(opts.stream)),
+        threads_(opts.threads) {
+    cuda::DeviceScope scope(device_);
+    const Geometry &g = d_.geom;
+    const bool robust = d_.variant == Variant::Robust;
+    hashings_ = d_.total_hashings();
+    // Distinct frequencies per exec: every bucket of every location loop, once per ROBUST pass.
+    std::size_t capacity = d_.candidate_capacity();
+    if (capacity >= static_cast<std::size_t>(INT_MAX / (2 * kRobustPasses)) || d_.total_loops() > kMaxLoops)
+      fail(SFFT_ERROR_UNSUPPORTED, "the CUDA backend handles at most ", INT_MAX / (2 * kRobustPasses),
+           " candidates and ", kMaxLoops, " loops");
+    distinct_capacity_ = robust ? static_cast<std::size_t>(kRobustPasses) * capacity : capacity;
+    // ROBUST candidates need min_votes of the location loops' finds per pass.
+    ranked_capacity_ =
+        robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / static_cast<std::size_t>(d_.min_votes))
+               : distinct_capacity_;
+    uint64_t table_size = 2;
+    while (table_size < 2 * distinct_capacity_) table_size *= 2;
+
+    std::vector<Real> window(d_.window.begin(), d_.window.end());
+    std::vector<Real> far_window(d_.far_window.begin(), d_.far_window.end());
+    std::vector<FoldJob> jobs;
+    // A job takes a loop's reference and every hashing of that loop whose shift is at most T (each costs
+    // its shift in extra reads instead of 2T + 1 of its own); the other hashings get jobs of their own.
+    const uint64_t share_limit = static_cast<uint64_t>(d_.half_taps);
+    for (int loop = 0; loop < d_.total_loops(); ++loop) {
+      std::size_t first = d_.first_hashing(loop);
+      int per_loop = loop < d_.location_loops ? g.hashings_per_loop : 1;
+      std::vector<std::pair<uint64_t, unsigned>> shared, alone;  // (shift, hashing)
+      for (int j = 0; j < per_loop; ++j) {
+        uint64_t shift = hashing_shift(g, j);
+        auto &into = j == 0 || (shift <= share_limit && shared.size() < kJobHashings) ? shared : alone;
+        into.push_back({shift, static_cast<unsigned>(first + static_cast<std::size_t>(j))});
+      }
+      std::sort(shared.begin(), shared.end());
+      auto add_job = [&](const std::vector<std::pair<uint64_t, unsigned>> &members) {
+        FoldJob job{};
+        job.base = hashing_base(d_, members[0].second);
+        job.sigma = d_.loops[static_cast<std::size_t>(loop)].sigma;
+        job.count = static_cast<int>(members.size());
+        for (int c = 0; c < job.count; ++c) {
+          job.shift[c] = members[static_cast<std::size_t>(c)].first - members[0].first;
+          job.hashing[c] = members[static_cast<std::size_t>(c)].second;
+        }
+        job.far = members.size() == 1 && d_.uses_far_window(members[0].second) ? 1 : 0;
+        jobs.push_back(job);
+      };
+      add_job(shared);
+      for (const auto &member : alone) add_job({member});
+    }
+    jobs_count_ = jobs.size();
+    std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
+    for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
+
+    window_.allocate(window.size());
+    far_window_.allocate(std::max<std::size_t>(far_window.size(), 1));
+    upload_response(kernel_geom_.response, d_.response_table, response_);
+    upload_response(kernel_geom_.far_response, d_.far_response_table, far_response_);
+    jobs_.allocate(jobs_count_);
+    loops_.allocate(d_.loops.size());
+    first_hashing_.allocate(first.size());
+    energy_.allocate(first.size());
+    host_energy_.allocate(first.size());
+    z_.allocate(hashings_ * g.buckets);
+    keys_.allocate(table_size);
+    value_.allocate(table_size);
+    slots_.allocate(distinct_capacity_);
+    if (robust) {
+      applied_.allocate(table_size);
+      votes_.allocate(static_cast<std::size_t>(kRobustPasses) * table_size);
+      is_candidate_.allocate(table_size);
+      candidates_.allocate(ranked_capacity_);
+    }
+    table_ = Table{keys_.get(),  value_.get(),      applied_.get(), votes_.get(),       is_candidate_.get(),
+                   slots_.get(), candidates_.get(), table_size,     log2_of(table_size)};
+    res_freq_.allocate(d_.k);
+    res_val_.allocate(d_.k);
+    counters_.allocate(1);
+    result_host_.allocate(1);
+    SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
+    outputs_.allocate(1);
+    outputs_host_.allocate(1);
+    host_fold_.allocate(hashings_ * g.buckets);
+
+    SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, table_size * sizeof(uint64_t), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(value_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
+    if (robust) {
+      SFFT_CUDA_CHECK(cudaMemsetAsync(applied_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
+      SFFT_CUDA_CHECK(cudaMemsetAsync(votes_.get(), 0, kRobustPasses * table_size * sizeof(unsigned), stream_));
+      SFFT_CUDA_CHECK(cudaMemsetAsync(is_candidate_.get(), 0, table_size * sizeof(unsigned), stream_));
+    }
+    SFFT_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, sizeof(Counters), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(energy_.get(), 0, first.size() * sizeof(double), stream_));
+    if (ranked_capacity_ > kRankLimit) {
+      iota_.allocate(ranked_capacity_);
+      mag_keys_.allocate(ranked_capacity_);
+      sorted_mags_.allocate(ranked_capacity_);
+      rank_order_.allocate(ranked_capacity_);
+      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_temp_bytes_, mag_keys_.get(),
+                                                                sorted_mags_.get(), iota_.get(), rank_order_.get(),
+                                                                static_cast<int>(ranked_capacity_), 0, 64, stream_));
+      sort_temp_.allocate(sort_temp_bytes_);
+      launch_iota(iota_.get(), ranked_capacity_, stream_);
+    }
+
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(window_.get(), window.data(), window.size() * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+    if (!far_window.empty())
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(far_window_.get(), far_window.data(), far_window.size() * sizeof(Real),
+                                      cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(jobs_.get(), jobs.data(), jobs_count_ * sizeof(FoldJob), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(loops_.get(), d_.loops.data(), d_.loops.size() * sizeof(LoopParams),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(first_hashing_.get(), first.data(), first.size() * sizeof(std::size_t),
+                                    cudaMemcpyHostToDevice, stream_));
+
+    long long b = static_cast<long long>(g.buckets);
+    fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
+                   static_cast<long long>(hashings_));
+    fft_.set_stream(stream_);
+    if (d_.comb_loops > 0) setup_comb();
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above die with this scope
+    capture_pipeline();
+  }
+
+  std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
+    cuda::DeviceScope scope(device_);
+    const Geometry &g = kernel_geom_;
+    // Device (or managed) outputs are filled by the graph's last kernel; host outputs after the synchronisation.
+    const bool device_outputs =
+        capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
+    // unscale: set by normalise_kernel (device input) or below (host input).
+    ExecOutputs destination{freqs, values, device_outputs ? capacity : 0, 1.0};
+    if (pointer_kind(x) == PointerKind::Host) {
+      launch_reset_table(table_, kRobustPasses, counters_.get(), distinct_capacity_, stream_);
+      // Host input: fold on the CPU (it reads only the windowed samples), normalise (scale-safe magnitudes)
+      // and upload the B-sized sums.
+      auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
+      fold_hashings(d_, static_cast<const std::complex<Real> *>(x), fold, threads_);
+      destination.unscale = std::ldexp(1.0, -normalise(fold, hashings_ * g.buckets));
+      *outputs_host_.get() = destination;
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice, stream_));
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(z_.get(), host_fold_.get(), hashings_ * g.buckets * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+      if (d_.floor_relative > 0) {
+        for (int l = 0; l < d_.location_loops; ++l) {
+          const Cplx<Real> *ref = host_fold_.get() + d_.first_hashing(l) * g.buckets;
+          double e = 0;
+          for (uint64_t b = 0; b < g.buckets; ++b) e += cabs2(widen(ref[b]));
+          host_energy_.get()[l] = e;
+        }
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), d_.location_loops * sizeof(double),
+                                        cudaMemcpyHostToDevice, stream_));
+      }
+    } else {
+      std::size_t outputs = jobs_count_ * g.buckets;
+      launch_fold<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(),
+                        jobs_.get(), outputs, d_.half_taps, d_.far_half_taps, g, z_.get(), counters_.get(), destination,
+                        outputs_.get(), table_, kRobustPasses, stream_);
+      launch_normalise<Real>(z_.get(), hashings_ * g.buckets, g, d_.location_loops, d_.floor_relative > 0,
+                             energy_.get(), counters_.get(), outputs_.get(), stream_);
+    }
+    if (d_.comb_loops > 0) gather_comb_samples(x);
+    if (graph_) {
+      SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
+    } else {
+      enqueue_pipeline(stream_);
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const Result r = *result_host_.get();
+    unresolved_ = r.unresolved;
+    if (r.nonfinite != 0)
+      fail(SFFT_ERROR_INVALID_ARGUMENT,
+           "x holds non-finite values (NaN or Inf) among the samples read, or values "
+           "so large that the windowed sums overflow");
+    if (!device_outputs && r.count > 0 && r.count <= capacity) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(freqs, res_freq_.get(), r.count * sizeof(uint64_t), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(values, res_val_.get(), r.count * sizeof(Cplx<Real>), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    return r.count;
+  }
+
+  std::size_t unresolved() const override { return unresolved_; }
+
+ private:
+  // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
+  void upload_response(ResponseFit &fit, const std::shared_ptr<const HostVector<double>> &table,
+                       cuda::DeviceBuffer<double> &device_table) {
+    if (!table) return;
+    device_table.allocate(table->size());
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(device_table.get(), table->data(), table->size() * sizeof(double),
+                                    cudaMemcpyHostToDevice, stream_));
+    fit.coeffs = device_table.get();
+  }
+
+  // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
+  // header; its last block also resets the table and fills device outputs. Launch-bound, so
+  // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
+  void enqueue_pipeline(cudaStream_t s) {
+    const Geometry &g = kernel_geom_;
+    fft_.set_stream(s);
+    cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
+
+    const unsigned *ranked = table_.slots;
+    const unsigned *ranked_count = &counters_.get()->distinct;
+    if (d_.variant == Variant::Exact) {
+      for (int l = 0; l < d_.location_loops; ++l)
+        launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
+                          l, d_.location_loops - 1 - l, g, table_, counters_.get(), s);
+    } else {
+      ranked = table_.candidates;
+      ranked_count = &counters_.get()->candidates;
+      const unsigned refine_blocks = std::min(blocks_for(ranked_capacity_, kWarpsPerBlock), kRefineBlocks);
+      if (d_.comb_loops > 0) enqueue_comb_select(s);
+      const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
+      for (int pass = 0; pass < kRobustPasses; ++pass) {
+        launch_vote<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.location_loops,
+                          pass, g, table_, counters_.get(), approved, d_.comb_width - 1, s);
+        launch_select(table_, pass, d_.min_votes, counters_.get(), distinct_capacity_, s);
+        for (int round = 0; round < kRefineRounds; ++round)
+          launch_refine_round<Real>(power_of_two(), refine_blocks, table_, counters_.get(), z_.get(), loops_.get(),
+                                    first_hashing_.get(), d_.location_loops, d_.total_loops(), g, s);
+      }
+    }
+    if (ranked_capacity_ <= kRankLimit) {
+      // The list is typically about k long (its capacity, every bucket of every loop, is several times
+      // that): a grid sized for 2k entries ranks it in one tile per block without launching blocks that
+      // only wait to finish; longer lists are still ranked, a few tiles per block.
+      const unsigned rank_grid = std::min({blocks_for(ranked_capacity_, kRankTile), kRankGrid,
+                                           std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
+      launch_rank<Real>(rank_grid, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
+                        finish(), s);
+    } else {
+      launch_magnitudes<Real>(ranked, ranked_count, ranked_capacity_, table_, mag_keys_.get(), s);
+      std::size_t temp = sort_temp_bytes_;
+      SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(sort_temp_.get(), temp, mag_keys_.get(),
+                                                                sorted_mags_.get(), iota_.get(), rank_order_.get(),
+                                                                static_cast<int>(ranked_capacity_), 0, 64, s));
+      launch_gather<Real>(sorted_mags_.get(), rank_order_.get(), ranked, table_, d_.k, res_freq_.get(), res_val_.get(),
+                          counters_.get(), finish(), s);
+    }
+  }
+
+  // Captures enqueue_pipeline into graph_ on a private stream (the caller's may be the legacy default
+  // stream, which cannot be captured). Leaves graph_ empty if this driver/cuFFT cannot capture it.
+  void capture_pipeline() {
+    cudaStream_t capture = nullptr;
+    SFFT_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+    cudaGraph_t graph = nullptr;
+    bool captured = false;
+    if (cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      try {
+        enqueue_pipeline(capture);
+        captured = true;
+      } catch (const Error &) {
+        captured = false;  // fall back to direct launches
+      }
+      if (cudaStreamEndCapture(capture, &graph) != cudaSuccess) captured = false;
+    }
+    if (captured && graph != nullptr) graph_.instantiate(graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cudaStreamDestroy(capture);
+    (void)cudaGetLastError();
+    fft_.set_stream(stream_);
+    if (comb_fft_) comb_fft_.set_stream(stream_);
+  }
+
+  // ---- ROBUST comb pre-pass (d_.comb_loops > 0): the samples are gathered per exec (on the CPU for host
+  // input, like the fold), their W-point FFTs and the approval run at the start of the ROBUST pipeline.
+  void setup_comb() {
+    const std::size_t samples = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
+    comb_offsets_.allocate(d_.comb_offsets.size());
+    comb_z_.allocate(samples);
+    host_comb_.allocate(samples);
+    approved_words_ = (d_.comb_width + 31) / 32;
+    approved_.allocate(approved_words_);
+    comb_histogram_.allocate(static_cast<std::size_t>(d_.comb_loops) * kCombDigits);
+    comb_list_.allocate(samples);
+    comb_list_count_.allocate(static_cast<std::size_t>(d_.comb_loops));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_offsets_.get(), d_.comb_offsets.data(),
+                                    d_.comb_offsets.size() * sizeof(uint64_t), cudaMemcpyHostToDevice, stream_));
+    long long w = static_cast<long long>(d_.comb_width);
+    comb_fft_.make_many(1, &w, nullptr, 1, w, nullptr, 1, w, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
+                        static_cast<long long>(d_.comb_loops));
+    comb_fft_.set_stream(stream_);
+  }
+
+  void gather_comb_samples(const void *x) {
+    const std::size_t samples = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
+    if (pointer_kind(x) == PointerKind::Host) {
+      auto *comb = reinterpret_cast<std::complex<Real> *>(host_comb_.get());
+      gather_comb(d_, static_cast<const std::complex<Real> *>(x), comb);
+      normalise(comb, samples);  // the ranking needs no unscale
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_z_.get(), host_comb_.get(), samples * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+      return;
+    }
+    launch_comb_gather<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), comb_offsets_.get(), d_.comb_width,
+                             d_.comb_stride(), d_.comb_loops, kernel_geom_, comb_z_.get(), counters_.get(), stream_);
+  }
+
+  // Part of the captured pipeline: clear the bitmap and the selection's counts, transform every comb loop,
+  // approve the largest bins (comb.cu).
+  void enqueue_comb_select(cudaStream_t s) {
+    const auto loops = static_cast<std::size_t>(d_.comb_loops);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(approved_.get(), 0, approved_words_ * sizeof(uint32_t), s));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(comb_histogram_.get(), 0, loops * kCombDigits * sizeof(unsigned), s));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(comb_list_count_.get(), 0, loops * sizeof(unsigned), s));
+    comb_fft_.set_stream(s);
+    cuda::exec_c2c(comb_fft_, cufft_ptr(comb_z_.get()), cufft_ptr(comb_z_.get()), CUFFT_FORWARD);
+    launch_comb_select<Real>(comb_z_.get(), d_.comb_width, d_.comb_keep, d_.comb_loops, comb_histogram_.get(),
+                             approved_.get(), comb_list_.get(), comb_list_count_.get(), counters_.get(), s);
+  }
+
+  bool power_of_two() const { return d_.geom.mask != 0; }
+
+  Finish<Real> finish() const {
+    return Finish<Real>{energy_.get(),   d_.location_loops, outputs_.get(),
+                        res_freq_.get(), res_val_.get(),    result_mapped_};
+  }
+
+  static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
+  static cufftDoubleComplex *cufft_ptr(Cplx<double> *p) { return reinterpret_cast<cufftDoubleComplex *>(p); }
+
+  Design d_;              // host-side: its geometry's response fits stay in host memory
+  Geometry kernel_geom_;  // d_.geom with the response fits in device memory (response_): for kernels only
+  int device_;
+  cudaStream_t stream_;
+  int threads_;
+  std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
+  cuda::DeviceBuffer<Real> window_, far_window_;
+  cuda::DeviceBuffer<double> response_, far_response_;  // kernel_geom_'s response fits point here
+  cuda::DeviceBuffer<FoldJob> jobs_;
+  cuda::DeviceBuffer<LoopParams> loops_;
+  cuda::DeviceBuffer<std::size_t> first_hashing_;
+  cuda::DeviceBuffer<double> energy_;  // per location loop: energy of its reference hashing (sets the floor)
+  cuda::PinnedBuffer<double> host_energy_;
+  cuda::DeviceBuffer<Cplx<Real>> z_;
+  cuda::DeviceBuffer<uint64_t> keys_;
+  cuda::DeviceBuffer<Cplx<double>> value_, applied_;
+  cuda::DeviceBuffer<unsigned> votes_, is_candidate_, slots_, candidates_;
+  Table table_{};
+  cuda::DeviceBuffer<unsigned> iota_, rank_order_;
+  cuda::DeviceBuffer<unsigned long long> mag_keys_, sorted_mags_;
+  cuda::DeviceBuffer<unsigned char> sort_temp_;
+  cuda::DeviceBuffer<uint64_t> res_freq_;
+  cuda::DeviceBuffer<Cplx<Real>> res_val_;
+  cuda::DeviceBuffer<Counters> counters_;
+  cuda::PinnedBuffer<Result> result_host_;
+  Result *result_mapped_ = nullptr;  // result_host_ as the device writes it
+  cuda::DeviceBuffer<ExecOutputs> outputs_;
+  cuda::PinnedBuffer<ExecOutputs> outputs_host_;
+  cuda::PinnedBuffer<Cplx<Real>> host_fold_;
+  cuda::CufftPlan fft_;
+  // ROBUST comb pre-pass (empty when off).
+  cuda::DeviceBuffer<uint64_t> comb_offsets_;
+  cuda::DeviceBuffer<Cplx<Real>> comb_z_;
+  cuda::PinnedBuffer<Cplx<Real>> host_comb_;
+  cuda::DeviceBuffer<uint32_t> approved_;  // bit r: residue r approved by some comb loop
+  std::size_t approved_words_ = 0;
+  cuda::DeviceBuffer<unsigned> comb_histogram_, comb_list_count_;  // selection: top-digit counts, listed keys
+  cuda::DeviceBuffer<uint64_t> comb_list_;
+  cuda::CufftPlan comb_fft_;
+  std::size_t unresolved_ = 0;
+  GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision) {
+  require_cuda_device(opts);
+  if (double_precision) return std::make_unique<CudaEngine<double>>(d, opts);
+  return std::make_unique<CudaEngine<float>>(d, opts);
+}
+
+}  // namespace sfft::sparse

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sparse FFT, CUDA: the window-fold of every hashing from device input, the normalisation that follows it
+// (scale-safe magnitudes and the floors' energies), and the table reset that starts a host-input exec.
+#include "sparse/cuda/internal.cuh"
+
+namespace sfft::sparse::cuda_stages {
+namespace {
+
+__global__ void reset_table_kernel(Table t, int passes, const Counters *counters) {
+  reset_stale_slots(t, passes, counters, blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                    static_cast<std::size_t>(gridDim.x) * blockDim.x);
+}
+
+template <class Real>
+__device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
+  re += w * v.re;
+  im += w * v.im;
+}
+
+// z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
+// consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
+// slice-th tap. The largest component's exponent goes to counters->fold_exponent for normalise_kernel.
+template <class Real, bool kPowerOfTwo>
+__global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
+    fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
+                const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
+                int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
+                Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes) {
+  __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
+  specialise<kPowerOfTwo>(g);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
+  constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
+  reset_stale_slots(table, passes, counters,
+                    blockIdx.x * static_cast<std::size_t>(kFoldThreads) + threadIdx.y * kFoldOutputs + threadIdx.x,
+                    static_cast<std::size_t>(gridDim.x) * kFoldThreads);
+  const std::size_t id = blockIdx.x * static_cast<std::size_t>(kFoldOutputs) + threadIdx.x;
+  const uint64_t i = mod_b(id, g);
+  const bool valid = id < outputs;
+  FoldJob job{};
+  Real re[kJobHashings] = {}, im[kJobHashings] = {};
+  if (valid) {
+    job = jobs[div_b(id, g)];
+    const Real *__restrict__ window = job.far ? far_window : main_window;
+    const int64_t half_taps = job.far ? far_half_taps : main_half_taps;
+    const uint64_t taps = 2 * static_cast<uint64_t>(half_taps) + 1;
+    const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
+    uint64_t p = mod_b(i + static_cast<uint64_t>(half_taps), g) + threadIdx.y * g.buckets;
+    uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g);
+    const uint64_t p_step = g.buckets * kFoldSlices;
+    const uint64_t step = mul_mod(job.sigma, p_step, g);
+    if (job.count == 1) {
+#pragma unroll 4
+      for (; p < taps; p += p_step) {
+        add_tap(window[p], x[index], re[0], im[0]);
+        index = advance_index(index, step, g);
+      }
+    } else {
+#pragma unroll 2
+      for (; p < end; p += p_step) {
+        Cplx<Real> v = x[index];
+#pragma unroll
+        for (int c = 0; c < kJobHashings; ++c) {
+          uint64_t tap = p - job.shift[c];  // wraps past taps when p < shift
+          if (c < job.count && tap < taps) add_tap(window[tap], v, re[c], im[c]);
+        }
+        index = advance_index(index, step, g);
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kJobHashings; ++c) {
+    part[2 * c][threadIdx.y][threadIdx.x] = re[c];
+    part[2 * c + 1][threadIdx.y][threadIdx.x] = im[c];
+  }
+  __syncthreads();
+  if (threadIdx.y != 0) return;  // warp 0 (kFoldOutputs = 32) finishes
+#pragma unroll
+  for (int c = 0; c < kJobHashings; ++c) {
+    for (unsigned s = 1; s < kFoldSlices; ++s) {
+      re[c] += part[2 * c][s][threadIdx.x];
+      im[c] += part[2 * c + 1][s][threadIdx.x];
+    }
+  }
+  Real largest = 0;
+  if (valid) {
+    bool finite = true;
+#pragma unroll
+    for (int c = 0; c < kJobHashings; ++c) {
+      if (c >= job.count) break;
+      // Tap t of hashing c is the first hashing's tap t + shift[c]: bucket i - shift[c].
+      const uint64_t bucket = mod_b(i + g.buckets - mod_b(job.shift[c], g), g);
+      z[static_cast<std::size_t>(job.hashing[c]) * g.buckets + bucket] = {re[c], im[c]};
+      finite = finite && isfinite(re[c]) && isfinite(im[c]);
+      largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
+    }
+    if (!finite) atomicOr(&counters->nonfinite, 1u);
+  }
+  const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // warp 0 (kFoldOutputs = 32)
+  if (threadIdx.x == 0 && exponent != 0) atomicMax(&counters->fold_exponent, exponent);
+}
+
+// Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
+// 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
+// (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
+// only when the floor uses it), and the unscale for the results into this exec's outputs.
+template <class Real>
+__global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
+                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot) {
+  const int shift = normalising_shift<Real>(counters->fold_exponent);
+  const Real factor = ldexp(Real(1), shift);
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i == 0) exec_outputs_slot->unscale = ldexp(1.0, -shift);
+  double e = 0;
+  int loop = -1;  // the location loop whose reference hashing holds z[i], if any
+  if (i < count) {
+    Cplx<Real> v = z[i];
+    v.re *= factor;
+    v.im *= factor;
+    z[i] = v;
+    const std::size_t h = i / g.buckets;
+    if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop &&
+        h % g.hashings_per_loop == 0) {
+      loop = static_cast<int>(h / g.hashings_per_loop);
+      e = cabs2(widen(v));
+    }
+  }
+  if (g.buckets % 32 == 0) {  // a warp's 32 values share one hashing: one atomic per warp
+    for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+    if (threadIdx.x % 32 == 0 && loop >= 0) atomicAdd(&energy[loop], e);
+  } else if (loop >= 0) {
+    atomicAdd(&energy[loop], e);
+  }
+}
+
+}  // namespace
+
+void launch_reset_table(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
+                        cudaStream_t stream) {
+  reset_table_kernel<<<blocks_for(distinct_capacity), kBlock, 0, stream>>>(t, passes, counters);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window, const Real *far_window,
+                 const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps, int64_t far_half_taps,
+                 const Geometry &g, Cplx<Real> *z, Counters *counters, const ExecOutputs &exec_outputs,
+                 ExecOutputs *exec_outputs_slot, const Table &table, int passes, cudaStream_t stream) {
+  auto *fold = power_of_two ? fold_kernel<Real, true> : fold_kernel<Real, false>;
+  fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
+      x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
+      exec_outputs_slot, table, passes);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
+                      double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream) {
+  normalise_kernel<Real><<<blocks_for(count), kBlock, 0, stream>>>(z, count, g, location_loops, energies, energy,
+                                                                   counters, exec_outputs_slot);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template void launch_fold<float>(bool, const Cplx<float> *, const float *, const float *, const FoldJob *, std::size_t,
+                                 int64_t, int64_t, const Geometry &, Cplx<float> *, Counters *, const ExecOutputs &,
+                                 ExecOutputs *, const Table &, int, cudaStream_t);
+template void launch_normalise<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
+                                      const Counters *, ExecOutputs *, cudaStream_t);
+template void launch_fold<double>(bool, const Cplx<double> *, const double *, const double *, const FoldJob *,
+                                  std::size_t, int64_t, int64_t, const Geometry &, Cplx<double> *, Counters *,
+                                  const ExecOutputs &, ExecOutputs *, const Table &, int, cudaStream_t);
+template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
+                                       const Counters *, ExecOutputs *, cudaStream_t);
+
+}  // namespace sfft::sparse::cuda_stages

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sparse FFT, CUDA: EXACT decoding with peeling, one kernel per location loop.
+#include "sparse/cuda/internal.cuh"
+
+namespace sfft::sparse::cuda_stages {
+namespace {
+
+// EXACT, location loop `loop`: a group of kPeelLanes lanes per (target, b) decodes bucket b; a coefficient
+// found is added to the table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop
+// `loop` itself is only read, later loops only written, so no thread reads what another writes. The kernel
+// is bound by the length of one thread's FP64 chain, so the group spreads the decoder's independent parts
+// over its lanes and keeps their code convergent: every lane locates the coefficient (one atan2 per
+// stage); then each lane evaluates one filter gain (lane 0: the target loop's home bucket, lane 1: its
+// neighbour, lane 2: the estimate's own bucket) and, side by side, two roots of unity: its decode task
+// (task i < S + 1: the consistency check of hashing 1 + i, task S + 1: the estimate; lane i takes tasks
+// i, i + kPeelLanes, ...) and its first subtraction (hashing j = lane; later ones j + kPeelLanes, ...),
+// which depends on the frequency alone. Shuffles combine the checks and hand out the gains and the
+// estimate; the last lane inserts into the table while the others subtract. (One thread per (target, b)
+// doing all of it measured slower; so did a decode staged through shared memory for several targets per
+// thread.) Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose
+// count stays 0) the remaining loops return at once. EXACT plans have no far location stages, so every
+// hashing uses the main window's gains.
+template <class Real, bool kPowerOfTwo>
+__global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                            double settle_relative, int loop, int later_loops, Geometry g, Table t,
+                            Counters *counters) {
+  static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
+  specialise<kPowerOfTwo>(g);
+  cuda::wait_for_previous_kernel();
+  const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const std::size_t item = id / kPeelLanes;
+  const int lane = static_cast<int>(id % kPeelLanes);
+  constexpr int kLanes = static_cast<int>(kPeelLanes);
+  const int targets = later_loops > 0 ? later_loops : 1;
+  // Items past the end still take part in the group's shuffles (whole groups share a warp).
+  const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
+  const uint64_t b = mod_b(item, g);
+  const int target = active ? static_cast<int>(div_b(item, g)) : 0;
+  const int into = later_loops > 0 ? loop + 1 + target : loop;
+  const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
+  // Every load that does not depend on the decode is issued here, at once: each dependent global load
+  // costs a round trip (~0.4 us on the H100) on the kernel's one critical chain. The bucket's first
+  // kPeelPreloaded hashings are held in registers: all of them with S <= 2 stages (every default
+  // complex128 plan; complex64 ones while L <= 2^23).
+  const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
+  const double loop_energy = energy[loop];
+  const LoopParams lp = loops[loop];
+  const LoopParams lp_into = loops[into];
+  Cplx<double> preloaded[kPeelPreloaded];
+#pragma unroll
+  for (int j = 0; j < kPeelPreloaded; ++j)
+    preloaded[j] = j < g.hashings_per_loop ? load_bucket(z, h0 + j, b, g.buckets) : Cplx<double>{0, 0};
+  if (previous_unsettled == 0) return;
+  auto load = [&](int j) {
+    Cplx<double> v{0, 0};
+#pragma unroll
+    for (int i = 0; i < kPeelPreloaded; ++i) v = i == j ? preloaded[i] : v;  // registers, not local memory
+    return j < kPeelPreloaded ? v : load_bucket(z, h0 + j, b, g.buckets);
+  };
+  const double rms = sqrt(loop_energy);
+  const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
+  const Cplx<double> z0 = preloaded[0];
+
+  // Where the candidate lands in the target loop (bucket_math.hpp's landing() without the gains), and the
+  // three gains, a lane each.
+  const Placement into_at = placement(at.freq, lp_into, g);
+  const double gain = filter_response(lane == 0 ? into_at.home_d : lane == 1 ? into_at.neighbour_d : at.d, g);
+
+  // The lane's first decode task and first subtraction: independent roots of unity.
+  const int checks = g.stages + 1, decode_tasks = checks + 1;
+  auto decode_phase = [&](int task) {
+    return task < checks ? check_phase(at.u, task + 1, g) : estimate_phase(at.freq, lp, g);
+  };
+  auto subtraction_phase = [&](int j) { return contribution_phase(at.freq, into_at.u, lp_into, j, g); };
+  const Cplx<double> decode_root = root_of_unity(decode_phase(lane), g);
+  const Cplx<double> subtraction_root = root_of_unity(subtraction_phase(lane), g);
+
+  const double home_gain = __shfl_sync(0xffffffffu, gain, 0, kLanes);
+  const double neighbour_gain = __shfl_sync(0xffffffffu, gain, 1, kLanes);
+  const double estimate_gain = __shfl_sync(0xffffffffu, gain, 2, kLanes);
+  const double limit2 = g.consistency * g.consistency * at.mag2;
+  double mismatch2 = 0;
+  bool consistent = true;
+  Cplx<double> value{0, 0};
+  for (int task = lane; task < decode_tasks; task += kLanes) {  // one pass unless S + 2 > kPeelLanes
+    const Cplx<double> root = task == lane ? decode_root : root_of_unity(decode_phase(task), g);
+    if (task < checks) {
+      const double diff2 = mismatch2_from(z0, load(task + 1), root);
+      consistent = consistent && diff2 <= limit2;  // false for NaN
+      mismatch2 = diff2 > mismatch2 ? diff2 : mismatch2;
+    } else {
+      value = estimate_from(z0, root, estimate_gain);
+    }
+  }
+  for (unsigned step = kPeelLanes / 2; step > 0; step /= 2) {
+    consistent = __shfl_xor_sync(0xffffffffu, static_cast<int>(consistent), step, kPeelLanes) != 0 && consistent;
+    mismatch2 = fmax(mismatch2, __shfl_xor_sync(0xffffffffu, mismatch2, step, kPeelLanes));
+  }
+  const int estimate_lane = checks % kLanes;
+  value.re = __shfl_sync(0xffffffffu, value.re, estimate_lane, kLanes);
+  value.im = __shfl_sync(0xffffffffu, value.im, estimate_lane, kLanes);
+  if (!active) return;
+  const Decoded d = decoded_from(at, consistent, mismatch2, value, g);
+  if (lane == 0) {
+    if (later_loops == 0 && unexplained(z0, d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
+    if (later_loops > 0 && target == 0 && !settled(z0, d, rms, settle_relative))
+      atomicAdd(&counters->unsettled[loop], 1u);
+  }
+  if (!d.found) return;
+  if (target == 0 && lane == kLanes - 1) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
+  if (later_loops == 0) return;
+  Cplx<Real> *zl = z + static_cast<std::size_t>(into) * g.hashings_per_loop * g.buckets;
+  for (int j = lane; j < g.hashings_per_loop; j += kLanes) {
+    const Cplx<double> c = cmul(d.value, j == lane ? subtraction_root : root_of_unity(subtraction_phase(j), g));
+    Cplx<Real> *zj = zl + static_cast<std::size_t>(j) * g.buckets;
+    atomic_sub(zj + into_at.home, Cplx<double>{c.re * home_gain, c.im * home_gain});
+    atomic_sub(zj + into_at.neighbour, Cplx<double>{c.re * neighbour_gain, c.im * neighbour_gain});
+  }
+}
+
+}  // namespace
+
+template <class Real>
+void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                 double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
+                 cudaStream_t stream) {
+  const std::size_t threads = static_cast<std::size_t>(later > 0 ? later : 1) * g.buckets * kPeelLanes;
+  // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's tail
+  // saves the gap between them.
+  cuda::launch_overlapped(power_of_two ? peel_kernel<Real, true> : peel_kernel<Real, false>,
+                          blocks_for(threads, kPeelBlock), kPeelBlock, stream, z, loops, energy, floor_relative,
+                          settle_relative, loop, later, g, t, counters);
+}
+
+template void launch_peel<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int, int,
+                                 const Geometry &, const Table &, Counters *, cudaStream_t);
+template void launch_peel<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int, int,
+                                  const Geometry &, const Table &, Counters *, cudaStream_t);
+
+}  // namespace sfft::sparse::cuda_stages

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sparse FFT, CUDA: the k largest coefficients in decreasing magnitude (by counting, or by a CUB radix sort
+// for long candidate lists), written to the result or straight to device outputs; the last block finishes
+// the exec (resets the counters, publishes the result header).
+#include "sparse/cuda/internal.cuh"
+
+namespace sfft::sparse::cuda_stages {
+namespace {
+
+// Called by every thread of the top-k kernel at its end. The last block to finish (every other block has
+// read the table and written its results by then) resets the floor energies and the counters for the next
+// exec (which resets the table slots this one claimed: reset_stale_slots), copies the result to device
+// outputs when it fits their capacity and the input was finite (unless the step wrote them directly), and
+// publishes the result header. One thread per block fences, after a barrier (as cooperative groups' grid
+// sync does): the fences are cumulative over the block's writes the barrier ordered before them; a fence
+// in every thread cost the step ~1 us at 63 blocks of 1024 threads on the H100.
+template <class Real>
+__device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool written_directly) {
+  __shared__ bool last;
+  __shared__ Result r;
+  __shared__ unsigned distinct;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();  // release: the block's results before its ticket
+    last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
+    if (last) {
+      __threadfence();  // acquire: every block's results (and a clean L1) before the reads below
+      r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved)};
+      distinct = __ldcg(&counters->distinct);
+    }
+  }
+  __syncthreads();
+  if (!last) return;
+  for (int l = static_cast<int>(threadIdx.x); l < f.loops; l += static_cast<int>(blockDim.x)) f.energy[l] = 0;
+  if (!written_directly) {
+    const ExecOutputs out = *f.outputs;
+    if (r.nonfinite == 0 && r.count <= out.capacity) {
+      Cplx<Real> *values = static_cast<Cplx<Real> *>(out.values);
+      for (unsigned i = threadIdx.x; i < r.count; i += blockDim.x) {
+        out.freqs[i] = f.res_freq[i];
+        values[i] = f.res_val[i];
+      }
+    }
+  }
+  for (int l = static_cast<int>(threadIdx.x); l < kMaxLoops; l += static_cast<int>(blockDim.x))
+    counters->unsettled[l] = 0;
+  if (threadIdx.x != 0) return;
+  *f.result = r;  // visible to the host once the kernel has completed
+  counters->stale = distinct;
+  counters->distinct = 0;
+  counters->candidates = 0;
+  counters->count = 0;
+  counters->nonfinite = 0;
+  counters->unresolved = 0;
+  counters->fold_exponent = 0;
+  counters->comb_exponent = 0;
+  counters->blocks_done = 0;
+}
+
+// The device outputs the top-k step writes directly: this exec's destination when it holds k entries (so
+// any result fits) and the fold saw finite input, else none (the last block copies what fits, or the host
+// does). Read at the start of the step: the fold wrote both.
+template <class Real>
+__device__ ExecOutputs direct_outputs(const Finish<Real> &f, const Counters *counters, uint64_t k) {
+  const ExecOutputs out = *f.outputs;
+  const bool direct = out.capacity >= k && __ldcg(&counters->nonfinite) == 0;
+  return direct ? out : ExecOutputs{nullptr, nullptr, 0};
+}
+
+template <class Real>
+__device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, double unscale, uint64_t *res_freq,
+                             Cplx<Real> *res_val, const ExecOutputs &direct) {
+  const Cplx<Real> value{static_cast<Real>(v.re * unscale), static_cast<Real>(v.im * unscale)};
+  if (direct.freqs != nullptr) {
+    direct.freqs[rank] = freq;
+    static_cast<Cplx<Real> *>(direct.values)[rank] = value;
+  } else {
+    res_freq[rank] = freq;
+    res_val[rank] = value;
+  }
+}
+
+// The result's count is the largest rank written plus one: one atomic per warp (every lane calls this;
+// `written` is its rank + 1, or 0), not one per coefficient on a single address.
+__device__ void note_count(unsigned written, Counters *counters) {
+  written = __reduce_max_sync(0xffffffffu, written);
+  if (threadIdx.x % 32 == 0 && written > 0) atomicMax(&counters->count, written);
+}
+
+// Top-k by counting: entry i of the list goes to position rank(i) = #entries larger (by |value|, ties by
+// smaller frequency) if rank(i) < k and its value is nonzero; positions form 0..count-1 without gaps. A block
+// ranks kRankTile = 32 entries at a time (blocks stride over the tiles), lane L of every warp holding tile
+// entry L. The block stages up to kRankStaged list entries in shared memory at once (two per thread: their
+// loads overlap, one round trip for the lot), and each warp counts how many of its share of them are ahead
+// of each tile entry; the warps' counts are summed in shared memory. The m^2 comparisons make the step
+// issue-bound on the few SMs it occupies, so each is one FP32 compare of the keys rounded to float
+// (rounding is monotone: a larger float key is a larger key) and only float ties compare the exact keys.
+template <class Real>
+__global__ void __launch_bounds__(kRankBlock)
+    rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
+                Cplx<Real> *res_val, Counters *counters, Finish<Real> finish) {
+  constexpr unsigned kWarps = kRankBlock / 32;
+  constexpr unsigned kPerWarp = kRankStaged / kWarps;
+  static_assert(kRankTile == 32, "a tile is one warp's entries (lanes, note_count)");
+  static_assert(kRankStaged % kRankBlock == 0 && kPerWarp % 4 == 0, "whole float4 groups per warp");
+  struct Key {
+    double mag;  // |value|^2 as returned; -1 for padding (never output, ahead of nothing)
+    uint64_t freq;
+  };
+  __shared__ Key tile[kRankTile];
+  __shared__ Cplx<double> tile_value[kRankTile];
+  __shared__ Key staged[kRankStaged];
+  __shared__ __align__(16) float staged_rounded[kRankStaged];  // staged[j].mag rounded to float
+  __shared__ unsigned partial[kWarps][kRankTile];
+  cuda::wait_for_previous_kernel();
+  const unsigned m = *list_count;
+  const ExecOutputs direct = direct_outputs(finish, counters, k);
+  const double unscale = finish.outputs->unscale;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  auto load_key = [&](unsigned j, Cplx<double> *value) {
+    Key key{-1, 0};
+    if (j < m) {
+      const unsigned slot = list[j];
+      key.freq = t.keys[slot];
+      const Cplx<double> v = t.value[slot];
+      key.mag = returned_magnitude2<Real>(v);
+      if (value != nullptr) *value = v;
+    }
+    return key;
+  };
+  auto ahead_of = [](const Key &other, const Key &mine) {
+    return other.mag > mine.mag || (other.mag == mine.mag && other.freq < mine.freq);
+  };
+  for (unsigned first = blockIdx.x * kRankTile; first < m; first += gridDim.x * kRankTile) {  // block-uniform
+    if (warp == 0) {
+      Cplx<double> value{0, 0};
+      tile[lane] = load_key(first + lane, &value);
+      tile_value[lane] = value;
+    }
+    unsigned ahead = 0;                                          // for tile entry `lane`
+    for (unsigned chunk = 0; chunk < m; chunk += kRankStaged) {  // block-uniform; one chunk while m <= 2048
+      if (chunk != 0) __syncthreads();                           // the previous chunk has been read
+#pragma unroll
+      for (unsigned j = threadIdx.x; j < kRankStaged; j += kRankBlock) {
+        const Key key = load_key(chunk + j, nullptr);
+        staged[j] = key;
+        staged_rounded[j] = __double2float_rn(key.mag);
+      }
+      __syncthreads();
+      const Key mine = tile[lane];
+      const float mine_rounded = __double2float_rn(mine.mag);
+      // This warp's share of the chunk, cut at the list's end, in float4 groups.
+      const unsigned begin = warp * kPerWarp, end = min(begin + kPerWarp, m - chunk);
+      for (unsigned e = begin; e < end; e += 4) {
+        const float4 others = *reinterpret_cast<const float4 *>(&staged_rounded[e]);
+        const float other[4] = {others.x, others.y, others.z, others.w};
+#pragma unroll
+        for (unsigned q = 0; q < 4; ++q) {  // entries past `end` are padding (-1): ahead of nothing
+          ahead += other[q] > mine_rounded;
+          if (other[q] == mine_rounded) ahead += ahead_of(staged[e + q], mine);
+        }
+      }
+    }
+    partial[warp][lane] = ahead;
+    __syncthreads();
+    unsigned i = first + threadIdx.x;
+    if (warp == 0) {  // kRankTile = 32: the tile is warp 0's
+      unsigned written = 0;
+      if (i < m) {
+        unsigned rank = 0;
+        for (unsigned w = 0; w < kWarps; ++w) rank += partial[w][threadIdx.x];
+        if (rank < k && tile[lane].mag > 0) {
+          write_result(rank, tile[lane].freq, tile_value[lane], unscale, res_freq, res_val, direct);
+          written = rank + 1;
+        }
+      }
+      note_count(written, counters);
+    }
+    __syncthreads();  // the next tile overwrites tile, staged and partial
+  }
+  finish_exec(counters, finish, direct.freqs != nullptr);
+}
+
+// Top-k for long lists, step 1: sort keys (|value|^2 as returned, as double bits; 0 past the list's end).
+template <class Real>
+__global__ void magnitude_kernel(const unsigned *list, const unsigned *list_count, std::size_t list_capacity, Table t,
+                                 unsigned long long *mag_keys) {
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < list_capacity)  // non-negative doubles order like their bit patterns
+    mag_keys[i] = i < *list_count ? __double_as_longlong(returned_magnitude2<Real>(t.value[list[i]])) : 0ull;
+}
+
+// Top-k for long lists, step 3 (after the radix sort): the first k nonzero entries in sorted order.
+template <class Real>
+__global__ void gather_kernel(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list,
+                              Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
+                              Finish<Real> finish) {
+  std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const ExecOutputs direct = direct_outputs(finish, counters, k);
+  unsigned written = 0;
+  if (r < k && sorted_mags[r] != 0) {
+    unsigned slot = list[rank_order[r]];
+    write_result(r, t.keys[slot], t.value[slot], finish.outputs->unscale, res_freq, res_val, direct);
+    written = static_cast<unsigned>(r + 1);
+  }
+  note_count(written, counters);
+  finish_exec(counters, finish, direct.freqs != nullptr);
+}
+
+__global__ void iota_kernel(unsigned *v, std::size_t count) {
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < count) v[i] = static_cast<unsigned>(i);
+}
+
+}  // namespace
+
+template <class Real>
+void launch_rank(unsigned grid, const unsigned *list, const unsigned *list_count, const Table &t, uint64_t k,
+                 uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish,
+                 cudaStream_t stream) {
+  cuda::launch_overlapped(rank_kernel<Real>, grid, kRankBlock, stream, list, list_count, t, k, res_freq, res_val,
+                          counters, finish);
+}
+
+template <class Real>
+void launch_magnitudes(const unsigned *list, const unsigned *list_count, std::size_t list_capacity, const Table &t,
+                       unsigned long long *mag_keys, cudaStream_t stream) {
+  magnitude_kernel<Real>
+      <<<blocks_for(list_capacity), kBlock, 0, stream>>>(list, list_count, list_capacity, t, mag_keys);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_gather(const unsigned long long *sorted_mags, const unsigned *rank_order, const unsigned *list,
+                   const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
+                   const Finish<Real> &finish, cudaStream_t stream) {
+  gather_kernel<Real>
+      <<<blocks_for(k), kBlock, 0, stream>>>(sorted_mags, rank_order, list, t, k, res_freq, res_val, counters, finish);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+void launch_iota(unsigned *v, std::size_t count, cudaStream_t stream) {
+  iota_kernel<<<blocks_for(count), kBlock, 0, stream>>>(v, count);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template void launch_rank<float>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
+                                 Cplx<float> *, Counters *, const Finish<float> &, cudaStream_t);
+template void launch_magnitudes<float>(const unsigned *, const unsigned *, std::size_t, const Table &,
+                                       unsigned long long *, cudaStream_t);
+template void launch_gather<float>(const unsigned long long *, const unsigned *, const unsigned *, const Table &,
+                                   uint64_t, uint64_t *, Cplx<float> *, Counters *, const Finish<float> &,
+                                   cudaStream_t);
+template void launch_rank<double>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
+                                  Cplx<double> *, Counters *, const Finish<double> &, cudaStream_t);
+template void launch_magnitudes<double>(const unsigned *, const unsigned *, std::size_t, const Table &,
+                                        unsigned long long *, cudaStream_t);
+template void launch_gather<double>(const unsigned long long *, const unsigned *, const unsigned *, const Table &,
+                                    uint64_t, uint64_t *, Cplx<double> *, Counters *, const Finish<double> &,
+                                    cudaStream_t);
+
+}  // namespace sfft::sparse::cuda_stages

@@ -303,8 +303,8 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns.
   c.dense = k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
-  // pass: K direct terms per output, or the K spectra gathered into column blocks (CPU: blocks in cache,
-  // FFTW's strided loads; CUDA: the rows expanded into B, then the strided in-place C2C) written once.
+  // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
+  // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
   const PrunedShape shape = pruned_shape(m);
   double direct_nnz = 0;
   for (std::size_t j = 0; j < m.row_id.size(); ++j)
@@ -315,8 +315,7 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   const double columns_pass =
       shape.direct_columns
           ? k.per_term * K * R * W + k.per_byte * E * R * W
-          : k.per_byte * E * (K * W + R * W * (backend == CostBackend::Cuda ? 2 : 1)) +
-                (backend == CostBackend::Cuda ? strided : 1.0) * down_columns;
+          : k.per_byte * E * (R * W + (backend == CostBackend::Cuda ? K * W : 0.0)) + strided * down_columns;
   c.pruned = rows_pass + columns_pass;
   return c;
 }

@@ -17,19 +17,13 @@ namespace {
 
 // Output rows per inner block of the direct sum: phases advance incrementally inside a block.
 constexpr uint64_t kRowBlock = 16;
-// Columns per block of PRUNED's column FFTs: a block buffer of rows x 16 complex values stays in a core's
-// cache up to a few thousand rows and its gathers and FFTW's strided loads touch whole cache lines.
-constexpr uint64_t kColumnBlock = 16;
-
 // PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
 template <class Real>
 struct PrunedPlans {
   std::vector<char> fft_row;  // per nonempty row: FFTW transforms it (else direct sums)
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
-  HostBuffer<std::complex<Real>> blocks;   // rows x block per thread, FFT column pass only
-  uint64_t block = 0;
-  fftw::Plan<Real> row_r2c, columns, columns_tail;
+  fftw::Plan<Real> row_r2c;
 };
 
 template <class Real>
@@ -78,10 +72,8 @@ class CpuEngine final : public Engine {
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     fftw::Plan<Real> dense_r2c, down_columns;
     Pruned pruned;
-    if (whole == SPFFT2D_METHOD_PRUNED)
-      pruned = plan_pruned();
-    else if (is_whole_method(whole))
-      plan_whole(whole, dense_r2c, down_columns);
+    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned();
+    if (is_whole_method(whole) && !pruned.direct_columns) plan_whole(whole, dense_r2c, down_columns);
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
@@ -97,8 +89,7 @@ class CpuEngine final : public Engine {
 
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
-    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.blocks.size()) *
-               sizeof(Complex) +
+    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size()) * sizeof(Complex) +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -145,7 +136,7 @@ class CpuEngine final : public Engine {
   }
 
   // FFTW plans of a whole-spectrum method, in place on a rows x width buffer: DENSE is FFTW's 2-D r2c on
-  // the padded rows, DIRECT_ROWS a strided DFT down the columns. FFTW_UNALIGNED: the buffer may be the
+  // the padded rows, DIRECT_ROWS and PRUNED a strided DFT down the columns. FFTW_UNALIGNED: the buffer may be the
   // caller's array; FFTW_ESTIMATE never touches the planning buffer.
   void plan_whole(spfft2d_method method, fftw::Plan<Real> &dense_r2c, fftw::Plan<Real> &down_columns) {
     require_planning_memory();
@@ -181,40 +172,23 @@ class CpuEngine final : public Engine {
     std::copy(acc, acc + count, dst + v0);
   }
 
-  // PRUNED's plans. Row j's spectrum goes to row j of the spectra (the first nonempty_rows rows of b itself
-  // when the column pass is an FFT, since each column block reads its own columns before writing them; a
-  // buffer of their own when the column pass sums directly, which writes every row of b as it reads).
-  // The rows of a whole FFT: one padded row in place (FFTW_UNALIGNED: rows of b start anywhere). The column
-  // FFTs: blocks of kColumnBlock columns gathered into a thread's buffer (rows x block, column i at stride
-  // block), transformed out of place straight into their columns of b, so every output is written once.
+  // PRUNED's row plans: one padded row transformed in place (FFTW_UNALIGNED: rows of b start anywhere). With
+  // an FFT column pass the row spectra go to their own rows of b, the empty rows are zeroed, and FFTW's
+  // in-place strided DFT down the columns (plan_whole) finishes (at 2048^2 it ran twice as fast as column
+  // blocks gathered into a buffer and transformed into b); with direct column sums, which write every row of
+  // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
   Pruned plan_pruned() const {
     Pruned p;
-    const uint64_t R = layout_.rows, C = layout_.cols, W = layout_.width, K = m_->row_id.size();
     const PrunedShape shape = pruned_shape(*m_);
     p.fft_row = shape.fft_row;
     p.direct_columns = shape.direct_columns;
-    const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
-    HostBuffer<Complex> planning(checked_mul(R, std::min<uint64_t>(W, kColumnBlock), "PRUNED planning size"));
     if (shape.fft_rows > 0) {
-      const int n = static_cast<int>(C);
+      HostBuffer<Complex> planning(layout_.width);
+      const int n = static_cast<int>(layout_.cols);
       p.row_r2c = fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0,
-                                             planning.get(), nullptr, 1, 0, flags, 1);
+                                             planning.get(), nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
     }
-    if (p.direct_columns) {
-      p.spectra.allocate(checked_mul(K, W, "PRUNED row spectra"));
-      return p;
-    }
-    const int n = static_cast<int>(R);
-    p.block = std::min<uint64_t>(W, kColumnBlock);
-    const auto plan_block = [&](uint64_t count) {
-      const auto B = static_cast<std::ptrdiff_t>(p.block), Wd = static_cast<std::ptrdiff_t>(W);
-      return fftw::Plan<Real>::many_dft(1, &n, static_cast<std::ptrdiff_t>(count), planning.get(), nullptr, B, 1,
-                                        planning.get() + 1, nullptr, Wd, 1, FFTW_FORWARD, flags, 1);
-    };
-    p.columns = plan_block(p.block);
-    if (W % p.block != 0) p.columns_tail = plan_block(W % p.block);
-    p.blocks.allocate(checked_mul(checked_mul(R, p.block, "PRUNED block buffer"), static_cast<uint64_t>(threads_),
-                                  "PRUNED block buffers"));
+    if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     return p;
   }
 
@@ -226,14 +200,26 @@ class CpuEngine final : public Engine {
       std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       return;
     }
-    Complex *spectra = pruned_.direct_columns ? pruned_.spectra.get() : b;
+    const bool direct_columns = pruned_.direct_columns;
+    const auto spectrum = [&](int64_t j) {
+      return direct_columns ? pruned_.spectra.get() + static_cast<uint64_t>(j) * W
+                            : b + static_cast<uint64_t>(m_->row_id[j]) * W;
+    };
     const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
 #pragma omp parallel num_threads(usable_threads(threads_))
     {
+      if (!direct_columns) {  // the empty rows: the gaps before, between and after the nonempty ones
+#pragma omp for schedule(static) nowait
+        for (int64_t j = 0; j <= K; ++j) {
+          const uint64_t first = j == 0 ? 0 : static_cast<uint64_t>(m_->row_id[j - 1]) + 1;
+          const uint64_t end = j == K ? R : static_cast<uint64_t>(m_->row_id[j]);
+          if (first < end) std::memset(static_cast<void *>(b + first * W), 0, (end - first) * W * sizeof(Complex));
+        }
+      }
 #pragma omp for schedule(dynamic, 1) nowait
       for (int64_t j = 0; j < K; ++j) {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
-        Complex *row = spectra + static_cast<uint64_t>(j) * W;
+        Complex *row = spectrum(j);
         Real *real_row = reinterpret_cast<Real *>(row);
         std::fill(real_row, real_row + 2 * W, Real(0));
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
@@ -243,13 +229,12 @@ class CpuEngine final : public Engine {
 #pragma omp for collapse(2) schedule(dynamic, 16)
       for (int64_t j = 0; j < K; ++j)
         for (int64_t blk = 0; blk < nblocks; ++blk)
-          if (!pruned_.fft_row[static_cast<std::size_t>(j)])
-            row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, spectra + static_cast<uint64_t>(j) * W);
+          if (!pruned_.fft_row[static_cast<std::size_t>(j)]) row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, spectrum(j));
     }
-    if (pruned_.direct_columns)
+    if (direct_columns)
       pruned_direct_columns(b);
     else
-      pruned_fft_columns(b);
+      down_columns_.execute_dft(b, b);
   }
 
   // b[u][v] = sum_j S[j][v] e^{-2 pi i row_j u / rows}: each output row accumulated in place from the few spectra.
@@ -268,26 +253,6 @@ class CpuEngine final : public Engine {
           for (uint64_t v = 0; v < W; ++v) out[v] = s[v] * t;
         else
           for (uint64_t v = 0; v < W; ++v) out[v] += s[v] * t;
-      }
-    }
-  }
-
-  // Column blocks: gather the nonempty rows' values (the spectra are rows [0, K) of b), FFT down the columns
-  // straight into b.
-  void pruned_fft_columns(Complex *b) {
-    const uint64_t R = layout_.rows, W = layout_.width, B = pruned_.block;
-    const std::size_t K = m_->row_id.size();
-    const int64_t nblocks = static_cast<int64_t>((W + B - 1) / B);
-#pragma omp parallel num_threads(usable_threads(threads_))
-    {
-      Complex *buf = pruned_.blocks.get() + static_cast<uint64_t>(omp_get_thread_num()) * R * B;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t blk = 0; blk < nblocks; ++blk) {
-        const uint64_t v0 = static_cast<uint64_t>(blk) * B, count = std::min(B, W - v0);
-        std::memset(static_cast<void *>(buf), 0, R * B * sizeof(Complex));
-        for (std::size_t j = 0; j < K; ++j)
-          std::copy(b + j * W + v0, b + j * W + v0 + count, buf + static_cast<uint64_t>(m_->row_id[j]) * B);
-        (count == B ? pruned_.columns : pruned_.columns_tail).execute_dft(buf, b + v0);
       }
     }
   }

@@ -7,3 +7,12 @@ if(SFFT_HAVE_CUDA)
   target_link_libraries(bench_sparse PRIVATE CUDA::cudart CUDA::cufft CUDA::curand)
 endif()
 target_compile_options(bench_sparse PRIVATE -Wall -Wextra)
+
+# Batched sparse FFT benchmark: sfft_exec_batch vs cufftPlanMany (CUDA builds) and batched FFTW, same run.
+add_executable(bench_sparse_batch ${CMAKE_CURRENT_SOURCE_DIR}/bench_sparse_batch.cpp)
+target_link_libraries(bench_sparse_batch PRIVATE sfft::sfft sfft_bench_support PkgConfig::FFTW3 ${SFFT_FFTW3_THREADS}
+                      ${SFFT_FFTW3F_THREADS})
+if(SFFT_HAVE_CUDA)
+  target_link_libraries(bench_sparse_batch PRIVATE CUDA::cudart CUDA::cufft)
+endif()
+target_compile_options(bench_sparse_batch PRIVATE -Wall -Wextra)

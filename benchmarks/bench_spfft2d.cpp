@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// spfft2d vs dense cuFFT (R2C 2-D, float32) on matrices with the shapes and nnz of the issue's four cases
-// (seeded banded-plus-random structure) or a given .mtx file. Prints, per case, the median time of dense
-// cuFFT and of spfft2d (device output, the plan's method), their ratio, the peak device memory of each,
-// spfft2d streamed to the host (time, peak device memory; the same plan switched to the memory-bounded
-// DIRECT method), and the max error of each on sampled entries vs a direct sum.
+// spfft2d against the dense path a user would write, on a suite of matrix families (issue 22), same run:
+//   CPU:    memset + scatter of the nonzeros into a dense float array + FFTW's 2-D R2C (the plan's threads),
+//           against spfft2d on the CPU backend (complex64, host output);
+//   device: memset + scatter kernel + cufftExecR2C, against spfft2d on the CUDA backend (device output).
+// Each row: the peer's and our median time, their ratio (peer / ours), the method AUTO used and the time of
+// every explicit method (so AUTO's choice can be checked against the best), the output-write floor (a copy of
+// the output's bytes: memcpy on the CPU, a device-to-device cudaMemcpy on the GPU), the memory of each side, and
+// max |ours - peer| / nnz over the whole spectrum (CPU) or 64 sampled entries (device). The summary gives the
+// minimum ratio and the largest AUTO / best-explicit ratio over the suite.
 //
-//   bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] [--skip-big] [--case NAME]
-//                 [FILE.mtx ...]
-//   (--tile 0: the plan's automatic tile; --case: only the built-in cases whose name contains NAME, e.g. for a
-//   profiler run)
-#include <cuda_runtime_api.h>
-#include <cufft.h>
+//   bench_spfft2d [--cpu] [--device] [--sizes N,N,...] [--families NAME,...] [--repeats N] [--threads T]
+//   Families: powerlaw, banded, blockdiag, uniform, rectangular, band+scattered. Sizes are the row counts
+//   (rectangular: cols = 3/2 rows); defaults: CPU 512,1024,2048; device 1024,4096,6144,8219,16384,32768.
+#include <fftw3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,11 +22,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench_support.hpp"
 #include "sfft/sfft.h"
+
+#if SFFT_HAVE_CUDA
+#include <cufft.h>
+#endif
 
 namespace {
 
@@ -40,11 +47,288 @@ namespace {
 using cf = std::complex<float>;
 
 struct Matrix {
-  std::string name;
+  std::string family;
   uint64_t rows = 0, cols = 0;
-  std::vector<int64_t> r, c;
+  std::vector<int64_t> r, c;  // unique coordinates, row-major order
 };
 
+// Sorts and removes repeated coordinates, so the dense peers and spfft2d see the same 0/1 matrix.
+void unique(Matrix &m) {
+  std::vector<uint64_t> keys(m.r.size());
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    keys[k] = static_cast<uint64_t>(m.r[k]) << 32 | static_cast<uint64_t>(m.c[k]);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  m.r.resize(keys.size());
+  m.c.resize(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    m.r[k] = static_cast<int64_t>(keys[k] >> 32);
+    m.c[k] = static_cast<int64_t>(keys[k] & 0xffffffffu);
+  }
+}
+
+// The suite's families at n rows (seeded): every one at most 5 % fill.
+Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
+  Matrix m{family, n, family == "rectangular" ? n + n / 2 : n, {}, {}};
+  std::mt19937_64 rng(seed);
+  auto add = [&](uint64_t r, uint64_t c) {
+    m.r.push_back(static_cast<int64_t>(r % m.rows));
+    m.c.push_back(static_cast<int64_t>(c % m.cols));
+  };
+  std::uniform_int_distribution<uint64_t> any_row(0, m.rows - 1), any_col(0, m.cols - 1);
+  std::uniform_real_distribution<double> u01(0, 1);
+  if (family == "powerlaw") {
+    // Chung-Lu-like graph, 8 n edges: endpoints drawn with density ~ x^-2/3 (hubs at low indices), then a
+    // fixed permutation so the hubs are scattered over rows and columns.
+    std::vector<uint64_t> perm(n);
+    for (uint64_t i = 0; i < n; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    auto end = [&] { return perm[std::min<uint64_t>(n - 1, static_cast<uint64_t>(n * std::pow(u01(rng), 3.0)))]; };
+    for (uint64_t e = 0; e < 8 * n; ++e) add(end(), end());
+  } else if (family == "banded") {  // FEM-like: 9 per row on a band of half-width 4
+    for (uint64_t i = 0; i < n; ++i)
+      for (uint64_t d = 0; d < 9; ++d)
+        if (i + d >= 4 && i + d - 4 < n) add(i, i + d - 4);
+  } else if (family == "blockdiag") {  // 64 x 64 diagonal blocks, 10 % filled
+    for (uint64_t b = 0; b < n; b += 64)
+      for (uint64_t i = b; i < std::min(n, b + 64); ++i)
+        for (uint64_t j = b; j < std::min(n, b + 64); ++j)
+          if (u01(rng) < 0.1) add(i, j);
+  } else if (family == "uniform") {  // 0.1 % fill
+    const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(n) * static_cast<double>(n));
+    for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
+  } else if (family == "rectangular") {  // very sparse: 4 per row on average, uniform
+    for (uint64_t e = 0; e < 4 * n; ++e) add(any_row(rng), any_col(rng));
+  } else if (family == "band+scattered") {  // a dense band of half-width 16 plus n scattered entries
+    for (uint64_t i = 0; i < n; ++i)
+      for (uint64_t d = 0; d <= 32; ++d)
+        if (i + d >= 16 && i + d - 16 < n) add(i, i + d - 16);
+    for (uint64_t e = 0; e < n; ++e) add(any_row(rng), any_col(rng));
+  } else {
+    std::fprintf(stderr, "unknown family '%s'\n", family.c_str());
+    std::exit(2);
+  }
+  unique(m);
+  return m;
+}
+
+double mib(std::size_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+
+const char *method_name(spfft2d_method m) {
+  switch (m) {
+    case SPFFT2D_METHOD_DIRECT:
+      return "direct";
+    case SPFFT2D_METHOD_DIRECT_ROWS:
+      return "direct_rows";
+    case SPFFT2D_METHOD_DENSE:
+      return "dense";
+    case SPFFT2D_METHOD_PRUNED:
+      return "pruned";
+    default:
+      return "auto";
+  }
+}
+
+const spfft2d_method kExplicit[] = {SPFFT2D_METHOD_DIRECT, SPFFT2D_METHOD_DIRECT_ROWS, SPFFT2D_METHOD_DENSE,
+                                    SPFFT2D_METHOD_PRUNED};
+
+struct Summary {
+  double min_ratio = INFINITY, worst_auto = 0;
+  std::string min_case, worst_case;
+  void add(const Matrix &m, double ratio, double auto_over_best) {
+    const std::string name = m.family + " " + std::to_string(m.rows) + "x" + std::to_string(m.cols);
+    if (ratio < min_ratio) min_ratio = ratio, min_case = name;
+    if (auto_over_best > worst_auto) worst_auto = auto_over_best, worst_case = name;
+  }
+  void print(const char *what) const {
+    std::printf("\n%s: minimum ratio (peer / ours, AUTO) %.2fx (%s); largest AUTO / best explicit %.2f (%s)\n", what,
+                min_ratio, min_case.c_str(), worst_auto, worst_case.c_str());
+  }
+};
+
+// Median ms of spfft2d_exec into out for each explicit method (a failed set, e.g. no memory, gives NAN).
+template <class Sync>
+std::vector<double> method_times(spfft2d_plan p, void *out, int repeats, Sync sync) {
+  std::vector<double> t;
+  for (spfft2d_method method : kExplicit) {
+    if (spfft2d_set_method(p, method) != SFFT_SUCCESS) {
+      t.push_back(NAN);
+      continue;
+    }
+    t.push_back(1e3 * bench::time_median(
+                          [&] {
+                            CHECK_SFFT(spfft2d_exec(p, out));
+                            sync();
+                          },
+                          repeats, 1));
+  }
+  CHECK_SFFT(spfft2d_set_method(p, SPFFT2D_METHOD_AUTO));
+  return t;
+}
+
+double best_of(const std::vector<double> &t) {
+  double b = INFINITY;
+  for (double x : t)
+    if (!std::isnan(x)) b = std::min(b, x);
+  return b;
+}
+
+void print_header(const char *side) {
+  std::printf(
+      "\n| %s | family | shape | nnz | fill %% | peer ms | ours ms (AUTO) | ratio | method | direct | direct_rows | "
+      "dense | pruned | floor ms | ours/floor | peer MiB | ours MiB | err |\n",
+      side);
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
+void print_row(const char *side, const Matrix &m, double peer_ms, double ours_ms, spfft2d_method used,
+               const std::vector<double> &t, double floor_ms, double peer_mib, double ours_mib, double err) {
+  const double fill = 100.0 * static_cast<double>(m.r.size()) / (static_cast<double>(m.rows) * m.cols);
+  std::printf(
+      "| %s | %s | %llux%llu | %zu | %.3f | %.3f | %.3f | %.2fx | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | "
+      "%.1f | %.1e |\n",
+      side, m.family.c_str(), (unsigned long long)m.rows, (unsigned long long)m.cols, m.r.size(), fill, peer_ms,
+      ours_ms, peer_ms / ours_ms, method_name(used), t[0], t[1], t[2], t[3], floor_ms, ours_ms / floor_ms, peer_mib,
+      ours_mib, err);
+  std::fflush(stdout);
+}
+
+// ------------------------------------------------------------------------------------------------- CPU
+void run_cpu(const Matrix &m, int repeats, int threads, Summary &summary) {
+  const uint64_t R = m.rows, C = m.cols, W = C / 2 + 1;
+  // Peer: a dense float array, zeroed and scattered every run, FFTW's 2-D R2C (FFTW_ESTIMATE, as a one-shot
+  // user would plan; out of place) on the same threads.
+  std::vector<float> dense(R * C);
+  std::vector<cf> peer(R * W), ours(R * W), copy(R * W);
+  fftwf_plan_with_nthreads(threads);
+  fftwf_plan plan = fftwf_plan_dft_r2c_2d(static_cast<int>(R), static_cast<int>(C), dense.data(),
+                                          reinterpret_cast<fftwf_complex *>(peer.data()), FFTW_ESTIMATE);
+  const double peer_ms = 1e3 * bench::time_median(
+                                   [&] {
+                                     std::memset(dense.data(), 0, dense.size() * sizeof(float));
+                                     for (std::size_t k = 0; k < m.r.size(); ++k)
+                                       dense[static_cast<uint64_t>(m.r[k]) * C + static_cast<uint64_t>(m.c[k])] = 1.0f;
+                                     fftwf_execute(plan);
+                                   },
+                                   repeats, 1);
+  fftwf_destroy_plan(plan);
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  o.threads = threads;
+  spfft2d_plan p = nullptr;
+  CHECK_SFFT(spfft2d_create(&p, R, C, m.r.size(), m.r.data(), m.c.data(), nullptr, SFFT_COMPLEX64, &o));
+  spfft2d_method used = SPFFT2D_METHOD_AUTO;
+  CHECK_SFFT(spfft2d_get_method(p, &used));
+  uint64_t workspace = 0;
+  CHECK_SFFT(spfft2d_get_info(p, nullptr, nullptr, nullptr, nullptr, &workspace, nullptr));
+  const double ours_ms = 1e3 * bench::time_median([&] { CHECK_SFFT(spfft2d_exec(p, ours.data())); }, repeats, 1);
+  double err = 0;
+  for (std::size_t i = 0; i < ours.size(); ++i) err = std::max(err, static_cast<double>(std::abs(ours[i] - peer[i])));
+  err /= static_cast<double>(std::max<std::size_t>(m.r.size(), 1));
+  const std::vector<double> t = method_times(p, ours.data(), repeats, [] {});
+  CHECK_SFFT(spfft2d_destroy(p));
+  const double floor_ms = 1e3 * bench::time_median(
+                                    [&] { std::memcpy(copy.data(), ours.data(), ours.size() * sizeof(cf)); }, repeats, 1);
+  const double out_mib = mib(R * W * sizeof(cf));
+  print_row("cpu", m, peer_ms, ours_ms, used, t, floor_ms, mib(R * C * sizeof(float)) + out_mib,
+            mib(workspace) + out_mib, err);
+  summary.add(m, peer_ms / ours_ms, ours_ms / best_of(t));
+}
+
+// ---------------------------------------------------------------------------------------------- device
+#if SFFT_HAVE_CUDA
+__global__ void scatter_ones(const int64_t *r, const int64_t *c, uint64_t nnz, uint64_t cols, float *dense) {
+  for (uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
+       k += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    dense[static_cast<uint64_t>(r[k]) * cols + static_cast<uint64_t>(c[k])] = 1.0f;
+}
+
+void run_device(const Matrix &m, int repeats, Summary &summary) {
+  const uint64_t R = m.rows, C = m.cols, W = C / 2 + 1, nnz = m.r.size();
+  const auto sync = [] { BENCH_CUDA(cudaDeviceSynchronize()); };
+  // Peer: memset + scatter of the COO entries + cufftExecR2C (plan made once), out of place.
+  int64_t *dr = nullptr, *dc = nullptr;
+  float *dense = nullptr;
+  cf *out = nullptr, *copy = nullptr;
+  BENCH_CUDA(cudaMalloc(reinterpret_cast<void **>(&dr), std::max<uint64_t>(nnz, 1) * sizeof(int64_t)));
+  BENCH_CUDA(cudaMalloc(reinterpret_cast<void **>(&dc), std::max<uint64_t>(nnz, 1) * sizeof(int64_t)));
+  BENCH_CUDA(cudaMemcpy(dr, m.r.data(), nnz * sizeof(int64_t), cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMemcpy(dc, m.c.data(), nnz * sizeof(int64_t), cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMalloc(reinterpret_cast<void **>(&out), R * W * sizeof(cf)));
+  const std::size_t base = bench::device_used_bytes();
+  double peer_ms = NAN, peer_mib = NAN;
+  cufftHandle plan = 0;
+  std::vector<cf> peer_samples;
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> at;
+  for (int i = 0; i < 64; ++i) at.push_back((rng() % R) * W + rng() % W);
+  auto sample = [&](const cf *d) {
+    std::vector<cf> s(at.size());
+    for (std::size_t k = 0; k < at.size(); ++k) BENCH_CUDA(cudaMemcpy(&s[k], d + at[k], sizeof(cf), cudaMemcpyDefault));
+    return s;
+  };
+  if (cudaMalloc(reinterpret_cast<void **>(&dense), R * C * sizeof(float)) == cudaSuccess &&
+      cufftPlan2d(&plan, static_cast<int>(R), static_cast<int>(C), CUFFT_R2C) == CUFFT_SUCCESS) {
+    peer_mib = mib(bench::device_used_bytes() - base + R * W * sizeof(cf));
+    peer_ms = 1e3 * bench::time_median(
+                        [&] {
+                          BENCH_CUDA(cudaMemsetAsync(dense, 0, R * C * sizeof(float)));
+                          if (nnz > 0) scatter_ones<<<1024, 256>>>(dr, dc, nnz, C, dense);
+                          if (cufftExecR2C(plan, dense, reinterpret_cast<cufftComplex *>(out)) != CUFFT_SUCCESS)
+                            std::exit(1);
+                          sync();
+                        },
+                        repeats);
+    peer_samples = sample(out);
+  }
+  (void)cudaGetLastError();
+  if (plan) cufftDestroy(plan);
+  cudaFree(dense);
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  const std::size_t base2 = bench::device_used_bytes();
+  spfft2d_plan p = nullptr;
+  CHECK_SFFT(spfft2d_create(&p, R, C, nnz, m.r.data(), m.c.data(), nullptr, SFFT_COMPLEX64, &o));
+  spfft2d_method used = SPFFT2D_METHOD_AUTO;
+  CHECK_SFFT(spfft2d_get_method(p, &used));
+  const double ours_mib = mib(bench::device_used_bytes() - base2 + R * W * sizeof(cf));
+  const double ours_ms = 1e3 * bench::time_median(
+                                   [&] {
+                                     CHECK_SFFT(spfft2d_exec(p, out));
+                                     sync();
+                                   },
+                                   repeats);
+  double err = NAN;
+  if (!peer_samples.empty()) {
+    const std::vector<cf> s = sample(out);
+    err = 0;
+    for (std::size_t k = 0; k < s.size(); ++k) err = std::max(err, static_cast<double>(std::abs(s[k] - peer_samples[k])));
+    err /= static_cast<double>(std::max<uint64_t>(nnz, 1));
+  }
+  const std::vector<double> t = method_times(p, out, repeats, sync);
+  CHECK_SFFT(spfft2d_destroy(p));
+  double floor_ms = NAN;
+  if (cudaMalloc(reinterpret_cast<void **>(&copy), R * W * sizeof(cf)) == cudaSuccess)
+    floor_ms = 1e3 * bench::time_median(
+                         [&] {
+                           BENCH_CUDA(cudaMemcpyAsync(copy, out, R * W * sizeof(cf), cudaMemcpyDeviceToDevice));
+                           sync();
+                         },
+                         repeats);
+  (void)cudaGetLastError();
+  cudaFree(copy);
+  cudaFree(out);
+  cudaFree(dr);
+  cudaFree(dc);
+  print_row("gpu", m, peer_ms, ours_ms, used, t, floor_ms, peer_mib, ours_mib, err);
+  if (!std::isnan(peer_ms)) summary.add(m, peer_ms / ours_ms, ours_ms / best_of(t));
+}
+// ------------------------------------------------------------- the earlier four cases (--cases)
+// The shapes and nnz of the first spfft2d issue's matrices (seeded banded-plus-random structure): dense cuFFT
+// with the input already on the device against the plan's method, and the plan streamed to the host by the
+// memory-bounded DIRECT method (the 52329^2 case only streams: its dense spectrum does not fit).
 // Half the nonzeros on a band around the diagonal, half uniformly random (repeats possible, then merged).
 Matrix banded_plus_random(const std::string &name, uint64_t n, uint64_t nnz, uint64_t seed) {
   Matrix m{name, n, n, {}, {}};
@@ -62,8 +346,6 @@ Matrix banded_plus_random(const std::string &name, uint64_t n, uint64_t nnz, uin
   }
   return m;
 }
-
-double mib(std::size_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 
 // Direct double-precision sum at (u, v) with exact integer phase reduction modulo rows * cols.
 std::complex<double> direct(const Matrix &m, const std::vector<char> &keep, uint64_t u, uint64_t v) {
@@ -97,19 +379,6 @@ void on_rows(uint64_t row0, uint64_t nrows, const void *rows, void *user) {
   for (std::size_t k = 0; k < s->at.size(); ++k)
     if (s->at[k].first >= row0 && s->at[k].first < row0 + nrows)
       s->got[k] = y[(s->at[k].first - row0) * s->width + s->at[k].second];
-}
-
-const char *method_name(spfft2d_method m) {
-  switch (m) {
-    case SPFFT2D_METHOD_DIRECT:
-      return "direct";
-    case SPFFT2D_METHOD_DIRECT_ROWS:
-      return "direct_rows";
-    case SPFFT2D_METHOD_DENSE:
-      return "dense";
-    default:
-      return "auto";
-  }
 }
 
 void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft2d_method method) {
@@ -224,94 +493,131 @@ void run_case(Matrix m, int repeats, bool allow_dense, uint64_t tile_rows, spfft
   std::printf(
       "| %-14s | %6llux%-6llu | %8llu | %-11s | %9.3f | %9.3f | %6.2fx | %9.1f | %9.1f | %9.2f | %8.1f | %5.1f%% | "
       "%8.1e | %8.1e | %8.1e | %5llu | %8.0f |\n",
-      m.name.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz,
+      m.family.c_str(), (unsigned long long)R, (unsigned long long)C, (unsigned long long)nnz,
       allow_dense ? method_name(used) : "-", dense_ms, ours_ms, dense_ms / ours_ms, dense_mib, ours_mib, stream_ms,
       stream_mib, 100.0 * stream_mib / (std::isnan(dense_mib) ? mib(dense_bytes) : dense_mib), dense_err, ours_err,
       stream_err, (unsigned long long)tile, create_ms);
   std::fflush(stdout);
 }
+#endif
+
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  int repeats = 7;
+  int repeats = 5, threads = 2;
+  bool cpu = false, device = false, cases = false, skip_big = false;
   uint64_t tile_rows = 0;
-  bool skip_big = false;
-  std::string only;
   spfft2d_method method = SPFFT2D_METHOD_AUTO;
-  std::vector<std::string> files;
+  std::string only;
+  std::vector<std::string> families = {"powerlaw", "banded",      "blockdiag",
+                                       "uniform",  "rectangular", "band+scattered"};
+  std::vector<uint64_t> sizes;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc)
+    const std::string a = argv[i];
+    if (a == "--cpu") {
+      cpu = true;
+    } else if (a == "--device") {
+      device = true;
+    } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
-    else if (a == "--tile" && i + 1 < argc)
-      tile_rows = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--skip-big")
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--families" && i + 1 < argc) {
+      families = split(argv[++i]);
+    } else if (a == "--cases") {
+      cases = true;
+    } else if (a == "--skip-big") {
       skip_big = true;
-    else if (a == "--case" && i + 1 < argc)
+    } else if (a == "--case" && i + 1 < argc) {
       only = argv[++i];
-    else if (a == "--method" && i + 1 < argc) {
-      std::string name = argv[++i];
-      method = name == "direct"        ? SPFFT2D_METHOD_DIRECT
-               : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
-               : name == "dense"       ? SPFFT2D_METHOD_DENSE
-               : name == "auto"        ? SPFFT2D_METHOD_AUTO
-                                       : static_cast<spfft2d_method>(-1);
+    } else if (a == "--tile" && i + 1 < argc) {
+      tile_rows = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--method" && i + 1 < argc) {
+      const std::string name = argv[++i];
+      method = static_cast<spfft2d_method>(-1);
+      for (spfft2d_method m : {SPFFT2D_METHOD_AUTO, SPFFT2D_METHOD_DIRECT, SPFFT2D_METHOD_DIRECT_ROWS,
+                               SPFFT2D_METHOD_DENSE, SPFFT2D_METHOD_PRUNED})
+        if (name == method_name(m)) method = m;
       if (method == static_cast<spfft2d_method>(-1)) {
         std::fprintf(stderr, "unknown method '%s'\n", name.c_str());
         return 2;
       }
-    } else if (a == "--help") {
+    } else if (a == "--sizes" && i + 1 < argc) {
+      for (const std::string &n : split(argv[++i])) sizes.push_back(std::strtoull(n.c_str(), nullptr, 10));
+    } else {
       std::printf(
-          "usage: bench_spfft2d [--repeats N] [--tile ROWS] [--method auto|direct|direct_rows|dense] "
-          "[--skip-big] [--case NAME] [FILE.mtx ...]\n");
-      return 0;
-    } else
-      files.push_back(a);
+          "usage: bench_spfft2d [--cpu] [--device] [--sizes N,...] [--families NAME,...] [--repeats N] "
+          "[--threads T]\n       bench_spfft2d --cases [--tile ROWS] [--method auto|direct|direct_rows|dense|pruned] "
+          "[--skip-big] [--case NAME] [--repeats N]\n");
+      return a == "--help" ? 0 : 2;
+    }
   }
-  BENCH_CUDA(cudaFree(nullptr));
-  {  // load cuFFT's kernels before any memory is measured
-    cufftHandle warm;
-    if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);
+  if (!cpu && !device && !cases) cpu = true;
+#if !SFFT_HAVE_CUDA
+  (void)skip_big, (void)tile_rows;  // --cases options
+  if (device || cases) {
+    std::fprintf(stderr, "--device, --cases: this build has no CUDA\n");
+    return 2;
   }
-  std::printf(
-      "spfft2d vs dense cuFFT R2C 2-D (float32 in, complex64 out); device: %s; date: %s; repeats: %d; "
-      "tile: %s; method: %s\n",
-      bench::device_name().c_str(), bench::today().c_str(), repeats,
-      tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
-  std::printf(
-      "times: median ms (exec only, synchronised; dense input already on the device); memory: peak device "
-      "MiB above the idle context; err: max |Y - direct sum| / nnz on 26 sampled entries; method: what the "
-      "device-output exec used; stream: the same "
-      "plan set to the memory-bounded direct method\n\n");
-  std::printf(
-      "| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours "
-      "MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  auto wanted = [&](const char *name) { return std::string(name).find(only) != std::string::npos; };
-  if (wanted("sstmodel-like"))
-    run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows, method);
-  if (wanted("benzene-like"))
-    run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows, method);
-  if (wanted("delaunay-like"))
-    run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows, method);
-  if (!skip_big && wanted("pct20stif-like"))
-    run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows, method);
-  for (const std::string &f : files) {
-    // A real matrix through the library's reader: streamed time only (no sampled reference).
-    sfft_options o;
-    sfft_options_init(&o);
-    o.backend = SFFT_BACKEND_CUDA;
-    spfft2d_plan p = nullptr;
-    CHECK_SFFT(spfft2d_create_from_mtx(&p, f.c_str(), 1, SFFT_COMPLEX64, &o));
-    uint64_t R = 0, C = 0, nnz = 0;
-    CHECK_SFFT(spfft2d_get_info(p, &R, &C, &nnz, nullptr, nullptr, nullptr));
-    Sampler s{C / 2 + 1, {}, {}, 0};
-    double ms = 1e3 * bench::time_median([&] { CHECK_SFFT(spfft2d_exec_stream(p, on_rows, &s)); }, 3, 1);
-    std::printf("%s: %llux%llu nnz %llu: streamed %.3f ms\n", f.c_str(), (unsigned long long)R, (unsigned long long)C,
-                (unsigned long long)nnz, ms);
-    CHECK_SFFT(spfft2d_destroy(p));
+#else
+  if (cases) {
+    BENCH_CUDA(cudaFree(nullptr));
+    {  // load cuFFT's kernels before any memory is measured
+      cufftHandle warm;
+      if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);
+    }
+    std::printf(
+        "spfft2d vs dense cuFFT R2C 2-D (float32 in, complex64 out); device: %s; date: %s; repeats: %d; "
+        "tile: %s; method: %s\n",
+        bench::device_name().c_str(), bench::today().c_str(), repeats,
+        tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
+    std::printf(
+        "| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours "
+        "MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    auto wanted = [&](const char *name) { return std::string(name).find(only) != std::string::npos; };
+    if (wanted("sstmodel-like"))
+      run_case(banded_plus_random("sstmodel-like", 3345, 22749, 1), repeats, true, tile_rows, method);
+    if (wanted("benzene-like"))
+      run_case(banded_plus_random("benzene-like", 8219, 242669, 2), repeats, true, tile_rows, method);
+    if (wanted("delaunay-like"))
+      run_case(banded_plus_random("delaunay-like", 16384, 98256, 3), repeats, true, tile_rows, method);
+    if (!skip_big && wanted("pct20stif-like"))
+      run_case(banded_plus_random("pct20stif-like", 52329, 2698463, 4), 1, false, tile_rows, method);
   }
+#endif
+  std::printf("spfft2d suite (issue 22): binary matrices, complex64 output; date %s; repeats %d; median ms\n",
+              bench::today().c_str(), repeats);
+  if (cpu) {
+    std::printf("\nCPU: scatter + FFTW r2c_2d (FFTW_ESTIMATE) vs spfft2d CPU backend, %d threads\n", threads);
+    print_header("side");
+    Summary s;
+    uint64_t seed = 1;
+    for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{512, 1024, 2048} : sizes)
+      for (const std::string &f : families) run_cpu(make_matrix(f, n, seed++), repeats, threads, s);
+    s.print("CPU");
+  }
+#if SFFT_HAVE_CUDA
+  if (device) {
+    BENCH_CUDA(cudaFree(nullptr));
+    std::printf("\ndevice: %s; memset + scatter + cufftExecR2C vs spfft2d CUDA backend (device output)\n",
+                bench::device_name().c_str());
+    print_header("side");
+    Summary s;
+    uint64_t seed = 101;
+    for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{1024, 4096, 6144, 8219, 16384, 32768} : sizes)
+      for (const std::string &f : families) run_device(make_matrix(f, n, seed++), repeats, s);
+    s.print("device");
+  }
+#endif
   std::printf("\nhost peak RSS: %.0f MiB\n", mib(bench::host_peak_rss()));
   return 0;
 }

@@ -360,6 +360,50 @@ struct PlanGuard {
   ~PlanGuard() { nufft3_destroy(p); }
 };
 
+// New points every call on one plan (the pattern where setpts dominates): points that need the previous grid's
+// shape take over its grid and FFT plan (the CUDA backend also one up to 20 % larger), others get new ones; a
+// failed setpts in between leaves the points before it usable. Host arrays, so the CUDA backend stages them.
+TEST_P(Nufft3, NewPointsEveryCallTakeOverTheGrid) {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = GetParam() == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+  for (int dim : {2, 3}) {
+    PlanGuard g;
+    ASSERT_EQ(nufft3_create(&g.p, dim, SFFT_COMPLEX128, 1, 1e-7, &o), SFFT_SUCCESS) << sfft_last_error();
+    nufft3_options no;
+    nufft3_options_init(&no);
+    no.ntransf = 2;
+    ASSERT_EQ(nufft3_set_options(g.p, &no), SFFT_SUCCESS);
+    const double X = dim == 2 ? 8 : 4, S = dim == 2 ? 12 : 5;
+    // Same extents (grid taken over), slightly smaller (CUDA: taken over, CPU: new), larger (new), clustered.
+    const double scale[] = {1, 1, 0.93, 1.6, 1};
+    int call = 0;
+    for (double k : scale) {
+      Problem p = make_problem(dim, 400 + 37 * call, 300 + 11 * call, X * k, S, call == 4, 2, 100 + call);
+      const void *x[3] = {}, *sv[3] = {};
+      for (int d = 0; d < dim; ++d) {
+        x[d] = p.x[d].data();
+        sv[d] = p.s[d].data();
+      }
+      ASSERT_EQ(nufft3_setpts(g.p, p.N(), x[0], x[1], x[2], p.K(), sv[0], sv[1], sv[2]), SFFT_SUCCESS)
+          << sfft_last_error();
+      std::vector<cd> F(2 * p.K());
+      ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
+      EXPECT_LE(error_of(F, direct(p, 1, false)), 1e-7) << "dim " << dim << " call " << call;
+      if (call == 2) {  // a rejected set of points in between keeps these
+        std::vector<double> bad = p.x[0];
+        bad[3] = std::nan("");
+        EXPECT_EQ(nufft3_setpts(g.p, p.N(), bad.data(), x[1], x[2], p.K(), sv[0], sv[1], sv[2]),
+                  SFFT_ERROR_INVALID_ARGUMENT);
+        std::vector<cd> again(2 * p.K());
+        ASSERT_EQ(nufft3_exec(g.p, p.f.data(), again.data()), SFFT_SUCCESS) << sfft_last_error();
+        EXPECT_EQ(again, F) << "dim " << dim;
+      }
+      ++call;
+    }
+  }
+}
+
 sfft_options cpu_options() {
   sfft_options o;
   sfft_options_init(&o);

@@ -58,6 +58,10 @@ class CpuEngine final : public Engine {
     const double cell_bytes = sizeof(Complex) * (cfg_.ntransf + 1.0);
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, x_lo, x_hi, s_lo, s_hi, cell_bytes,
                        available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
+    // Points that need the previous points' grid shape take over their grid and FFT plan (below, once nothing
+    // can fail): with new points every call, allocating and first touching the grid cost as much as an FFT.
+    auto *previous = dynamic_cast<CpuEngine *>(p.previous);
+    const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, 1.0);
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     const KernelSpec &kernel = L_.kernel;
     const FourierFit fourier = fit_fourier(kernel, L_.upsampfac);
@@ -165,6 +169,12 @@ class CpuEngine final : public Engine {
       for (long long c = 0; c < ax[d].n1; ++c) correction_[d][c] = static_cast<Real>(corr[c]);
     }
 
+    if (reuse) {
+      // The plan drops the previous engine next; it keeps no use for its grid and FFT plan (made for that grid).
+      grid_ = std::move(previous->grid_);
+      fft_ = std::move(previous->fft_);
+      return;
+    }
     const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
     grid_.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
     std::fill(grid_.get() + grid_cells, grid_.get() + grid_cells + cpu::kLineSlack, Complex(0));

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA engine of the type-3 NUFFT. setpts: coordinates to the device, range/finiteness scan, rescaling,
-// CUB radix sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per
-// tile (fewer when N is small, so that the subproblems fill the GPU). exec: spread each subproblem into a
-// shared-memory tile and flush it once (fused with the grid deconvolution), batched cuFFT, interpolation with
-// one thread per target in tile order. All on the plan's stream; exec allocates nothing.
+// CUDA engine of the type-3 NUFFT. setpts: coordinates read where they are (host arrays staged), one
+// range/finiteness scan of all of them with a single read-back (the layout needs the ranges), then all on the
+// device without further host round trips: rescaling and phihat at the targets (its Chebyshev fit), CUB radix
+// sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per tile (fewer when
+// N is small, so that the subproblems fill the GPU) built from the sorted keys and a CUB scan, the grid
+// deconvolution. The grid and cuFFT plan of the plan's previous points are taken over when the new grid has
+// the same shape (or one at most kReuseSlack larger: more oversampling only). Temporaries are stream-ordered
+// (cudaMallocAsync). exec: persistent blocks spread the subproblems into shared-memory tiles and flush each once
+// (fused with the grid deconvolution), batched cuFFT, interpolation with one thread per target in tile order.
+// All on the plan's stream; exec allocates nothing.
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "common/checked.hpp"
@@ -26,6 +33,12 @@ constexpr unsigned kMaxSubproblem = 1024;
 constexpr unsigned kMinSubproblem = 64;
 constexpr unsigned kSubproblemsPerSm = 4;
 constexpr std::size_t kTileBytes = 48 * 1024;
+// A previous grid up to this much larger (in cells) than the new points need is reused rather than replanned:
+// cuFFT planning and the grid allocation cost more than 20 % more FFT work when points change every call.
+constexpr double kReuseSlack = 1.2;
+// Coordinate arrays scanned at once: x, s, y, t, z, u (sources and targets interleaved by dimension, the
+// order in which a non-finite entry is reported).
+constexpr int kMaxArrays = 6;
 
 template <class Real>
 struct alignas(2 * sizeof(Real)) Cplx {
@@ -47,11 +60,24 @@ struct CufftTypes<double> {
 
 __device__ __forceinline__ long long wrap_dev(long long c, long long n) { return c < 0 ? c + n : c; }
 
-// Per-block min/max of the finite entries and the smallest index of a non-finite one.
+struct ScanInputs {
+  const void *v[kMaxArrays];
+  unsigned long long n[kMaxArrays];
+};
+struct ScanResult {
+  double lo, hi;
+  unsigned long long bad;  // smallest index of a non-finite entry, ~0 if none
+  int bad_is_nan;
+  int unused;
+};
+
+// Per (block, array) min/max of the finite entries and the smallest index of a non-finite one; array blockIdx.y.
 template <class Real>
-__global__ void scan_kernel(const Real *v, std::size_t n, double *lo, double *hi, unsigned long long *bad) {
+__global__ void scan_partial(ScanInputs in, double *lo, double *hi, unsigned long long *bad) {
   __shared__ double s_lo[kBlock], s_hi[kBlock];
   __shared__ unsigned long long s_bad[kBlock];
+  const Real *v = static_cast<const Real *>(in.v[blockIdx.y]);
+  const std::size_t n = in.n[blockIdx.y];
   double mn = INFINITY, mx = -INFINITY;
   unsigned long long b = ~0ull;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
@@ -77,11 +103,51 @@ __global__ void scan_kernel(const Real *v, std::size_t n, double *lo, double *hi
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    lo[blockIdx.x] = s_lo[0];
-    hi[blockIdx.x] = s_hi[0];
-    bad[blockIdx.x] = s_bad[0];
+    const std::size_t o = blockIdx.y * std::size_t(gridDim.x) + blockIdx.x;
+    lo[o] = s_lo[0];
+    hi[o] = s_hi[0];
+    bad[o] = s_bad[0];
   }
 }
+
+// One block per array: the partials of scan_partial (`blocks` per array) into one ScanResult.
+template <class Real>
+__global__ void scan_finish(ScanInputs in, int blocks, const double *lo, const double *hi,
+                            const unsigned long long *bad, ScanResult *out) {
+  __shared__ double s_lo[kBlock], s_hi[kBlock];
+  __shared__ unsigned long long s_bad[kBlock];
+  double mn = INFINITY, mx = -INFINITY;
+  unsigned long long b = ~0ull;
+  for (int i = threadIdx.x; i < blocks; i += blockDim.x) {
+    const std::size_t o = blockIdx.x * std::size_t(blocks) + i;
+    mn = fmin(mn, lo[o]);
+    mx = fmax(mx, hi[o]);
+    b = min(b, bad[o]);
+  }
+  s_lo[threadIdx.x] = mn;
+  s_hi[threadIdx.x] = mx;
+  s_bad[threadIdx.x] = b;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      s_lo[threadIdx.x] = fmin(s_lo[threadIdx.x], s_lo[threadIdx.x + half]);
+      s_hi[threadIdx.x] = fmax(s_hi[threadIdx.x], s_hi[threadIdx.x + half]);
+      s_bad[threadIdx.x] = min(s_bad[threadIdx.x], s_bad[threadIdx.x + half]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    ScanResult r{s_lo[0], s_hi[0], s_bad[0], 0, 0};
+    if (r.bad != ~0ull) r.bad_is_nan = isnan(static_cast<const Real *>(in.v[blockIdx.x])[r.bad]) ? 1 : 0;
+    out[blockIdx.x] = r;
+  }
+}
+
+// Coordinate arrays of one side (sources or targets), one per dimension, in device-readable memory.
+template <class Real>
+struct Coords {
+  const Real *v[3];
+};
 
 // Geometry the kernels need, by value.
 struct Geometry {
@@ -95,18 +161,19 @@ struct Geometry {
   int tile[3];   // cells per tile and dimension (1 for unused dimensions)
   int tiles[3];  // tiles per dimension
   int sign;
+  FourierFit fourier;  // phihat at the targets
 };
 
 // Grid coordinate, tile key and phase factor of each point (unsorted order).
 template <class Real, bool kTargets>
-__global__ void prepare_points(Geometry g, const Real *coords, std::size_t n, Real *pos, Cplx<Real> *factor,
+__global__ void prepare_points(Geometry g, Coords<Real> coords, std::size_t n, Real *pos, Cplx<Real> *factor,
                                unsigned *key, unsigned *index) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(blockDim.x) * gridDim.x) {
     double phase = 0, amp = 1;
     unsigned k = 0;
     for (int d = 0; d < g.dim; ++d) {
-      double c = coords[d * n + i];
+      double c = coords.v[d][i];
       double rel = c - g.center[d];
       Real p = static_cast<Real>(rel * g.scale[d]);
       pos[d * n + i] = p;
@@ -114,7 +181,7 @@ __global__ void prepare_points(Geometry g, const Real *coords, std::size_t n, Re
       long long cell;
       if (kTargets) {
         phase += g.phase[d] * c;
-        amp /= kernel_fourier(g.kernel, rel * g.h1[d]);
+        amp /= fourier_at(g.kernel, g.fourier, rel * g.h1[d]);
         cell = ((first % g.n2[d]) + g.n2[d]) % g.n2[d];
       } else {
         phase += g.phase[d] * rel;
@@ -142,10 +209,50 @@ __global__ void gather_points(int dim, std::size_t n, const unsigned *perm, cons
   }
 }
 
-__global__ void count_keys(const unsigned *keys, std::size_t n, unsigned *count) {
+// First and one-past-last sorted position of each non-empty bin (start and end zeroed before: empty bins stay
+// empty). No atomics, so a bin holding most points (clustered sources) costs no more than any other.
+__global__ void bin_bounds(const unsigned *keys, std::size_t n, unsigned *start, unsigned *end) {
   for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n;
-       j += std::size_t(blockDim.x) * gridDim.x)
-    atomicAdd(&count[keys[j]], 1u);
+       j += std::size_t(blockDim.x) * gridDim.x) {
+    const unsigned k = keys[j];
+    if (j == 0 || keys[j - 1] != k) start[k] = static_cast<unsigned>(j);
+    if (j + 1 == n || keys[j + 1] != k) end[k] = static_cast<unsigned>(j + 1);
+  }
+}
+
+// Subproblems of each bin: ceil(count / limit); subs[nbins] stays 0 so that its exclusive scan ends in the total.
+__global__ void count_subproblems(const unsigned *start, const unsigned *end, std::size_t nbins, unsigned limit,
+                                  unsigned *subs) {
+  for (std::size_t b = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; b < nbins;
+       b += std::size_t(blockDim.x) * gridDim.x)
+    subs[b] = (end[b] - start[b] + limit - 1) / limit;
+}
+
+// Subproblem table from the scanned counts (offset: nbins + 1 entries); *nsub = their total.
+__global__ void fill_subproblems(const unsigned *start, const unsigned *end, const unsigned *offset, std::size_t nbins,
+                                 unsigned limit, unsigned *sub_bin, unsigned *sub_start, unsigned *sub_count,
+                                 unsigned *nsub) {
+  for (std::size_t b = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; b < nbins;
+       b += std::size_t(blockDim.x) * gridDim.x) {
+    const unsigned count = end[b] - start[b];
+    unsigned o = offset[b];
+    for (unsigned done = 0; done < count; done += limit, ++o) {
+      sub_bin[o] = static_cast<unsigned>(b);
+      sub_start[o] = start[b] + done;
+      sub_count[o] = min(limit, count - done);
+    }
+    if (b == 0) *nsub = offset[nbins];
+  }
+}
+
+// 1 / phihat(2 pi c / n2) for the n1 source-grid cells c in [-n1/2, n1/2) of one dimension.
+template <class Real>
+__global__ void grid_correction_kernel(KernelSpec k, FourierFit fit, long long n1, long long n2, Real *out) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n1;
+       i += static_cast<long long>(blockDim.x) * gridDim.x) {
+    const double w = 2 * M_PI * static_cast<double>(i - n1 / 2) / static_cast<double>(n2);
+    out[i] = static_cast<Real>(1 / fourier_at(k, fit, w));
+  }
 }
 
 template <class Real>
@@ -158,23 +265,22 @@ struct SpreadArgs {
   std::size_t N;
   const unsigned *index;  // sorted -> original
   const unsigned *sub_bin, *sub_start, *sub_count;
+  const unsigned *nsub;  // subproblems in the table (device memory: setpts never reads it back)
   const void *pos, *phase, *f, *corr[3];
   void *grid;
   std::size_t n2_total;
   int ext[3];  // tile extent in cells incl. the kernel's overhang
 };
 
-// One block per (subproblem, transform): spread into a shared tile, then flush it into the FFT grid with
-// the per-cell deconvolution applied.
+// One subproblem of spread_tiles (transform blockIdx.y): spread it into the shared tile, then flush the tile
+// into the FFT grid with the per-cell deconvolution applied. Every thread of the block calls it.
 template <class Real>
-__global__ void spread_tiles(Geometry g, SpreadArgs a) {
-  extern __shared__ unsigned char smem[];
-  Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
+__device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Real> *tile, unsigned sub) {
   const int W = g.kernel.width;
   const int ex = a.ext[0], ey = a.ext[1], ez = a.ext[2];
   const int cells = ex * ey * ez;
   for (int c = threadIdx.x; c < cells; c += blockDim.x) tile[c] = Cplx<Real>{0, 0};
-  const unsigned bin = a.sub_bin[blockIdx.x];
+  const unsigned bin = a.sub_bin[sub];
   int origin[3] = {0, 0, 0};
   unsigned rest = bin;
   for (int d = g.dim - 1; d >= 0; --d) {
@@ -185,7 +291,7 @@ __global__ void spread_tiles(Geometry g, SpreadArgs a) {
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
-  const unsigned begin = a.sub_start[blockIdx.x], end = begin + a.sub_count[blockIdx.x];
+  const unsigned begin = a.sub_start[sub], end = begin + a.sub_count[sub];
   for (unsigned j = begin + threadIdx.x; j < end; j += blockDim.x) {
     Cplx<Real> fv = f[a.index[j]], ph = phase[j];
     Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
@@ -228,6 +334,17 @@ __global__ void spread_tiles(Geometry g, SpreadArgs a) {
     }
     if (inside) atomic_add(grid + idx, v.re * corr, v.im * corr);
   }
+  __syncthreads();  // the next subproblem zeroes the tile
+}
+
+// Persistent blocks, blockIdx.y the transform: block b takes subproblems b, b + gridDim.x, ... (each at most
+// kMaxSubproblem sources, so the shares stay even); the count is read on the device, never by the host.
+template <class Real>
+__global__ void spread_tiles(Geometry g, SpreadArgs a) {
+  extern __shared__ unsigned char smem[];
+  Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
+  const unsigned nsub = *a.nsub;
+  for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<Real>(g, a, tile, sub);
 }
 
 // Fallback when a tile does not fit in shared memory (3-D with wide kernels): one thread per source,
@@ -327,9 +444,6 @@ class CudaEngine final : public Engine {
     require_cuda_device(cfg_.opts);
     cuda::DeviceScope scope(cfg_.opts.device);
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
-    scan_lo_.allocate(kScanBlocks);
-    scan_hi_.allocate(kScanBlocks);
-    scan_bad_.allocate(kScanBlocks);
   }
 
   void setpts(const Points &p) override {
@@ -339,24 +453,30 @@ class CudaEngine final : public Engine {
     const int dim = cfg_.dim;
     N_ = p.N;
     K_ = p.K;
-    // Coordinates to the device (dim x N, dim x K) and their ranges.
-    DeviceBuffer<Real> src_raw(checked_mul(N_, dim, "dim * N")), tgt_raw(checked_mul(K_, dim, "dim * K"));
-    double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
-    static const char *src_names[3] = {"x", "y", "z"};
-    static const char *tgt_names[3] = {"s", "t", "u"};
+    // Coordinates where they are; host arrays staged (stream-ordered temporaries, freed on return).
+    std::vector<std::unique_ptr<cuda::StreamBuffer>> staged;
+    auto readable = [&](const void *v, std::size_t n) -> const Real * {
+      if (pointer_kind(v) != PointerKind::Host) return static_cast<const Real *>(v);
+      staged.push_back(std::make_unique<cuda::StreamBuffer>(n * sizeof(Real), stream_));
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(staged.back()->get(), v, n * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+      return static_cast<const Real *>(staged.back()->get());
+    };
+    Coords<Real> src{}, tgt{};
     for (int d = 0; d < dim; ++d) {
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(src_raw.get() + d * N_, p.src[d], N_ * sizeof(Real), cudaMemcpyDefault, stream_));
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(tgt_raw.get() + d * K_, p.tgt[d], K_ * sizeof(Real), cudaMemcpyDefault, stream_));
-      scan(src_raw.get() + d * N_, N_, src_names[d], x_lo[d], x_hi[d]);
-      scan(tgt_raw.get() + d * K_, K_, tgt_names[d], s_lo[d], s_hi[d]);
+      src.v[d] = readable(p.src[d], N_);
+      tgt.v[d] = readable(p.tgt[d], K_);
     }
+    double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
+    scan_ranges(src, tgt, x_lo, x_hi, s_lo, s_hi);  // the one read-back: the layout needs the ranges
     std::size_t free_bytes = 0, total_bytes = 0;
     SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
                        static_cast<double>(free_bytes) + p.reclaimable_bytes, kCudaCost, cfg_.is_double);
+    CudaEngine *previous = dynamic_cast<CudaEngine *>(p.previous);
+    const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, kReuseSlack);
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
-    const KernelSpec &kernel = L_.kernel;
+    fourier_ = fit_fourier(L_.kernel, L_.upsampfac);
 
     Geometry src_geo = geometry(true), tgt_geo = geometry(false);
     choose_tiles(src_geo);
@@ -371,57 +491,18 @@ class CudaEngine final : public Engine {
     src_index_.allocate(N_);
     src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
     src_phase_.allocate(N_);
-    std::vector<unsigned> bin_count = sort_points<false>(src_geo, src_raw.get(), N_, src_pos_, src_phase_, src_index_);
+    sort_points<false>(src_geo, src, N_, src_pos_, src_phase_, src_index_);
     tgt_index_.allocate(K_);
     tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
     tgt_factor_.allocate(K_);
-    (void)sort_points<true>(tgt_geo, tgt_raw.get(), K_, tgt_pos_, tgt_factor_, tgt_index_);
-
-    // Subproblems: each non-empty tile, split into runs of at most `limit` sources. A small problem has only a
-    // few hundred tiles (one 20-cell-wide Gaussian tile per block at N = 256^2 left most SMs idle), so the limit
-    // shrinks until there are about kSubproblemsPerSm blocks per SM, trading extra tile flushes for occupancy.
-    const std::size_t wanted = static_cast<std::size_t>(sm_count_) * kSubproblemsPerSm;
-    const std::size_t per_block = ((N_ + wanted - 1) / wanted + 31) / 32 * 32;
-    const unsigned limit = static_cast<unsigned>(std::clamp<std::size_t>(per_block, kMinSubproblem, kMaxSubproblem));
-    std::vector<unsigned> sub_bin, sub_start, sub_count;
-    unsigned start = 0;
-    for (std::size_t b = 0; b < bin_count.size(); ++b) {
-      for (unsigned done = 0; done < bin_count[b]; done += limit) {
-        sub_bin.push_back(static_cast<unsigned>(b));
-        sub_start.push_back(start + done);
-        sub_count.push_back(std::min(limit, bin_count[b] - done));
-      }
-      start += bin_count[b];
-    }
-    nsub_ = sub_bin.size();
-    sub_bin_.allocate(nsub_);
-    sub_start_.allocate(nsub_);
-    sub_count_.allocate(nsub_);
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(sub_bin_.get(), sub_bin.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(sub_start_.get(), sub_start.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(sub_count_.get(), sub_count.data(), nsub_ * sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    sort_points<true>(tgt_geo, tgt, K_, tgt_pos_, tgt_factor_, tgt_index_);
 
     for (int d = 0; d < dim; ++d) {
-      std::vector<double> corr(L_.axis[d].n1);
-      grid_correction(kernel, L_.axis[d], corr.data());
-      std::vector<Real> corr_r(corr.begin(), corr.end());
-      correction_[d].allocate(corr_r.size());
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(correction_[d].get(), corr_r.data(), corr_r.size() * sizeof(Real),
-                                      cudaMemcpyHostToDevice, stream_));
+      correction_[d].allocate(L_.axis[d].n1);
+      grid_correction_kernel<Real><<<cuda::grid_for(L_.axis[d].n1, kBlock), kBlock, 0, stream_>>>(
+          L_.kernel, fourier_, L_.axis[d].n1, L_.axis[d].n2, correction_[d].get());
+      SFFT_CUDA_CHECK_LAUNCH();
     }
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // host vectors above go out of scope
-
-    grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
-    f_stage_.allocate(checked_mul(N_, cfg_.ntransf, "ntransf * N"));
-    F_stage_.allocate(checked_mul(K_, cfg_.ntransf, "ntransf * K"));
-    long long n[3];
-    for (int d = 0; d < dim; ++d) n[d] = L_.axis[d].n2;
-    fft_.make_many(dim, n, nullptr, 1, static_cast<long long>(L_.n2_total), nullptr, 1,
-                   static_cast<long long>(L_.n2_total), CufftTypes<Real>::c2c, cfg_.ntransf);
-    fft_.set_stream(stream_);
     if (use_tiles_) {
       // The attribute is process-wide per kernel: every plan sets the same value (the device's opt-in
       // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
@@ -430,7 +511,34 @@ class CudaEngine final : public Engine {
       if (tile_bytes_ > static_cast<std::size_t>(optin))
         fail(SFFT_ERROR_INTERNAL, "nufft3: spreading tile of ", tile_bytes_, " bytes exceeds the device's ", optin);
       SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_tiles<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+      int per_sm = 0;
+      SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_tiles<Real>, kBlock, tile_bytes_));
+      spread_blocks_ = static_cast<unsigned>(
+          std::clamp<std::size_t>(static_cast<std::size_t>(std::max(per_sm, 1)) * sm_count_, 1, max_subproblems_));
     }
+    // Staging for host strengths/outputs, sized like the previous points' when they match (taken below).
+    const std::size_t f_count = checked_mul(N_, cfg_.ntransf, "ntransf * N");
+    const std::size_t F_count = checked_mul(K_, cfg_.ntransf, "ntransf * K");
+    const bool reuse_f = previous != nullptr && previous->f_stage_.size() == f_count;
+    const bool reuse_F = previous != nullptr && previous->F_stage_.size() == F_count;
+    if (!reuse_f) f_stage_.allocate(f_count);
+    if (!reuse_F) F_stage_.allocate(F_count);
+    if (!reuse) {
+      grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+      long long n[3];
+      for (int d = 0; d < dim; ++d) n[d] = L_.axis[d].n2;
+      fft_.make_many(dim, n, nullptr, 1, static_cast<long long>(L_.n2_total), nullptr, 1,
+                     static_cast<long long>(L_.n2_total), CufftTypes<Real>::c2c, cfg_.ntransf);
+      fft_.set_stream(stream_);
+    }
+    // Nothing below can fail: the previous points' grid, FFT plan and staging change hands (the plan drops
+    // that engine next). Their work is queued on the same stream, so the order of use is kept.
+    if (reuse) {
+      grid_ = std::move(previous->grid_);
+      fft_ = std::move(previous->fft_);
+    }
+    if (reuse_f) f_stage_ = std::move(previous->f_stage_);
+    if (reuse_F) F_stage_ = std::move(previous->F_stage_);
   }
 
   void exec(const void *f_in, void *F_out) override {
@@ -451,6 +559,7 @@ class CudaEngine final : public Engine {
     a.sub_bin = sub_bin_.get();
     a.sub_start = sub_start_.get();
     a.sub_count = sub_count_.get();
+    a.nsub = nsub_.get();
     a.pos = src_pos_.get();
     a.phase = src_phase_.get();
     a.f = f;
@@ -459,7 +568,7 @@ class CudaEngine final : public Engine {
     a.n2_total = L_.n2_total;
     for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
     if (use_tiles_) {
-      dim3 grid(static_cast<unsigned>(nsub_), static_cast<unsigned>(cfg_.ntransf));
+      dim3 grid(spread_blocks_, static_cast<unsigned>(cfg_.ntransf));
       spread_tiles<Real><<<grid, kBlock, tile_bytes_, stream_>>>(src_geo_, a);
     } else {
       dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(cfg_.ntransf));
@@ -491,22 +600,47 @@ class CudaEngine final : public Engine {
   template <class T>
   using DeviceBuffer = cuda::DeviceBuffer<T>;
 
-  void scan(const Real *v, std::size_t n, const char *name, double &lo, double &hi) {
-    scan_kernel<Real><<<kScanBlocks, kBlock, 0, stream_>>>(v, n, scan_lo_.get(), scan_hi_.get(), scan_bad_.get());
+  // Stream-ordered temporary of count T's.
+  template <class T>
+  static T *temporary(std::vector<std::unique_ptr<cuda::StreamBuffer>> &keep, std::size_t count, cudaStream_t s) {
+    keep.push_back(std::make_unique<cuda::StreamBuffer>(std::max<std::size_t>(count, 1) * sizeof(T), s));
+    return static_cast<T *>(keep.back()->get());
+  }
+
+  // Ranges of every coordinate array in one pass and one read-back; throws naming the first non-finite entry
+  // in the order x, s, y, t, z, u.
+  void scan_ranges(const Coords<Real> &src, const Coords<Real> &tgt, double *x_lo, double *x_hi, double *s_lo,
+                   double *s_hi) {
+    static const char *names[kMaxArrays] = {"x", "s", "y", "t", "z", "u"};
+    const int arrays = 2 * cfg_.dim;
+    ScanInputs in{};
+    for (int d = 0; d < cfg_.dim; ++d) {
+      in.v[2 * d] = src.v[d];
+      in.n[2 * d] = N_;
+      in.v[2 * d + 1] = tgt.v[d];
+      in.n[2 * d + 1] = K_;
+    }
+    std::vector<std::unique_ptr<cuda::StreamBuffer>> keep;
+    double *lo = temporary<double>(keep, arrays * kScanBlocks, stream_);
+    double *hi = temporary<double>(keep, arrays * kScanBlocks, stream_);
+    auto *bad = temporary<unsigned long long>(keep, arrays * kScanBlocks, stream_);
+    auto *out = temporary<ScanResult>(keep, arrays, stream_);
+    scan_partial<Real><<<dim3(kScanBlocks, arrays), kBlock, 0, stream_>>>(in, lo, hi, bad);
     SFFT_CUDA_CHECK_LAUNCH();
-    double l[kScanBlocks], h[kScanBlocks];
-    unsigned long long b[kScanBlocks];
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(l, scan_lo_.get(), sizeof l, cudaMemcpyDeviceToHost, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(h, scan_hi_.get(), sizeof h, cudaMemcpyDeviceToHost, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(b, scan_bad_.get(), sizeof b, cudaMemcpyDeviceToHost, stream_));
+    scan_finish<Real><<<arrays, kBlock, 0, stream_>>>(in, kScanBlocks, lo, hi, bad, out);
+    SFFT_CUDA_CHECK_LAUNCH();
+    ScanResult r[kMaxArrays];
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(r, out, arrays * sizeof(ScanResult), cudaMemcpyDeviceToHost, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    lo = *std::min_element(l, l + kScanBlocks);
-    hi = *std::max_element(h, h + kScanBlocks);
-    unsigned long long bad = *std::min_element(b, b + kScanBlocks);
-    if (bad != ~0ull) {
-      Real value = 0;
-      SFFT_CUDA_CHECK(cudaMemcpy(&value, v + bad, sizeof value, cudaMemcpyDeviceToHost));
-      fail(SFFT_ERROR_INVALID_ARGUMENT, name, "[", bad, "] is ", std::isnan(value) ? "NaN" : "infinite");
+    for (int a = 0; a < arrays; ++a) {
+      if (r[a].bad != ~0ull)
+        fail(SFFT_ERROR_INVALID_ARGUMENT, names[a], "[", r[a].bad, "] is ", r[a].bad_is_nan ? "NaN" : "infinite");
+    }
+    for (int d = 0; d < cfg_.dim; ++d) {
+      x_lo[d] = r[2 * d].lo;
+      x_hi[d] = r[2 * d].hi;
+      s_lo[d] = r[2 * d + 1].lo;
+      s_hi[d] = r[2 * d + 1].hi;
     }
   }
 
@@ -515,6 +649,7 @@ class CudaEngine final : public Engine {
     g.dim = cfg_.dim;
     g.kernel = L_.kernel;
     g.sign = cfg_.sign;
+    g.fourier = fourier_;
     for (int d = 0; d < 3; ++d) {
       g.n1[d] = g.n2[d] = 1;
       g.tile[d] = g.tiles[d] = 1;
@@ -555,58 +690,84 @@ class CudaEngine final : public Engine {
     }
   }
 
-  // Rescales, keys and radix-sorts n points; returns the number of points per tile.
+  // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table, all on the
+  // device (sub_bin_ .. nsub_).
   template <bool kTargets>
-  std::vector<unsigned> sort_points(const Geometry &g, const Real *raw, std::size_t n, DeviceBuffer<Real> &pos,
-                                    DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index) {
+  void sort_points(const Geometry &g, const Coords<Real> &coords, std::size_t n, DeviceBuffer<Real> &pos,
+                   DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index) {
     const int dim = cfg_.dim;
     std::size_t nbins = 1;
     for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(g.tiles[d]), "tiles");
-    require(nbins < (1ull << 32), "too many grid tiles (", nbins, ")");
-    DeviceBuffer<Real> pos_tmp(n * dim);
-    DeviceBuffer<C> fac_tmp(n);
-    DeviceBuffer<unsigned> keys(n), keys_sorted(n), order(n);
-    unsigned grid = cuda::grid_for(n, kBlock);
-    prepare_points<Real, kTargets>
-        <<<grid, kBlock, 0, stream_>>>(g, raw, n, pos_tmp.get(), fac_tmp.get(), keys.get(), order.get());
+    require(nbins < (1ull << 31) - 1, "too many grid tiles (", nbins, ")");
+    std::vector<std::unique_ptr<cuda::StreamBuffer>> keep;
+    Real *pos_tmp = temporary<Real>(keep, n * dim, stream_);
+    C *fac_tmp = temporary<C>(keep, n, stream_);
+    unsigned *keys = temporary<unsigned>(keep, n, stream_);
+    unsigned *keys_sorted = temporary<unsigned>(keep, n, stream_);
+    unsigned *order = temporary<unsigned>(keep, n, stream_);
+    const unsigned grid = cuda::grid_for(n, kBlock);
+    prepare_points<Real, kTargets><<<grid, kBlock, 0, stream_>>>(g, coords, n, pos_tmp, fac_tmp, keys, order);
     SFFT_CUDA_CHECK_LAUNCH();
     int end_bit = 1;
     while (end_bit < 32 && (1ull << end_bit) < nbins) ++end_bit;
     std::size_t temp_bytes = 0;
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), order.get(),
-                                                    index.get(), static_cast<int>(n), 0, end_bit, stream_));
-    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(), order.get(),
-                                                    index.get(), static_cast<int>(n), 0, end_bit, stream_));
-    gather_points<Real>
-        <<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp.get(), fac_tmp.get(), pos.get(), factor.get());
+    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, keys_sorted, order, index.get(),
+                                                    static_cast<int>(n), 0, end_bit, stream_));
+    void *temp = temporary<unsigned char>(keep, temp_bytes, stream_);
+    SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, keys_sorted, order, index.get(),
+                                                    static_cast<int>(n), 0, end_bit, stream_));
+    gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
     SFFT_CUDA_CHECK_LAUNCH();
-    std::vector<unsigned> count;
-    if (!kTargets) {
-      DeviceBuffer<unsigned> dcount(nbins);
-      SFFT_CUDA_CHECK(cudaMemsetAsync(dcount.get(), 0, nbins * sizeof(unsigned), stream_));
-      count_keys<<<grid, kBlock, 0, stream_>>>(keys_sorted.get(), n, dcount.get());
-      SFFT_CUDA_CHECK_LAUNCH();
-      count.resize(nbins);
-      SFFT_CUDA_CHECK(
-          cudaMemcpyAsync(count.data(), dcount.get(), nbins * sizeof(unsigned), cudaMemcpyDeviceToHost, stream_));
-    }
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // temporaries are freed on return
-    return count;
+    if (kTargets) return;
+
+    // Subproblems: each non-empty tile, split into runs of at most `limit` sources. A small problem has only a
+    // few hundred tiles (one 20-cell-wide Gaussian tile per block at N = 256^2 left most SMs idle), so the limit
+    // shrinks until there are about kSubproblemsPerSm subproblems per SM, trading extra tile flushes for
+    // occupancy. At most ceil(N / limit) + min(bins, N) of them: the table is sized for that bound and its
+    // actual length stays on the device (nsub_), read by the spreading blocks.
+    const std::size_t wanted = static_cast<std::size_t>(sm_count_) * kSubproblemsPerSm;
+    const std::size_t per_block = ((n + wanted - 1) / wanted + 31) / 32 * 32;
+    const unsigned limit = static_cast<unsigned>(std::clamp<std::size_t>(per_block, kMinSubproblem, kMaxSubproblem));
+    max_subproblems_ = (n + limit - 1) / limit + std::min(nbins, n);
+    sub_bin_.allocate(max_subproblems_);
+    sub_start_.allocate(max_subproblems_);
+    sub_count_.allocate(max_subproblems_);
+    nsub_.allocate(1);
+    unsigned *start = temporary<unsigned>(keep, nbins, stream_);
+    unsigned *end = temporary<unsigned>(keep, nbins, stream_);
+    unsigned *subs = temporary<unsigned>(keep, nbins + 1, stream_);
+    unsigned *offset = temporary<unsigned>(keep, nbins + 1, stream_);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(start, 0, nbins * sizeof(unsigned), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(end, 0, nbins * sizeof(unsigned), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(subs + nbins, 0, sizeof(unsigned), stream_));
+    bin_bounds<<<grid, kBlock, 0, stream_>>>(keys_sorted, n, start, end);
+    SFFT_CUDA_CHECK_LAUNCH();
+    const unsigned bin_grid = cuda::grid_for(nbins, kBlock);
+    count_subproblems<<<bin_grid, kBlock, 0, stream_>>>(start, end, nbins, limit, subs);
+    SFFT_CUDA_CHECK_LAUNCH();
+    std::size_t scan_bytes = 0;
+    SFFT_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, subs, offset, static_cast<int>(nbins + 1), stream_));
+    void *scan_temp = temporary<unsigned char>(keep, scan_bytes, stream_);
+    SFFT_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, subs, offset, static_cast<int>(nbins + 1), stream_));
+    fill_subproblems<<<bin_grid, kBlock, 0, stream_>>>(start, end, offset, nbins, limit, sub_bin_.get(),
+                                                       sub_start_.get(), sub_count_.get(), nsub_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
   }
 
   Config cfg_;
   cudaStream_t stream_;
   Layout L_;
+  FourierFit fourier_;
   int sm_count_ = 1;
-  std::size_t N_ = 0, K_ = 0, nsub_ = 0;
+  std::size_t N_ = 0, K_ = 0, max_subproblems_ = 1;
+  unsigned spread_blocks_ = 1;
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;
   std::size_t tile_bytes_ = 0;
   int tile_ext_[3] = {1, 1, 1};
-  DeviceBuffer<double> scan_lo_, scan_hi_;
-  DeviceBuffer<unsigned long long> scan_bad_;
-  DeviceBuffer<unsigned> src_index_, tgt_index_, sub_bin_, sub_start_, sub_count_;
+  DeviceBuffer<unsigned> src_index_, tgt_index_, sub_bin_, sub_start_, sub_count_, nsub_;
   DeviceBuffer<Real> src_pos_, tgt_pos_, correction_[3];
   DeviceBuffer<C> src_phase_, tgt_factor_, grid_, f_stage_, F_stage_;
   cuda::CufftPlan fft_;

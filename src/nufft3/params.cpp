@@ -336,6 +336,20 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   return best;
 }
 
+bool adopt_grid_shape(Layout &L, const Layout &prev, double slack) {
+  if (prev.dim != L.dim || prev.n2_total == 0) return false;
+  for (int d = 0; d < L.dim; ++d)
+    if (prev.axis[d].n2 < L.axis[d].n2) return false;
+  if (static_cast<double>(prev.n2_total) > slack * static_cast<double>(L.n2_total)) return false;
+  for (int d = 0; d < L.dim; ++d) {
+    DimLayout &a = L.axis[d];
+    a.n2 = prev.axis[d].n2;
+    a.tgt_scale = a.h1 * (static_cast<double>(a.n2) / (2 * M_PI));
+  }
+  L.n2_total = prev.n2_total;
+  return true;
+}
+
 double tap_tolerance(const Layout &L, double tol) {
   const double band_edge = kernel_fourier(L.kernel, M_PI / L.upsampfac);
   return tol * band_edge / (2 * L.dim * L.kernel.width);

@@ -97,6 +97,12 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double);
 
+// Gives L the FFT grid shape of `prev` (the plan's previous points) when it has the same dim, at least L's
+// cells per dimension and at most `slack` times L's cells in all: a larger n2 only oversamples more (the band
+// |s h1| <= pi / upsampfac and the source grid n1 stay), and the previous grid and FFT plan can then be taken
+// over instead of made anew. Returns whether L changed to it.
+bool adopt_grid_shape(Layout &L, const Layout &prev, double slack);
+
 // Absolute error allowed in each kernel value (CPU polynomial tables) so that the 2 dim stages together add at
 // most tol: an error d in every tap of one stage changes its result by up to width d / phihat(pi / upsampfac),
 // relative (the deconvolution divides by phihat, smallest at the band's edge).

@@ -98,7 +98,10 @@ void Plan::setpts(uint64_t N, const void *x, const void *y, const void *z, uint6
   // complete, so a failed call (a NaN coordinate, a grid too large) leaves the previous points usable. The grid
   // is sized as if the current workspace were already released; where an allocation then fails because both
   // are held at once, the current one is released and the new one tried alone.
-  if (engine_ && b == backend_) p.reclaimable_bytes = engine_->grid_bytes();
+  if (engine_ && b == backend_) {
+    p.reclaimable_bytes = engine_->grid_bytes();
+    p.previous = engine_.get();
+  }
   auto prepare = [&] {
     std::unique_ptr<Engine> next = b == Backend::Cuda ? make_cuda_engine(config_) : make_cpu_engine(config_);
     if (p.N > 0 && p.K > 0) next->setpts(p);
@@ -113,6 +116,7 @@ void Plan::setpts(uint64_t N, const void *x, const void *y, const void *z, uint6
     if (e.status() != SFFT_ERROR_OUT_OF_MEMORY || !engine_) throw;
     engine_.reset();
     have_points_ = false;
+    p.previous = nullptr;
     next = prepare();
   }
   engine_ = std::move(next);

@@ -24,12 +24,17 @@ struct Config {
   Options opts;
 };
 
+class Engine;
+
 // Coordinates of one setpts call: coords[d] for d < dim (the rest unused).
 struct Points {
   std::size_t N = 0, K = 0;
   const void *src[3] = {};
   const void *tgt[3] = {};
   double reclaimable_bytes = 0;  // the workspace of the plan's current points, released once these replace them
+  // The plan's current engine on the same backend (else null): a new engine may take over its grid and FFT
+  // plan as the last step of a setpts that can no longer fail, since the plan then drops it.
+  Engine *previous = nullptr;
 };
 
 // One backend's workspace and kernels for one point set: the plan makes a new engine per setpts and keeps

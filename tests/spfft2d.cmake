@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# spfft2d's further test programs, split by stage like src/spfft2d/cuda/ (spfft2d_test: every method's accuracy
+# and the C API's checks).
+sfft_add_gtest(spfft2d_direct_test spfft2d_direct_test.cpp)
+sfft_add_gtest(spfft2d_whole_test spfft2d_whole_test.cpp)
+sfft_add_gtest(spfft2d_mtx_test spfft2d_mtx_test.cpp)

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// spfft2d's whole-spectrum methods: PRUNED's row and column passes of every kind, the method reported and
+// kept across a failed set, the whole workspace's out-of-memory path, AUTO's choice by cost.
+#include "spfft2d_support.hpp"
+
+namespace {
+
+using namespace spfft2d_test;
+
+// Matrices that take each of PRUNED's passes (every method checks them): few nonempty rows, each with many
+// nonzeros (FFT rows, direct column sums), many nonempty rows mixing single nonzeros and full rows (direct and
+// FFT rows, FFT column pass) with empty rows and columns, on prime, odd and rectangular shapes; a single
+// nonempty row, a single column, and full matrices.
+TEST_P(Spfft2d, SparseRowsOfEveryKind) {
+  const auto few_full_rows = [](uint64_t rows, uint64_t cols, std::vector<int64_t> which, bool values) {
+    Coo m{rows, cols, {}, {}, {}};
+    for (int64_t r : which)
+      for (uint64_t c = 0; c < cols; c += 2) {
+        m.r.push_back(r);
+        m.c.push_back(static_cast<int64_t>(c));
+        if (values) m.v.push_back(0.25 + static_cast<double>((r * 7 + static_cast<int64_t>(c)) % 5));
+      }
+    return m;
+  };
+  check_matrix(few_full_rows(211, 257, {0, 17, 210}, false));
+  check_matrix(few_full_rows(96, 130, {5}, true));
+  check_matrix(few_full_rows(1, 64, {0}, false));
+  Coo mixed = random_matrix(101, 96, 0.01, 70, true);
+  Coo extra = few_full_rows(101, 96, {3, 50, 99}, true);
+  mixed.r.insert(mixed.r.end(), extra.r.begin(), extra.r.end());
+  mixed.c.insert(mixed.c.end(), extra.c.begin(), extra.c.end());
+  mixed.v.insert(mixed.v.end(), extra.v.begin(), extra.v.end());
+  check_matrix(mixed);
+  check_matrix(random_matrix(255, 37, 0.3, 71));
+  check_matrix(random_matrix(64, 1, 0.5, 72, true));
+  check_matrix(random_matrix(7, 5, 1.0, 73));
+  check_matrix(Coo{1, 1, {0}, {0}, {2.5}});
+}
+
+TEST_P(Spfft2d, MethodIsReportedAndFailedSetKeepsIt) {
+  const Coo m = random_matrix(30, 26, 0.1, 17);
+  spfft2d_plan p = make(m);
+  ASSERT_NE(p, nullptr);
+  spfft2d_method got = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS) << sfft_last_error();
+  if (method() == SPFFT2D_METHOD_AUTO)
+    EXPECT_NE(got, SPFFT2D_METHOD_AUTO) << "AUTO must resolve to a concrete method";
+  else
+    EXPECT_EQ(got, method());
+  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(5)), SFFT_ERROR_INVALID_ARGUMENT, "method = 5");
+  expect_error(spfft2d_set_method(p, static_cast<spfft2d_method>(-1)), SFFT_ERROR_INVALID_ARGUMENT, "method");
+  expect_error(spfft2d_get_method(p, nullptr), SFFT_ERROR_INVALID_ARGUMENT, "method is NULL");
+  spfft2d_method after = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &after), SFFT_SUCCESS);
+  EXPECT_EQ(after, got);
+  check(m, exec(p, m.rows, m.cols));
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+// The whole-spectrum methods' workspace: a failed allocation (rows x width elements, far beyond any
+// machine) reports OUT_OF_MEMORY and leaves the plan's method and results as they were.
+TEST_P(Spfft2d, WorkspaceOutOfMemoryKeepsPlan) {
+  if (method() == SPFFT2D_METHOD_AUTO || method() == SPFFT2D_METHOD_DIRECT) GTEST_SKIP() << "no whole workspace";
+  const uint64_t rows = (1ull << 31) - 1, cols = 1ull << 20;
+  const int64_t r[] = {0, 5}, c[] = {3, 7};
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, rows, cols, 2, r, c, nullptr, backend().dtype, &opts_), SFFT_SUCCESS)
+      << sfft_last_error();
+  spfft2d_method before = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &before), SFFT_SUCCESS);
+  EXPECT_EQ(before, SPFFT2D_METHOD_DIRECT) << "a 2^31-1 x 2^20 matrix must not pick a whole-spectrum method";
+  expect_error(spfft2d_set_method(p, method()), SFFT_ERROR_OUT_OF_MEMORY, "bytes");
+  spfft2d_method after = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &after), SFFT_SUCCESS);
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+// The cost model's choice on the CPU backend at the extremes: a nearly full matrix goes dense, a tall
+// matrix with a handful of nonzeros is never densified.
+TEST(Spfft2dMethod, AutoChoosesByCost) {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  const Coo full = random_matrix(128, 128, 0.9, 18);
+  spfft2d_plan p = nullptr;
+  ASSERT_EQ(spfft2d_create(&p, full.rows, full.cols, full.r.size(), full.r.data(), full.c.data(), nullptr,
+                           SFFT_COMPLEX64, &o),
+            SFFT_SUCCESS);
+  spfft2d_method got = SPFFT2D_METHOD_AUTO;
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS);
+  EXPECT_EQ(got, SPFFT2D_METHOD_DENSE);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  const int64_t r[] = {1, 900, 4000}, c[] = {2, 30, 4095};
+  ASSERT_EQ(spfft2d_create(&p, 4096, 4096, 3, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS);
+  ASSERT_EQ(spfft2d_get_method(p, &got), SFFT_SUCCESS);
+  EXPECT_NE(got, SPFFT2D_METHOD_DENSE);
+  EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::Combine(testing::ValuesIn(kBackends), testing::ValuesIn(kMethods)),
+                         name_of);
+
+}  // namespace

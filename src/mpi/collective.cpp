@@ -102,7 +102,12 @@ void sum_identical(const Comm &comm, void *values, std::size_t count, bool doubl
   for (std::size_t done = 0; done < reals; done += kChunk) {
     const int chunk = static_cast<int>(std::min(kChunk, reals - done));
     void *at = bytes + done * real_size;
-    check_mpi(MPI_Reduce(comm.rank() == 0 ? MPI_IN_PLACE : at, at, chunk, type, MPI_SUM, 0, comm.get()), "MPI_Reduce");
+    // In place at the root; elsewhere the receive buffer is unused and must not alias the send buffer (MPI
+    // forbids aliased arguments, and tree algorithms may use it as scratch at inner nodes).
+    if (comm.rank() == 0)
+      check_mpi(MPI_Reduce(MPI_IN_PLACE, at, chunk, type, MPI_SUM, 0, comm.get()), "MPI_Reduce");
+    else
+      check_mpi(MPI_Reduce(at, nullptr, chunk, type, MPI_SUM, 0, comm.get()), "MPI_Reduce");
     check_mpi(MPI_Bcast(at, chunk, type, 0, comm.get()), "MPI_Bcast");
   }
 }

@@ -27,6 +27,9 @@ add_library(sfft_mpi SHARED ${SFFT_MPI_SOURCES})
 add_library(sfft::sfft_mpi ALIAS sfft_mpi)
 target_include_directories(sfft_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/capi)
 target_compile_definitions(sfft_mpi PRIVATE SFFT_BUILDING_LIBRARY SFFT_HAVE_CUDA=${SFFT_HAVE_CUDA})
+# C++ code including mpi.h (this library, C++ consumers of sfft_mpi.h) uses the C bindings only: without these,
+# OpenMPI's and MPICH's mpi.h pull in the removed MPI C++ bindings, which libmpi no longer defines.
+target_compile_definitions(sfft_mpi PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_compile_options(sfft_mpi PRIVATE ${SFFT_WARNINGS})
 set_target_properties(sfft_mpi PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} ${SFFT_HIDDEN_VISIBILITY}

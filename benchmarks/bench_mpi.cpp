@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// Distributed sparse FFT (libsfft_mpi) scaling on CPU ranks. Run under mpiexec with P ranks; for q = 1..P
+// ranks (the first q of MPI_COMM_WORLD) it times
+//   weak:   n = q * 2^log2n_rank samples (each rank holds 2^log2n_rank),
+//   strong: n = 2^log2n_strong samples split over the q ranks,
+// against the peer, the single-process sfft_exec with the same seed on the whole signal (one process, the same
+// thread count per process), and prints both, their ratio (single / distributed: > 1 is faster), the weak
+// efficiency t(q = 1) / t(q), and the communication time: the time spent inside MPI's reduction, broadcast
+// and descriptor gather during sfft_mpi_exec, measured through MPI's profiling interface (PMPI wrappers
+// below). Times: the median over repeats of the slowest rank's time. The summary is the minimum ratio.
+// Each row checks that the distributed plan returns the single-process plan's frequencies.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fftw3.h>
+
+#include "bench_support.hpp"
+#include "sfft/sfft.h"
+#include "sfft/sfft_mpi.h"
+
+namespace {
+
+// Time inside the wrapped MPI calls while counting is on (only around sfft_mpi_exec).
+bool counting = false;
+double comm_seconds = 0;
+
+}  // namespace
+
+extern "C" {
+int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Reduce(send, recv, count, type, op, root, comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
+int MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Bcast(buffer, count, type, root, comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
+int MPI_Allgather(const void *send, int send_count, MPI_Datatype send_type, void *recv, int recv_count,
+                  MPI_Datatype recv_type, MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
+}
+
+namespace {
+
+using cf = std::complex<float>;
+
+void check(sfft_status s, const char *what, bool mpi) {
+  if (s == SFFT_SUCCESS) return;
+  std::fprintf(stderr, "%s: %s\n", what, mpi ? sfft_mpi_last_error() : sfft_last_error());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+// k planted tones of magnitude 1..10 (x = inverse DFT / n), built with FFTW on rank 0.
+std::vector<cf> planted(uint64_t n, uint64_t k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<cf> x(n);
+  for (uint64_t j = 0; j < k; ++j) x[rng() % n] = std::polar(static_cast<float>(1 + 9 * unit(rng)), static_cast<float>(2 * M_PI * unit(rng)));
+  fftwf_plan p = fftwf_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftwf_complex *>(x.data()),
+                                   reinterpret_cast<fftwf_complex *>(x.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+  fftwf_execute(p);
+  fftwf_destroy_plan(p);
+  for (cf &v : x) v /= static_cast<float>(n);
+  return x;
+}
+
+struct Row {
+  const char *mode;
+  int ranks;
+  uint64_t n;
+  double single, dist, comm;
+  bool match;
+};
+
+// One row on the first q ranks (comm holds exactly them). Rank 0 of comm prints nothing; main() prints.
+Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats) {
+  int me = 0, q = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &q);
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  o.threads = 1;
+  o.seed = 2026;
+  Row row{mode, q, n, 0, 0, 0, false};
+  std::vector<cf> whole;
+  std::vector<uint64_t> f_single(k);
+  uint64_t found_single = 0;
+  if (me == 0) {
+    whole = planted(n, k, 11);
+    sfft_plan plan = nullptr;
+    check(sfft_create(&plan, n, k, SFFT_COMPLEX64, &o), "sfft_create", false);
+    std::vector<cf> v(k);
+    row.single = bench::time_median([&] {
+      found_single = k;
+      check(sfft_exec(plan, whole.data(), f_single.data(), v.data(), &found_single), "sfft_exec", false);
+    }, repeats, 1);
+    sfft_destroy(plan);
+  }
+  uint64_t offset = 0, length = 0;
+  check(sfft_mpi_local_size(n, comm, &offset, &length), "sfft_mpi_local_size", true);
+  std::vector<int> counts(static_cast<std::size_t>(q)), displs(static_cast<std::size_t>(q));
+  const int my_count = static_cast<int>(length * sizeof(cf)), my_displ = static_cast<int>(offset * sizeof(cf));
+  PMPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  PMPI_Gather(&my_displ, 1, MPI_INT, displs.data(), 1, MPI_INT, 0, comm);
+  std::vector<cf> local(length);
+  MPI_Scatterv(whole.data(), counts.data(), displs.data(), MPI_BYTE, local.data(), my_count, MPI_BYTE, 0, comm);
+  whole.clear();
+  whole.shrink_to_fit();
+
+  sfft_mpi_plan plan = nullptr;
+  check(sfft_mpi_create(&plan, n, k, offset, length, SFFT_COMPLEX64, &o, nullptr, comm), "sfft_mpi_create", true);
+  std::vector<uint64_t> f(k);
+  std::vector<cf> v(k);
+  std::vector<double> times, comms;
+  uint64_t found = 0;
+  for (int rep = -1; rep < repeats; ++rep) {  // rep -1 warms up
+    PMPI_Barrier(comm);
+    comm_seconds = 0;
+    counting = true;
+    const double t0 = PMPI_Wtime();
+    found = k;
+    check(sfft_mpi_exec(plan, local.data(), f.data(), v.data(), &found, SFFT_MPI_ALL_RANKS), "sfft_mpi_exec", true);
+    double mine[2] = {PMPI_Wtime() - t0, comm_seconds}, slowest[2] = {0, 0};
+    counting = false;
+    PMPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
+    if (rep >= 0) {
+      times.push_back(slowest[0]);
+      comms.push_back(slowest[1]);
+    }
+  }
+  sfft_mpi_destroy(plan);
+  row.dist = bench::median(times);
+  row.comm = bench::median(comms);
+  row.match = me != 0 || (found == found_single && std::equal(f.begin(), f.begin() + static_cast<long>(found), f_single.begin()));
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int log2n_rank = 20, log2n_strong = 22, repeats = 5;
+  uint64_t k = 64;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--log2n-rank") log2n_rank = std::atoi(argv[i + 1]);
+    else if (a == "--log2n-strong") log2n_strong = std::atoi(argv[i + 1]);
+    else if (a == "--k") k = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--repeats") repeats = std::atoi(argv[i + 1]);
+  }
+  int world = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (world == 0)
+    std::printf("# bench_mpi %s: complex64, k = %llu, 1 thread per process, median of %d; CPU ranks on one host\n"
+                "# peer: single-process sfft_exec (same seed) on the whole signal; ratio = single / distributed\n"
+                "| mode | ranks | n | single (ms) | distributed (ms) | of which comm (ms) | ratio | weak eff. | same freqs |\n"
+                "|---|---|---|---|---|---|---|---|---|\n",
+                bench::today().c_str(), static_cast<unsigned long long>(k), repeats);
+  double min_ratio = INFINITY, weak_one = 0;
+  for (const char *mode : {"weak", "strong"})
+    for (int q = 1; q <= size; ++q) {
+      MPI_Comm sub = MPI_COMM_NULL;
+      MPI_Comm_split(MPI_COMM_WORLD, world < q ? 0 : MPI_UNDEFINED, world, &sub);
+      if (sub != MPI_COMM_NULL) {
+        const uint64_t n = std::strcmp(mode, "weak") == 0 ? static_cast<uint64_t>(q) << log2n_rank
+                                                          : uint64_t{1} << log2n_strong;
+        Row r = measure(mode, sub, n, k, repeats);
+        MPI_Comm_free(&sub);
+        if (world == 0) {
+          if (std::strcmp(mode, "weak") == 0 && q == 1) weak_one = r.dist;
+          const double ratio = r.single / r.dist;
+          min_ratio = std::min(min_ratio, ratio);
+          char eff[32] = "-";
+          if (std::strcmp(mode, "weak") == 0) std::snprintf(eff, sizeof eff, "%.2f", weak_one / r.dist);
+          std::printf("| %s | %d | %llu | %.2f | %.2f | %.3f | %.2f | %s | %s |\n", r.mode, r.ranks,
+                      static_cast<unsigned long long>(r.n), 1e3 * r.single, 1e3 * r.dist, 1e3 * r.comm, ratio, eff,
+                      r.match ? "yes" : "NO");
+          std::fflush(stdout);
+        }
+      }
+      PMPI_Barrier(MPI_COMM_WORLD);
+    }
+  if (world == 0) std::printf("minimum ratio (single / distributed): %.2f\n", min_ratio);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# libsfft_mpi's tests: one GoogleTest program run under mpiexec on 2 and 3 ranks (more ranks than cores:
+# OpenMPI needs --oversubscribe; as root, as in CI containers, OMPI_ALLOW_RUN_AS_ROOT*).
+add_executable(mpi_test ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_test.cpp)
+target_link_libraries(mpi_test PRIVATE sfft::sfft_mpi sfft::sfft sfft_test_support GTest::gtest)
+set(SFFT_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE SFFT_MPIEXEC_VERSION ERROR_QUIET)
+if(SFFT_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
+  list(PREPEND SFFT_MPIEXEC_FLAGS --oversubscribe)
+endif()
+foreach(ranks 2 3)
+  add_test(NAME mpi.ranks${ranks}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${SFFT_MPIEXEC_FLAGS}
+                   $<TARGET_FILE:mpi_test> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(mpi.ranks${ranks} PROPERTIES TIMEOUT 300 PROCESSORS ${ranks}
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1")
+endforeach()

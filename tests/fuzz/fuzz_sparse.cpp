@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_destroy): arbitrary n (powers of two,
-// 3, 5 or 7 times one, others, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int /
+// libFuzzer target for the sparse FFT (sfft_create/_ex, sfft_exec, sfft_exec_batch, sfft_destroy): arbitrary n (powers
+// of two, 3, 5 or 7 times one, others, 0, beyond 2^40), k, dtype, knobs (variant, tolerances, loop counts as any int /
 // double, including NaN and Inf; the comb pre-pass's loops, width and keep), options, output capacities, and
 // signals that are exactly sparse, noisy, or carry a NaN/Inf sample. A successful exec must return at most
 // min(k, capacity) distinct in-range frequencies, ordered by decreasing magnitude, with finite values close to
-// the exact DFT at those frequencies, the same on every exec; a failure must write nothing but the documented
-// *count (the capacity needed).
+// the exact DFT at those frequencies, the same on every exec and through sfft_exec_batch; a failure must write nothing
+// but the documented *count (the capacity needed).
 #include "fuzz_support.hpp"
 
 namespace {
@@ -145,6 +145,32 @@ void exec_and_check(Input &in, sfft_plan plan, uint64_t n, uint64_t k) {
   check(count2 == count && std::memcmp(f2.data(), f, count * sizeof(uint64_t)) == 0 &&
             std::memcmp(v2.data(), v, count * sizeof(C)) == 0,
         "sfft_exec is not deterministic for one plan");
+  // sfft_exec_batch of two copies of the signal (x_dist = n + 1, a gap sample) gives each what sfft_exec gave:
+  // the same frequencies, the values up to rounding (the batch may run on engines of its own).
+  const uint64_t dist = std::max<uint64_t>(capacity, 1);
+  std::vector<C> xs(2 * n + 1, C(0, 0));
+  std::copy(x.begin(), x.end(), xs.begin());
+  std::copy(x.begin(), x.end(), xs.begin() + static_cast<long>(n + 1));
+  std::vector<uint64_t> fb(2 * dist), counts{capacity, capacity};
+  std::vector<C> vb(2 * dist);
+  sfft_status bst = sfft_exec_batch(plan, 2, xs.data(), n + 1, fb.data(), vb.data(), dist, counts.data());
+  check(bst == SFFT_SUCCESS, std::string("sfft_exec_batch failed where sfft_exec succeeded: ") + sfft_last_error());
+  std::vector<uint64_t> want(f, f + count);
+  std::sort(want.begin(), want.end());
+  const double largest = count > 0 ? std::abs(std::complex<double>(v[0].real(), v[0].imag())) : 0;
+  for (uint64_t b = 0; b < 2; ++b) {
+    check(counts[b] == count, "sfft_exec_batch found another number of coefficients than sfft_exec");
+    std::vector<uint64_t> got(fb.begin() + static_cast<long>(b * dist),
+                              fb.begin() + static_cast<long>(b * dist + count));
+    std::sort(got.begin(), got.end());
+    check(got == want, "sfft_exec_batch found other frequencies than sfft_exec");
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t j = static_cast<uint64_t>(std::find(f, f + count, fb[b * dist + i]) - f);
+      const std::complex<double> d(vb[b * dist + i].real() - v[j].real(), vb[b * dist + i].imag() - v[j].imag());
+      check(std::abs(d) <= (sizeof(Real) == 8 ? 1e-9 : 1e-3) * largest,
+            "sfft_exec_batch value differs from sfft_exec's beyond rounding");
+    }
+  }
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   p.fft_slots = shape.fft_rows;
   p.direct_columns = shape.direct_columns;
   // Slots: the R2C rows first (one batched plan over them), then the direct rows, each in row order.
-  std::vector<int32_t> slot_row, row_slot(m.rows, -1), direct_slot;
+  std::vector<int32_t> slot_row, row_slot(p.direct_columns ? 0 : m.rows, -1), direct_slot;
   std::vector<int64_t> fft_start{0}, direct_start{0};
   std::vector<int32_t> fft_col, direct_col;
   std::vector<Real> fft_weight, direct_weight;
@@ -78,7 +78,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       if ((shape.fft_row[j] != 0) != (pass == 0)) continue;
       const auto slot = static_cast<int32_t>(slot_row.size());
       slot_row.push_back(m.row_id[j]);
-      row_slot[static_cast<std::size_t>(m.row_id[j])] = slot;
+      if (!p.direct_columns) row_slot[static_cast<std::size_t>(m.row_id[j])] = slot;
       auto &col = pass == 0 ? fft_col : direct_col;
       auto &weight = pass == 0 ? fft_weight : direct_weight;
       for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e) {

@@ -64,16 +64,32 @@ class CpuEngine final : public Engine {
     const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, 1.0);
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     const KernelSpec &kernel = L_.kernel;
-    const FourierFit fourier = fit_fourier(kernel, L_.upsampfac);
     N_ = p.N;
     K_ = p.K;
     const int threads = usable_threads(cfg_.opts.threads);
-    const HornerTable table = fit_horner(kernel, tap_tolerance(L_, cfg_.tol), sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24,
-                                         cpu::kStrideMultiple<Real>);
-    horner_.allocate(table.coeff.size());
-    std::copy(table.coeff.begin(), table.coeff.end(), horner_.get());
-    horner_view_ = cpu::HornerView<Real>{horner_.get(), table.width, table.degree, table.stride,
-                                         static_cast<Real>(kernel.half_width)};
+    // The kernel's polynomial table and Fourier fit (about 1 ms together, more than sorting 2e4 points) are
+    // copied from the previous points when they used the same kernel at the same sigma.
+    const double tap_tol = tap_tolerance(L_, cfg_.tol);
+    const bool same_kernel = previous != nullptr && previous->L_.upsampfac == L_.upsampfac &&
+                             previous->L_.kernel.kind == kernel.kind && previous->L_.kernel.width == kernel.width &&
+                             previous->L_.kernel.beta == kernel.beta && previous->L_.kernel.b == kernel.b &&
+                             previous->tap_tol_ == tap_tol;
+    tap_tol_ = tap_tol;
+    fourier_ = same_kernel ? previous->fourier_ : fit_fourier(kernel, L_.upsampfac);
+    if (same_kernel) {
+      horner_.allocate(previous->horner_.size());
+      std::copy(previous->horner_.get(), previous->horner_.get() + previous->horner_.size(), horner_.get());
+      horner_view_ = previous->horner_view_;
+      horner_view_.coeff = horner_.get();
+    } else {
+      const HornerTable table =
+          fit_horner(kernel, tap_tol, sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24, cpu::kStrideMultiple<Real>);
+      horner_.allocate(table.coeff.size());
+      std::copy(table.coeff.begin(), table.coeff.end(), horner_.get());
+      horner_view_ = cpu::HornerView<Real>{horner_.get(), table.width, table.degree, table.stride,
+                                           static_cast<Real>(kernel.half_width)};
+    }
+    const FourierFit &fourier = fourier_;
     kernels_ = cpu::select_kernels<Real>(kernel.width, dim);
     const int W = kernel.width;
     const DimLayout *ax = L_.axis;
@@ -301,6 +317,8 @@ class CpuEngine final : public Engine {
   HostBuffer<Complex> tgt_factor_;     // exp(i sign C.s) / prod phihat, sorted
   HostBuffer<Real> correction_[3];     // per-dim grid deconvolution, n1 entries
   HostBuffer<Real> horner_;            // kernel polynomial table (horner.hpp)
+  double tap_tol_ = 0;                 // the tap tolerance horner_ was fitted to
+  FourierFit fourier_;                 // phihat's fit (kernel.hpp)
   cpu::HornerView<Real> horner_view_{};
   cpu::Kernels<Real> kernels_{};
   std::vector<Chunk> chunks_;

@@ -425,8 +425,14 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
 }
 
 void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out) {
-  for (long long c = -a.n1 / 2; c < a.n1 / 2; ++c)
-    out[c + a.n1 / 2] = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
+  // phihat is even: cells c and -c share a value (cell -n1/2 has no mirror inside the grid).
+  const long long half = a.n1 / 2;
+  out[0] = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(-half) / static_cast<double>(a.n2));
+  for (long long c = 0; c < half; ++c) {
+    const double v = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
+    out[half + c] = v;
+    if (c > 0) out[half - c] = v;
+  }
 }
 
 }  // namespace sfft::nufft3

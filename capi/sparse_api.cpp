@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "boundary.hpp"
+#include "common/backend.hpp"
 #include "common/versioned_struct.hpp"
 #include "sfft/sfft.h"
 #include "sparse/api_plan.hpp"
@@ -57,6 +58,8 @@ SFFT_API sfft_status sfft_exec_batch(sfft_plan plan, uint64_t batch, const void 
     sfft::require(batch >= 1, "batch = 0: a batch holds at least one signal");
     sfft::require(x != nullptr, "x is NULL");
     sfft::require(counts != nullptr, "counts (per signal: capacity in, number written out) is NULL");
+    sfft::require(sfft::pointer_kind(counts) != sfft::PointerKind::Device,
+                  "counts is CUDA device memory: it must be host memory (freqs and values may be device memory)");
     for (uint64_t i = 0; i < batch; ++i)
       sfft::require(counts[i] == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
                     " is NULL but the capacity counts[", i, "] = ", counts[i]);

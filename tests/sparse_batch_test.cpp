@@ -266,6 +266,26 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(sparse_batch, SparseBatch, testing::ValuesIn(all_cases()), case_name);
 
+// counts must be host memory (the library reads the capacities before anything runs).
+TEST(sparse_batch_cuda, DeviceCountsRejected) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, 1024, 4, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<std::complex<float>> x(2 * 1024, {1, 0});
+  std::vector<uint64_t> freqs(8);
+  std::vector<std::complex<float>> values(8);
+  sfft_test::DeviceMemory counts(2 * sizeof(uint64_t));
+  EXPECT_EQ(
+      sfft_exec_batch(plan, 2, x.data(), 1024, freqs.data(), values.data(), 4, static_cast<uint64_t *>(counts.get())),
+      SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("counts is CUDA device memory"), std::string::npos)
+      << sfft_last_error();
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
 // ---------------------------------------------------------------- bad arguments (CPU backend)
 
 bool mentions(const char *what) { return std::string(sfft_last_error()).find(what) != std::string::npos; }

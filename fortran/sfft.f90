@@ -45,7 +45,7 @@ module sfft
   integer(c_int), parameter, public :: NUFFT3_KERNEL_ES = 0, NUFFT3_KERNEL_GAUSSIAN = 1
   ! spfft2d_method
   integer(c_int), parameter, public :: SPFFT2D_METHOD_AUTO = 0, SPFFT2D_METHOD_DIRECT = 1, &
-    SPFFT2D_METHOD_DIRECT_ROWS = 2, SPFFT2D_METHOD_DENSE = 3
+    SPFFT2D_METHOD_DIRECT_ROWS = 2, SPFFT2D_METHOD_DENSE = 3, SPFFT2D_METHOD_PRUNED = 4
   ! sfft_sparse_variant
   integer(c_int), parameter, public :: SFFT_SPARSE_AUTO = 0, SFFT_SPARSE_ROBUST = 1, SFFT_SPARSE_EXACT = 2
 

@@ -19,7 +19,7 @@ namespace {
 void help() {
   std::puts(
       "usage: sfft spfft2d [FILE.mtx | FILE.npz] [--values] [--double] [--tile ROWS]\n"
-      "                   [--method auto|direct|direct_rows|dense] [--backend cpu|cuda|auto] [--threads N]\n"
+      "                   [--method auto|direct|direct_rows|dense|pruned] [--backend cpu|cuda|auto] [--threads N]\n"
       "                   [--out SPECTRUM.npy] [--plot SPECTRUM.png] [--summary S.json|S.csv]\n"
       "FILE.npz: a COO matrix saved by scipy.sparse.save_npz(m.tocoo()) or np.savez(row=, col=, shape=[, data=]).\n"
       "With --out/--plot/--summary the whole half spectrum is computed into memory and written (.npy complex64,\n"
@@ -145,6 +145,7 @@ int cmd_spfft2d(int argc, char **argv) {
     const spfft2d_method method = name == "direct"        ? SPFFT2D_METHOD_DIRECT
                                   : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
                                   : name == "dense"       ? SPFFT2D_METHOD_DENSE
+                                  : name == "pruned"      ? SPFFT2D_METHOD_PRUNED
                                   : name == "auto"        ? SPFFT2D_METHOD_AUTO
                                                           : static_cast<spfft2d_method>(-1);
     if (cli::report(spfft2d_set_method(plan, method), "spfft2d_set_method")) {
@@ -178,7 +179,7 @@ int cmd_spfft2d(int argc, char **argv) {
   std::printf("shape:     %" PRIu64 " x %" PRIu64 ", %" PRIu64 " stored nonzeros (%s), output %" PRIu64 " x %" PRIu64
               " %s\n",
               rows, cols, nnz, values ? "values" : "binary", rows, cols / 2 + 1, dbl ? "complex128" : "complex64");
-  const char *method_names[] = {"auto", "direct", "direct_rows", "dense"};
+  const char *method_names[] = {"auto", "direct", "direct_rows", "dense", "pruned"};
   std::printf("backend:   %s, tile %" PRIu64 " rows, workspace %.1f MiB, whole-spectrum method %s\n",
               backend == SFFT_BACKEND_CUDA ? "cuda" : "cpu", tile, static_cast<double>(work) / 1048576.0,
               method_names[whole_method]);

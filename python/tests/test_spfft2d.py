@@ -29,7 +29,7 @@ def assert_close(Y, a, rtol=1e-12):
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (7, 5), (64, 48), (33, 130)])
-@pytest.mark.parametrize("method", ["auto", "direct", "direct_rows", "dense"])
+@pytest.mark.parametrize("method", ["auto", "direct", "direct_rows", "dense", "pruned"])
 def test_coo_values_and_pattern(rng, shape, method):
     rows, cols = shape
     r, c, v = coo(rng, rows, cols, 3 * max(rows, cols))  # repeats included

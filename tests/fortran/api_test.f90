@@ -148,6 +148,7 @@ contains
     call add('SPFFT2D_METHOD_DIRECT', int(SPFFT2D_METHOD_DIRECT, c_int64_t))
     call add('SPFFT2D_METHOD_DIRECT_ROWS', int(SPFFT2D_METHOD_DIRECT_ROWS, c_int64_t))
     call add('SPFFT2D_METHOD_DENSE', int(SPFFT2D_METHOD_DENSE, c_int64_t))
+    call add('SPFFT2D_METHOD_PRUNED', int(SPFFT2D_METHOD_PRUNED, c_int64_t))
     call add('SFFT_SPARSE_AUTO', int(SFFT_SPARSE_AUTO, c_int64_t))
     call add('SFFT_SPARSE_ROBUST', int(SFFT_SPARSE_ROBUST, c_int64_t))
     call add('SFFT_SPARSE_EXACT', int(SFFT_SPARSE_EXACT, c_int64_t))

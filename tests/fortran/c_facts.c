@@ -73,6 +73,7 @@ int sfft_test_c_facts(int64_t *facts, int capacity) {
                          SPFFT2D_METHOD_DIRECT,
                          SPFFT2D_METHOD_DIRECT_ROWS,
                          SPFFT2D_METHOD_DENSE,
+                         SPFFT2D_METHOD_PRUNED,
                          SFFT_SPARSE_AUTO,
                          SFFT_SPARSE_ROBUST,
                          SFFT_SPARSE_EXACT,

@@ -15,7 +15,7 @@ from ._sparse import complex_dtype
 
 __all__ = ["Spfft2dPlan", "spfft2d"]
 
-_METHODS = {"auto": 0, "direct": 1, "direct_rows": 2, "dense": 3}
+_METHODS = {"auto": 0, "direct": 1, "direct_rows": 2, "dense": 3, "pruned": 4}
 _METHOD_NAMES = {v: k for k, v in _METHODS.items()}
 _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.COMPLEX128}
 
@@ -44,7 +44,7 @@ class Spfft2dPlan(_lib.PlanHandle):
         Treat every stored entry as 1 (values ignored).
     dtype : complex64 or complex128
         Output precision.
-    method : {"auto", "direct", "direct_rows", "dense"}
+    method : {"auto", "direct", "direct_rows", "dense", "pruned"}
         How the spectrum is computed (see spfft2d_set_method in the header); "auto" picks by a cost model.
     tile_rows : int
         Spectrum rows per tile (0 = automatic); smaller tiles use less memory.
@@ -130,7 +130,7 @@ class Spfft2dPlan(_lib.PlanHandle):
     @property
     def method(self) -> str:
         """The method a whole spectrum in the plan's native memory is computed with ("direct",
-        "direct_rows" or "dense": what "auto" resolved to); assigning ("auto" too) re-plans."""
+        "direct_rows", "dense" or "pruned": what "auto" resolved to); assigning ("auto" too) re-plans."""
         m = ctypes.c_int()
         _lib.check(_lib.lib.spfft2d_get_method(self._live(), ctypes.byref(m)))
         return _METHOD_NAMES[m.value]

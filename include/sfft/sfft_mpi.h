@@ -19,8 +19,10 @@
  * Errors: the status codes of sfft.h; the detail is in sfft_mpi_last_error() (thread-local, like
  * sfft_last_error). Handles are used by one thread at a time.
  *
- * Memory: host memory (CPU backend). The GPU rank path (device pointers, a GPU per rank, CUDA-aware MPI or
- * host staging) is designed in docs/distributed.md; SFFT_BACKEND_CUDA is SFFT_ERROR_UNSUPPORTED until it lands.
+ * Backends: the plan's backend follows sfft.h's rule for calls that receive no arrays (CPU or CUDA as asked;
+ * AUTO: CUDA when opts->device is a usable GPU), and must come out the same on every rank. GPU ranks (one GPU
+ * per rank, or ranks sharing one) fold their block on the device and sum the folds over MPI through pinned
+ * host memory (host staging; any MPI). The shift takes host memory.
  */
 #ifndef SFFT_SFFT_MPI_H
 #define SFFT_SFFT_MPI_H
@@ -49,12 +51,13 @@ typedef struct sfft_mpi_plan_s *sfft_mpi_plan;
    opts->seed, so the result is that of the single-process plan with the same seed on the gathered signal,
    up to the rounding of the summed partial folds (each rank sums its taps, then the ranks' sums are added:
    a different order of the same additions; see docs/distributed.md). EXACT, ROBUST and AUTO; complex64 and
-   complex128. opts->backend: CPU or AUTO (which takes the CPU here). */
+   complex128. */
 SFFT_API sfft_status sfft_mpi_create(sfft_mpi_plan *plan, uint64_t n, uint64_t k, uint64_t local_offset,
                                      uint64_t local_length, sfft_dtype dtype, const sfft_options *opts,
                                      const sfft_sparse_options *knobs, MPI_Comm comm);
 
-/* Collective. x_local: this rank's local_length samples (NULL allowed when local_length = 0). One
+/* Collective. x_local: this rank's local_length samples (NULL allowed when local_length = 0), host memory, or
+   device/managed memory for a CUDA plan; freqs and values are host memory. One
    reduction of the folded bucket sums (plus one of the comb samples when ROBUST's comb pre-pass is on),
    then every rank decodes the same buckets. root = SFFT_MPI_ALL_RANKS: every rank writes the coefficients
    (identical everywhere) as sfft_exec does, *count being each rank's capacity in and number written out;

@@ -17,6 +17,9 @@ set(SFFT_MPI_SOURCES
   src/common/fftw_plan.cpp
   src/common/options.cpp
   src/common/process.cpp)
+if(SFFT_HAVE_CUDA)  # GPU ranks: the CUDA engine comes from the plugin libsfft_cuda, found beside this library
+  list(APPEND SFFT_MPI_SOURCES src/sparse/cuda_seam.cpp)
+endif()
 set(SFFT_MPI_EXPORTS sfft_mpi_local_size sfft_mpi_local_size_f sfft_mpi_create sfft_mpi_create_f sfft_mpi_exec
     sfft_mpi_destroy sfft_mpi_fftshift sfft_mpi_fftshift_f sfft_mpi_ifftshift sfft_mpi_ifftshift_f sfft_mpi_last_error)
 list(JOIN SFFT_MPI_EXPORTS ";\n    " SFFT_MPI_EXPORT_LINES)

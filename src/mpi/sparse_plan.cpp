@@ -18,13 +18,13 @@ uint64_t bits_of(double v) {
 }
 
 // The arguments every rank must pass alike, with the names the mismatch message uses.
-void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const Options &o,
+void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const Options &o, Backend backend,
               const sfft_sparse_options &knobs) {
   c.names = {"n",
              "k",
              "dtype",
              "opts->seed",
-             "opts->backend",
+             "the backend (opts->backend, AUTO resolved on each rank)",
              "knobs->variant",
              "knobs->filter_tolerance",
              "knobs->bucket_factor",
@@ -40,7 +40,7 @@ void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const O
               k,
               u(dtype),
               o.seed,
-              u(o.backend),
+              u(backend == Backend::Cuda),
               u(knobs.variant),
               bits_of(knobs.filter_tolerance),
               bits_of(knobs.bucket_factor),
@@ -53,7 +53,14 @@ void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const O
               knobs.comb_keep};
 }
 
-std::unique_ptr<sparse::Engine> make_engine(const sparse::Design &d, const Options &o, bool dbl) {
+std::unique_ptr<sparse::Engine> make_engine(const sparse::Design &d, const Options &o, Backend backend, bool dbl) {
+  if (backend == Backend::Cuda) {
+#if SFFT_HAVE_CUDA
+    return sparse::make_cuda_engine(d, o, dbl);
+#else
+    fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
+#endif
+  }
   return dbl ? sparse::make_cpu_engine<double>(d, o) : sparse::make_cpu_engine<float>(d, o);
 }
 
@@ -73,12 +80,11 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
     double_precision_ = require_complex_dtype(dtype, "dtype");
     o = resolve_options(opts);
     resolved = sparse::resolve_knobs(knobs);
-    // The GPU rank path needs the CUDA engine's block fold (docs/distributed.md); AUTO takes the CPU until then.
-    if (o.backend == SFFT_BACKEND_CUDA)
-      fail(SFFT_ERROR_UNSUPPORTED, "opts->backend = SFFT_BACKEND_CUDA: libsfft_mpi runs its ranks on the CPU ",
-           "(the GPU rank path is not built yet)");
+    // Every rank must run the same engine: CPU and CUDA decode with different roundings, and ranks that
+    // decoded differently could make different collective calls (AUTO's fallback).
+    backend_ = resolve_backend(o, {}, "sfft_mpi_create");
   });
-  describe(mine, n, k, dtype, o, resolved);
+  describe(mine, n, k, dtype, o, backend_, resolved);
   mine.local = {local_offset, local_length};
   const std::vector<uint64_t> blocks = agree(*comm_, mine);
   require_tiling(blocks, 2, 0, n, "samples");
@@ -90,7 +96,7 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
   Contribution built;
   validate_into(built, [&] {
     try {
-      engine_ = make_engine(design, o, double_precision_);
+      engine_ = make_engine(design, o, backend_, double_precision_);
       if (resolved.variant == SFFT_SPARSE_AUTO) {  // the same EXACT stage as sfft_create_ex's AUTO
         sfft_sparse_options exact = resolved;
         exact.variant = SFFT_SPARSE_EXACT;
@@ -99,7 +105,8 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
         exact.comb_loops = 0;
         exact.comb_width = 0;
         exact.comb_keep = 0;
-        exact_first_ = make_engine(sparse::make_design(n, k, double_precision_, exact, o.seed), o, double_precision_);
+        exact_first_ = make_engine(sparse::make_design(n, k, double_precision_, exact, o.seed), o, backend_,
+                                   double_precision_);
       }
       freqs_.resize(k);
       values_.resize(k * 2 * (double_precision_ ? sizeof(double) : sizeof(float)));
@@ -125,10 +132,15 @@ void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64
     capacity = *count;
     require(capacity == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
             " is NULL but the capacity *count = ", capacity);
-    for (const void *p : {x_local, static_cast<const void *>(freqs), static_cast<const void *>(values)})
-      require(pointer_kind(p) == PointerKind::Host,
-              p == x_local ? "x_local" : p == freqs ? "freqs" : "values",
-              " is CUDA device or managed memory: libsfft_mpi's ranks run on the CPU (host memory)");
+    for (const void *p : {static_cast<const void *>(freqs), static_cast<const void *>(values)})
+      require(pointer_kind(p) == PointerKind::Host, p == freqs ? "freqs" : "values",
+              " is CUDA device or managed memory: libsfft_mpi returns the coefficients in host memory");
+  });
+  validate_into(mine, [&] {
+    if (mine.status != SFFT_SUCCESS || backend_ == Backend::Cuda || length_ == 0) return;
+    require(pointer_kind(x_local) == PointerKind::Host,
+            "x_local is CUDA device or managed memory but the plan runs on the CPU (create it with ",
+            "SFFT_BACKEND_CUDA)");
   });
   agree(*comm_, mine);
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/backend.hpp"
 #include "common/host_buffer.hpp"
 #include "mpi/collective.hpp"
 #include "sfft/sfft_mpi.h"
@@ -32,6 +33,7 @@ class SparsePlan {
   std::unique_ptr<Comm> comm_;
   uint64_t n_ = 0, k_ = 0, offset_ = 0, length_ = 0;
   bool double_precision_ = false;
+  Backend backend_ = Backend::Cpu;
   std::unique_ptr<sparse::Engine> engine_;       // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
   std::unique_ptr<sparse::Engine> exact_first_;  // AUTO: tried first, kept when it explains the signal
   // Every rank decodes into these (capacity k) and copies out: the engines' calls, which are collective,

@@ -11,10 +11,12 @@ namespace {
 // ROBUST comb pre-pass, device input: comb loop c's samples x[(offsets[c] + j stride) mod n], j < width,
 // into comb_z[c * width + j] (then one batched cuFFT call). Non-finite samples raise the exec's flag; the
 // largest sample's exponent scales the bins before they are squared (comb_bin_key).
-template <class Real, bool kPowerOfTwo>
+// kPartial (distributed execution): x holds the samples [offset, offset + length) only; the others read zero,
+// and the flag and exponent are left to the host, after the samples are summed over the ranks.
+template <class Real, bool kPowerOfTwo, bool kPartial>
 __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint64_t *offsets, uint64_t width,
                                    uint64_t stride, int comb_loops, Geometry g, Cplx<Real> *comb_z,
-                                   Counters *counters) {
+                                   Counters *counters, uint64_t block_offset, uint64_t block_length) {
   specialise<kPowerOfTwo>(g);
   const std::size_t total = static_cast<std::size_t>(comb_loops) * width;
   bool finite = true;
@@ -22,11 +24,17 @@ __global__ void comb_gather_kernel(const Cplx<Real> *__restrict__ x, const uint6
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const uint64_t j = i & (width - 1);
-    const Cplx<Real> v = x[mod_n(offsets[i / width] + j * stride, g)];
+    const uint64_t index = mod_n(offsets[i / width] + j * stride, g);
+    if constexpr (kPartial) {
+      comb_z[i] = index - block_offset < block_length ? x[index - block_offset] : Cplx<Real>{Real(0), Real(0)};
+      continue;
+    }
+    const Cplx<Real> v = x[index];
     finite = finite && isfinite(v.re) && isfinite(v.im);
     largest = fmax(largest, fmax(fabs(v.re), fabs(v.im)));
     comb_z[i] = v;
   }
+  if constexpr (kPartial) return;
   if (!finite) atomicOr(&counters->nonfinite, 1u);
   const unsigned exponent = biased_exponent(largest);
   if (exponent != 0) atomicMax(&counters->comb_exponent, exponent);
@@ -185,9 +193,20 @@ void launch_comb_gather(bool power_of_two, const Cplx<Real> *x, const uint64_t *
                         uint64_t stride, int comb_loops, const Geometry &g, Cplx<Real> *comb_z, Counters *counters,
                         cudaStream_t stream) {
   const std::size_t samples = static_cast<std::size_t>(comb_loops) * width;
-  auto *gather = power_of_two ? comb_gather_kernel<Real, true> : comb_gather_kernel<Real, false>;
+  auto *gather = power_of_two ? comb_gather_kernel<Real, true, false> : comb_gather_kernel<Real, false, false>;
   gather<<<cuda::grid_for(samples, kBlock), kBlock, 0, stream>>>(x, offsets, width, stride, comb_loops, g, comb_z,
-                                                                 counters);
+                                                                 counters, 0, 0);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_comb_gather_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, uint64_t length,
+                              const uint64_t *offsets, uint64_t width, uint64_t stride, int comb_loops,
+                              const Geometry &g, Cplx<Real> *comb_z, cudaStream_t stream) {
+  const std::size_t samples = static_cast<std::size_t>(comb_loops) * width;
+  auto *gather = power_of_two ? comb_gather_kernel<Real, true, true> : comb_gather_kernel<Real, false, true>;
+  gather<<<cuda::grid_for(samples, kBlock), kBlock, 0, stream>>>(x, offsets, width, stride, comb_loops, g, comb_z,
+                                                                 nullptr, offset, length);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -209,6 +228,11 @@ void launch_comb_select(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep,
 
 template void launch_comb_gather<float>(bool, const Cplx<float> *, const uint64_t *, uint64_t, uint64_t, int,
                                         const Geometry &, Cplx<float> *, Counters *, cudaStream_t);
+template void launch_comb_gather_block<float>(bool, const Cplx<float> *, uint64_t, uint64_t, const uint64_t *,
+                                              uint64_t, uint64_t, int, const Geometry &, Cplx<float> *, cudaStream_t);
+template void launch_comb_gather_block<double>(bool, const Cplx<double> *, uint64_t, uint64_t, const uint64_t *,
+                                               uint64_t, uint64_t, int, const Geometry &, Cplx<double> *,
+                                               cudaStream_t);
 template void launch_comb_select<float>(const Cplx<float> *, uint64_t, uint64_t, int, unsigned *, uint32_t *,
                                         uint64_t *, unsigned *, Counters *, cudaStream_t);
 template void launch_comb_gather<double>(bool, const Cplx<double> *, const uint64_t *, uint64_t, uint64_t, int,

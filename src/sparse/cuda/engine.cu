@@ -259,6 +259,91 @@ class CudaEngine final : public Engine {
     return r.count;
   }
 
+  // Distributed execution (plan.hpp's Distribution), with host staging: the rank's partial folds (on the CPU
+  // for host input, by the fold kernel's block variant and a copy to pinned memory for device input) are summed
+  // over the ranks by dist.reduce on the host, checked and normalised there, and continue as run()'s host
+  // input does; the comb samples likewise. Only the H x B folds cross PCIe, whatever the block's length.
+  std::size_t run_block(const void *x, const Distribution &dist, uint64_t *freqs, void *values,
+                        std::size_t capacity) override {
+    cuda::DeviceScope scope(device_);
+    const Geometry &g = kernel_geom_;
+    const bool device_outputs =
+        capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
+    ExecOutputs destination{freqs, values, device_outputs ? capacity : 0, 1.0};
+    const bool host_input = pointer_kind(x) == PointerKind::Host;
+    const auto *samples = static_cast<const std::complex<Real> *>(x);
+    const std::size_t count = hashings_ * g.buckets;
+    auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
+    if (host_input) {
+      launch_reset_table(table_, kRobustPasses, counters_.get(), distinct_capacity_, stream_);
+      fold_block(d_, samples, dist.offset, dist.length, fold, threads_);
+    } else {  // the fold kernel resets the table, as in run()
+      launch_fold_block<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), dist.offset, dist.length,
+                              window_.get(), far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps,
+                              d_.far_half_taps, g, z_.get(), counters_.get(), destination, outputs_.get(), table_,
+                              kRobustPasses, stream_);
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(host_fold_.get(), z_.get(), count * sizeof(Cplx<Real>), cudaMemcpyDeviceToHost, stream_));
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    dist.reduce(fold, count);
+    // Device input: the culprit sample cannot be named from the host (length 0: no sample scanned).
+    check_reduced_folds(d_, samples, dist.offset, host_input ? dist.length : 0, fold);
+    const std::size_t comb_count = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
+    if (comb_count > 0) {
+      auto *comb = reinterpret_cast<std::complex<Real> *>(host_comb_.get());
+      if (host_input) {
+        gather_comb_block(d_, samples, dist.offset, dist.length, comb);
+      } else {
+        launch_comb_gather_block<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), dist.offset, dist.length,
+                                       comb_offsets_.get(), d_.comb_width, d_.comb_stride(), d_.comb_loops,
+                                       kernel_geom_, comb_z_.get(), stream_);
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(host_comb_.get(), comb_z_.get(), comb_count * sizeof(Cplx<Real>),
+                                        cudaMemcpyDeviceToHost, stream_));
+        SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      }
+      dist.reduce(comb, comb_count);
+      check_reduced_comb(d_, comb);
+      normalise(comb, comb_count);  // the ranking needs no unscale
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(comb_z_.get(), host_comb_.get(), comb_count * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+    }
+    destination.unscale = std::ldexp(1.0, -normalise(fold, count));
+    *outputs_host_.get() = destination;
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), sizeof(ExecOutputs), cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(z_.get(), host_fold_.get(), count * sizeof(Cplx<Real>), cudaMemcpyHostToDevice, stream_));
+    if (d_.floor_relative > 0) {
+      for (int l = 0; l < d_.location_loops; ++l) {
+        const Cplx<Real> *ref = host_fold_.get() + d_.first_hashing(l) * g.buckets;
+        double e = 0;
+        for (uint64_t b = 0; b < g.buckets; ++b) e += cabs2(widen(ref[b]));
+        host_energy_.get()[l] = e;
+      }
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), d_.location_loops * sizeof(double),
+                                      cudaMemcpyHostToDevice, stream_));
+    }
+    if (graph_) {
+      SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
+    } else {
+      enqueue_pipeline(stream_);
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const Result r = *result_host_.get();
+    unresolved_ = r.unresolved;
+    if (r.nonfinite != 0)
+      fail(SFFT_ERROR_INVALID_ARGUMENT, "the folds summed over the ranks hold values so large that the decoding ",
+           "overflows");
+    if (!device_outputs && r.count > 0 && r.count <= capacity) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(freqs, res_freq_.get(), r.count * sizeof(uint64_t), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(values, res_val_.get(), r.count * sizeof(Cplx<Real>), cudaMemcpyDefault, stream_));
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    return r.count;
+  }
+
   std::size_t unresolved() const override { return unresolved_; }
 
  private:

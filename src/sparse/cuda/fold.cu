@@ -17,15 +17,30 @@ __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
   im += w * v.im;
 }
 
+// Sample `index` of the signal. kPartial (distributed execution, plan.hpp's Distribution): x holds only the
+// samples [offset, offset + length), and a tap outside reads zero.
+template <bool kPartial, class Real>
+__device__ Cplx<Real> sample(const Cplx<Real> *__restrict__ x, uint64_t index, uint64_t offset, uint64_t length) {
+  if constexpr (kPartial) {
+    if (index - offset >= length) return {Real(0), Real(0)};  // unsigned: below offset wraps to large
+    return x[index - offset];
+  } else {
+    return x[index];
+  }
+}
+
 // z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
 // consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
 // slice-th tap. The largest component's exponent goes to counters->fold_exponent for normalise_kernel.
-template <class Real, bool kPowerOfTwo>
+// kPartial: a rank's partial folds of its block (offset, length); they are summed over the ranks on the host
+// before anything reads them, so the kernel leaves the finiteness flag and the exponent to that step.
+template <class Real, bool kPowerOfTwo, bool kPartial>
 __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
-                Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes) {
+                Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes,
+                uint64_t block_offset, uint64_t block_length) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
@@ -51,13 +66,13 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     if (job.count == 1) {
 #pragma unroll 4
       for (; p < taps; p += p_step) {
-        add_tap(window[p], x[index], re[0], im[0]);
+        add_tap(window[p], sample<kPartial>(x, index, block_offset, block_length), re[0], im[0]);
         index = advance_index(index, step, g);
       }
     } else {
 #pragma unroll 2
       for (; p < end; p += p_step) {
-        Cplx<Real> v = x[index];
+        Cplx<Real> v = sample<kPartial>(x, index, block_offset, block_length);
 #pragma unroll
         for (int c = 0; c < kJobHashings; ++c) {
           uint64_t tap = p - job.shift[c];  // wraps past taps when p < shift
@@ -93,10 +108,12 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
       finite = finite && isfinite(re[c]) && isfinite(im[c]);
       largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
     }
-    if (!finite) atomicOr(&counters->nonfinite, 1u);
+    if (!kPartial && !finite) atomicOr(&counters->nonfinite, 1u);
   }
-  const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // warp 0 (kFoldOutputs = 32)
-  if (threadIdx.x == 0 && exponent != 0) atomicMax(&counters->fold_exponent, exponent);
+  if constexpr (!kPartial) {
+    const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // warp 0 (kFoldOutputs = 32)
+    if (threadIdx.x == 0 && exponent != 0) atomicMax(&counters->fold_exponent, exponent);
+  }
 }
 
 // Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
@@ -145,10 +162,23 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
                  const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps, int64_t far_half_taps,
                  const Geometry &g, Cplx<Real> *z, Counters *counters, const ExecOutputs &exec_outputs,
                  ExecOutputs *exec_outputs_slot, const Table &table, int passes, cudaStream_t stream) {
-  auto *fold = power_of_two ? fold_kernel<Real, true> : fold_kernel<Real, false>;
+  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes);
+      exec_outputs_slot, table, passes, 0, 0);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, uint64_t length,
+                       const Real *main_window, const Real *far_window, const FoldJob *jobs, std::size_t outputs,
+                       int64_t main_half_taps, int64_t far_half_taps, const Geometry &g, Cplx<Real> *z,
+                       Counters *counters, const ExecOutputs &exec_outputs, ExecOutputs *exec_outputs_slot,
+                       const Table &table, int passes, cudaStream_t stream) {
+  auto *fold = power_of_two ? fold_kernel<Real, true, true> : fold_kernel<Real, false, true>;
+  fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
+      x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
+      exec_outputs_slot, table, passes, offset, length);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -163,6 +193,14 @@ void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int l
 template void launch_fold<float>(bool, const Cplx<float> *, const float *, const float *, const FoldJob *, std::size_t,
                                  int64_t, int64_t, const Geometry &, Cplx<float> *, Counters *, const ExecOutputs &,
                                  ExecOutputs *, const Table &, int, cudaStream_t);
+template void launch_fold_block<float>(bool, const Cplx<float> *, uint64_t, uint64_t, const float *, const float *,
+                                       const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
+                                       Counters *, const ExecOutputs &, ExecOutputs *, const Table &, int,
+                                       cudaStream_t);
+template void launch_fold_block<double>(bool, const Cplx<double> *, uint64_t, uint64_t, const double *,
+                                        const double *, const FoldJob *, std::size_t, int64_t, int64_t,
+                                        const Geometry &, Cplx<double> *, Counters *, const ExecOutputs &,
+                                        ExecOutputs *, const Table &, int, cudaStream_t);
 template void launch_normalise<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                       const Counters *, ExecOutputs *, cudaStream_t);
 template void launch_fold<double>(bool, const Cplx<double> *, const double *, const double *, const FoldJob *,

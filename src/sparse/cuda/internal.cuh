@@ -185,21 +185,30 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
                  const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps, int64_t far_half_taps,
                  const Geometry &g, Cplx<Real> *z, Counters *counters, const ExecOutputs &exec_outputs,
                  ExecOutputs *exec_outputs_slot, const Table &table, int passes, cudaStream_t stream);
+// The same fold over a rank's block [offset, offset + length) of a distributed signal (x points at sample
+// offset; taps outside read zero), leaving counters' finiteness flag and exponent alone.
+template <class Real>
+void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, uint64_t length,
+                       const Real *main_window, const Real *far_window, const FoldJob *jobs, std::size_t outputs,
+                       int64_t main_half_taps, int64_t far_half_taps, const Geometry &g, Cplx<Real> *z,
+                       Counters *counters, const ExecOutputs &exec_outputs, ExecOutputs *exec_outputs_slot,
+                       const Table &table, int passes, cudaStream_t stream);
 template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream);
 
-// peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it.
-template <class Real>
-void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                 double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 cudaStream_t stream);
+// peel.cu: EXACT peeling, launch_peel (batch.cuh).
 
 // comb.cu: the device-input gather, and the selection after the comb FFT (three kernels).
 template <class Real>
 void launch_comb_gather(bool power_of_two, const Cplx<Real> *x, const uint64_t *offsets, uint64_t width,
                         uint64_t stride, int comb_loops, const Geometry &g, Cplx<Real> *comb_z, Counters *counters,
                         cudaStream_t stream);
+// The comb samples of a rank's block (zero where another rank owns the sample), leaving counters alone.
+template <class Real>
+void launch_comb_gather_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, uint64_t length,
+                              const uint64_t *offsets, uint64_t width, uint64_t stride, int comb_loops,
+                              const Geometry &g, Cplx<Real> *comb_z, cudaStream_t stream);
 template <class Real>
 void launch_comb_select(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep, int comb_loops, unsigned *histogram,
                         uint32_t *approved, uint64_t *list, unsigned *list_count, Counters *counters,

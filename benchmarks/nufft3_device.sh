@@ -3,17 +3,23 @@
 # One device session for nufft3 (run through scripts/device-run.sh from the repository root): builds the
 # cuFINUFFT peer from the carried sdist in the background (if present), runs the nufft3 tests with the GPU,
 # compute-sanitizer memcheck/racecheck on small GPU cases, the CLI on the CUDA backend, and the benchmark.
-# Logs go to $OUT when set.
+# Logs go to $OUT when set. A device command runs at most 10 minutes, so the parts can run in separate calls on
+# the same warm machine: NUFFT3_CHECKS=0 skips tests, sanitizers and CLI; NUFFT3_BENCH=0 skips the benchmark;
+# a peer built by an earlier call (in /tmp/site) is kept. Extra arguments go to the benchmark, e.g.
+#   SFFT_BUILD=build-h18 NUFFT3_BENCH=0 benchmarks/nufft3_device.sh
+#   SFFT_BUILD=build-h18 NUFFT3_CHECKS=0 benchmarks/nufft3_device.sh --prec double
 set -uo pipefail
+checks=${NUFFT3_CHECKS:-1}
+bench=${NUFFT3_BENCH:-1}
 out=${OUT:-/tmp/nufft3-out}
 mkdir -p "$out"
-build=build-nufft3
+build=${SFFT_BUILD:-build-nufft3}  # a build with SFFT_ENABLE_CUDA=ON (targets sfft, nufft3_test, sfft_cli)
 site=/tmp/site
 mkdir -p $site
 peer_build_pid=
 # cuFINUFFT from its sdist: the CUDA-13 toolkit's CCCL stands in for CPM's downloads (the device is offline).
-# Put the sdist there first: python3 -m pip download --no-deps --no-binary=:all: -d .whl cufinufft==2.5.1
-if ls .whl/cufinufft-*.tar.gz >/dev/null 2>&1; then
+# Put the sdist there first: python3 -m pip download --no-deps --no-binary=cufinufft -d .whl cufinufft==2.5.1
+if ls .whl/cufinufft-*.tar.gz >/dev/null 2>&1 && ! ls $site/cufinufft/libcufinufft.so* >/dev/null 2>&1; then
   mkdir -p /tmp/cpmcache/cpm
   cat > /tmp/cpmcache/cpm/CPM_0.42.0.cmake <<'CPM'
 macro(CPMAddPackage)
@@ -33,6 +39,7 @@ CPM
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --target $site .whl/packaging-*.whl >/dev/null 2>&1
 export PYTHONPATH=$site
+if [[ $checks == 1 ]]; then
 # The test binary directly (ctest's PRE_TEST discovery calls the build host's cmake, absent here).
 $build/tests/nufft3_test 2>&1 | tee "$out/tests.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -60
 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $build/tests/nufft3_test \
@@ -43,7 +50,9 @@ compute-sanitizer --tool racecheck --error-exitcode 9 $build/tests/nufft3_test \
   grep -E "OK \]|FAILED|SUMMARY"
 $build/apps/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
 $build/apps/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
+fi
 if [[ -n "$peer_build_pid" ]]; then wait "$peer_build_pid"; echo "peer build rc $?"; tail -3 "$out/peer_build.log"; fi
 # The time-versus-achieved-error suite against cuFINUFFT (extra arguments go to the benchmark, e.g. --cases).
+[[ $bench == 1 ]] || exit 0
 PYTHONUNBUFFERED=1 python3 benchmarks/nufft3_bench.py --lib $build/libsfft.so --backend cuda "$@" 2>&1 |
   tee "$out/bench.log"

@@ -3,3 +3,6 @@
 add_executable(bench_mpi ${CMAKE_CURRENT_SOURCE_DIR}/bench_mpi.cpp)
 target_link_libraries(bench_mpi PRIVATE sfft::sfft_mpi sfft::sfft sfft_bench_support PkgConfig::FFTW3)
 target_compile_options(bench_mpi PRIVATE -Wall -Wextra)
+if(SFFT_HAVE_CUDA)  # --gpu: device-resident samples
+  target_link_libraries(bench_mpi PRIVATE CUDA::cudart)
+endif()

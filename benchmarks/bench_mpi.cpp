@@ -9,6 +9,8 @@
 // and descriptor gather during sfft_mpi_exec, measured through MPI's profiling interface (PMPI wrappers
 // below). Times: the median over repeats of the slowest rank's time. The summary is the minimum ratio.
 // Each row checks that the distributed plan returns the single-process plan's frequencies.
+// --gpu (CUDA builds): every rank and the peer run CUDA plans on device-resident samples (opts.device =
+// rank modulo the visible GPUs; ranks sharing a GPU contend for it), the folds summed through host staging.
 #include <mpi.h>
 
 #include <algorithm>
@@ -24,6 +26,9 @@
 #include <fftw3.h>
 
 #include "bench_support.hpp"
+#if SFFT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include "sfft/sfft.h"
 #include "sfft/sfft_mpi.h"
 
@@ -81,6 +86,33 @@ std::vector<cf> planted(uint64_t n, uint64_t k, uint64_t seed) {
   return x;
 }
 
+// Samples where the plan reads them: host memory, or (--gpu) a device copy.
+class Samples {
+ public:
+  Samples(const std::vector<cf> &host, bool gpu) : host_(host.data()) {
+#if SFFT_HAVE_CUDA
+    if (gpu && !host.empty()) {
+      BENCH_CUDA(cudaMalloc(&device_, host.size() * sizeof(cf)));
+      BENCH_CUDA(cudaMemcpy(device_, host.data(), host.size() * sizeof(cf), cudaMemcpyHostToDevice));
+    }
+#else
+    (void)gpu;
+#endif
+  }
+  Samples(const Samples &) = delete;
+  Samples &operator=(const Samples &) = delete;
+  ~Samples() {
+#if SFFT_HAVE_CUDA
+    if (device_ != nullptr) cudaFree(device_);
+#endif
+  }
+  const void *get() const { return device_ != nullptr ? device_ : static_cast<const void *>(host_); }
+
+ private:
+  const cf *host_;
+  void *device_ = nullptr;
+};
+
 struct Row {
   const char *mode;
   int ranks;
@@ -90,13 +122,14 @@ struct Row {
 };
 
 // One row on the first q ranks (comm holds exactly them). Rank 0 of comm prints nothing; main() prints.
-Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats) {
+Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats, bool gpu, int device) {
   int me = 0, q = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &q);
   sfft_options o;
   sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CPU;
+  o.backend = gpu ? SFFT_BACKEND_CUDA : SFFT_BACKEND_CPU;
+  o.device = device;
   o.threads = 1;
   o.seed = 2026;
   Row row{mode, q, n, 0, 0, 0, false};
@@ -108,9 +141,10 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
     sfft_plan plan = nullptr;
     check(sfft_create(&plan, n, k, SFFT_COMPLEX64, &o), "sfft_create", false);
     std::vector<cf> v(k);
+    const Samples x(whole, gpu);
     row.single = bench::time_median([&] {
       found_single = k;
-      check(sfft_exec(plan, whole.data(), f_single.data(), v.data(), &found_single), "sfft_exec", false);
+      check(sfft_exec(plan, x.get(), f_single.data(), v.data(), &found_single), "sfft_exec", false);
     }, repeats, 1);
     sfft_destroy(plan);
   }
@@ -125,6 +159,7 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   whole.clear();
   whole.shrink_to_fit();
 
+  const Samples x(local, gpu);
   sfft_mpi_plan plan = nullptr;
   check(sfft_mpi_create(&plan, n, k, offset, length, SFFT_COMPLEX64, &o, nullptr, comm), "sfft_mpi_create", true);
   std::vector<uint64_t> f(k);
@@ -137,7 +172,7 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
     counting = true;
     const double t0 = PMPI_Wtime();
     found = k;
-    check(sfft_mpi_exec(plan, local.data(), f.data(), v.data(), &found, SFFT_MPI_ALL_RANKS), "sfft_mpi_exec", true);
+    check(sfft_mpi_exec(plan, x.get(), f.data(), v.data(), &found, SFFT_MPI_ALL_RANKS), "sfft_mpi_exec", true);
     double mine[2] = {PMPI_Wtime() - t0, comm_seconds}, slowest[2] = {0, 0};
     counting = false;
     PMPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -159,22 +194,39 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int log2n_rank = 20, log2n_strong = 22, repeats = 5;
   uint64_t k = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool gpu = false;
+  for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--gpu") {
+      gpu = true;
+      continue;
+    }
+    if (i + 1 == argc) break;
     if (a == "--log2n-rank") log2n_rank = std::atoi(argv[i + 1]);
     else if (a == "--log2n-strong") log2n_strong = std::atoi(argv[i + 1]);
     else if (a == "--k") k = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--repeats") repeats = std::atoi(argv[i + 1]);
+    ++i;
   }
   int world = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int gpus = gpu ? sfft_cuda_device_count() : 0;
+  if (gpu && gpus == 0) {
+    if (world == 0) std::fprintf(stderr, "--gpu: no CUDA device\n");
+    MPI_Finalize();
+    return 1;
+  }
+  const int device = gpu ? world % gpus : 0;
   if (world == 0)
-    std::printf("# bench_mpi %s: complex64, k = %llu, 1 thread per process, median of %d; CPU ranks on one host\n"
+    std::printf("# bench_mpi %s: complex64, k = %llu, %s, median of %d; ranks on one host\n"
                 "# peer: single-process sfft_exec (same seed) on the whole signal; ratio = single / distributed\n"
                 "| mode | ranks | n | single (ms) | distributed (ms) | of which comm (ms) | ratio | weak eff. | same freqs |\n"
                 "|---|---|---|---|---|---|---|---|---|\n",
-                bench::today().c_str(), static_cast<unsigned long long>(k), repeats);
+                bench::today().c_str(), static_cast<unsigned long long>(k),
+                gpu ? (bench::device_name() + " per rank (rank % " + std::to_string(gpus) + "), device input").c_str()
+                    : "CPU ranks, 1 thread per process",
+                repeats);
   double min_ratio = INFINITY, weak_one = 0;
   for (const char *mode : {"weak", "strong"})
     for (int q = 1; q <= size; ++q) {
@@ -183,7 +235,7 @@ int main(int argc, char **argv) {
       if (sub != MPI_COMM_NULL) {
         const uint64_t n = std::strcmp(mode, "weak") == 0 ? static_cast<uint64_t>(q) << log2n_rank
                                                           : uint64_t{1} << log2n_strong;
-        Row r = measure(mode, sub, n, k, repeats);
+        Row r = measure(mode, sub, n, k, repeats, gpu, device);
         MPI_Comm_free(&sub);
         if (world == 0) {
           if (std::strcmp(mode, "weak") == 0 && q == 1) weak_one = r.dist;

@@ -467,10 +467,16 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
    the signals whose capacity sufficed were written. Any other failure (e.g. a non-finite sample: the message
    names the first failing signal) leaves counts unchanged and the outputs unspecified.
    CPU plan: threads over signals, min(opts->threads, batch) of them, each with an engine of its own.
+   CUDA plan, EXACT or AUTO: up to 1024 signals per pass run in the same kernels (the folds, one batched
+   cuFFT call, the peeling and the top-k of every signal; AUTO then runs the signals EXACT leaves
+   unresolved through ROBUST one by one), on the plan's stream, one synchronisation per pass; ROBUST plans
+   and designs whose candidate lists need a sort run the signals in turn.
    Workspace: the first call of a plan with a larger batch than any before allocates the batch workspace
-   (CPU: up to opts->threads single-threaded engines, planned with FFTW; a failure leaves the plan as it
-   was); later calls with at most that batch allocate nothing. Call once with the largest batch, outputs of
-   capacity 0 are allowed, to move that cost out of a timed loop. */
+   (CPU: up to opts->threads single-threaded engines, planned with FFTW; CUDA: an engine holding
+   min(batch, 1024) signals; a failure leaves the plan as it was); later calls with at most that batch
+   allocate nothing (a CUDA pass of fewer signals than the workspace holds still pays its FFT step in full).
+   Call once with the largest batch, outputs of capacity 0 are allowed, to move that cost out of a timed
+   loop. */
 SFFT_API sfft_status sfft_exec_batch(sfft_plan plan, uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs,
                                      void *values, uint64_t out_dist, uint64_t *counts);
 

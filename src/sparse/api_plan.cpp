@@ -15,6 +15,9 @@ namespace sfft::sparse {
 
 namespace {
 
+// Signals one pass of a CUDA batch engine takes (its workspace holds that many); larger batches run in passes.
+constexpr std::size_t kCudaBatchSignals = 1024;
+
 std::unique_ptr<Engine> make_engine(const Design &design, const Options &o, Backend backend, bool dbl) {
   if (backend == Backend::Cuda) return make_cuda_engine(design, o, dbl);
   return dbl ? make_cpu_engine<double>(design, o) : make_cpu_engine<float>(design, o);
@@ -84,7 +87,18 @@ void Plan::exec(const void *x, uint64_t *freqs, void *values, uint64_t *count) {
 
 void Plan::reserve_batch(std::size_t batch) {
   if (batch_found_.size() < batch) batch_found_.resize(batch);
-  if (backend_ != Backend::Cpu) return;  // the CUDA plan runs the signals through its engine in turn
+  if (backend_ == Backend::Cuda) {
+    const Design *exact = exact_design_ ? exact_design_.get() : design_.variant == Variant::Exact ? &design_ : nullptr;
+    const std::size_t wanted = std::min(batch, kCudaBatchSignals);
+    if (exact == nullptr || batch_engine_declined_ || wanted <= 1 || batch_engine_signals_ >= wanted) return;
+    // The new engine replaces the old one only once it exists: a failure leaves the plan as it was.
+    std::unique_ptr<Engine> grown = make_cuda_engine(*exact, opts_, double_, wanted);
+    batch_capacities_.resize(wanted);
+    batch_unresolved_.resize(wanted);
+    batch_engine_ = std::move(grown);
+    batch_engine_signals_ = wanted;
+    return;
+  }
   // Threads over signals: each worker runs whole signals on an engine of its own with one thread, which
   // keeps every thread busy for any n (a single signal's parallel regions pay off only at large n).
   const std::size_t wanted = std::min<std::size_t>(static_cast<std::size_t>(usable_threads(opts_.threads)), batch);
@@ -150,7 +164,11 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
                           value_bytes == nullptr ? nullptr : value_bytes + i * out_step * value_size,
                           static_cast<std::size_t>(counts[i]));
   };
-  if (workers_.empty()) {
+  const bool batched = batch_engine_ && run_cuda_batch(signals, x_bytes, static_cast<std::size_t>(x_dist), freqs,
+                                                       value_bytes, out_step, counts);
+  if (batched) {
+    // CUDA: every signal ran in the batch engine's kernels.
+  } else if (workers_.empty()) {
     for (std::size_t i = 0; i < signals; ++i) {
       try {
         signal(main_, i);
@@ -201,6 +219,53 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
          " coefficients found (a capacity of k = ", k_,
          " always suffices); counts[] now holds the number found for every signal, and the signals whose "
          "capacity sufficed were written");
+}
+
+bool Plan::run_cuda_batch(std::size_t signals, const unsigned char *x, std::size_t x_dist, uint64_t *freqs,
+                          unsigned char *values, std::size_t out_dist, const uint64_t *counts) {
+  const std::size_t value_size = double_ ? 16 : 8;
+  const bool auto_variant = exact_design_ != nullptr;
+  for (std::size_t first = 0; first < signals; first += batch_engine_signals_) {
+    const std::size_t count = std::min(batch_engine_signals_, signals - first);
+    // AUTO: the EXACT stage writes only where it may be kept whatever the fallback needs (as run()).
+    for (std::size_t i = 0; i < count; ++i)
+      batch_capacities_[i] = auto_variant && counts[first + i] < k_ ? 0 : counts[first + i];
+    BatchIo io;
+    io.batch = count;
+    io.x = x + first * x_dist * value_size;
+    io.x_dist = x_dist;
+    io.freqs = freqs == nullptr ? nullptr : freqs + first * out_dist;
+    io.values = values == nullptr ? nullptr : values + first * out_dist * value_size;
+    io.out_dist = out_dist;
+    io.capacities = batch_capacities_.data();
+    io.found = batch_found_.data() + first;
+    io.unresolved = batch_unresolved_.data();
+    io.first_signal = first;
+    if (!batch_engine_->run_batch(io)) {  // the design has no batched form (decided at the first pass)
+      batch_engine_.reset();
+      batch_engine_signals_ = 0;
+      batch_engine_declined_ = true;
+      return false;
+    }
+    if (!auto_variant) continue;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t s = first + i;
+      const std::size_t capacity = static_cast<std::size_t>(counts[s]);
+      const unsigned char *xs = x + s * x_dist * value_size;
+      uint64_t *fs = freqs == nullptr ? nullptr : freqs + s * out_dist;
+      unsigned char *vs = values == nullptr ? nullptr : values + s * out_dist * value_size;
+      try {
+        if (batch_unresolved_[i] != 0) {
+          batch_found_[s] = main_.engine->run(xs, fs, vs, capacity);
+        } else if (capacity < k_ && batch_found_[s] <= capacity && batch_found_[s] > 0) {
+          batch_found_[s] = main_.exact_first->run(xs, fs, vs, capacity);
+        }
+      } catch (const Error &e) {
+        fail(e.status(), "signal ", s, ": ", e.what());
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace sfft::sparse

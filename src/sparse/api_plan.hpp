@@ -36,7 +36,12 @@ class Plan {
   std::size_t run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity) const;
   // The batch workspace for `batch` signals (sfft.h's growth rule: kept for later calls, grown only when a
   // call needs more). CPU: one single-threaded engine pair per worker thread, min(threads, batch) of them.
+  // CUDA, EXACT and AUTO: an engine whose kernels run up to kCudaBatchSignals signals at once.
   void reserve_batch(std::size_t batch);
+  // CUDA: the signals through batch_engine_, kCudaBatchSignals at a time, with AUTO's policy per signal
+  // (unresolved signals again through the ROBUST engine); false when the engine declines the design.
+  bool run_cuda_batch(std::size_t signals, const unsigned char *x, std::size_t x_dist, uint64_t *freqs,
+                      unsigned char *values, std::size_t out_dist, const uint64_t *counts);
 
   uint64_t k_ = 0;
   bool double_ = true;
@@ -47,7 +52,12 @@ class Plan {
   Engines main_;
   // Batch workspace (reserve_batch).
   std::vector<Engines> workers_;
-  std::vector<uint64_t> batch_found_;  // per signal: the number found, published into counts[] at the end
+  std::vector<uint64_t> batch_found_;     // per signal: the number found, published into counts[] at the end
+  std::unique_ptr<Engine> batch_engine_;  // CUDA (EXACT, or AUTO's EXACT stage)
+  std::size_t batch_engine_signals_ = 0;  // its capacity
+  bool batch_engine_declined_ = false;    // the design has no batched CUDA form: signals run in turn
+  std::vector<uint64_t> batch_capacities_;
+  std::vector<std::size_t> batch_unresolved_;
 };
 
 }  // namespace sfft::sparse

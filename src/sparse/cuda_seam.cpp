@@ -9,8 +9,9 @@ namespace sfft::sparse {
 #if SFFT_CUDA_PLUGIN_SIDE
 SFFT_CUDA_PLUGIN_ENTRY("sparse::make_cuda_engine", &make_cuda_engine);
 #else
-std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision) {
-  return cuda_plugin::entry<decltype(&make_cuda_engine)>("sparse::make_cuda_engine")(d, opts, double_precision);
+std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision,
+                                         std::size_t batch) {
+  return cuda_plugin::entry<decltype(&make_cuda_engine)>("sparse::make_cuda_engine")(d, opts, double_precision, batch);
 }
 #endif
 

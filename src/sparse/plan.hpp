@@ -173,6 +173,22 @@ void gather_comb_block(const Design &d, const std::complex<Real> *x, uint64_t of
 template <class Real>
 void check_reduced_comb(const Design &d, const std::complex<Real> *z);
 
+// A batch for Engine::run_batch (sfft_exec_batch): signal i at x + i * x_dist (elements), its outputs at
+// freqs/values + i * out_dist with capacity capacities[i]; the engine sets found[i] (written only when it fits,
+// as run()) and unresolved[i] (as unresolved()).
+struct BatchIo {
+  std::size_t batch = 0;
+  const void *x = nullptr;
+  std::size_t x_dist = 0;
+  uint64_t *freqs = nullptr;
+  void *values = nullptr;
+  std::size_t out_dist = 0;
+  const uint64_t *capacities = nullptr;
+  uint64_t *found = nullptr;
+  std::size_t *unresolved = nullptr;
+  std::size_t first_signal = 0;  // the caller's index of signal 0 (for messages)
+};
+
 // One backend's execution of a design. run() computes the result, writes it to freqs/values when it
 // fits in `capacity` (leaving them untouched otherwise, and on failure) and returns the number of
 // coefficients found (<= k).
@@ -191,11 +207,19 @@ class Engine {
   // magnitude) after peeling but did not decode as one coefficient. 0 means the recovered coefficients
   // explain the signal (to the decoder's precision); noise or an unresolved collision leaves some.
   virtual std::size_t unresolved() const = 0;
+  // The whole batch in one pass, where the engine was made for it (make_cuda_engine with batch > 1 and an
+  // EXACT design); false, having done nothing, otherwise: the plan then runs the signals in turn.
+  virtual bool run_batch(const BatchIo &io) {
+    (void)io;
+    return false;
+  }
 };
 
 template <class Real>
 std::unique_ptr<Engine> make_cpu_engine(const Design &d, const Options &opts);
-// CUDA engine (the library is built with CUDA; opts.device usable).
-std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision);
+// CUDA engine (the library is built with CUDA; opts.device usable). batch > 1 (EXACT designs): its workspace
+// holds that many signals for run_batch, which runs them in the same kernels.
+std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision,
+                                         std::size_t batch = 1);
 
 }  // namespace sfft::sparse

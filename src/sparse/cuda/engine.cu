@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
-#include "sparse/cuda/internal.cuh"
+#include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse {
 namespace {
@@ -69,7 +69,9 @@ class GraphExec {
 template <class Real>
 class CudaEngine final : public Engine {
  public:
-  CudaEngine(const Design &d, const Options &opts)
+  // batch > 1: the per-exec arrays hold that many signals and run_batch runs them in the same kernels, where
+  // the design allows (EXACT, lists ranked by counting); otherwise the engine holds one signal.
+  CudaEngine(const Design &d, const Options &opts, std::size_t batch)
       : d_(d),
         kernel_geom_(d.geom),
         device_(opts.device),
@@ -89,6 +91,7 @@ class CudaEngine final : public Engine {
     ranked_capacity_ =
         robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / static_cast<std::size_t>(d_.min_votes))
                : distinct_capacity_;
+    signals_ = !robust && ranked_capacity_ <= kRankLimit ? std::max<std::size_t>(batch, 1) : 1;
     uint64_t table_size = 2;
     while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
@@ -134,12 +137,15 @@ class CudaEngine final : public Engine {
     jobs_.allocate(jobs_count_);
     loops_.allocate(d_.loops.size());
     first_hashing_.allocate(first.size());
-    energy_.allocate(first.size());
-    host_energy_.allocate(first.size());
-    z_.allocate(hashings_ * g.buckets);
-    keys_.allocate(table_size);
-    value_.allocate(table_size);
-    slots_.allocate(distinct_capacity_);
+    // Per signal (signals_ of them, strides_ apart): energies, folds, table, results, counters, result headers
+    // and destinations.
+    if (signals_ > 1) strides_ = Strides{hashings_ * g.buckets, table_size, distinct_capacity_, first.size(), d_.k};
+    energy_.allocate(signals_ * first.size());
+    host_energy_.allocate(signals_ * first.size());
+    z_.allocate(signals_ * hashings_ * g.buckets);
+    keys_.allocate(signals_ * table_size);
+    value_.allocate(signals_ * table_size);
+    slots_.allocate(signals_ * distinct_capacity_);
     if (robust) {
       applied_.allocate(table_size);
       votes_.allocate(static_cast<std::size_t>(kRobustPasses) * table_size);
@@ -148,24 +154,28 @@ class CudaEngine final : public Engine {
     }
     table_ = Table{keys_.get(),  value_.get(),      applied_.get(), votes_.get(),       is_candidate_.get(),
                    slots_.get(), candidates_.get(), table_size,     log2_of(table_size)};
-    res_freq_.allocate(d_.k);
-    res_val_.allocate(d_.k);
-    counters_.allocate(1);
-    result_host_.allocate(1);
+    res_freq_.allocate(signals_ * d_.k);
+    res_val_.allocate(signals_ * d_.k);
+    counters_.allocate(signals_);
+    result_host_.allocate(signals_);
     SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
-    outputs_.allocate(1);
-    outputs_host_.allocate(1);
-    host_fold_.allocate(hashings_ * g.buckets);
+    outputs_.allocate(signals_);
+    outputs_host_.allocate(signals_);
+    host_fold_.allocate(signals_ * hashings_ * g.buckets);
+    if (signals_ > 1) {
+      active_.allocate(1);
+      active_host_.allocate(1);
+    }
 
-    SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, table_size * sizeof(uint64_t), stream_));
-    SFFT_CUDA_CHECK(cudaMemsetAsync(value_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(keys_.get(), 0xff, signals_ * table_size * sizeof(uint64_t), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(value_.get(), 0, signals_ * table_size * sizeof(Cplx<double>), stream_));
     if (robust) {
       SFFT_CUDA_CHECK(cudaMemsetAsync(applied_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
       SFFT_CUDA_CHECK(cudaMemsetAsync(votes_.get(), 0, kRobustPasses * table_size * sizeof(unsigned), stream_));
       SFFT_CUDA_CHECK(cudaMemsetAsync(is_candidate_.get(), 0, table_size * sizeof(unsigned), stream_));
     }
-    SFFT_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, sizeof(Counters), stream_));
-    SFFT_CUDA_CHECK(cudaMemsetAsync(energy_.get(), 0, first.size() * sizeof(double), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, signals_ * sizeof(Counters), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(energy_.get(), 0, signals_ * first.size() * sizeof(double), stream_));
     if (ranked_capacity_ > kRankLimit) {
       iota_.allocate(ranked_capacity_);
       mag_keys_.allocate(ranked_capacity_);
@@ -192,11 +202,99 @@ class CudaEngine final : public Engine {
 
     long long b = static_cast<long long>(g.buckets);
     fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
-                   static_cast<long long>(hashings_));
+                   static_cast<long long>(signals_ * hashings_));
     fft_.set_stream(stream_);
     if (d_.comb_loops > 0) setup_comb();
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above die with this scope
     capture_pipeline();
+  }
+
+  // The batch through the same kernels (sfft_exec_batch): device input is folded and normalised signal by
+  // signal (launches that do not wait on one another), host input on the CPU; then one launch of the graph runs
+  // the FFTs, the peeling and the top-k of every signal, and one synchronisation ends the exec. The graph is
+  // sized for signals_: its kernels skip signals past the exec's batch (*active_), the FFT step transforms all.
+  bool run_batch(const BatchIo &io) override {
+    if (signals_ <= 1 || io.batch > signals_) return false;
+    cuda::DeviceScope scope(device_);
+    const Geometry &g = kernel_geom_;
+    const std::size_t batch = io.batch, sums = hashings_ * g.buckets;
+    bool any_output = false;
+    for (std::size_t s = 0; s < batch; ++s) any_output = any_output || io.capacities[s] > 0;
+    const bool device_outputs =
+        any_output && pointer_kind(io.freqs) != PointerKind::Host && pointer_kind(io.values) != PointerKind::Host;
+    auto *values = static_cast<unsigned char *>(io.values);
+    for (std::size_t s = 0; s < batch; ++s) {
+      outputs_host_.get()[s] = ExecOutputs{io.freqs == nullptr ? nullptr : io.freqs + s * io.out_dist,
+                                           values == nullptr ? nullptr : values + s * io.out_dist * sizeof(Cplx<Real>),
+                                           device_outputs ? io.capacities[s] : 0, 1.0};
+    }
+    *active_host_.get() = static_cast<unsigned>(batch);
+    const auto *x = static_cast<const unsigned char *>(io.x);
+    const std::size_t x_step = io.x_dist * sizeof(Cplx<Real>);
+    if (pointer_kind(io.x) == PointerKind::Host) {  // as run(): fold on the CPU, upload the B-sized sums
+      auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
+      for (std::size_t s = 0; s < batch; ++s) {
+        launch_reset_table(signal_table(table_, s, strides_), kRobustPasses, counters_.get() + s, distinct_capacity_,
+                           stream_);
+        try {
+          fold_hashings(d_, reinterpret_cast<const std::complex<Real> *>(x + s * x_step), fold + s * sums, threads_);
+        } catch (const Error &e) {
+          fail(e.status(), "signal ", io.first_signal + s, ": ", e.what());
+        }
+        outputs_host_.get()[s].unscale = std::ldexp(1.0, -normalise(fold + s * sums, sums));
+        for (int l = 0; l < d_.location_loops && d_.floor_relative > 0; ++l) {
+          const Cplx<Real> *ref = host_fold_.get() + s * sums + d_.first_hashing(l) * g.buckets;
+          double e = 0;
+          for (uint64_t b = 0; b < g.buckets; ++b) e += cabs2(widen(ref[b]));
+          host_energy_.get()[s * strides_.energy + static_cast<std::size_t>(l)] = e;
+        }
+      }
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(z_.get(), host_fold_.get(), batch * sums * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+      if (d_.floor_relative > 0)
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), batch * strides_.energy * sizeof(double),
+                                        cudaMemcpyHostToDevice, stream_));
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
+                                      cudaMemcpyHostToDevice, stream_));
+    } else {
+      // Each fold writes its signal's destination (as run()'s does) and the normalisation its unscale.
+      for (std::size_t s = 0; s < batch; ++s) {
+        launch_fold<Real>(power_of_two(), reinterpret_cast<const Cplx<Real> *>(x + s * x_step), window_.get(),
+                          far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps, g,
+                          z_.get() + s * sums, counters_.get() + s, outputs_host_.get()[s], outputs_.get() + s,
+                          signal_table(table_, s, strides_), kRobustPasses, stream_);
+        launch_normalise<Real>(z_.get() + s * sums, sums, g, d_.location_loops, d_.floor_relative > 0,
+                               energy_.get() + s * strides_.energy, counters_.get() + s, outputs_.get() + s, stream_);
+      }
+    }
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+    if (graph_) {
+      SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
+    } else {
+      enqueue_pipeline(stream_);
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (std::size_t s = 0; s < batch; ++s) {
+      const Result r = result_host_.get()[s];
+      if (r.nonfinite != 0)
+        fail(SFFT_ERROR_INVALID_ARGUMENT, "signal ", io.first_signal + s,
+             ": x holds non-finite values (NaN or Inf) among the samples read, or values so large that the windowed "
+             "sums overflow");
+    }
+    for (std::size_t s = 0; s < batch; ++s) {
+      const Result r = result_host_.get()[s];
+      io.found[s] = r.count;
+      io.unresolved[s] = r.unresolved;
+      if (!device_outputs && r.count > 0 && r.count <= io.capacities[s]) {
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(io.freqs + s * io.out_dist, res_freq_.get() + s * d_.k,
+                                        r.count * sizeof(uint64_t), cudaMemcpyDefault, stream_));
+        SFFT_CUDA_CHECK(cudaMemcpyAsync(values + s * io.out_dist * sizeof(Cplx<Real>), res_val_.get() + s * d_.k,
+                                        r.count * sizeof(Cplx<Real>), cudaMemcpyDefault, stream_));
+      }
+    }
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return true;
   }
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
@@ -370,7 +468,8 @@ class CudaEngine final : public Engine {
     if (d_.variant == Variant::Exact) {
       for (int l = 0; l < d_.location_loops; ++l)
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
-                          l, d_.location_loops - 1 - l, g, table_, counters_.get(), s);
+                          l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
+                          static_cast<unsigned>(signals_), active_.get(), s);
     } else {
       ranked = table_.candidates;
       ranked_count = &counters_.get()->candidates;
@@ -392,8 +491,13 @@ class CudaEngine final : public Engine {
       // only wait to finish; longer lists are still ranked, a few tiles per block.
       const unsigned rank_grid = std::min({blocks_for(ranked_capacity_, kRankTile), kRankGrid,
                                            std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
-      launch_rank<Real>(rank_grid, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(),
-                        finish(), s);
+      if (signals_ > 1) {
+        launch_rank_batch<Real>(rank_grid, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), finish(),
+                                strides_, static_cast<unsigned>(signals_), active_.get(), s);
+      } else {
+        launch_rank<Real>(rank_grid, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
+                          counters_.get(), finish(), s);
+      }
     } else {
       launch_magnitudes<Real>(ranked, ranked_count, ranked_capacity_, table_, mag_keys_.get(), s);
       std::size_t temp = sort_temp_bytes_;
@@ -492,6 +596,10 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_;
   int threads_;
   std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
+  std::size_t signals_ = 1;              // batch capacity (run_batch); 1: run() only
+  Strides strides_;                      // per-signal distances of the arrays below (zero for one signal)
+  cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
+  cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;
   cuda::DeviceBuffer<double> response_, far_response_;  // kernel_geom_'s response fits point here
   cuda::DeviceBuffer<FoldJob> jobs_;
@@ -531,10 +639,11 @@ class CudaEngine final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision) {
+std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision,
+                                         std::size_t batch) {
   require_cuda_device(opts);
-  if (double_precision) return std::make_unique<CudaEngine<double>>(d, opts);
-  return std::make_unique<CudaEngine<float>>(d, opts);
+  if (double_precision) return std::make_unique<CudaEngine<double>>(d, opts, batch);
+  return std::make_unique<CudaEngine<float>>(d, opts, batch);
 }
 
 }  // namespace sfft::sparse

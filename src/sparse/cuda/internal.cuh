@@ -197,11 +197,7 @@ template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream);
 
-// peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it.
-template <class Real>
-void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                 double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 cudaStream_t stream);
+// peel.cu: EXACT peeling, launch_peel (batch.cuh).
 
 // comb.cu: the device-input gather, and the selection after the comb FFT (three kernels).
 template <class Real>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sparse FFT, CUDA: EXACT decoding with peeling, one kernel per location loop.
-#include "sparse/cuda/internal.cuh"
+#include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
 namespace {
@@ -22,11 +22,16 @@ namespace {
 // hashing uses the main window's gains.
 template <class Real, bool kPowerOfTwo>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                            double settle_relative, int loop, int later_loops, Geometry g, Table t,
-                            Counters *counters) {
+                            double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
+                            Strides st, const unsigned *active_signals) {
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
+  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
+  z += blockIdx.y * st.z;
+  energy += blockIdx.y * st.energy;
+  t = signal_table(t, blockIdx.y, st);
+  counters += blockIdx.y;
   const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
@@ -123,18 +128,20 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 cudaStream_t stream) {
+                 const Strides &st, unsigned signals, const unsigned *active, cudaStream_t stream) {
   const std::size_t threads = static_cast<std::size_t>(later > 0 ? later : 1) * g.buckets * kPeelLanes;
   // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's tail
   // saves the gap between them.
   cuda::launch_overlapped(power_of_two ? peel_kernel<Real, true> : peel_kernel<Real, false>,
-                          blocks_for(threads, kPeelBlock), kPeelBlock, stream, z, loops, energy, floor_relative,
-                          settle_relative, loop, later, g, t, counters);
+                          dim3(blocks_for(threads, kPeelBlock), signals), kPeelBlock, stream, z, loops, energy,
+                          floor_relative, settle_relative, loop, later, g, t, counters, st, active);
 }
 
 template void launch_peel<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int, int,
-                                 const Geometry &, const Table &, Counters *, cudaStream_t);
+                                 const Geometry &, const Table &, Counters *, const Strides &, unsigned,
+                                 const unsigned *, cudaStream_t);
 template void launch_peel<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int, int,
-                                  const Geometry &, const Table &, Counters *, cudaStream_t);
+                                  const Geometry &, const Table &, Counters *, const Strides &, unsigned,
+                                  const unsigned *, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

@@ -2,7 +2,7 @@
 // Sparse FFT, CUDA: the k largest coefficients in decreasing magnitude (by counting, or by a CUB radix sort
 // for long candidate lists), written to the result or straight to device outputs; the last block finishes
 // the exec (resets the counters, publishes the result header).
-#include "sparse/cuda/internal.cuh"
+#include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
 namespace {
@@ -98,7 +98,7 @@ __device__ void note_count(unsigned written, Counters *counters) {
 template <class Real>
 __global__ void __launch_bounds__(kRankBlock)
     rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
-                Cplx<Real> *res_val, Counters *counters, Finish<Real> finish) {
+                Cplx<Real> *res_val, Counters *counters, Finish<Real> finish, Strides st, const unsigned *active) {
   constexpr unsigned kWarps = kRankBlock / 32;
   constexpr unsigned kPerWarp = kRankStaged / kWarps;
   static_assert(kRankTile == 32, "a tile is one warp's entries (lanes, note_count)");
@@ -113,6 +113,16 @@ __global__ void __launch_bounds__(kRankBlock)
   __shared__ __align__(16) float staged_rounded[kRankStaged];  // staged[j].mag rounded to float
   __shared__ unsigned partial[kWarps][kRankTile];
   cuda::wait_for_previous_kernel();
+  if (signal_inactive(active)) return;  // the whole block: blockIdx.y is its signal
+  if (blockIdx.y > 0) {  // a batch's signal: its slot list (EXACT: Table::slots) and its count, results, finish
+    t = signal_table(t, blockIdx.y, st);
+    list = t.slots;
+    counters += blockIdx.y;
+    list_count = &counters->distinct;
+    res_freq += blockIdx.y * st.results;
+    res_val += blockIdx.y * st.results;
+    finish = signal_finish(finish, blockIdx.y, st);
+  }
   const unsigned m = *list_count;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
   const double unscale = finish.outputs->unscale;
@@ -219,7 +229,16 @@ void launch_rank(unsigned grid, const unsigned *list, const unsigned *list_count
                  uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish,
                  cudaStream_t stream) {
   cuda::launch_overlapped(rank_kernel<Real>, grid, kRankBlock, stream, list, list_count, t, k, res_freq, res_val,
-                          counters, finish);
+                          counters, finish, Strides{}, static_cast<const unsigned *>(nullptr));
+}
+
+template <class Real>
+void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
+                       Counters *counters, const Finish<Real> &finish, const Strides &st, unsigned signals,
+                       const unsigned *active, cudaStream_t stream) {
+  cuda::launch_overlapped(rank_kernel<Real>, dim3(grid, signals), kRankBlock, stream,
+                          static_cast<const unsigned *>(t.slots), static_cast<const unsigned *>(&counters->distinct), t,
+                          k, res_freq, res_val, counters, finish, st, active);
 }
 
 template <class Real>
@@ -244,6 +263,9 @@ void launch_iota(unsigned *v, std::size_t count, cudaStream_t stream) {
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
+template void launch_rank_batch<float>(unsigned, const Table &, uint64_t, uint64_t *, Cplx<float> *, Counters *,
+                                       const Finish<float> &, const Strides &, unsigned, const unsigned *,
+                                       cudaStream_t);
 template void launch_rank<float>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
                                  Cplx<float> *, Counters *, const Finish<float> &, cudaStream_t);
 template void launch_magnitudes<float>(const unsigned *, const unsigned *, std::size_t, const Table &,
@@ -251,6 +273,9 @@ template void launch_magnitudes<float>(const unsigned *, const unsigned *, std::
 template void launch_gather<float>(const unsigned long long *, const unsigned *, const unsigned *, const Table &,
                                    uint64_t, uint64_t *, Cplx<float> *, Counters *, const Finish<float> &,
                                    cudaStream_t);
+template void launch_rank_batch<double>(unsigned, const Table &, uint64_t, uint64_t *, Cplx<double> *, Counters *,
+                                        const Finish<double> &, const Strides &, unsigned, const unsigned *,
+                                        cudaStream_t);
 template void launch_rank<double>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
                                   Cplx<double> *, Counters *, const Finish<double> &, cudaStream_t);
 template void launch_magnitudes<double>(const unsigned *, const unsigned *, std::size_t, const Table &,

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batched execution of the sparse FFT's CUDA backend (sfft_exec_batch on an EXACT engine made for a batch):
+// every per-exec array holds one slice per signal, Strides apart; the kernels after the fold take their
+// signal from blockIdx.y, so one launch serves the whole batch. One signal: Strides{} and grid.y = 1, the
+// arrays themselves.
+#pragma once
+
+#include "sparse/cuda/internal.cuh"
+
+namespace sfft::sparse::cuda_stages {
+
+struct Strides {
+  std::size_t z = 0;        // folded sums (hashings * B)
+  std::size_t table = 0;    // table slots (Table::size)
+  std::size_t slots = 0;    // entries of Table::slots (the distinct capacity)
+  std::size_t energy = 0;   // floor energies (one per loop)
+  std::size_t results = 0;  // res_freq / res_val entries (k)
+};
+
+// Signal s's view of an EXACT table (keys, values and the claimed-slot list are per signal; the ROBUST arrays
+// are absent in batched engines).
+__host__ __device__ inline Table signal_table(Table t, std::size_t s, const Strides &st) {
+  t.keys += s * st.table;
+  t.value += s * st.table;
+  t.slots += s * st.slots;
+  return t;
+}
+
+// Signal s's finish descriptor: its energies, destination, results and result header.
+template <class Real>
+__host__ __device__ inline Finish<Real> signal_finish(Finish<Real> f, std::size_t s, const Strides &st) {
+  f.energy += s * st.energy;
+  f.outputs += s;
+  f.res_freq += s * st.results;
+  f.res_val += s * st.results;
+  f.result += s;
+  return f;
+}
+
+// Whether signal blockIdx.y takes part: the captured graph is launched for the engine's batch capacity, and
+// *active (device memory, written before each exec; NULL for one signal) is the exec's batch.
+__device__ inline bool signal_inactive(const unsigned *active) { return active != nullptr && blockIdx.y >= *active; }
+
+// peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y).
+template <class Real>
+void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                 double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
+                 const Strides &st, unsigned signals, const unsigned *active, cudaStream_t stream);
+// topk.cu: launch_rank (internal.cuh) for `signals` EXACT signals (grid.y), their lists the tables' slots.
+template <class Real>
+void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
+                       Counters *counters, const Finish<Real> &finish, const Strides &st, unsigned signals,
+                       const unsigned *active, cudaStream_t stream);
+
+}  // namespace sfft::sparse::cuda_stages

@@ -15,3 +15,9 @@ foreach(ranks 2 3)
   set_tests_properties(mpi.ranks${ranks} PROPERTIES TIMEOUT 300 PROCESSORS ${ranks}
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1")
 endforeach()
+# The installed library from a C99 MPI program: pkg-config with mpicc, and CMake's find_package(sfft COMPONENTS MPI).
+foreach(kind pkgconfig cmake)
+  add_test(NAME consumer.mpi_${kind} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/consumer.sh ${kind})
+  set_tests_properties(consumer.mpi_${kind} PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK consumer_install TIMEOUT 300
+    ENVIRONMENT "SFFT_SOURCE=${PROJECT_SOURCE_DIR};SFFT_BUILD=${PROJECT_BINARY_DIR};SFFT_INSTALL=${PROJECT_BINARY_DIR}/consumer-install;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()

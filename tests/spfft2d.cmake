@@ -4,3 +4,6 @@
 sfft_add_gtest(spfft2d_direct_test spfft2d_direct_test.cpp)
 sfft_add_gtest(spfft2d_whole_test spfft2d_whole_test.cpp)
 sfft_add_gtest(spfft2d_mtx_test spfft2d_mtx_test.cpp)
+# AUTO's cost model (src/spfft2d/columns.cpp, in the internal objects): its picks on the suite's shapes.
+sfft_add_gtest(spfft2d_cost_test spfft2d_cost_test.cpp)
+target_link_libraries(spfft2d_cost_test PRIVATE sfft_internal)

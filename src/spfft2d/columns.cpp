@@ -214,21 +214,38 @@ struct CostConstants {
   double strided_fft;        // factor for a 1-D FFT down columns (stride = width) of a 7-smooth length
   double bluestein;          // FFTs of the power of two >= 2n - 1 that a library's Bluestein costs
   double per_tile;           // fixed cost of one tile (launches, plan dispatch)
+  double odd_smooth;         // factor for a library FFT of a 7-smooth length that is not a power of two
+  double per_launch;         // fixed cost of one kernel, memset or FFT execution of a whole-spectrum method
+  double direct_call;        // fixed cost of a DIRECT call besides its tiles
 };
-constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 4.7e-4, 2.5, 1.8, 4.5e4};
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4};
+// CUDA refit (issue 22) on the H100 suite table of bench_spfft2d --device (2026-11-25, 30 matrices, 1024^2 to
+// 16384^2, powers of two, 8219 and 1.5 n columns): odd_smooth from cuFFT's 2-D R2C at 8192 x 12288 and
+// 16384 x 24576 (2.3-2.4x the time of the square power of two for 1.5x the points), bluestein from the dense
+// path at 8219^2 (8.5 ms), strided_fft from DIRECT_ROWS at 4096^2 to 16384^2, per_launch from the 1024^2
+// rows (every method 28-46 us, 2 to 6 launches), per_tile from the explicit (tiled) DIRECT at 4096^2 to 8192^2
+// (13 tiles) and direct_call so that one tile costs what it did before (45 us), the column sums' imbalance
+// from the power-law rows (warp_padded_terms); the rest unchanged. The CPU constants are those of phase 1.
+constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 4.7e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0};
+// Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
+// longest column (the column counts are padded to the warp's maximum).
+constexpr uint64_t kWarp = 32;
 
 // A batch of C2C FFTs of length n as the FFT libraries do them: other lengths than 7-smooth ones take
-// Bluestein's route inside cuFFT and FFTW alike, a few FFTs of the power of two >= 2n - 1.
+// Bluestein's route inside cuFFT and FFTW alike, a few FFTs of the power of two >= 2n - 1; 7-smooth lengths
+// other than powers of two cost odd_smooth times more per point and level.
 double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
   if (n <= 1) return 0;
-  double len = static_cast<double>(n);
+  double len = static_cast<double>(n), factor = 1;
   if (!fft_friendly(n)) {
     uint64_t m = 1;
     while (m < 2 * n - 1) m <<= 1;
-    len = k.bluestein * static_cast<double>(m);
+    len = static_cast<double>(m);
+    factor = k.bluestein;
+  } else if ((n & (n - 1)) != 0) {
+    factor = k.odd_smooth;
   }
-  return k.per_fft_point * static_cast<double>(batch) * len * std::log2(len);
+  return k.per_fft_point * factor * static_cast<double>(batch) * len * std::log2(len);
 }
 
 // A batch of the CUDA DIRECT method's contiguous row FFTs of exactly length n.
@@ -236,6 +253,24 @@ double row_fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
   if (n <= 1) return 0;
   const double len = static_cast<double>(n);
   return k.per_row_fft_point * static_cast<double>(batch) * len * std::log2(len);
+}
+
+// The nonzeros the CUDA column sums step through: each warp of kWarp adjacent columns as many times its
+// longest column (a power-law matrix's hub columns make this 8-9x nnz; a banded one's about nnz).
+double warp_padded_terms(const SparseColumns &m) {
+  double terms = 0;
+  uint64_t group = ~uint64_t{0};
+  int64_t longest = 0;
+  for (std::size_t j = 0; j < m.col_id.size(); ++j) {
+    const uint64_t g = static_cast<uint64_t>(m.col_id[j]) / kWarp;
+    if (g != group) {
+      terms += static_cast<double>(kWarp * longest);
+      group = g;
+      longest = 0;
+    }
+    longest = std::max(longest, m.col_start[j + 1] - m.col_start[j]);
+  }
+  return terms + static_cast<double>(kWarp * longest);
 }
 
 }  // namespace
@@ -290,8 +325,9 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     const bool own = !fft_friendly(m.cols);
     const uint64_t len = own ? bluestein_length(m.cols) : m.cols;
     const double Lr = static_cast<double>(len);
-    c.direct = k.per_col_term * H * nnz + scale * row_fft_cost(len, tiled.half + 1, k) * (own ? 2 : 1) +
-               k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) +
+    c.direct = k.per_col_term * H * warp_padded_terms(m) +
+               scale * row_fft_cost(len, tiled.half + 1, k) * (own ? 2 : 1) +
+               k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) + k.direct_call +
                k.per_tile * static_cast<double>(tiled.tile_count());
   } else {
     // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
@@ -299,9 +335,12 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
                k.per_byte * E * (H * C * (m.has_empty_columns() ? 3 : 2) + R * W) +
                k.per_tile * static_cast<double>(tiled.tile_count());
   }
-  c.direct_rows = k.per_term * W * nnz + k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
-  // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns.
-  c.dense = k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
+  // Launches: [zero fill when rows are empty,] row sums, the column FFT.
+  c.direct_rows = k.per_launch * (m.has_empty_rows() ? 3 : 2) + k.per_term * W * nnz +
+                  k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
+  // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns (4 launches).
+  c.dense =
+      4 * k.per_launch + k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
@@ -316,7 +355,10 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
       shape.direct_columns
           ? k.per_term * K * R * W + k.per_byte * E * R * W
           : k.per_byte * E * (R * W + (backend == CostBackend::Cuda ? K * W : 0.0)) + strided * down_columns;
-  c.pruned = rows_pass + columns_pass;
+  // Launches: [zero fill, scatter, R2C of the FFT rows,] the direct rows, the expansion or the column sums[, the
+  // column FFT].
+  const double launches = (F > 0 ? 3 : 0) + 2 + (shape.direct_columns ? 0 : 1);
+  c.pruned = k.per_launch * launches + rows_pass + columns_pass;
   return c;
 }
 

@@ -145,21 +145,24 @@ class CpuEngine final : public Engine {
     subgrids_.allocate(sub_cells);
     row_buffer_.allocate(checked_mul(row_size_, threads, "row buffers"));
 
-    // Targets: sorted by 16-cell tiles of the periodic grid (dims 0 and 1) for cache reuse in interpolation;
-    // periodic grid coordinates and the combined phase / deconvolution factor in that order.
+    // Targets: sorted by tiles of the periodic grid in every dimension (16 cells, 8 in 3-d) for cache reuse in
+    // interpolation; periodic grid coordinates and the combined phase / deconvolution factor in that order. In
+    // 3-d, tiles over (x, y) only left each target's W^2 lines spread over the whole z range: interpolation
+    // took twice as long as spreading (W = 13, N = K = 2e4).
     key.resize(K_);
-    long long tiles[2] = {1, 1};
-    for (int d = 0; d < std::min(dim, 2); ++d) tiles[d] = ax[d].n2 / kTile + 1;
+    const long long tile_cells = dim == 3 ? 8 : kTile;
+    long long tiles[3] = {1, 1, 1};
+    for (int d = 0; d < dim; ++d) tiles[d] = ax[d].n2 / tile_cells + 1;
     for (std::size_t k = 0; k < K_; ++k) {
-      long long tile[2] = {0, 0};
-      for (int d = 0; d < std::min(dim, 2); ++d) {
+      std::size_t t = 0;
+      for (int d = 0; d < dim; ++d) {
         double v = (static_cast<const Real *>(p.tgt[d])[k] - ax[d].tgt_center) * ax[d].tgt_scale;
         long long c = static_cast<long long>(std::floor(v)) % ax[d].n2;
-        tile[d] = (c < 0 ? c + ax[d].n2 : c) / kTile;
+        t = t * static_cast<std::size_t>(tiles[d]) + static_cast<std::size_t>((c < 0 ? c + ax[d].n2 : c) / tile_cells);
       }
-      key[k] = static_cast<std::size_t>(tile[0] * tiles[1] + tile[1]);
+      key[k] = t;
     }
-    counting_sort(key, static_cast<std::size_t>(tiles[0] * tiles[1]), tgt_index_);
+    counting_sort(key, static_cast<std::size_t>(tiles[0] * tiles[1] * tiles[2]), tgt_index_);
     tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
     tgt_factor_.allocate(K_);
 #pragma omp parallel for num_threads(threads) schedule(static)

@@ -41,6 +41,21 @@ __host__ __device__ inline Finish<Real> signal_finish(Finish<Real> f, std::size_
 // *active (device memory, written before each exec; NULL for one signal) is the exec's batch.
 __device__ inline bool signal_inactive(const unsigned *active) { return active != nullptr && blockIdx.y >= *active; }
 
+// fold.cu, device input of `signals` signals x_stride samples apart (grid.y): the table resets and the folds
+// (their destinations uploaded before), the normalisation into each signal's destination slot; host input:
+// the table resets alone.
+void launch_reset_table_batch(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
+                              const Strides &st, unsigned signals, cudaStream_t stream);
+template <class Real>
+void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
+                       const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
+                       int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
+                       int passes, const Strides &st, unsigned signals, cudaStream_t stream);
+template <class Real>
+void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
+                            double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
+                            const Strides &st, unsigned signals, cudaStream_t stream);
+
 // peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y).
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,

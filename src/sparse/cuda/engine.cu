@@ -209,10 +209,10 @@ class CudaEngine final : public Engine {
     capture_pipeline();
   }
 
-  // The batch through the same kernels (sfft_exec_batch): device input is folded and normalised signal by
-  // signal (launches that do not wait on one another), host input on the CPU; then one launch of the graph runs
-  // the FFTs, the peeling and the top-k of every signal, and one synchronisation ends the exec. The graph is
-  // sized for signals_: its kernels skip signals past the exec's batch (*active_), the FFT step transforms all.
+  // The batch through the same kernels (sfft_exec_batch): device input is folded and normalised by one launch
+  // each for every signal (host input on the CPU, as run()), then one launch of the graph runs the FFTs, the
+  // peeling and the top-k of every signal, and one synchronisation ends the exec. The graph is sized for
+  // signals_: its kernels skip signals past the exec's batch (*active_), the FFT step transforms all.
   bool run_batch(const BatchIo &io) override {
     if (signals_ <= 1 || io.batch > signals_) return false;
     cuda::DeviceScope scope(device_);
@@ -231,11 +231,11 @@ class CudaEngine final : public Engine {
     *active_host_.get() = static_cast<unsigned>(batch);
     const auto *x = static_cast<const unsigned char *>(io.x);
     const std::size_t x_step = io.x_dist * sizeof(Cplx<Real>);
+    const auto signals = static_cast<unsigned>(batch);
     if (pointer_kind(io.x) == PointerKind::Host) {  // as run(): fold on the CPU, upload the B-sized sums
+      launch_reset_table_batch(table_, kRobustPasses, counters_.get(), distinct_capacity_, strides_, signals, stream_);
       auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
       for (std::size_t s = 0; s < batch; ++s) {
-        launch_reset_table(signal_table(table_, s, strides_), kRobustPasses, counters_.get() + s, distinct_capacity_,
-                           stream_);
         try {
           fold_hashings(d_, reinterpret_cast<const std::complex<Real> *>(x + s * x_step), fold + s * sums, threads_);
         } catch (const Error &e) {
@@ -254,18 +254,15 @@ class CudaEngine final : public Engine {
       if (d_.floor_relative > 0)
         SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), batch * strides_.energy * sizeof(double),
                                         cudaMemcpyHostToDevice, stream_));
-      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
-                                      cudaMemcpyHostToDevice, stream_));
-    } else {
-      // Each fold writes its signal's destination (as run()'s does) and the normalisation its unscale.
-      for (std::size_t s = 0; s < batch; ++s) {
-        launch_fold<Real>(power_of_two(), reinterpret_cast<const Cplx<Real> *>(x + s * x_step), window_.get(),
-                          far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps, g,
-                          z_.get() + s * sums, counters_.get() + s, outputs_host_.get()[s], outputs_.get() + s,
-                          signal_table(table_, s, strides_), kRobustPasses, stream_);
-        launch_normalise<Real>(z_.get() + s * sums, sums, g, d_.location_loops, d_.floor_relative > 0,
-                               energy_.get() + s * strides_.energy, counters_.get() + s, outputs_.get() + s, stream_);
-      }
+    }
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
+                                    cudaMemcpyHostToDevice, stream_));
+    if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
+      launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
+                              far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
+                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+      launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
+                                   counters_.get(), outputs_.get(), strides_, signals, stream_);
     }
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));

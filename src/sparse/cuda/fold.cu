@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sparse FFT, CUDA: the window-fold of every hashing from device input, the normalisation that follows it
 // (scale-safe magnitudes and the floors' energies), and the table reset that starts a host-input exec.
-#include "sparse/cuda/internal.cuh"
+#include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
 namespace {
 
-__global__ void reset_table_kernel(Table t, int passes, const Counters *counters) {
-  reset_stale_slots(t, passes, counters, blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+__global__ void reset_table_kernel(Table t, int passes, const Counters *counters, Strides st) {
+  reset_stale_slots(signal_table(t, blockIdx.y, st), passes, counters + blockIdx.y,
+                    blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
                     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
@@ -40,10 +41,16 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
                 Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes,
-                uint64_t block_offset, uint64_t block_length) {
+                uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
-  if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *exec_outputs_slot = exec_outputs;
+  // Signal blockIdx.y of a batch (batch.cuh), whose destinations were uploaded before (exec_outputs_slot NULL).
+  x += blockIdx.y * x_stride;
+  z += blockIdx.y * st.z;
+  counters += blockIdx.y;
+  table = signal_table(table, blockIdx.y, st);
+  if (exec_outputs_slot != nullptr && blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0)
+    *exec_outputs_slot = exec_outputs;
   constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
   reset_stale_slots(table, passes, counters,
                     blockIdx.x * static_cast<std::size_t>(kFoldThreads) + threadIdx.y * kFoldOutputs + threadIdx.x,
@@ -122,7 +129,11 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // only when the floor uses it), and the unscale for the results into this exec's outputs.
 template <class Real>
 __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
-                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot) {
+                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st) {
+  z += blockIdx.y * st.z;  // signal blockIdx.y of a batch
+  energy += blockIdx.y * st.energy;
+  counters += blockIdx.y;
+  exec_outputs_slot += blockIdx.y;
   const int shift = normalising_shift<Real>(counters->fold_exponent);
   const Real factor = ldexp(Real(1), shift);
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
@@ -153,7 +164,12 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
 
 void launch_reset_table(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
                         cudaStream_t stream) {
-  reset_table_kernel<<<blocks_for(distinct_capacity), kBlock, 0, stream>>>(t, passes, counters);
+  launch_reset_table_batch(t, passes, counters, distinct_capacity, Strides{}, 1, stream);
+}
+
+void launch_reset_table_batch(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
+                              const Strides &st, unsigned signals, cudaStream_t stream) {
+  reset_table_kernel<<<dim3(blocks_for(distinct_capacity), signals), kBlock, 0, stream>>>(t, passes, counters, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -165,7 +181,19 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
   auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, 0, 0);
+      exec_outputs_slot, table, passes, 0, 0, 0, Strides{});
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
+                       const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
+                       int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
+                       int passes, const Strides &st, unsigned signals, cudaStream_t stream) {
+  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
+  fold<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
+      x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, ExecOutputs{}, nullptr,
+      table, passes, 0, 0, x_stride, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -178,15 +206,23 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
   auto *fold = power_of_two ? fold_kernel<Real, true, true> : fold_kernel<Real, false, true>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, offset, length);
+      exec_outputs_slot, table, passes, offset, length, 0, Strides{});
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
 template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream) {
-  normalise_kernel<Real><<<blocks_for(count), kBlock, 0, stream>>>(z, count, g, location_loops, energies, energy,
-                                                                   counters, exec_outputs_slot);
+  launch_normalise_batch(z, count, g, location_loops, energies, energy, counters, exec_outputs_slot, Strides{}, 1,
+                         stream);
+}
+
+template <class Real>
+void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
+                            double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
+                            const Strides &st, unsigned signals, cudaStream_t stream) {
+  normalise_kernel<Real><<<dim3(blocks_for(count), signals), kBlock, 0, stream>>>(
+      z, count, g, location_loops, energies, energy, counters, exec_outputs_slots, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -197,10 +233,10 @@ template void launch_fold_block<float>(bool, const Cplx<float> *, uint64_t, uint
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
                                        Counters *, const ExecOutputs &, ExecOutputs *, const Table &, int,
                                        cudaStream_t);
-template void launch_fold_block<double>(bool, const Cplx<double> *, uint64_t, uint64_t, const double *,
-                                        const double *, const FoldJob *, std::size_t, int64_t, int64_t,
-                                        const Geometry &, Cplx<double> *, Counters *, const ExecOutputs &,
-                                        ExecOutputs *, const Table &, int, cudaStream_t);
+template void launch_fold_block<double>(bool, const Cplx<double> *, uint64_t, uint64_t, const double *, const double *,
+                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
+                                        Cplx<double> *, Counters *, const ExecOutputs &, ExecOutputs *, const Table &,
+                                        int, cudaStream_t);
 template void launch_normalise<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                       const Counters *, ExecOutputs *, cudaStream_t);
 template void launch_fold<double>(bool, const Cplx<double> *, const double *, const double *, const FoldJob *,
@@ -208,5 +244,17 @@ template void launch_fold<double>(bool, const Cplx<double> *, const double *, co
                                   const ExecOutputs &, ExecOutputs *, const Table &, int, cudaStream_t);
 template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                        const Counters *, ExecOutputs *, cudaStream_t);
+
+template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
+                                       const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
+                                       Counters *, const Table &, int, const Strides &, unsigned, cudaStream_t);
+template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
+                                            const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t, const double *, const double *,
+                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
+                                        Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
+                                        cudaStream_t);
+template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
+                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

@@ -8,12 +8,19 @@ execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE SFFT_MPI
 if(SFFT_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
   list(PREPEND SFFT_MPIEXEC_FLAGS --oversubscribe)
 endif()
+set(SFFT_MPI_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1")
+# Sanitizer builds: ASan and UBSan stay on, leak checking off. OpenMPI keeps allocations past MPI_Finalize in
+# components it has unloaded by then, so LeakSanitizer reports ~100 KB from "<unknown module>" that no
+# suppression can name (checked with OpenMPI 4.1). sfft's engine code is leak-checked by the other tests.
+if(SFFT_SANITIZE)
+  list(APPEND SFFT_MPI_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
 foreach(ranks 2 3)
   add_test(NAME mpi.ranks${ranks}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${SFFT_MPIEXEC_FLAGS}
                    $<TARGET_FILE:mpi_test> ${MPIEXEC_POSTFLAGS})
   set_tests_properties(mpi.ranks${ranks} PROPERTIES TIMEOUT 300 PROCESSORS ${ranks}
-                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1")
+                       ENVIRONMENT "${SFFT_MPI_TEST_ENVIRONMENT}")
 endforeach()
 # The installed library from a C99 MPI program: pkg-config with mpicc, and CMake's find_package(sfft COMPONENTS MPI).
 foreach(kind pkgconfig cmake)

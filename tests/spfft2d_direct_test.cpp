@@ -55,6 +55,41 @@ TEST_P(Spfft2d, AutoWholeSpectrumAsOneDirectTile) {
   EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
 }
 
+// Hub columns: a few columns far longer than the others (heavy_column_limit: twice the mean, at least 16),
+// which the CUDA column sums give a warp each, beside short ones; the first and last columns among them, a
+// hub of exactly 33 entries (one more than a warp's lanes) and one of 16 (at the limit: stays on the thread
+// path), with weights in one case; Bluestein rows (190 = 2 * 5 * 19) and plain ones (192), odd and even row
+// counts; whole spectrum and small tiles, both against FFTW.
+TEST_P(Spfft2d, HubColumnsAgainstFftw) {
+  uint64_t seed = 90;
+  for (uint64_t rows : {211u, 96u})
+    for (uint64_t cols : {190u, 192u}) {
+      SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+      Coo m = random_matrix(rows, cols, 0.01, seed++, cols == 190);
+      std::mt19937_64 rng(seed++);
+      std::uniform_real_distribution<double> w(-2, 2);
+      auto hub = [&](int64_t c, uint64_t n) {
+        for (uint64_t r = 0; r < n; ++r) {
+          m.r.push_back(static_cast<int64_t>((r * 37 + 5) % rows));
+          m.c.push_back(c);
+          if (!m.v.empty()) m.v.push_back(w(rng));
+        }
+      };
+      hub(0, rows / 2);
+      hub(static_cast<int64_t>(cols) - 1, rows - 3);
+      hub(77, 33);
+      hub(101, 16);
+      check_matrix(m);
+      spfft2d_plan p = make(m);
+      ASSERT_NE(p, nullptr);
+      ASSERT_EQ(spfft2d_set_tile_rows(p, 7), SFFT_SUCCESS) << sfft_last_error();
+      std::vector<cd> ranges = exec(p, m.rows, m.cols, 0, m.rows - 1), last = exec(p, m.rows, m.cols, m.rows - 1, 1);
+      ranges.insert(ranges.end(), last.begin(), last.end());
+      check(m, ranges);
+      EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+    }
+}
+
 // 38 columns take the CUDA DIRECT method's Bluestein pass (38 = 2 * 19), 40 its plain length.
 TEST_P(Spfft2d, TiledRowsAndStreamAreBitIdenticalToOneShot) {
   for (uint64_t cols : {38u, 40u}) {

@@ -256,24 +256,37 @@ double row_fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
 }
 
 // The nonzeros the CUDA column sums step through: each warp of kWarp adjacent columns as many times its
-// longest column (a power-law matrix's hub columns make this 8-9x nnz; a banded one's about nnz).
+// longest column, the heavy columns left out (without that split a power-law matrix's hub columns made this
+// 8-9x nnz; a banded one's is about nnz); a heavy column's warp steps through ceil(n / kWarp) entries per lane
+// and then combines the lanes (taken as kWarp more steps).
 double warp_padded_terms(const SparseColumns &m) {
+  const auto heavy = static_cast<int64_t>(heavy_column_limit(m));
+  const auto warp = static_cast<int64_t>(kWarp);
   double terms = 0;
   uint64_t group = ~uint64_t{0};
   int64_t longest = 0;
   for (std::size_t j = 0; j < m.col_id.size(); ++j) {
     const uint64_t g = static_cast<uint64_t>(m.col_id[j]) / kWarp;
     if (g != group) {
-      terms += static_cast<double>(kWarp * longest);
+      terms += static_cast<double>(warp * longest);
       group = g;
       longest = 0;
     }
-    longest = std::max(longest, m.col_start[j + 1] - m.col_start[j]);
+    const int64_t n = m.col_start[j + 1] - m.col_start[j];
+    if (n > heavy)
+      terms += static_cast<double>(warp * ((n + warp - 1) / warp) + warp);
+    else
+      longest = std::max(longest, n);
   }
-  return terms + static_cast<double>(kWarp * longest);
+  return terms + static_cast<double>(warp * longest);
 }
 
 }  // namespace
+
+uint64_t heavy_column_limit(const SparseColumns &m) {
+  if (m.col_id.empty()) return 16;
+  return std::max<uint64_t>(16, 2 * m.nnz() / m.col_id.size());
+}
 
 spfft2d_method MethodCosts::cheapest() const {
   const std::pair<double, spfft2d_method> all[] = {{direct, SPFFT2D_METHOD_DIRECT},

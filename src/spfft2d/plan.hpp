@@ -130,6 +130,11 @@ struct MethodCosts {
 };
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes);
 
+// The CUDA DIRECT column sums give each column a thread, and a column of more nonzeros than this (twice the
+// mean of the nonempty columns, at least 16) a warp of its own: a warp of single threads runs as long as its
+// longest column (columns.cpp, warp_padded_terms).
+uint64_t heavy_column_limit(const SparseColumns &m);
+
 // How PRUNED treats a matrix on both backends, from operation counts (columns.cpp): which nonempty rows (in
 // row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
 // nonempty rows' spectra directly rather than running an FFT down each column.

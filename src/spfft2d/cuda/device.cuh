@@ -103,7 +103,6 @@ struct ColumnEntry {
   Real weight;
 };
 
-
 // all their loads before any store, so that several reads per thread are in flight (benzene-like case on the
 // H100: 2.105-2.117 ms against 2.126-2.131 ms with one row per thread). The product stays a pass of its own:
 // as a cuFFT LTO callback (CUDA 13.0) it saved about 0.01 ms, made plan creation take 11-15 s instead of
@@ -120,12 +119,19 @@ struct ColumnTwiddles {
   const Cplx<Real> *lo = nullptr, *hi = nullptr;
 };
 
+// The columns of more than `limit` nonzeros (heavy_column_limit), which the column sums give a warp each.
+struct HeavyColumns {
+  const int32_t *col = nullptr;  // device array of `count` column indices
+  uint64_t count = 0;
+  int64_t limit = 0;
+};
+
 // direct_tiles.cu. Column sums of tile rows [s0, s0 + tile) into z (rows of `stride`, premultiplied by chirp
 // when not nullptr); the grid covers columns [0, grid_cols) (cols, or stride to write the Bluestein padding).
 template <class Real>
 void launch_direct_tile(const int64_t *col_ptr, const ColumnEntry<Real> *entries, const ColumnTwiddles<Real> &tw,
-                        uint64_t R, uint64_t C, uint64_t stride, uint64_t grid_cols, const Cplx<Real> *chirp, uint64_t s0,
-                        uint64_t tile, Cplx<Real> *z, cudaStream_t stream);
+                        const HeavyColumns &heavy, uint64_t R, uint64_t C, uint64_t stride, uint64_t grid_cols,
+                        const Cplx<Real> *chirp, uint64_t s0, uint64_t tile, Cplx<Real> *z, cudaStream_t stream);
 // Output rows [first, first + count) (direct or mirrored) of a transformed tile into out.
 template <class Real>
 void launch_fold(const Cplx<Real> *z, uint64_t stride, uint64_t C, uint64_t W, uint64_t R, uint64_t s0, uint64_t first,
@@ -173,7 +179,6 @@ DeviceBuffer<T> upload(const T *host, std::size_t n) {
   if (n > 0) SFFT_CUDA_CHECK(cudaMemcpy(d.get(), host, n * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
-
 
 // pruned.cu. The PRUNED method's slots (the nonempty rows' spectra: K rows of W, the R2C rows first), their
 // nonzeros by slot, the tables and the batched in-place R2C; run_pruned writes the whole half spectrum into b

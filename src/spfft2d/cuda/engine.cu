@@ -32,10 +32,17 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
     std::vector<ColumnEntry<Real>> entries(m_->nnz());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const auto r = static_cast<uint64_t>(m_->row[e]);
-      entries[e] = {device_twiddle<Real>(r, m_->rows), device_twiddle<Real>(r * kRunRows % m_->rows, m_->rows), m_->row[e],
-                    m_->binary() ? Real(1) : static_cast<Real>(m_->weight[e])};
+      entries[e] = {device_twiddle<Real>(r, m_->rows), device_twiddle<Real>(r * kRunRows % m_->rows, m_->rows),
+                    m_->row[e], m_->binary() ? Real(1) : static_cast<Real>(m_->weight[e])};
     }
     entries_ = upload(entries.data(), entries.size());
+  }
+  {
+    heavy_limit_ = static_cast<int64_t>(heavy_column_limit(*m_));
+    std::vector<int32_t> heavy;
+    for (std::size_t j = 0; j < m_->col_id.size(); ++j)
+      if (m_->col_start[j + 1] - m_->col_start[j] > heavy_limit_) heavy.push_back(m_->col_id[j]);
+    heavy_col_ = upload(heavy.data(), heavy.size());
   }
   row_id_ = upload(m_->row_id.data(), m_->row_id.size());
   row_start_ = upload(m_->row_start.data(), m_->row_start.size());
@@ -136,9 +143,9 @@ template <class Real>
 std::size_t CudaEngine<Real>::workspace_bytes() const {
   return tiled_.z.bytes() + tiled_.work + whole_pass_.z.bytes() + whole_pass_.padded.bytes() + whole_pass_.work +
          staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + row_.bytes() + weight_.bytes() + entries_.bytes() +
-         tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
-         row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
-         kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
+         heavy_col_.bytes() + tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() +
+         row_col_.bytes() + row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() +
+         chirp_.bytes() + kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
 }
 
 template <class Real>
@@ -175,8 +182,8 @@ void CudaEngine<Real>::run(uint64_t lo, uint64_t hi, const Sink &sink, bool out_
 }
 
 template <class Real>
-typename CudaEngine<Real>::TilePass CudaEngine<Real>::make_pass(uint64_t tile, std::size_t budget, std::size_t extra_row_bytes,
-                                                          bool padded_input) {
+typename CudaEngine<Real>::TilePass CudaEngine<Real>::make_pass(uint64_t tile, std::size_t budget,
+                                                                std::size_t extra_row_bytes, bool padded_input) {
   TilePass p;
   p.layout = layout_;
   const std::size_t buffers = padded_input && bluestein() ? 2 : 1;
@@ -283,7 +290,8 @@ void CudaEngine<Real>::compute_tile(TilePass &p, uint64_t k) {
     tw.lo = tw_lo_.get();
     tw.hi = tw_hi_.size() ? tw_hi_.get() : nullptr;
   }
-  launch_direct_tile<Real>(col_ptr_.get(), entries_.get(), tw, layout_.rows, layout_.cols, row_len_,
+  const HeavyColumns heavy{heavy_col_.get(), heavy_col_.size(), heavy_limit_};
+  launch_direct_tile<Real>(col_ptr_.get(), entries_.get(), tw, heavy, layout_.rows, layout_.cols, row_len_,
                            padded ? layout_.cols : row_len_, chirp, s0, tile, sums, stream_);
   auto *z = reinterpret_cast<CufftCplx<Real> *>(p.z.get());
   exec_c2c(p.fft, reinterpret_cast<CufftCplx<Real> *>(sums), z, CUFFT_FORWARD);
@@ -317,7 +325,8 @@ void CudaEngine<Real>::compute_whole(spfft2d_method method, C *b) {
 }
 
 template <class Real>
-void CudaEngine<Real>::fold(const TilePass &p, Layout::Block blk, uint64_t k, bool mirrored, C *base, uint64_t base_row) {
+void CudaEngine<Real>::fold(const TilePass &p, Layout::Block blk, uint64_t k, bool mirrored, C *base,
+                            uint64_t base_row) {
   if (blk.count == 0) return;
   C *out = base + (blk.first - base_row) * layout_.width;
   launch_fold<Real>(p.z.get(), row_len_, layout_.cols, layout_.width, layout_.rows, k * p.layout.tile, blk.first,

@@ -47,7 +47,6 @@ class CudaEngine final : public Engine {
     Layout::Block direct, mirror;
   };
 
-
   static constexpr cufftType kC2C = std::is_same_v<Real, float> ? CUFFT_C2C : CUFFT_Z2Z;
   // Shared memory for the column sums' twiddle tables: 32 KiB leaves room for several blocks per SM (rows up
   // to 2^22 in float, 2^20 in double).
@@ -86,6 +85,8 @@ class CudaEngine final : public Engine {
   DeviceBuffer<int32_t> row_;
   DeviceBuffer<Real> weight_;
   DeviceBuffer<ColumnEntry<Real>> entries_;  // the nonzeros by column, for the column sums
+  DeviceBuffer<int32_t> heavy_col_;          // the columns the column sums give a warp each
+  int64_t heavy_limit_ = 0;
   DeviceBuffer<int32_t> row_id_;
   DeviceBuffer<int64_t> row_start_;
   DeviceBuffer<int32_t> row_col_;

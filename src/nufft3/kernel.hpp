@@ -60,7 +60,7 @@ SFFT_HD double kernel_fourier(const KernelSpec &k, double w) {
 constexpr int kMaxFourierTerms = 48;
 struct FourierFit {
   int terms = 0;
-  double wmax2 = 0;  // fitted range of w^2
+  double wmax2 = 0;                     // fitted range of w^2
   double coeff[kMaxFourierTerms] = {};  // of log phihat
 };
 

@@ -345,8 +345,8 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // Automatic oversampling: sigma = 2 (narrow kernel, larger grid) or 1.25 (wider kernel, grid (1.25/2)^(2 dim)
   // the size), whichever the backend's cost model prefers. In double, 1.25 needs 15 or more taps below 2e-8,
   // where its many-point errors reached 1.1 tol in 2-d (the tol rule: at most tol) while sigma = 2 stays below
-  // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision its larger deconvolution factors amplify rounding past
-  // 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
+  // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision its larger deconvolution factors
+  // amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
   Layout best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi,
                             bytes_per_cell, memory_limit);
   if (tol < (is_double ? 2e-8 : 1e-4)) return best;
@@ -417,8 +417,7 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
       trial.coeff[m] = s * (m == 0 ? 1.0 : 2.0) / n;
     }
     double worst = 0;
-    for (int i = 0; i < kChecks; ++i)
-      worst = std::max(worst, std::fabs(fourier_at(k, trial, w[i]) / exact[i] - 1));
+    for (int i = 0; i < kChecks; ++i) worst = std::max(worst, std::fabs(fourier_at(k, trial, w[i]) / exact[i] - 1));
     if (worst <= kFourierFitError) return trial;
   }
   return fit;  // terms = 0: the quadrature

@@ -8,7 +8,9 @@
 // efficiency t(q = 1) / t(q), and the communication time: the time spent inside MPI's reduction, broadcast
 // and descriptor gather during sfft_mpi_exec, measured through MPI's profiling interface (PMPI wrappers
 // below). Times: the median over repeats of the slowest rank's time. The summary is the minimum ratio.
-// Each row checks that the distributed plan returns the single-process plan's frequencies.
+// Each row checks that the distributed plan returns the single-process plan's frequencies. Every rank builds its
+// own block of the signal (tones at multiples of the row's rank count, planted_block), so n is limited by the
+// ranks' memory only; --no-peer leaves out the single-process run (for n that one process cannot hold).
 // --gpu (CUDA builds): every rank and the peer run CUDA plans on device-resident samples (opts.device =
 // rank modulo the visible GPUs; ranks sharing a GPU contend for it), the folds summed through host staging.
 #include <mpi.h>
@@ -72,14 +74,24 @@ void check(sfft_status s, const char *what, bool mpi) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-// k planted tones of magnitude 1..10 (x = inverse DFT / n), built with FFTW on rank 0.
-std::vector<cf> planted(uint64_t n, uint64_t k, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+// k planted tones of magnitude 1..10 (x = inverse DFT / n) at frequencies that are multiples of `step`, and
+// samples [offset, offset + length) of that signal, where n / length divides step: the block is then one
+// length-point inverse FFT of the tones phased by the offset, so each rank builds its own block and no rank
+// needs the whole signal (the peer builds the whole, length = n). The same seed and step give the same tones.
+std::vector<cf> planted_block(uint64_t n, uint64_t k, uint64_t step, uint64_t offset, uint64_t length) {
+  std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<cf> x(n);
-  for (uint64_t j = 0; j < k; ++j) x[rng() % n] = std::polar(static_cast<float>(1 + 9 * unit(rng)), static_cast<float>(2 * M_PI * unit(rng)));
-  fftwf_plan p = fftwf_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftwf_complex *>(x.data()),
-                                   reinterpret_cast<fftwf_complex *>(x.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+  std::vector<cf> x(length);
+  const uint64_t m = n / length;  // tone f is bin f / m of the block's transform
+  for (uint64_t j = 0; j < k; ++j) {
+    const uint64_t f = rng() % (n / step) * step;
+    const double magnitude = 1 + 9 * unit(rng), phase = 2 * M_PI * unit(rng);
+    const auto turns = static_cast<uint64_t>(static_cast<unsigned __int128>(f) * offset % n);
+    x[f / m] += std::polar(magnitude, phase + 2 * M_PI * static_cast<double>(turns) / static_cast<double>(n));
+  }
+  fftwf_iodim64 dim{static_cast<ptrdiff_t>(length), 1, 1};
+  auto *data = reinterpret_cast<fftwf_complex *>(x.data());
+  fftwf_plan p = fftwf_plan_guru64_dft(1, &dim, 0, nullptr, data, data, FFTW_BACKWARD, FFTW_ESTIMATE);
   fftwf_execute(p);
   fftwf_destroy_plan(p);
   for (cf &v : x) v /= static_cast<float>(n);
@@ -122,7 +134,7 @@ struct Row {
 };
 
 // One row on the first q ranks (comm holds exactly them). Rank 0 of comm prints nothing; main() prints.
-Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats, bool gpu, int device) {
+Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats, bool gpu, int device, bool peer) {
   int me = 0, q = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &q);
@@ -132,12 +144,11 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   o.device = device;
   o.threads = 1;
   o.seed = 2026;
-  Row row{mode, q, n, 0, 0, 0, false};
-  std::vector<cf> whole;
+  Row row{mode, q, n, NAN, 0, 0, true};
   std::vector<uint64_t> f_single(k);
   uint64_t found_single = 0;
-  if (me == 0) {
-    whole = planted(n, k, 11);
+  if (me == 0 && peer) {
+    const std::vector<cf> whole = planted_block(n, k, static_cast<uint64_t>(q), 0, n);
     sfft_plan plan = nullptr;
     check(sfft_create(&plan, n, k, SFFT_COMPLEX64, &o), "sfft_create", false);
     std::vector<cf> v(k);
@@ -150,14 +161,7 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   }
   uint64_t offset = 0, length = 0;
   check(sfft_mpi_local_size(n, comm, &offset, &length), "sfft_mpi_local_size", true);
-  std::vector<int> counts(static_cast<std::size_t>(q)), displs(static_cast<std::size_t>(q));
-  const int my_count = static_cast<int>(length * sizeof(cf)), my_displ = static_cast<int>(offset * sizeof(cf));
-  PMPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  PMPI_Gather(&my_displ, 1, MPI_INT, displs.data(), 1, MPI_INT, 0, comm);
-  std::vector<cf> local(length);
-  MPI_Scatterv(whole.data(), counts.data(), displs.data(), MPI_BYTE, local.data(), my_count, MPI_BYTE, 0, comm);
-  whole.clear();
-  whole.shrink_to_fit();
+  const std::vector<cf> local = planted_block(n, k, static_cast<uint64_t>(q), offset, length);
 
   const Samples x(local, gpu);
   sfft_mpi_plan plan = nullptr;
@@ -184,7 +188,8 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   sfft_mpi_destroy(plan);
   row.dist = bench::median(times);
   row.comm = bench::median(comms);
-  row.match = me != 0 || (found == found_single && std::equal(f.begin(), f.begin() + static_cast<long>(found), f_single.begin()));
+  if (me == 0 && peer)
+    row.match = found == found_single && std::equal(f.begin(), f.begin() + static_cast<long>(found), f_single.begin());
   return row;
 }
 
@@ -194,11 +199,11 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int log2n_rank = 20, log2n_strong = 22, repeats = 5;
   uint64_t k = 64;
-  bool gpu = false;
+  bool gpu = false, peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--gpu") {
-      gpu = true;
+    if (a == "--gpu" || a == "--no-peer") {
+      (a == "--gpu" ? gpu : peer) = a == "--gpu";
       continue;
     }
     if (i + 1 == argc) break;
@@ -235,23 +240,34 @@ int main(int argc, char **argv) {
       if (sub != MPI_COMM_NULL) {
         const uint64_t n = std::strcmp(mode, "weak") == 0 ? static_cast<uint64_t>(q) << log2n_rank
                                                           : uint64_t{1} << log2n_strong;
-        Row r = measure(mode, sub, n, k, repeats, gpu, device);
+        if (n % static_cast<uint64_t>(q) != 0) {  // the blocks are built from tones at multiples of q
+          if (world == 0) std::printf("| %s | %d | %llu | skipped: %d ranks do not divide n |\n", mode, q,
+                                      static_cast<unsigned long long>(n), q);
+          MPI_Comm_free(&sub);
+          PMPI_Barrier(MPI_COMM_WORLD);
+          continue;
+        }
+        Row r = measure(mode, sub, n, k, repeats, gpu, device, peer);
         MPI_Comm_free(&sub);
         if (world == 0) {
           if (std::strcmp(mode, "weak") == 0 && q == 1) weak_one = r.dist;
-          const double ratio = r.single / r.dist;
-          min_ratio = std::min(min_ratio, ratio);
-          char eff[32] = "-";
+          const double ratio = r.single / r.dist;  // NaN without the peer
+          if (peer) min_ratio = std::min(min_ratio, ratio);
+          char eff[32] = "-", single[32] = "-", ratio_text[32] = "-";
           if (std::strcmp(mode, "weak") == 0) std::snprintf(eff, sizeof eff, "%.2f", weak_one / r.dist);
-          std::printf("| %s | %d | %llu | %.2f | %.2f | %.3f | %.2f | %s | %s |\n", r.mode, r.ranks,
-                      static_cast<unsigned long long>(r.n), 1e3 * r.single, 1e3 * r.dist, 1e3 * r.comm, ratio, eff,
-                      r.match ? "yes" : "NO");
+          if (peer) {
+            std::snprintf(single, sizeof single, "%.2f", 1e3 * r.single);
+            std::snprintf(ratio_text, sizeof ratio_text, "%.2f", ratio);
+          }
+          std::printf("| %s | %d | %llu | %s | %.2f | %.3f | %s | %s | %s |\n", r.mode, r.ranks,
+                      static_cast<unsigned long long>(r.n), single, 1e3 * r.dist, 1e3 * r.comm, ratio_text, eff,
+                      !peer ? "-" : r.match ? "yes" : "NO");
           std::fflush(stdout);
         }
       }
       PMPI_Barrier(MPI_COMM_WORLD);
     }
-  if (world == 0) std::printf("minimum ratio (single / distributed): %.2f\n", min_ratio);
+  if (world == 0 && peer) std::printf("minimum ratio (single / distributed): %.2f\n", min_ratio);
   MPI_Finalize();
   return 0;
 }

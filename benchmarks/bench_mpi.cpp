@@ -197,7 +197,8 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int log2n_rank = 20, log2n_strong = 22, repeats = 5;
+  // --ranks-from Q: only rows of Q or more ranks (a signal that no fewer ranks can hold).
+  int log2n_rank = 20, log2n_strong = 22, repeats = 5, ranks_from = 1;
   uint64_t k = 64;
   bool gpu = false, peer = true;
   for (int i = 1; i < argc; ++i) {
@@ -211,6 +212,7 @@ int main(int argc, char **argv) {
     else if (a == "--log2n-strong") log2n_strong = std::atoi(argv[i + 1]);
     else if (a == "--k") k = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--repeats") repeats = std::atoi(argv[i + 1]);
+    else if (a == "--ranks-from") ranks_from = std::atoi(argv[i + 1]);
     ++i;
   }
   int world = 0, size = 1;
@@ -234,7 +236,7 @@ int main(int argc, char **argv) {
                 repeats);
   double min_ratio = INFINITY, weak_one = 0;
   for (const char *mode : {"weak", "strong"})
-    for (int q = 1; q <= size; ++q) {
+    for (int q = std::max(1, ranks_from); q <= size; ++q) {
       MPI_Comm sub = MPI_COMM_NULL;
       MPI_Comm_split(MPI_COMM_WORLD, world < q ? 0 : MPI_UNDEFINED, world, &sub);
       if (sub != MPI_COMM_NULL) {
@@ -254,7 +256,8 @@ int main(int argc, char **argv) {
           const double ratio = r.single / r.dist;  // NaN without the peer
           if (peer) min_ratio = std::min(min_ratio, ratio);
           char eff[32] = "-", single[32] = "-", ratio_text[32] = "-";
-          if (std::strcmp(mode, "weak") == 0) std::snprintf(eff, sizeof eff, "%.2f", weak_one / r.dist);
+          if (std::strcmp(mode, "weak") == 0 && weak_one > 0)  // needs the 1-rank row
+            std::snprintf(eff, sizeof eff, "%.2f", weak_one / r.dist);
           if (peer) {
             std::snprintf(single, sizeof single, "%.2f", 1e3 * r.single);
             std::snprintf(ratio_text, sizeof ratio_text, "%.2f", ratio);

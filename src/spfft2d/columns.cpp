@@ -224,8 +224,10 @@ struct CostConstants {
 // path at 8219^2 (8.5 ms), strided_fft from DIRECT_ROWS at 4096^2 to 16384^2, per_launch from the 1024^2
 // rows (every method 28-46 us, 2 to 6 launches), per_tile from the explicit (tiled) DIRECT at 4096^2 to 8192^2
 // (13 tiles) and direct_call so that one tile costs what it did before (45 us), the column sums' imbalance
-// from the power-law rows (warp_padded_terms); the rest unchanged. The CPU constants are those of phase 1.
-constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 4.7e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4};
+// from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
+// 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
+// those of phase 1.
+constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4};
 constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).

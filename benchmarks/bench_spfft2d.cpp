@@ -10,6 +10,8 @@
 // minimum ratio and the largest AUTO / best-explicit ratio over the suite.
 //
 //   bench_spfft2d [--cpu] [--device] [--sizes N,N,...] [--families NAME,...] [--repeats N] [--threads T]
+//   bench_spfft2d --stages [--sizes N,N,...] [--repeats N]: the device stages a whole-spectrum method is built
+//   from, on an N x N complex64 half spectrum (no matrix), to size a column pass that writes the output once.
 //   Families: powerlaw, banded, blockdiag, uniform, rectangular, band+scattered. Sizes are the row counts
 //   (rectangular: cols = 3/2 rows); defaults: CPU 512,1024,2048; device 1024,4096,6144,8219,16384,32768.
 #include <fftw3.h>
@@ -185,7 +187,8 @@ void print_row(const char *side, const Matrix &m, double peer_ms, double ours_ms
                const std::vector<double> &t, double floor_ms, double peer_mib, double ours_mib, double err) {
   const double fill = 100.0 * static_cast<double>(m.r.size()) / (static_cast<double>(m.rows) * m.cols);
   std::printf(
-      "| %s | %s | %llux%llu | %zu | %.3f | %.3f | %.3f | %.2fx | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | "
+      "| %s | %s | %llux%llu | %zu | %.3f | %.3f | %.3f | %.2fx | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f "
+      "| "
       "%.1f | %.1e |\n",
       side, m.family.c_str(), (unsigned long long)m.rows, (unsigned long long)m.cols, m.r.size(), fill, peer_ms,
       ours_ms, peer_ms / ours_ms, method_name(used), t[0], t[1], t[2], t[3], floor_ms, ours_ms / floor_ms, peer_mib,
@@ -228,8 +231,8 @@ void run_cpu(const Matrix &m, int repeats, int threads, Summary &summary) {
   err /= static_cast<double>(std::max<std::size_t>(m.r.size(), 1));
   const std::vector<double> t = method_times(p, ours.data(), repeats, [] {});
   CHECK_SFFT(spfft2d_destroy(p));
-  const double floor_ms = 1e3 * bench::time_median(
-                                    [&] { std::memcpy(copy.data(), ours.data(), ours.size() * sizeof(cf)); }, repeats, 1);
+  const double floor_ms =
+      1e3 * bench::time_median([&] { std::memcpy(copy.data(), ours.data(), ours.size() * sizeof(cf)); }, repeats, 1);
   const double out_mib = mib(R * W * sizeof(cf));
   print_row("cpu", m, peer_ms, ours_ms, used, t, floor_ms, mib(R * C * sizeof(float)) + out_mib,
             mib(workspace) + out_mib, err);
@@ -304,7 +307,8 @@ void run_device(const Matrix &m, int repeats, Summary &summary) {
   if (!peer_samples.empty()) {
     const std::vector<cf> s = sample(out);
     err = 0;
-    for (std::size_t k = 0; k < s.size(); ++k) err = std::max(err, static_cast<double>(std::abs(s[k] - peer_samples[k])));
+    for (std::size_t k = 0; k < s.size(); ++k)
+      err = std::max(err, static_cast<double>(std::abs(s[k] - peer_samples[k])));
     err /= static_cast<double>(std::max<uint64_t>(nnz, 1));
   }
   const std::vector<double> t = method_times(p, out, repeats, sync);
@@ -325,6 +329,69 @@ void run_device(const Matrix &m, int repeats, Summary &summary) {
   print_row("gpu", m, peer_ms, ours_ms, used, t, floor_ms, peer_mib, ours_mib, err);
   if (!std::isnan(peer_ms)) summary.add(m, peer_ms / ours_ms, ours_ms / best_of(t));
 }
+// ------------------------------------------------------------- device stages (--stages)
+// For an n x n real input (half spectrum n x w, w = n/2 + 1, complex64) the median ms of: a write of the half
+// spectrum (cudaMemset), its copy (the floor of the suite tables), cuFFT's in-place C2C of length n down the w
+// columns (stride w: the column pass of DIRECT_ROWS and PRUNED), the same transforms on a transposed layout
+// (w contiguous rows of n: what a column pass that first gathers each column costs in FFT work), and the
+// dense path's cuFFT 2-D R2C (out of place, input already dense).
+void run_stages(uint64_t n, int repeats) {
+  const uint64_t w = n / 2 + 1, elems = n * w;
+  const auto sync = [] { BENCH_CUDA(cudaDeviceSynchronize()); };
+  cf *a = nullptr, *b = nullptr;
+  float *real = nullptr;
+  if (cudaMalloc(reinterpret_cast<void **>(&a), elems * sizeof(cf)) != cudaSuccess ||
+      cudaMalloc(reinterpret_cast<void **>(&b), elems * sizeof(cf)) != cudaSuccess ||
+      cudaMalloc(reinterpret_cast<void **>(&real), n * n * sizeof(float)) != cudaSuccess) {
+    std::printf("| %llu | (no memory) |\n", static_cast<unsigned long long>(n));
+    (void)cudaGetLastError();
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(real);
+    return;
+  }
+  BENCH_CUDA(cudaMemset(a, 0, elems * sizeof(cf)));
+  BENCH_CUDA(cudaMemset(real, 0, n * n * sizeof(float)));
+  auto timed = [&](auto &&fn) {
+    return 1e3 * bench::time_median(
+                     [&] {
+                       fn();
+                       sync();
+                     },
+                     repeats);
+  };
+  auto exec = [](cufftHandle h, cf *x) {
+    auto *c = reinterpret_cast<cufftComplex *>(x);
+    if (cufftExecC2C(h, c, c, CUFFT_FORWARD) != CUFFT_SUCCESS) std::exit(1);
+  };
+  const double write_ms = timed([&] { BENCH_CUDA(cudaMemsetAsync(b, 0, elems * sizeof(cf))); });
+  const double copy_ms =
+      timed([&] { BENCH_CUDA(cudaMemcpyAsync(b, a, elems * sizeof(cf), cudaMemcpyDeviceToDevice)); });
+  int len = static_cast<int>(n);
+  double strided_ms = NAN, contiguous_ms = NAN, r2c_ms = NAN;
+  cufftHandle h = 0;
+  if (cufftPlanMany(&h, 1, &len, &len, static_cast<int>(w), 1, &len, static_cast<int>(w), 1, CUFFT_C2C,
+                    static_cast<int>(w)) == CUFFT_SUCCESS) {
+    strided_ms = timed([&] { exec(h, a); });
+    cufftDestroy(h);
+  }
+  if (cufftPlanMany(&h, 1, &len, nullptr, 1, len, nullptr, 1, len, CUFFT_C2C, static_cast<int>(w)) == CUFFT_SUCCESS) {
+    contiguous_ms = timed([&] { exec(h, a); });
+    cufftDestroy(h);
+  }
+  if (cufftPlan2d(&h, len, len, CUFFT_R2C) == CUFFT_SUCCESS) {
+    r2c_ms = timed([&] {
+      if (cufftExecR2C(h, real, reinterpret_cast<cufftComplex *>(b)) != CUFFT_SUCCESS) std::exit(1);
+    });
+    cufftDestroy(h);
+  }
+  std::printf("| %llu x %llu | %.3f | %.3f | %.3f | %.3f | %.3f |\n", static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(n), write_ms, copy_ms, strided_ms, contiguous_ms, r2c_ms);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(real);
+}
+
 // ------------------------------------------------------------- the earlier four cases (--cases)
 // The shapes and nnz of the first spfft2d issue's matrices (seeded banded-plus-random structure): dense cuFFT
 // with the input already on the device against the plan's method, and the plan streamed to the host by the
@@ -513,12 +580,11 @@ std::vector<std::string> split(const std::string &s) {
 
 int main(int argc, char **argv) {
   int repeats = 5, threads = 2;
-  bool cpu = false, device = false, cases = false, skip_big = false;
+  bool cpu = false, device = false, cases = false, stages = false, skip_big = false;
   uint64_t tile_rows = 0;
   spfft2d_method method = SPFFT2D_METHOD_AUTO;
   std::string only;
-  std::vector<std::string> families = {"powerlaw", "banded",      "blockdiag",
-                                       "uniform",  "rectangular", "band+scattered"};
+  std::vector<std::string> families = {"powerlaw", "banded", "blockdiag", "uniform", "rectangular", "band+scattered"};
   std::vector<uint64_t> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -534,6 +600,8 @@ int main(int argc, char **argv) {
       families = split(argv[++i]);
     } else if (a == "--cases") {
       cases = true;
+    } else if (a == "--stages") {
+      stages = true;
     } else if (a == "--skip-big") {
       skip_big = true;
     } else if (a == "--case" && i + 1 < argc) {
@@ -556,18 +624,28 @@ int main(int argc, char **argv) {
       std::printf(
           "usage: bench_spfft2d [--cpu] [--device] [--sizes N,...] [--families NAME,...] [--repeats N] "
           "[--threads T]\n       bench_spfft2d --cases [--tile ROWS] [--method auto|direct|direct_rows|dense|pruned] "
-          "[--skip-big] [--case NAME] [--repeats N]\n");
+          "[--skip-big] [--case NAME] [--repeats N]\n       bench_spfft2d --stages [--sizes N,...] [--repeats N]\n");
       return a == "--help" ? 0 : 2;
     }
   }
-  if (!cpu && !device && !cases) cpu = true;
+  if (!cpu && !device && !cases && !stages) cpu = true;
 #if !SFFT_HAVE_CUDA
   (void)skip_big, (void)tile_rows;  // --cases options
-  if (device || cases) {
-    std::fprintf(stderr, "--device, --cases: this build has no CUDA\n");
+  if (device || cases || stages) {
+    std::fprintf(stderr, "--device, --cases, --stages: this build has no CUDA\n");
     return 2;
   }
 #else
+  if (stages) {
+    BENCH_CUDA(cudaFree(nullptr));
+    std::printf("spfft2d device stages (complex64 half spectrum); device: %s; date: %s; repeats: %d; median ms\n\n",
+                bench::device_name().c_str(), bench::today().c_str(), repeats);
+    std::printf(
+        "| input | write | copy (floor) | C2C down columns (stride w) | C2C transposed (contiguous) | "
+        "R2C 2-D |\n|---|---|---|---|---|---|\n");
+    for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{4096, 8192, 8219, 16384} : sizes) run_stages(n, repeats);
+    return 0;
+  }
   if (cases) {
     BENCH_CUDA(cudaFree(nullptr));
     {  // load cuFFT's kernels before any memory is measured
@@ -580,7 +658,8 @@ int main(int argc, char **argv) {
         bench::device_name().c_str(), bench::today().c_str(), repeats,
         tile_rows ? std::to_string(tile_rows).c_str() : "auto", method_name(method));
     std::printf(
-        "| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | ours "
+        "| case           | shape         | nnz      | method      | dense ms  | ours ms   | ratio   | dense MiB | "
+        "ours "
         "MiB  | stream ms | strm MiB | strm/dense | err dense | err ours | err strm | tile  | create ms |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     auto wanted = [&](const char *name) { return std::string(name).find(only) != std::string::npos; };

@@ -115,13 +115,20 @@ class SparseBatch : public testing::TestWithParam<Case> {
     return r;
   }
 
-  // sfft_exec of the same plan on one signal (host pointers).
+  // sfft_exec of the same plan on one signal, its input in the memory the batch's input is in (host input is
+  // folded on the CPU, device input on the GPU: the two round differently); host outputs.
   Coefficients run_single(sfft_plan plan, const std::vector<cd> &signal, uint64_t k) {
     std::vector<unsigned char> x(signal.size() * elem()), values(k * elem());
     for (std::size_t t = 0; t < signal.size(); ++t) put(x.data(), t, signal[t]);
     std::vector<uint64_t> freqs(k);
     uint64_t count = k;
-    EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+    if (GetParam().where == Where::CudaDevice) {
+      sfft_test::DeviceMemory dx(x.size());
+      dx.upload(x.data(), x.size());
+      EXPECT_EQ(sfft_exec(plan, dx.get(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+    } else {
+      EXPECT_EQ(sfft_exec(plan, x.data(), freqs.data(), values.data(), &count), SFFT_SUCCESS) << sfft_last_error();
+    }
     Coefficients c;
     for (uint64_t i = 0; i < count; ++i) {
       c.freqs.push_back(freqs[i]);
@@ -130,8 +137,13 @@ class SparseBatch : public testing::TestWithParam<Case> {
     return c;
   }
 
-  // The batch's result for a signal is sfft_exec's: the same frequencies, values equal up to rounding (of the
-  // largest value; the batch may run on engines planned apart from the plan's own).
+  // The batch's result for a signal is sfft_exec's (sfft.h's rule): the same frequencies, and values equal up
+  // to rounding (1e-12 / 1e-5 of the largest) except where rounding flips one of the decoder's decisions,
+  // which moves that value by at most the plan's accuracy (tolerance() of the largest, the bound the values
+  // are held to against FFTW). Measured on the CPU backend alone: signal 1 of ContiguousBatchesAndGrowth
+  // (seed 301) has one value (|X| = 11.3 at f = 6854) that moves by 1.29e-8 when the input is perturbed by
+  // one ulp, the others by under 3e-14; the GPU fold rounds differently from the CPU fold, which is why the
+  // batch (device input) and sfft_exec (host input) once differed there. One such value per signal is allowed.
   void expect_same(const Coefficients &batched, const Coefficients &single, std::size_t signal) const {
     std::map<uint64_t, cd> want;
     double largest = 0;
@@ -140,11 +152,15 @@ class SparseBatch : public testing::TestWithParam<Case> {
       largest = std::max(largest, std::abs(single.values[i]));
     }
     ASSERT_EQ(batched.freqs.size(), single.freqs.size()) << "signal " << signal;
+    std::size_t flipped = 0;
     for (std::size_t i = 0; i < batched.freqs.size(); ++i) {
       auto it = want.find(batched.freqs[i]);
       ASSERT_NE(it, want.end()) << "signal " << signal << ": frequency " << batched.freqs[i] << " not in sfft_exec's";
-      EXPECT_LE(std::abs(it->second - batched.values[i]), (dbl() ? 1e-12 : 1e-5) * largest) << "signal " << signal;
+      const double difference = std::abs(it->second - batched.values[i]);
+      EXPECT_LE(difference, tolerance() * largest) << "signal " << signal << ", frequency " << batched.freqs[i];
+      flipped += difference > (dbl() ? 1e-12 : 1e-5) * largest;
     }
+    EXPECT_LE(flipped, 1u) << "signal " << signal << ": values beyond rounding of sfft_exec's";
   }
 
   // Exactly sparse signal: every planted coefficient found, values against FFTW's transform.

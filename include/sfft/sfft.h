@@ -460,8 +460,11 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
    coefficients go to freqs + i * out_dist and values + i * out_dist (elements), at most counts[i] of them
    (its capacity; counts[i] <= out_dist when batch > 1, so that no two signals' outputs overlap, and freqs
    and values must not overlap), ordered as by sfft_exec; counts[i] is set to the number written. Each
-   signal's result is the one sfft_exec gives for it alone: the same frequencies, the values up to rounding
-   (the batch runs on engines planned for it). counts is host memory; x, freqs and values follow sfft_exec's
+   signal's result is the one sfft_exec gives for it alone (x in the same kind of memory: host input is folded
+   on the CPU, device input on the GPU, and the two round differently): the same frequencies, the values up
+   to rounding, except where rounding flips a decoding decision, which can move a value by up to the plan's
+   accuracy (measured: one value of a complex128 signal by 1.3e-10 of the largest |X|, which sfft_exec also
+   shows for that signal when its input changes by one ulp). counts is host memory; x, freqs and values follow sfft_exec's
    rules. A signal whose capacity is too small fails the call (SFFT_ERROR_INVALID_ARGUMENT naming the first
    such signal and what it needs) after every signal ran: every counts[i] then holds the number found, and
    the signals whose capacity sufficed were written. Any other failure (e.g. a non-finite sample: the message

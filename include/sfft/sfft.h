@@ -464,8 +464,8 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
    on the CPU, device input on the GPU, and the two round differently): the same frequencies, the values up
    to rounding, except where rounding flips a decoding decision, which can move a value by up to the plan's
    accuracy (measured: one value of a complex128 signal by 1.3e-10 of the largest |X|, which sfft_exec also
-   shows for that signal when its input changes by one ulp). counts is host memory; x, freqs and values follow sfft_exec's
-   rules. A signal whose capacity is too small fails the call (SFFT_ERROR_INVALID_ARGUMENT naming the first
+   shows for that signal when its input changes by one ulp). counts is host memory; x, freqs and values follow
+   sfft_exec's rules. A signal whose capacity is too small fails the call (SFFT_ERROR_INVALID_ARGUMENT naming the first
    such signal and what it needs) after every signal ran: every counts[i] then holds the number found, and
    the signals whose capacity sufficed were written. Any other failure (e.g. a non-finite sample: the message
    names the first failing signal) leaves counts unchanged and the outputs unspecified.

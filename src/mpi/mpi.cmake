@@ -1,25 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # libsfft_mpi (sfft/sfft_mpi.h): the distributed sparse FFT and fftshift, built when MPI is found. It links
 # libsfft (the local fftshift_nd, sfft_last_error) and MPI; libsfft itself never sees MPI. The sparse FFT's
-# CPU engine (design, folds, decoding) compiles into it from src/sparse/ with hidden visibility, because the
-# distributed plan drives the engine's block fold, which libsfft's C API does not expose.
-set(SFFT_MPI_SOURCES
-  src/mpi/api.cpp
-  src/mpi/collective.cpp
-  src/mpi/shift.cpp
-  src/mpi/sparse_plan.cpp
-  src/sparse/cpu.cpp
-  src/sparse/filter.cpp
-  src/sparse/fold.cpp
-  src/common/backend.cpp
-  src/common/cuda_plugin_loader.cpp
-  src/common/cuda_seam.cpp
-  src/common/fftw_plan.cpp
-  src/common/options.cpp
-  src/common/process.cpp)
-if(SFFT_HAVE_CUDA)  # GPU ranks: the CUDA engine comes from the plugin libsfft_cuda, found beside this library
-  list(APPEND SFFT_MPI_SOURCES src/sparse/cuda_seam.cpp)
-endif()
+# engines (design, folds, decoding; the CUDA engine through the plugin found beside libsfft) come from the
+# archive of libsfft's internal objects, hidden inside this library, because the distributed plan drives the
+# engine's block fold, which libsfft's C API does not expose.
+set(SFFT_MPI_SOURCES src/mpi/api.cpp src/mpi/collective.cpp src/mpi/shift.cpp src/mpi/sparse_plan.cpp)
 set(SFFT_MPI_EXPORTS sfft_mpi_local_size sfft_mpi_local_size_f sfft_mpi_create sfft_mpi_create_f sfft_mpi_exec
     sfft_mpi_destroy sfft_mpi_fftshift sfft_mpi_fftshift_f sfft_mpi_ifftshift sfft_mpi_ifftshift_f sfft_mpi_last_error)
 list(JOIN SFFT_MPI_EXPORTS ";\n    " SFFT_MPI_EXPORT_LINES)
@@ -28,8 +13,7 @@ file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/sfft_mpi.map
 
 add_library(sfft_mpi SHARED ${SFFT_MPI_SOURCES})
 add_library(sfft::sfft_mpi ALIAS sfft_mpi)
-target_include_directories(sfft_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/capi)
-target_compile_definitions(sfft_mpi PRIVATE SFFT_BUILDING_LIBRARY SFFT_HAVE_CUDA=${SFFT_HAVE_CUDA})
+target_include_directories(sfft_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/capi)
 # C++ code including mpi.h (this library, C++ consumers of sfft_mpi.h) uses the C bindings only: without these,
 # OpenMPI's and MPICH's mpi.h pull in the removed MPI C++ bindings, which libmpi no longer defines.
 target_compile_definitions(sfft_mpi PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
@@ -42,9 +26,7 @@ if(NOT SFFT_SANITIZE)
   target_link_options(sfft_mpi PRIVATE "LINKER:--no-undefined")
 endif()
 # Public: sfft_mpi.h includes sfft.h and mpi.h.
-target_link_libraries(sfft_mpi PUBLIC sfft MPI::MPI_C
-                      PRIVATE PkgConfig::FFTW3 ${SFFT_FFTW3_THREADS} ${SFFT_FFTW3F_THREADS} OpenMP::OpenMP_CXX
-                      Threads::Threads ${CMAKE_DL_LIBS})
+target_link_libraries(sfft_mpi PUBLIC sfft MPI::MPI_C PRIVATE $<BUILD_INTERFACE:sfft_internal>)
 
 install(TARGETS sfft_mpi EXPORT sfftMpiTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

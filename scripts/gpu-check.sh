@@ -43,14 +43,15 @@ declare -A filter=(
   [shift_test]='*ShiftTest.MatchesNumpyDefinition/cuda_device_dtype3:*ShiftTest.MatchesNumpyDefinition/cuda_staged_host_dtype4:ShiftRoundTrip.*'
   [nufft3_test]='*Nufft3.DegenerateExtentsAndSinglePoints/Cuda:*Nufft3.BatchMatchesDirectSumPerVector/Cuda:*Nufft3.GaussianSchemeMeetsTolerances/Cuda:*Nufft3.FewSourcesMeetToleranceInEveryDim/Cuda:Nufft3Cuda.*'
   [spfft2d_test]='*Spfft2d.EmptyRowsAndColumnsSingleNonzeroAllZero/Cuda_*:*Spfft2d.FailedCallsLeaveOutputUntouchedAndPlanUsable/Cuda_*:Spfft2dArgs.CpuPlanRejectsDeviceOutput'
-  [spfft2d_direct_test]='*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.AutoWholeSpectrumAsOneDirectTile/Cuda_c64_deviceout_auto'
+  [spfft2d_direct_test]='*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.AutoWholeSpectrumAsOneDirectTile/Cuda_c64_deviceout_auto:*Spfft2d.HubColumnsAgainstFftw/Cuda_c64_deviceout_direct'
   [spfft2d_whole_test]='*Spfft2d.SparseRowsOfEveryKind/Cuda_*_pruned'
   [sparse_test]='*SparseFft.TopKOfListMuchLongerThanK/CudaDevice_c128:*SparseFft.TopKOfListLongerThanOneRankChunk/CudaDevice_c64:*SparseFft.EqualMagnitudesKeepTheirOrder/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaHost_c64:*SparseFft.CombApprovesOnlyLargestResidues/Cuda*:*SparseFft.CombNoisySpectra/CudaDevice_c64:*SparseFft.ExactlySparseAcrossSizes/CudaDevice_c64:*SparseFft.NanInputRejectedPlanStillUsable/Cuda*:*SparseFft.CapacityTooSmall/CudaHost_c64:*SparseFft.AutoChoosesExactOrRobust/CudaDevice_c64:SparseFftCuda.*'
+  [sparse_batch_test]='sparse_batch/SparseBatch.*/Cuda*:sparse_batch_cuda.*'
   [threads_test]='*ThreadsTest.AllFamiliesTogether/cuda'
   [limits_test]='DeviceLimits.*'
 )
 binaries=()
-for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test threads_test limits_test; do
+for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test sparse_batch_test threads_test limits_test; do
   [[ -x "$build/tests/$b" ]] && binaries+=("$b")
 done
 [[ ${#binaries[@]} -gt 0 ]] || { echo "gpu-check: no test binaries under $build/tests" >&2; exit 2; }

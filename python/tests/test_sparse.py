@@ -126,3 +126,55 @@ def test_distinct_plans_in_threads(rng):
         t.join()
     for x, (freqs, values) in zip(signals, results):
         assert_top_k(freqs, values, x, k, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.complex128, 1e-6), (np.complex64, 2e-3)])
+def test_batch_matches_execute_and_numpy(rng, dtype, rtol):
+    n, k, batch = 1 << 12, 6, 5
+    rows = [sparse_signal(rng, n, k, dtype) for _ in range(batch)]
+    rows[2] = np.zeros(n, dtype)  # an empty row: no coefficient
+    x = np.stack(rows)
+    with sfft.SparsePlan(n, k, dtype=dtype, variant="exact", seed=3) as plan:
+        freqs, values, counts = plan.execute_batch(x)
+        assert freqs.shape == (batch, k) and values.shape == (batch, k) and values.dtype == dtype
+        assert counts.dtype == np.int64 and counts.tolist() == [k, k, 0, k, k]
+        for i, row in enumerate(rows):
+            c = counts[i]
+            assert np.all(freqs[i, c:] == -1) and np.all(values[i, c:] == 0)
+            single_f, single_v = plan.execute(row)
+            np.testing.assert_array_equal(freqs[i, :c], single_f)
+            np.testing.assert_allclose(values[i, :c], single_v, rtol=rtol, atol=rtol * np.abs(single_v).max(initial=1))
+            if c:
+                assert_top_k(freqs[i, :c], values[i, :c], row, k, rtol)
+    bf, bv, bc = sfft.sparse_fft(x, k, variant="exact", seed=3)  # the 2-D form of sparse_fft
+    np.testing.assert_array_equal(bf, freqs)
+    np.testing.assert_array_equal(bc, counts)
+
+
+def test_batch_bad_inputs(rng):
+    n, k = 1 << 10, 2
+    with sfft.SparsePlan(n, k) as plan:
+        with pytest.raises(ValueError, match="1000 samples"):
+            plan.execute_batch(np.zeros((3, 1000), np.complex128))
+        with pytest.raises(ValueError, match="dimension"):
+            plan.execute_batch(np.zeros(n, np.complex128))
+        with pytest.raises(ValueError, match="batch 0"):
+            plan.execute_batch(np.zeros((0, n), np.complex128))
+        x = np.stack([sparse_signal(rng, n, k) for _ in range(3)])
+        x[1, 5] = np.nan
+        with pytest.raises(sfft.InvalidArgumentError, match="sfft_exec_batch: .*signal 1"):
+            plan.execute_batch(x)
+    with pytest.raises(ValueError, match="1-D .* or 2-D"):
+        sfft.sparse_fft(np.zeros((2, 2, n)), k)
+
+
+def test_batch_on_device(cupy, rng):
+    n, k, batch = 1 << 14, 8, 4
+    x = np.stack([sparse_signal(rng, n, k) for _ in range(batch)])
+    with sfft.SparsePlan(n, k, backend="cuda", variant="exact") as plan:
+        freqs, values, counts = plan.execute_batch(cupy.asarray(x))
+        assert isinstance(freqs, cupy.ndarray) and isinstance(values, cupy.ndarray)
+        assert isinstance(counts, np.ndarray) and counts.tolist() == [k] * batch
+        freqs, values = cupy.asnumpy(freqs), cupy.asnumpy(values)
+        for i in range(batch):
+            assert_top_k(freqs[i], values[i], x[i], k, rtol=1e-6)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sparse FFT: the k largest DFT coefficients (sfft_create_ex / sfft_exec / sfft_destroy)."""
+"""Sparse FFT: the k largest DFT coefficients (sfft_create_ex / sfft_exec / sfft_exec_batch / sfft_destroy)."""
 from __future__ import annotations
 
 import ctypes
@@ -14,6 +14,11 @@ __all__ = ["SparsePlan", "sparse_fft"]
 
 _VARIANTS = {"auto": 0, "robust": 1, "exact": 2}
 _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.COMPLEX128}
+
+# sfft_exec_batch(plan, batch, x, x_dist, freqs, values, out_dist, counts)
+_exec_batch = _lib.lib.sfft_exec_batch
+_exec_batch.restype = _lib._status
+_exec_batch.argtypes = [_lib._vp, _lib._u64, _lib._vp, _lib._u64, _lib._u64p, _lib._vp, _lib._u64, _lib._u64p]
 
 
 def complex_dtype(dtype: Any, what: str) -> np.dtype:
@@ -128,21 +133,70 @@ class SparsePlan(_lib.PlanHandle):
 
     __call__ = execute
 
+    def execute_batch(self, x: Any) -> Tuple[Any, Any, Any]:
+        """:meth:`execute` on every row of ``x`` in one call (``sfft_exec_batch``).
+
+        Each row's result is the one :meth:`execute` gives for it (values up to rounding, see
+        ``sfft_exec_batch`` in include/sfft/sfft.h). A CUDA plan runs the rows in the same kernels (EXACT
+        and AUTO); a CPU plan runs them on threads. The first call with a larger batch than before allocates
+        the plan's batch workspace.
+
+        Parameters
+        ----------
+        x : array_like or CUDA array
+            Shape (batch, n), batch >= 1, converted to the plan's dtype (copied if not C-contiguous or of
+            another dtype). Device arrays stay on the GPU.
+
+        Returns
+        -------
+        freqs : int64 array, shape (batch, k)
+            Row i: its frequencies by decreasing ``|X|`` in ``freqs[i, :counts[i]]``, -1 after them.
+        values : complex array, shape (batch, k)
+            ``X[freqs]`` of each row in the plan's dtype, 0 after ``counts[i]``.
+        counts : int64 array, shape (batch,)
+            Coefficients found per row (host memory). freqs and values are NumPy arrays for host ``x``,
+            CuPy arrays for device ``x``.
+        """
+        dev = _arrays.is_device(x)
+        arr = _arrays.input_array(x, self.dtype, "x", dev, ndim=2)
+        batch, n = arr.shape
+        if n != self.n:
+            raise ValueError(f"sfft: each row of x has {n} samples, the plan's n is {self.n}")
+        if batch == 0:
+            raise ValueError("sfft: x holds no signal (batch 0)")
+        xp = _arrays.namespace(dev)
+        freqs = xp.empty((batch, self.k), dtype=np.uint64)
+        values = xp.empty((batch, self.k), dtype=self.dtype)
+        counts = np.full(batch, self.k, dtype=np.uint64)
+        _lib.check(_exec_batch(self._live(), batch, _arrays.pointer(arr), self.n,
+                               ctypes.cast(_arrays.pointer(freqs), _lib._u64p), _arrays.pointer(values), self.k,
+                               counts.ctypes.data_as(_lib._u64p)))
+        # Entries past a row's count are unspecified after the call: pad them (-1, 0).
+        unused = xp.arange(self.k)[None, :] >= xp.asarray(counts.astype(np.int64))[:, None]
+        freqs = freqs.view(np.int64)
+        freqs[unused] = -1
+        values[unused] = 0
+        return freqs, values, counts.astype(np.int64)
+
     def __repr__(self) -> str:
         return f"SparsePlan(n={self.n}, k={self.k}, dtype={self.dtype.name})"
 
 
-def sparse_fft(x: Any, k: int, **kwargs: Any) -> Tuple[Any, Any]:
+def sparse_fft(x: Any, k: int, **kwargs: Any) -> Tuple[Any, ...]:
     """The ``k`` largest coefficients of ``numpy.fft.fft(x)``, computed by a sparse FFT.
 
     Creates a :class:`SparsePlan` for ``len(x)`` and ``k`` (keyword arguments go to it; ``dtype`` defaults to
     complex64 for float32/complex64 input, else complex128) and runs it once. For repeated transforms of the
-    same length, keep a SparsePlan: planning costs more than a call.
+    same length, keep a SparsePlan: planning costs more than a call. A 2-D ``x`` of shape (batch, n) is a
+    batch of signals, one per row, transformed in one call (:meth:`SparsePlan.execute_batch`).
 
     Returns
     -------
     (freqs, values)
-        int64 frequencies in [0, n) by decreasing magnitude, and the coefficients ``X[freqs]``.
+        1-D ``x``: int64 frequencies in [0, n) by decreasing magnitude, and the coefficients ``X[freqs]``.
+    (freqs, values, counts)
+        2-D ``x``: per row, as :meth:`SparsePlan.execute_batch` (arrays of shape (batch, k) padded with -1
+        and 0 after each row's count).
 
     Example
     -------
@@ -152,8 +206,8 @@ def sparse_fft(x: Any, k: int, **kwargs: Any) -> Tuple[Any, Any]:
     """
     dev = _arrays.is_device(x)
     arr = _arrays.as_array(x, dev)
-    if arr.ndim != 1:
-        raise ValueError(f"sfft: x must be 1-D, not shape {arr.shape}")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"sfft: x must be 1-D (a signal) or 2-D (a batch of rows), not shape {arr.shape}")
     kwargs.setdefault("dtype", complex_dtype_of(arr))
-    with SparsePlan(arr.shape[0], k, **kwargs) as plan:
-        return plan.execute(arr)
+    with SparsePlan(arr.shape[-1], k, **kwargs) as plan:
+        return plan.execute(arr) if arr.ndim == 1 else plan.execute_batch(arr)

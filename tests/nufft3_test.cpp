@@ -362,7 +362,8 @@ struct PlanGuard {
 
 // New points every call on one plan (the pattern where setpts dominates): points that need the previous grid's
 // shape take over its grid and FFT plan (the CUDA backend also one up to 20 % larger), others get new ones; a
-// failed setpts in between leaves the points before it usable. Host arrays, so the CUDA backend stages them.
+// failed setpts in between leaves the points before it usable (the same result again: bit for bit on the CPU,
+// to rounding on the GPU, whose atomic additions have no fixed order). Host arrays, so the CUDA backend stages them.
 TEST_P(Nufft3, NewPointsEveryCallTakeOverTheGrid) {
   sfft_options o;
   sfft_options_init(&o);
@@ -397,7 +398,14 @@ TEST_P(Nufft3, NewPointsEveryCallTakeOverTheGrid) {
                   SFFT_ERROR_INVALID_ARGUMENT);
         std::vector<cd> again(2 * p.K());
         ASSERT_EQ(nufft3_exec(g.p, p.f.data(), again.data()), SFFT_SUCCESS) << sfft_last_error();
-        EXPECT_EQ(again, F) << "dim " << dim;
+        // The CPU repeats its sums exactly. The CUDA spreading adds into shared and global memory with
+        // atomics, whose order differs between runs, so a repeat agrees to rounding only (about 1e-16 here);
+        // stale state from the rejected points would show as an error of the order of tol or more.
+        if (GetParam() == Where::Cpu) {
+          EXPECT_EQ(again, F) << "dim " << dim;
+        } else {
+          EXPECT_LE(error_of(again, F), 1e-13) << "dim " << dim;
+        }
       }
       ++call;
     }

@@ -105,7 +105,7 @@ module sfft
     spfft2d_exec_stream, spfft2d_set_tile_rows, spfft2d_set_method, spfft2d_get_method, spfft2d_get_info, &
     spfft2d_destroy
   public :: sfft_sparse_options_init, sfft_sparse_options_init_sized, sfft_create, sfft_create_ex, sfft_exec, &
-    sfft_destroy
+    sfft_exec_batch, sfft_destroy
   public :: sfft_string, sfft_last_error_string
 
   ! A Fortran string from a C string pointer (c_null_ptr gives '') or from a NUL-terminated character array.
@@ -294,6 +294,15 @@ module sfft
       import :: c_ptr, c_int, c_int64_t
       type(c_ptr), value :: plan, x, freqs, values
       integer(c_int64_t), intent(inout) :: count
+    end function
+    ! counts(1:batch): each signal's capacity in, its count out (host memory); the uint64_t arguments are
+    ! c_int64_t here, as for sfft_exec's count.
+    integer(c_int) function sfft_exec_batch(plan, batch, x, x_dist, freqs, values, out_dist, counts) &
+        bind(c, name="sfft_exec_batch")
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: plan, x, freqs, values
+      integer(c_int64_t), value :: batch, x_dist, out_dist
+      integer(c_int64_t), intent(inout) :: counts(*)
     end function
     integer(c_int) function sfft_destroy(plan) bind(c, name="sfft_destroy")
       import :: c_ptr, c_int

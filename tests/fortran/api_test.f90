@@ -355,9 +355,9 @@ contains
     integer(c_int64_t), parameter :: tones(k) = [3, 100, 517, 1000]
     complex(c_double_complex), parameter :: amplitudes(k) = [(1.0_c_double, 0.5_c_double), (-2.0_c_double, 0.0_c_double), &
                                                              (0.0_c_double, 3.0_c_double), (0.25_c_double, -1.5_c_double)]
-    complex(c_double_complex), target :: x(n), found(k)
-    integer(c_int64_t), target :: freqs(k)
-    integer(c_int64_t) :: count
+    complex(c_double_complex), target :: x(n), found(k), xs(n, 3), founds(k, 3)
+    integer(c_int64_t), target :: freqs(k), batch_freqs(k, 3)
+    integer(c_int64_t) :: count, counts(3)
     type(sfft_options) :: opts
     type(sfft_sparse_options) :: knobs
     type(c_ptr) :: plan
@@ -394,9 +394,37 @@ contains
       count = 1
       call check(sfft_exec(plan, c_loc(x), c_loc(freqs), c_loc(found), count) == SFFT_ERROR_INVALID_ARGUMENT .and. &
                  count == k, 'a capacity of 1 is refused with the count needed')
+      ! A batch of three columns (x, 2x and zeros), outputs k apart: the tones of each, scaled, and none in
+      ! the empty one; then a capacity of 1 for column 2 is refused, naming signal 1, with every count set.
+      xs(:, 1) = x
+      xs(:, 2) = 2 * x
+      xs(:, 3) = 0
+      counts = k
+      call check(sfft_exec_batch(plan, 3_c_int64_t, c_loc(xs), int(n, c_int64_t), c_loc(batch_freqs), c_loc(founds), &
+                                 int(k, c_int64_t), counts) == SFFT_SUCCESS, 'sfft_exec_batch')
+      ok = all(counts == [int(k, c_int64_t), int(k, c_int64_t), 0_c_int64_t])
+      do j = 1, k
+        do i = 1, 2
+          ok = ok .and. any(batch_freqs(:, i) == tones(j))
+          do count = 1, k
+            if (batch_freqs(count, i) == tones(j)) ok = ok .and. &
+              abs(founds(count, i) - i * n * amplitudes(j)) <= 1e-6_c_double * i * n * abs(amplitudes(j))
+          end do
+        end do
+      end do
+      call check(ok, 'sfft_exec_batch finds the tones of each signal (X[f] = n a, 2 n a) and none in the empty one')
+      counts = [int(k, c_int64_t), 1_c_int64_t, int(k, c_int64_t)]
+      ! Separate statements: Fortran does not order the operands of .and. (the message is read after the call).
+      ok = sfft_exec_batch(plan, 3_c_int64_t, c_loc(xs), int(n, c_int64_t), c_loc(batch_freqs), c_loc(founds), &
+                           int(k, c_int64_t), counts) == SFFT_ERROR_INVALID_ARGUMENT
+      ok = ok .and. all(counts == [int(k, c_int64_t), int(k, c_int64_t), 0_c_int64_t])
+      call check(ok .and. index(sfft_last_error_string(), 'signal 1') > 0, &
+                 'sfft_exec_batch: a capacity of 1 for signal 1 is refused by name, every count set: ' // &
+                 sfft_last_error_string())
       call check(sfft_destroy(plan) == SFFT_SUCCESS, 'sfft_destroy')
     end do
     call check(sfft_destroy(c_null_ptr) == SFFT_SUCCESS, 'sfft_destroy(NULL) is a no-op')
-    print '(a)', 'sparse: n = 1024, k = 4 tones found with their values by sfft_create and sfft_create_ex (ROBUST)'
+    print '(a)', 'sparse: n = 1024, k = 4 tones found with their values by sfft_create and sfft_create_ex (ROBUST), ' // &
+      'and by sfft_exec_batch on 3 signals'
   end subroutine
 end program api_test

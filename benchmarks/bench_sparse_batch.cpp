@@ -8,11 +8,17 @@
 // where the batch's input and the peer's output fit --max-gib. Each row: median of --repeats timed calls
 // after warm-up (the first sfft_exec_batch call allocates the batch workspace, outside the timing), the
 // ratio peer/sfft, the mean and the minimum over signals of the planted support recovered, and the largest
-// relative l2 error over signals of the returned values against the peer's transform. The summary gives
+// relative l2 error over signals of the returned values against the planted spectrum. GPU signals are made
+// on the device (planted bins of a zeroed spectrum, one inverse transform of the peer's plan), so rows of
+// gigabytes cost no host FFTs or copies; CPU signals by FFTW on the host. The summary gives
 // the minimum ratio per backend and dtype, and the crossover n (the smallest n from which sfft is faster at
 // every larger n measured) per k and batch.
+// --stages (GPU rows): after each row, a second plan made with SFFT_SPARSE_STAGE_TIMES=1 runs the batch twice
+// and the library prints its stage times (cudaEvents: uploads, fold, normalise, fft, peel per loop, rank) to
+// stderr, the second line warm; run with 2>&1.
 // usage: bench_sparse_batch [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M]
 //                           [--threads T] [--max-gib G] [--batches a,b,..] [--ks a,b,..] [--dtype c64|c128]
+//                           [--stages]
 #include <fftw3.h>
 
 #include <algorithm>
@@ -42,68 +48,74 @@ namespace {
 using cd = std::complex<double>;
 
 struct Settings {
-  bool cpu = true, gpu = true;
+  bool cpu = true, gpu = true, stages = false;
   int repeats = 5, min_log2n = 14, max_log2n = 24, threads = 0;
   double max_gib = 8;
   std::vector<uint64_t> batches{1, 16, 64, 256, 1024}, ks{10, 100, 1000};
   std::vector<bool> dtypes{false, true};  // complex64, complex128
 };
 
-// One batch of planted signals in the plan's precision, contiguous (x_dist = n), and each signal's support.
-template <class Real>
-struct Batch {
-  std::vector<std::complex<Real>> x;
-  std::vector<std::vector<uint64_t>> support;
+// The planted spectra of a batch: signal s has X[f] = truth[s][f] on its k bins, zero elsewhere.
+struct Planted {
+  std::vector<std::map<uint64_t, cd>> truth;
 };
 
-template <class Real>
-Batch<Real> make_batch(uint64_t n, uint64_t k, uint64_t batch, uint64_t seed) {
-  Batch<Real> b;
-  b.x.resize(n * batch);
-  b.support.resize(batch);
-  std::vector<cd> spectrum(n), xd(n);
-  fftw_plan inverse = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(spectrum.data()),
-                                       reinterpret_cast<fftw_complex *>(xd.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+Planted plant(uint64_t n, uint64_t k, uint64_t batch, uint64_t seed) {
+  Planted p;
+  p.truth.resize(batch);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   for (uint64_t s = 0; s < batch; ++s) {
-    std::fill(spectrum.begin(), spectrum.end(), cd(0, 0));
-    while (b.support[s].size() < k) {
+    while (p.truth[s].size() < k) {
       const uint64_t f = rng() % n;
-      if (spectrum[f] != cd(0, 0)) continue;
-      spectrum[f] = std::polar(std::exp(unit(rng) * std::log(10.0)), 2 * M_PI * unit(rng));
-      b.support[s].push_back(f);
+      if (p.truth[s].count(f) != 0) continue;
+      p.truth[s][f] = std::polar(std::exp(unit(rng) * std::log(10.0)), 2 * M_PI * unit(rng));
     }
+  }
+  return p;
+}
+
+// Host signals (CPU rows): the planted spectra's inverse DFTs in the plan's precision, contiguous (x_dist = n).
+template <class Real>
+std::vector<std::complex<Real>> host_signals(const Planted &p, uint64_t n) {
+  const std::size_t batch = p.truth.size();
+  std::vector<std::complex<Real>> x(n * batch);
+  std::vector<cd> spectrum(n), xd(n);
+  fftw_plan inverse = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(spectrum.data()),
+                                       reinterpret_cast<fftw_complex *>(xd.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+  for (std::size_t s = 0; s < batch; ++s) {
+    std::fill(spectrum.begin(), spectrum.end(), cd(0, 0));
+    for (const auto &[f, v] : p.truth[s]) spectrum[f] = v;
     fftw_execute(inverse);
-    for (uint64_t t = 0; t < n; ++t) b.x[s * n + t] = std::complex<Real>(xd[t] / static_cast<double>(n));
+    for (uint64_t t = 0; t < n; ++t) x[s * n + t] = std::complex<Real>(xd[t] / static_cast<double>(n));
   }
   fftw_destroy_plan(inverse);
-  return b;
+  return x;
 }
 
 struct Accuracy {
   double recovery_mean = 0, recovery_min = 1, rel_l2_max = 0;
 };
 
-// Every signal's returned coefficients against the peer's transform `full` (batch x n) and its support.
+// Every signal's returned coefficients against its planted spectrum (a frequency not planted has X = 0).
 template <class Real>
-Accuracy score(const Batch<Real> &b, uint64_t n, uint64_t k, const std::vector<std::complex<Real>> &full,
-               const std::vector<uint64_t> &freqs, const std::vector<std::complex<Real>> &values,
-               const std::vector<uint64_t> &counts) {
+Accuracy score(const Planted &p, uint64_t k, const std::vector<uint64_t> &freqs,
+               const std::vector<std::complex<Real>> &values, const std::vector<uint64_t> &counts) {
   Accuracy a;
-  const std::size_t batch = b.support.size();
+  const std::size_t batch = p.truth.size();
   for (std::size_t s = 0; s < batch; ++s) {
     std::map<uint64_t, cd> got;
     double num = 0, den = 0;
     for (uint64_t i = 0; i < counts[s]; ++i) {
       const uint64_t f = freqs[s * k + i];
-      const cd v(values[s * k + i]), t(full[s * n + f]);
+      const auto planted = p.truth[s].find(f);
+      const cd v(values[s * k + i]), t = planted == p.truth[s].end() ? cd(0, 0) : planted->second;
       got[f] = v;
       num += std::norm(v - t);
       den += std::norm(t);
     }
     double hits = 0;
-    for (uint64_t f : b.support[s]) hits += got.count(f) != 0;
+    for (const auto &planted : p.truth[s]) hits += got.count(planted.first) != 0;
     const double recovery = hits / static_cast<double>(k);
     a.recovery_mean += recovery / static_cast<double>(batch);
     a.recovery_min = std::min(a.recovery_min, recovery);
@@ -183,13 +195,13 @@ template <class Real>
 void cpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
-  Batch<Real> b = make_batch<Real>(n, k, batch, 1000 + n + k + batch);
-  std::vector<C> full(n * batch);
+  const Planted planted = plant(n, k, batch, 1000 + n + k + batch);
+  std::vector<C> x = host_signals<Real>(planted, n), full(n * batch);
   {
     std::vector<C> scratch(n * batch);  // FFTW_MEASURE overwrites its arrays while planning
     typename Fftw<Real>::plan p =
         Fftw<Real>::many(static_cast<int>(n), static_cast<int>(batch), scratch.data(), full.data(), st.threads);
-    const double peer = bench::time_median([&] { Fftw<Real>::run(p, b.x.data(), full.data()); }, st.repeats);
+    const double peer = bench::time_median([&] { Fftw<Real>::run(p, x.data(), full.data()); }, st.repeats);
     Fftw<Real>::destroy(p);
 
     sfft_options o;
@@ -204,13 +216,13 @@ void cpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
     bool ok = true;
     auto exec = [&] {
       std::fill(counts.begin(), counts.end(), k);
-      ok = ok && check(sfft_exec_batch(plan, batch, b.x.data(), n, freqs.data(), values.data(), k, counts.data()),
+      ok = ok && check(sfft_exec_batch(plan, batch, x.data(), n, freqs.data(), values.data(), k, counts.data()),
                        "sfft_exec_batch");
     };
     const double ours = bench::time_median(exec, st.repeats);
     sfft_destroy(plan);
     if (!ok) return;
-    print_row({"CPU", dbl, n, k, batch, peer, ours}, "FFTW many", score(b, n, k, full, freqs, values, counts));
+    print_row({"CPU", dbl, n, k, batch, peer, ours}, "FFTW many", score(planted, k, freqs, values, counts));
   }
 }
 
@@ -221,14 +233,13 @@ template <class Real>
 void gpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
-  Batch<Real> b = make_batch<Real>(n, k, batch, 1000 + n + k + batch);
+  const Planted planted = plant(n, k, batch, 1000 + n + k + batch);
   const std::size_t bytes = n * batch * sizeof(C);
   void *dx = nullptr, *dfull = nullptr, *dfreqs = nullptr, *dvalues = nullptr;
   BENCH_CUDA(cudaMalloc(&dx, bytes));
   BENCH_CUDA(cudaMalloc(&dfull, bytes));
   BENCH_CUDA(cudaMalloc(&dfreqs, k * batch * sizeof(uint64_t)));
   BENCH_CUDA(cudaMalloc(&dvalues, k * batch * sizeof(C)));
-  BENCH_CUDA(cudaMemcpy(dx, b.x.data(), bytes, cudaMemcpyHostToDevice));
   cufftHandle fft;
   int len = static_cast<int>(n);
   if (cufftPlanMany(&fft, 1, &len, nullptr, 1, len, nullptr, 1, len, dbl ? CUFFT_Z2Z : CUFFT_C2C,
@@ -237,6 +248,23 @@ void gpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
                 static_cast<unsigned long long>(batch));
     std::exit(1);
   }
+  // The signals: each planted value / n into a zeroed spectrum (dfull), then one inverse transform into dx.
+  BENCH_CUDA(cudaMemset(dfull, 0, bytes));
+  for (uint64_t s = 0; s < batch; ++s) {
+    for (const auto &[f, v] : planted.truth[s]) {
+      const C scaled(v / static_cast<double>(n));
+      BENCH_CUDA(cudaMemcpy(static_cast<C *>(dfull) + s * n + f, &scaled, sizeof scaled, cudaMemcpyHostToDevice));
+    }
+  }
+  if ((dbl ? cufftExecZ2Z(fft, static_cast<cufftDoubleComplex *>(dfull), static_cast<cufftDoubleComplex *>(dx),
+                          CUFFT_INVERSE)
+           : cufftExecC2C(fft, static_cast<cufftComplex *>(dfull), static_cast<cufftComplex *>(dx), CUFFT_INVERSE)) !=
+      CUFFT_SUCCESS) {
+    std::printf("cuFFT inverse (signal generation) failed for n = %llu, batch = %llu\n",
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(batch));
+    std::exit(1);
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
   auto run_peer = [&] {
     if (dbl) {
       cufftExecZ2Z(fft, static_cast<cufftDoubleComplex *>(dx), static_cast<cufftDoubleComplex *>(dfull), CUFFT_FORWARD);
@@ -246,8 +274,6 @@ void gpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
     BENCH_CUDA(cudaDeviceSynchronize());
   };
   const double peer = bench::time_median(run_peer, st.repeats);
-  std::vector<C> full(n * batch);
-  BENCH_CUDA(cudaMemcpy(full.data(), dfull, bytes, cudaMemcpyDeviceToHost));
   cufftDestroy(fft);
 
   sfft_options o;
@@ -259,17 +285,30 @@ void gpu_case(const Settings &st, uint64_t n, uint64_t k, uint64_t batch) {
   std::vector<C> values(k * batch);
   if (check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &o, &knobs), "sfft_create")) {
     bool ok = true;
-    auto exec = [&] {
+    auto exec_on = [&](sfft_plan p) {
       std::fill(counts.begin(), counts.end(), k);
-      ok = ok && check(sfft_exec_batch(plan, batch, dx, n, static_cast<uint64_t *>(dfreqs), dvalues, k, counts.data()),
+      ok = ok && check(sfft_exec_batch(p, batch, dx, n, static_cast<uint64_t *>(dfreqs), dvalues, k, counts.data()),
                        "sfft_exec_batch");
     };
-    const double ours = bench::time_median(exec, st.repeats);
+    const double ours = bench::time_median([&] { exec_on(plan); }, st.repeats);
     sfft_destroy(plan);
+    if (ok && st.stages) {
+      setenv("SFFT_SPARSE_STAGE_TIMES", "1", 1);  // read when the batch engine is made (the first batched call)
+      sfft_plan timed = nullptr;
+      if (check(sfft_create_ex(&timed, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &o, &knobs), "sfft_create")) {
+        std::printf("stages of the next row (stderr: the second line is warm):\n");
+        std::fflush(stdout);
+        exec_on(timed);
+        exec_on(timed);
+        std::fflush(stderr);
+        sfft_destroy(timed);
+      }
+      unsetenv("SFFT_SPARSE_STAGE_TIMES");
+    }
     if (ok) {
       BENCH_CUDA(cudaMemcpy(freqs.data(), dfreqs, freqs.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
       BENCH_CUDA(cudaMemcpy(values.data(), dvalues, values.size() * sizeof(C), cudaMemcpyDeviceToHost));
-      print_row({"GPU", dbl, n, k, batch, peer, ours}, "cuFFT many", score(b, n, k, full, freqs, values, counts));
+      print_row({"GPU", dbl, n, k, batch, peer, ours}, "cuFFT many", score(planted, k, freqs, values, counts));
     }
   }
   cudaFree(dx);
@@ -330,6 +369,8 @@ int main(int argc, char **argv) {
       st.gpu = false;
     } else if (a == "--gpu-only") {
       st.cpu = false;
+    } else if (a == "--stages") {
+      st.stages = true;
     } else if (a == "--repeats" && more) {
       st.repeats = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--min-log2n" && more) {
@@ -350,7 +391,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--cpu-only | --gpu-only] [--repeats N] [--min-log2n M] [--max-log2n M] [--threads T] "
-                   "[--max-gib G] [--batches a,b,..] [--ks a,b,..] [--dtype c64|c128]\n",
+                   "[--max-gib G] [--batches a,b,..] [--ks a,b,..] [--dtype c64|c128] [--stages]\n",
                    argv[0]);
       return 2;
     }
@@ -367,12 +408,13 @@ int main(int argc, char **argv) {
       if (k * 16 > n) continue;
       for (uint64_t batch : st.batches) {
         for (bool dbl : st.dtypes) {
-          // The batch's input, the peer's output and the host copies of both.
-          const double gib = 4.0 * static_cast<double>(n * batch) * (dbl ? 16 : 8) / (1u << 30);
-          if (gib > st.max_gib) continue;
-          if (st.cpu) dbl ? cpu_case<double>(st, n, k, batch) : cpu_case<float>(st, n, k, batch);
+          // GPU: the batch's input and the peer's output in device memory; CPU: those, the planner's scratch
+          // and the double-precision generation on the host.
+          const double gib = static_cast<double>(n * batch) * (dbl ? 16 : 8) / (1u << 30);
+          if (st.cpu && 4 * gib <= st.max_gib)
+            dbl ? cpu_case<double>(st, n, k, batch) : cpu_case<float>(st, n, k, batch);
 #if SFFT_HAVE_CUDA
-          if (st.gpu && sfft_cuda_device_count() > 0)
+          if (st.gpu && 2 * gib <= st.max_gib && sfft_cuda_device_count() > 0)
             dbl ? gpu_case<double>(st, n, k, batch) : gpu_case<float>(st, n, k, batch);
 #endif
         }

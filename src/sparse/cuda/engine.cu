@@ -36,6 +36,9 @@
 #include <algorithm>
 #include <climits>
 #include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -66,6 +69,57 @@ class GraphExec {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Stage times of a batched exec, for profiling (SFFT_SPARSE_STAGE_TIMES set and not "0" when the plan is
+// made; bench_sparse_batch --stages sets it): run_batch then enqueues the pipeline without its graph, with a
+// cudaEvent after each stage, and prints one line to stderr per exec. The events cost the kernels their
+// overlapped (programmatic dependent) launches, so the sum is a little above an untimed exec.
+class StageTimer {
+ public:
+  ~StageTimer() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  void begin(cudaStream_t s) {
+    used_ = 0;
+    names_.clear();
+    mark("", s);
+  }
+  void mark(std::string name, cudaStream_t s) {
+    if (used_ == events_.size()) {
+      cudaEvent_t e = nullptr;
+      SFFT_CUDA_CHECK(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    names_.push_back(std::move(name));
+    SFFT_CUDA_CHECK(cudaEventRecord(events_[used_++], s));
+  }
+  // After the stream has synchronised.
+  void report(std::size_t signals) const {
+    std::string line = "sfft sparse batch stages (" + std::to_string(signals) + " signals, ms):";
+    float total = 0;
+    for (std::size_t i = 1; i < used_; ++i) {
+      float ms = 0;
+      SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i - 1], events_[i]));
+      total += ms;
+      char item[96];
+      std::snprintf(item, sizeof item, " %s %.4f", names_[i].c_str(), static_cast<double>(ms));
+      line += item;
+    }
+    char sum[48];
+    std::snprintf(sum, sizeof sum, " | total %.4f\n", static_cast<double>(total));
+    std::fputs((line + sum).c_str(), stderr);
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+  std::vector<std::string> names_;
+  std::size_t used_ = 0;
+};
+
+bool stage_times_requested() {
+  const char *v = std::getenv("SFFT_SPARSE_STAGE_TIMES");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+
 template <class Real>
 class CudaEngine final : public Engine {
  public:
@@ -92,6 +146,7 @@ class CudaEngine final : public Engine {
         robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / static_cast<std::size_t>(d_.min_votes))
                : distinct_capacity_;
     signals_ = !robust && ranked_capacity_ <= kRankLimit ? std::max<std::size_t>(batch, 1) : 1;
+    if (signals_ > 1 && stage_times_requested()) stage_timer_ = std::make_unique<StageTimer>();
     uint64_t table_size = 2;
     while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
@@ -229,6 +284,8 @@ class CudaEngine final : public Engine {
                                            device_outputs ? io.capacities[s] : 0, 1.0};
     }
     *active_host_.get() = static_cast<unsigned>(batch);
+    StageTimer *timer = stage_timer_.get();
+    if (timer != nullptr) timer->begin(stream_);
     const auto *x = static_cast<const unsigned char *>(io.x);
     const std::size_t x_step = io.x_dist * sizeof(Cplx<Real>);
     const auto signals = static_cast<unsigned>(batch);
@@ -257,21 +314,26 @@ class CudaEngine final : public Engine {
     }
     SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
                                     cudaMemcpyHostToDevice, stream_));
+    if (timer != nullptr)
+      timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
     if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
       launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                               far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
                               g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+      if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
                                    counters_.get(), outputs_.get(), strides_, signals, stream_);
+      if (timer != nullptr) timer->mark("normalise", stream_);
     }
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
-    if (graph_) {
+    if (graph_ && timer == nullptr) {
       SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
     } else {
-      enqueue_pipeline(stream_);
+      enqueue_pipeline(stream_, timer);
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (timer != nullptr) timer->report(batch);
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -455,18 +517,22 @@ class CudaEngine final : public Engine {
   // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
   // header; its last block also resets the table and fills device outputs. Launch-bound, so
   // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
-  void enqueue_pipeline(cudaStream_t s) {
+  // timer (batched execs under SFFT_SPARSE_STAGE_TIMES, never while capturing): an event after each stage.
+  void enqueue_pipeline(cudaStream_t s, StageTimer *timer = nullptr) {
     const Geometry &g = kernel_geom_;
     fft_.set_stream(s);
     cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
+    if (timer != nullptr) timer->mark("fft", s);
 
     const unsigned *ranked = table_.slots;
     const unsigned *ranked_count = &counters_.get()->distinct;
     if (d_.variant == Variant::Exact) {
-      for (int l = 0; l < d_.location_loops; ++l)
+      for (int l = 0; l < d_.location_loops; ++l) {
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
                           l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
                           static_cast<unsigned>(signals_), active_.get(), s);
+        if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
+      }
     } else {
       ranked = table_.candidates;
       ranked_count = &counters_.get()->candidates;
@@ -489,8 +555,13 @@ class CudaEngine final : public Engine {
       const unsigned rank_grid = std::min({blocks_for(ranked_capacity_, kRankTile), kRankGrid,
                                            std::max(kRankGridMin, blocks_for(2 * d_.k, kRankTile))});
       if (signals_ > 1) {
-        launch_rank_batch<Real>(rank_grid, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), finish(),
+        // A batch's parallelism comes from its signals: one tile per block for a list of k entries (blocks
+        // stride over longer ones), without the kRankGridMin floor that keeps one signal's step short, whose
+        // idle 1024-thread blocks a batch would pay per signal (2^16, k = 100, batch 1024: 16384 blocks, now 4096).
+        const unsigned batch_grid = std::min(rank_grid, blocks_for(d_.k, kRankTile));
+        launch_rank_batch<Real>(batch_grid, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), finish(),
                                 strides_, static_cast<unsigned>(signals_), active_.get(), s);
+        if (timer != nullptr) timer->mark("rank", s);
       } else {
         launch_rank<Real>(rank_grid, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),
                           counters_.get(), finish(), s);
@@ -631,6 +702,7 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<uint64_t> comb_list_;
   cuda::CufftPlan comb_fft_;
   std::size_t unresolved_ = 0;
+  std::unique_ptr<StageTimer> stage_timer_;  // batched engines under SFFT_SPARSE_STAGE_TIMES only
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };
 

@@ -20,7 +20,10 @@ constexpr unsigned kRankBlock = 1024;
 constexpr unsigned kRankTile = 32;   // list entries a rank block ranks at a time (one warp's worth)
 constexpr unsigned kRankGrid = 256;  // rank blocks at most (they stride over the tiles)
 constexpr unsigned kRankGridMin = 16;
-constexpr unsigned kRankStaged = 2 * kRankBlock;  // list entries a rank block holds in shared memory at once
+// Batched engines' rank blocks: a signal's list is about k long, so a 1024-thread block would leave all but
+// k/64 of its warps idle, and 2 such blocks fit an SM; 128-thread blocks (16 per SM) rank a tile in k/256
+// staging rounds instead of one, the batch's signals keeping the SMs busy.
+constexpr unsigned kRankBatchBlock = 128;
 constexpr unsigned kFoldOutputs = 32;             // consecutive (hashing, bucket) outputs per fold block
 constexpr unsigned kFoldSlices = 4;  // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
 constexpr int kMaxLoops = 128;       // 64 location + 64 estimation loops at most (filter.cpp)

@@ -90,27 +90,29 @@ __device__ void note_count(unsigned written, Counters *counters) {
 // Top-k by counting: entry i of the list goes to position rank(i) = #entries larger (by |value|, ties by
 // smaller frequency) if rank(i) < k and its value is nonzero; positions form 0..count-1 without gaps. A block
 // ranks kRankTile = 32 entries at a time (blocks stride over the tiles), lane L of every warp holding tile
-// entry L. The block stages up to kRankStaged list entries in shared memory at once (two per thread: their
-// loads overlap, one round trip for the lot), and each warp counts how many of its share of them are ahead
-// of each tile entry; the warps' counts are summed in shared memory. The m^2 comparisons make the step
-// issue-bound on the few SMs it occupies, so each is one FP32 compare of the keys rounded to float
-// (rounding is monotone: a larger float key is a larger key) and only float ties compare the exact keys.
-template <class Real>
-__global__ void __launch_bounds__(kRankBlock)
+// entry L. The block (kThreads: kRankBlock for one signal, kRankBatchBlock in a batch) stages up to 2 kThreads
+// list entries in shared memory at once (two per thread: their loads overlap, one round trip for the lot), and
+// each warp counts how many of its share of them are ahead of each tile entry; the warps' counts are summed in
+// shared memory. The m^2 comparisons make the step issue-bound on the few SMs it occupies, so each is one FP32
+// compare of the keys rounded to float (rounding is monotone: a larger float key is a larger key) and only
+// float ties compare the exact keys.
+template <class Real, unsigned kThreads>
+__global__ void __launch_bounds__(kThreads)
     rank_kernel(const unsigned *list, const unsigned *list_count, Table t, uint64_t k, uint64_t *res_freq,
                 Cplx<Real> *res_val, Counters *counters, Finish<Real> finish, Strides st, const unsigned *active) {
-  constexpr unsigned kWarps = kRankBlock / 32;
-  constexpr unsigned kPerWarp = kRankStaged / kWarps;
+  constexpr unsigned kWarps = kThreads / 32;
+  constexpr unsigned kStaged = 2 * kThreads;  // list entries staged at once, two per thread
+  constexpr unsigned kPerWarp = kStaged / kWarps;
   static_assert(kRankTile == 32, "a tile is one warp's entries (lanes, note_count)");
-  static_assert(kRankStaged % kRankBlock == 0 && kPerWarp % 4 == 0, "whole float4 groups per warp");
+  static_assert(kThreads % 32 == 0 && kPerWarp % 4 == 0, "whole float4 groups per warp");
   struct Key {
     double mag;  // |value|^2 as returned; -1 for padding (never output, ahead of nothing)
     uint64_t freq;
   };
   __shared__ Key tile[kRankTile];
   __shared__ Cplx<double> tile_value[kRankTile];
-  __shared__ Key staged[kRankStaged];
-  __shared__ __align__(16) float staged_rounded[kRankStaged];  // staged[j].mag rounded to float
+  __shared__ Key staged[kStaged];
+  __shared__ __align__(16) float staged_rounded[kStaged];  // staged[j].mag rounded to float
   __shared__ unsigned partial[kWarps][kRankTile];
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active)) return;  // the whole block: blockIdx.y is its signal
@@ -148,10 +150,10 @@ __global__ void __launch_bounds__(kRankBlock)
       tile_value[lane] = value;
     }
     unsigned ahead = 0;                                          // for tile entry `lane`
-    for (unsigned chunk = 0; chunk < m; chunk += kRankStaged) {  // block-uniform; one chunk while m <= 2048
+    for (unsigned chunk = 0; chunk < m; chunk += kStaged) {  // block-uniform; one chunk while m <= kStaged
       if (chunk != 0) __syncthreads();                           // the previous chunk has been read
 #pragma unroll
-      for (unsigned j = threadIdx.x; j < kRankStaged; j += kRankBlock) {
+      for (unsigned j = threadIdx.x; j < kStaged; j += kThreads) {
         const Key key = load_key(chunk + j, nullptr);
         staged[j] = key;
         staged_rounded[j] = __double2float_rn(key.mag);
@@ -228,15 +230,15 @@ template <class Real>
 void launch_rank(unsigned grid, const unsigned *list, const unsigned *list_count, const Table &t, uint64_t k,
                  uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish,
                  cudaStream_t stream) {
-  cuda::launch_overlapped(rank_kernel<Real>, grid, kRankBlock, stream, list, list_count, t, k, res_freq, res_val,
-                          counters, finish, Strides{}, static_cast<const unsigned *>(nullptr));
+  cuda::launch_overlapped(rank_kernel<Real, kRankBlock>, grid, kRankBlock, stream, list, list_count, t, k, res_freq,
+                          res_val, counters, finish, Strides{}, static_cast<const unsigned *>(nullptr));
 }
 
 template <class Real>
 void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
                        Counters *counters, const Finish<Real> &finish, const Strides &st, unsigned signals,
                        const unsigned *active, cudaStream_t stream) {
-  cuda::launch_overlapped(rank_kernel<Real>, dim3(grid, signals), kRankBlock, stream,
+  cuda::launch_overlapped(rank_kernel<Real, kRankBatchBlock>, dim3(grid, signals), kRankBatchBlock, stream,
                           static_cast<const unsigned *>(t.slots), static_cast<const unsigned *>(&counters->distinct), t,
                           k, res_freq, res_val, counters, finish, st, active);
 }

@@ -273,6 +273,28 @@ TEST_P(SparseBatch, OverlappingInputFrames) {
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
 }
 
+// Lists of several hundred coefficients per signal: the CUDA batch ranks them in 128-thread blocks that stage
+// 256 entries at a time (topk.cu), so each tile is counted over several chunks, and a signal's tiles are spread
+// over blocks_for(k, 32) blocks.
+TEST_P(SparseBatch, LongListsPerSignal) {
+  const uint64_t n = 1 << 14, k = 700;
+  std::vector<Signal> planted_signals;
+  std::vector<std::vector<cd>> signals;
+  for (uint64_t s = 0; s < 3; ++s) {
+    planted_signals.push_back(planted(n, k, 500 + s, 1000.0, INFINITY));
+    signals.push_back(planted_signals.back().x);
+  }
+  sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+  std::vector<Coefficients> batched = run_batch(plan, signals, n, k, n, k);
+  for (std::size_t s = 0; s < signals.size(); ++s) {
+    expect_exact(batched[s], planted_signals[s], s);
+    expect_same(batched[s], run_single(plan, signals[s], k), s);
+    for (std::size_t i = 1; i < batched[s].values.size(); ++i)
+      EXPECT_GE(std::abs(batched[s].values[i - 1]), std::abs(batched[s].values[i])) << "signal " << s << ", rank " << i;
+  }
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> v;
   for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})

@@ -62,6 +62,15 @@ struct CufftTypes<double> {
 
 __device__ __forceinline__ long long wrap_dev(long long c, long long n) { return c < 0 ? c + n : c; }
 
+// c mod n in [0, n) for a first cell of a target: targets lie within the band, |c| < n + the kernel width, so
+// one or two steps do what two 64-bit modulos did (each a long software routine on the GPU, per target and
+// dimension).
+__device__ __forceinline__ long long periodic_dev(long long c, long long n) {
+  while (c < 0) c += n;
+  while (c >= n) c -= n;
+  return c;
+}
+
 struct ScanInputs {
   const void *v[kMaxArrays];
   unsigned long long n[kMaxArrays];
@@ -184,7 +193,7 @@ __global__ void prepare_points(Geometry g, Coords<Real> coords, std::size_t n, R
       if (kTargets) {
         phase += g.phase[d] * c;
         amp /= fourier_at(g.kernel, g.fourier, rel * g.h1[d]);
-        cell = ((first % g.n2[d]) + g.n2[d]) % g.n2[d];
+        cell = periodic_dev(first, g.n2[d]);
       } else {
         phase += g.phase[d] * rel;
         cell = first + g.n1[d] / 2;
@@ -455,7 +464,7 @@ __global__ void __launch_bounds__(kBlock, 3)
     if constexpr (DIM > 2) first[2] = weights_of<MW>(g.kernel, pos[2 * K + j], w2);
     for (int d = 0; d < DIM; ++d) {
       n2[d] = g.n2[d];
-      first[d] = ((first[d] % n2[d]) + n2[d]) % n2[d];
+      first[d] = periodic_dev(first[d], n2[d]);
     }
     const Cplx<Real> fac = factor[j];
     const std::size_t t = index[j];

@@ -48,6 +48,10 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   // kPeelPreloaded hashings are held in registers: all of them with S <= 2 stages (every default
   // complex128 plan; complex64 ones while L <= 2^23).
   const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
+  // In a batch (st.z != 0), a signal whose peeling has ended returns before loading its buckets: most signals
+  // settle after two or three loops, and the later kernels' blocks of those then read nothing. One signal keeps
+  // the loads in flight beside this check (a round trip shorter).
+  if (st.z != 0 && previous_unsettled == 0) return;
   const double loop_energy = energy[loop];
   const LoopParams lp = loops[loop];
   const LoopParams lp_into = loops[into];

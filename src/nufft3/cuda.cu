@@ -3,14 +3,14 @@
 // range/finiteness scan of all of them with a single read-back (the layout needs the ranges), then all on the
 // device without further host round trips: rescaling and phihat at the targets (its Chebyshev fit), CUB radix
 // sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per tile (fewer when
-// N is small, so that the subproblems fill the GPU) built from the sorted keys and a CUB scan, the grid
-// deconvolution. The grid and cuFFT plan of the plan's previous points are taken over when the new grid has
-// the same shape (or one at most kReuseSlack larger: more oversampling only). Temporaries are stream-ordered
-// (cudaMallocAsync). exec: persistent blocks spread the subproblems into shared-memory tiles and flush each once
-// (fused with the grid deconvolution), batched cuFFT, interpolation with one thread per target in tile order.
-// Spreading and interpolation are compiled per dimension and width class (<= 8, <= 16, wider) so that the
-// kernel weights stay in registers; wide 3-D kernels take tiles of up to the device's opt-in shared memory.
-// All on the plan's stream; exec allocates nothing.
+// N is small, so that the subproblems fill the GPU) built from the sorted keys and a CUB scan, each
+// subproblem's sources interleaved (a warp's 32 far apart within it), the grid deconvolution. The grid and cuFFT plan
+// of the plan's previous points are taken over when the new grid has the same shape (or one at most kReuseSlack larger:
+// more oversampling only). Temporaries are stream-ordered (cudaMallocAsync). exec: persistent blocks spread the
+// subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution), batched cuFFT,
+// interpolation with one thread per target in tile order. Spreading and interpolation are compiled per dimension and
+// width class (<= 8, <= 16, wider) so that the kernel weights stay in registers; wide 3-D kernels take tiles of up to
+// the device's opt-in shared memory. All on the plan's stream; exec allocates nothing.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -256,6 +256,31 @@ __global__ void fill_subproblems(const unsigned *start, const unsigned *end, con
   }
 }
 
+// Reorders each subproblem's sources (block per subproblem, the count read on the device): position q takes the
+// source at (q * stride) mod count of the bin order, stride coprime to count and about count / 32, so that the
+// 32 lanes of a spreading warp, which read consecutive positions (coalesced), hold sources spread over the
+// subproblem. The stable sort keeps the caller's order within a tile, and sources given along a curve (a
+// spiral, trajectories) are neighbours there: 32 of them would add into the same few cells at once,
+// serialising the shared-memory atomics.
+__global__ void interleave_subproblems(const unsigned *sub_start, const unsigned *sub_count, const unsigned *nsub,
+                                       const unsigned *in, unsigned *out) {
+  const unsigned total = *nsub;
+  for (unsigned sub = blockIdx.x; sub < total; sub += gridDim.x) {
+    const unsigned begin = sub_start[sub], count = sub_count[sub];
+    unsigned stride = max(1u, count / 32);
+    auto coprime = [](unsigned a, unsigned b) {
+      while (b != 0) {
+        const unsigned r = a % b;
+        a = b;
+        b = r;
+      }
+      return a == 1;
+    };
+    while (!coprime(stride, count)) ++stride;
+    for (unsigned q = threadIdx.x; q < count; q += blockDim.x) out[begin + q] = in[begin + (q * stride) % count];
+  }
+}
+
 // 1 / phihat(2 pi c / n2) for the n1 source-grid cells c in [-n1/2, n1/2) of one dimension.
 template <class Real>
 __global__ void grid_correction_kernel(KernelSpec k, FourierFit fit, long long n1, long long n2, Real *out) {
@@ -323,16 +348,10 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
-  const unsigned begin = a.sub_start[sub], count = a.sub_count[sub];
-  // A warp takes 32 sources spread evenly over the subproblem (lane l: rows * l + row), not 32 consecutive
-  // ones: sources given in order along a curve (a spiral, trajectories) are neighbours in the sorted order and
-  // would all add into the same few cells at once, serialising the shared-memory atomics 32-fold.
+  const unsigned begin = a.sub_start[sub], end = begin + a.sub_count[sub];
   constexpr int kUnroll = unroll_count<MW>(), kMiddle = DIM == 3 ? 1 : kUnroll;
-  const unsigned rows = (count + 31) / 32;
-  for (unsigned slot = threadIdx.x; slot < rows * 32; slot += blockDim.x) {
-    const unsigned p = (slot % 32) * rows + slot / 32;
-    if (p >= count) continue;
-    const unsigned j = begin + p;
+  // Consecutive positions hold sources spread over the subproblem (interleave_subproblems).
+  for (unsigned j = begin + threadIdx.x; j < end; j += blockDim.x) {
     const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
     const Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
     const Real p0 = pos[j];
@@ -814,8 +833,8 @@ class CudaEngine final : public Engine {
     if (dim == 3) pick_kernels_for<3>(W);
   }
 
-  // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table, all on the
-  // device (sub_bin_ .. nsub_).
+  // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table (sub_bin_ ..
+  // nsub_) and interleaves each subproblem's sources, all on the device.
   template <bool kTargets>
   void sort_points(const Geometry &g, const Coords<Real> &coords, std::size_t n, DeviceBuffer<Real> &pos,
                    DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index) {
@@ -840,9 +859,11 @@ class CudaEngine final : public Engine {
     void *temp = temporary<unsigned char>(keep, temp_bytes, stream_);
     SFFT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, keys_sorted, order, index.get(),
                                                     static_cast<int>(n), 0, end_bit, stream_));
-    gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
-    SFFT_CUDA_CHECK_LAUNCH();
-    if (kTargets) return;
+    if (kTargets) {
+      gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
+      SFFT_CUDA_CHECK_LAUNCH();
+      return;
+    }
 
     // Subproblems: each non-empty tile, split into runs of at most `limit` sources. A small problem has only a
     // few hundred tiles (one 20-cell-wide Gaussian tile per block at N = 256^2 left most SMs idle), so the limit
@@ -877,6 +898,16 @@ class CudaEngine final : public Engine {
         cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, subs, offset, static_cast<int>(nbins + 1), stream_));
     fill_subproblems<<<bin_grid, kBlock, 0, stream_>>>(start, end, offset, nbins, limit, sub_bin_.get(),
                                                        sub_start_.get(), sub_count_.get(), nsub_.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    unsigned *in_bin_order = temporary<unsigned>(keep, n, stream_);
+    SFFT_CUDA_CHECK(
+        cudaMemcpyAsync(in_bin_order, index.get(), n * sizeof(unsigned), cudaMemcpyDeviceToDevice, stream_));
+    const unsigned sub_grid =
+        static_cast<unsigned>(std::min<std::size_t>(max_subproblems_, static_cast<std::size_t>(sm_count_) * 8));
+    interleave_subproblems<<<sub_grid, kBlock, 0, stream_>>>(sub_start_.get(), sub_count_.get(), nsub_.get(),
+                                                             in_bin_order, index.get());
+    SFFT_CUDA_CHECK_LAUNCH();
+    gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
     SFFT_CUDA_CHECK_LAUNCH();
   }
 

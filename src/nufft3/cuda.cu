@@ -348,10 +348,17 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
-  const unsigned begin = a.sub_start[sub], end = begin + a.sub_count[sub];
+  const unsigned begin = a.sub_start[sub], count = a.sub_count[sub];
   constexpr int kUnroll = unroll_count<MW>(), kMiddle = DIM == 3 ? 1 : kUnroll;
-  // Consecutive positions hold sources spread over the subproblem (interleave_subproblems).
-  for (unsigned j = begin + threadIdx.x; j < end; j += blockDim.x) {
+  // In 3-D a tile can hold fewer sources than the block has threads (an 8^3 interior at 0.1 sources a cell:
+  // 51 for 256 threads; a 12^3 one: 173 for up to 1024), so each source's W planes are shared among up to W
+  // threads (`split`; each recomputes the 2 W + 1 weights it needs for its W^2 taps a plane). Consecutive
+  // items are the planes of one source, then sources spread over the subproblem (interleave_subproblems).
+  const int split =
+      DIM == 3 ? static_cast<int>(min(static_cast<unsigned>(W), max(1u, blockDim.x / max(count, 1u)))) : 1;
+  for (unsigned item = threadIdx.x; item < count * split; item += blockDim.x) {
+    const unsigned j = begin + item / split;
+    const int plane = static_cast<int>(item % split);
     const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
     const Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
     const Real p0 = pos[j];
@@ -363,7 +370,7 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
       local1 = static_cast<int>(weights_of<MW>(g.kernel, pos[a.N + j], w1) + g.n1[1] / 2 - origin[1]);
     if constexpr (DIM > 2)
       local2 = static_cast<int>(weights_of<MW>(g.kernel, pos[2 * a.N + j], w2) + g.n1[2] / 2 - origin[2]);
-    for (int i = 0; i < W; ++i) {
+    for (int i = plane; i < W; i += split) {
       const Real w0 = kernel_value(g.kernel, Real(first0 + i) - p0);
       const Real ar = vr * w0, ai = vi * w0;
       if constexpr (DIM == 1) {

@@ -50,8 +50,14 @@ typedef struct sfft_mpi_plan_s *sfft_mpi_plan;
    rank holding [local_offset, local_offset + local_length). Every rank draws the same permutations from
    opts->seed, so the result is that of the single-process plan with the same seed on the gathered signal,
    up to the rounding of the summed partial folds (each rank sums its taps, then the ranks' sums are added:
-   a different order of the same additions; see docs/distributed.md). EXACT, ROBUST and AUTO; complex64 and
-   complex128. */
+   a different order of the same additions; see docs/distributed.md). As for sfft_exec_batch: the values
+   agree up to rounding, except where rounding flips a decoding decision (EXACT's peeling), which can move a
+   value by up to the plan's accuracy, as sfft_exec's result moves when its input changes by one ulp
+   (measured with AUTO, k = 1000: up to 1.1e-4 of the largest |X| in complex64, 3.4e-10 in complex128).
+   Hence every coefficient whose magnitude exceeds the k-th largest by more than that accuracy is in both
+   results with values within it, and only coefficients within it of each other (near-ties, or near the k-th
+   magnitude) may come in another order or be exchanged at the cut-off. EXACT, ROBUST and AUTO; complex64
+   and complex128. */
 SFFT_API sfft_status sfft_mpi_create(sfft_mpi_plan *plan, uint64_t n, uint64_t k, uint64_t local_offset,
                                      uint64_t local_length, sfft_dtype dtype, const sfft_options *opts,
                                      const sfft_sparse_options *knobs, MPI_Comm comm);

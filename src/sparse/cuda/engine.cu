@@ -702,7 +702,8 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<uint64_t> comb_list_;
   cuda::CufftPlan comb_fft_;
   std::size_t unresolved_ = 0;
-  std::unique_ptr<StageTimer> stage_timer_;  // batched engines under SFFT_SPARSE_STAGE_TIMES only
+  // Batched engines under SFFT_SPARSE_STAGE_TIMES only.
+  std::unique_ptr<StageTimer> stage_timer_;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };
 

@@ -24,9 +24,9 @@ constexpr unsigned kRankGridMin = 16;
 // k/64 of its warps idle, and 2 such blocks fit an SM; 128-thread blocks (16 per SM) rank a tile in k/256
 // staging rounds instead of one, the batch's signals keeping the SMs busy.
 constexpr unsigned kRankBatchBlock = 128;
-constexpr unsigned kFoldOutputs = 32;             // consecutive (hashing, bucket) outputs per fold block
-constexpr unsigned kFoldSlices = 4;  // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
-constexpr int kMaxLoops = 128;       // 64 location + 64 estimation loops at most (filter.cpp)
+constexpr unsigned kFoldOutputs = 32;  // consecutive (hashing, bucket) outputs per fold block
+constexpr unsigned kFoldSlices = 4;    // threads splitting one output's taps (A/B on the H100: 4 beat 2, 8 and 16)
+constexpr int kMaxLoops = 128;         // 64 location + 64 estimation loops at most (filter.cpp)
 constexpr std::size_t kRankLimit = std::size_t{1} << 15;  // longest list ranked by counting
 constexpr uint64_t kEmpty = ~uint64_t{0};
 

@@ -149,9 +149,9 @@ __global__ void __launch_bounds__(kThreads)
       tile[lane] = load_key(first + lane, &value);
       tile_value[lane] = value;
     }
-    unsigned ahead = 0;                                          // for tile entry `lane`
+    unsigned ahead = 0;                                      // for tile entry `lane`
     for (unsigned chunk = 0; chunk < m; chunk += kStaged) {  // block-uniform; one chunk while m <= kStaged
-      if (chunk != 0) __syncthreads();                           // the previous chunk has been read
+      if (chunk != 0) __syncthreads();                       // the previous chunk has been read
 #pragma unroll
       for (unsigned j = threadIdx.x; j < kStaged; j += kThreads) {
         const Key key = load_key(chunk + j, nullptr);

@@ -45,13 +45,15 @@ declare -A filter=(
   [spfft2d_test]='*Spfft2d.EmptyRowsAndColumnsSingleNonzeroAllZero/Cuda_*:*Spfft2d.FailedCallsLeaveOutputUntouchedAndPlanUsable/Cuda_*:Spfft2dArgs.CpuPlanRejectsDeviceOutput'
   [spfft2d_direct_test]='*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.AutoWholeSpectrumAsOneDirectTile/Cuda_c64_deviceout_auto:*Spfft2d.HubColumnsAgainstFftw/Cuda_c64_deviceout_direct'
   [spfft2d_whole_test]='*Spfft2d.SparseRowsOfEveryKind/Cuda_*_pruned'
-  [sparse_test]='*SparseFft.TopKOfListMuchLongerThanK/CudaDevice_c128:*SparseFft.TopKOfListLongerThanOneRankChunk/CudaDevice_c64:*SparseFft.EqualMagnitudesKeepTheirOrder/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaHost_c64:*SparseFft.CombApprovesOnlyLargestResidues/Cuda*:*SparseFft.CombNoisySpectra/CudaDevice_c64:*SparseFft.ExactlySparseAcrossSizes/CudaDevice_c64:*SparseFft.NanInputRejectedPlanStillUsable/Cuda*:*SparseFft.CapacityTooSmall/CudaHost_c64:*SparseFft.AutoChoosesExactOrRobust/CudaDevice_c64:SparseFftCuda.*'
+  [sparse_test]='*SparseFft.TopKOfListMuchLongerThanK/CudaDevice_c128:*SparseFft.TopKOfListLongerThanOneRankChunk/CudaDevice_c64:*SparseFft.EqualMagnitudesKeepTheirOrder/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaDevice_c128:*SparseFft.NonPowerOfTwoLengths/CudaHost_c64:*SparseFft.ExactlySparseAcrossSizes/CudaDevice_c64:*SparseFft.NanInputRejectedPlanStillUsable/Cuda*:*SparseFft.CapacityTooSmall/CudaHost_c64:*SparseFft.AutoChoosesExactOrRobust/CudaDevice_c64'
+  [sparse_comb_test]='*SparseFft.CombApprovesOnlyLargestResidues/Cuda*:*SparseFft.CombNoisySpectra/CudaDevice_c64'
+  [sparse_api_test]='sparse_cuda.*'
   [sparse_batch_test]='sparse_batch/SparseBatch.*/Cuda*:sparse_batch_cuda.*'
   [threads_test]='*ThreadsTest.AllFamiliesTogether/cuda'
   [limits_test]='DeviceLimits.*'
 )
 binaries=()
-for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test sparse_batch_test threads_test limits_test; do
+for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test sparse_comb_test sparse_api_test sparse_batch_test threads_test limits_test; do
   [[ -x "$build/tests/$b" ]] && binaries+=("$b")
 done
 [[ ${#binaries[@]} -gt 0 ]] || { echo "gpu-check: no test binaries under $build/tests" >&2; exit 2; }

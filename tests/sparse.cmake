@@ -16,5 +16,10 @@ if(TARGET sfft_cli)
   add_test(NAME cli.sparse_other_length COMMAND sfft_cli sparse --n 12288 --k 8 --variant exact --backend cpu)
 endif()
 
+# sparse_test (recovery, top-k, AUTO) is added with every family's test; the comb pre-pass and the C API contract
+# are programs of their own, sharing sparse_fixture.hpp.
+sfft_add_gtest(sparse_comb_test sparse_comb_test.cpp)
+sfft_add_gtest(sparse_api_test sparse_api_test.cpp)
+
 # sfft_exec_batch against sfft_exec and FFTW on every signal (CPU, and CUDA with host and device pointers).
 sfft_add_gtest(sparse_batch_test sparse_batch_test.cpp)

@@ -425,12 +425,13 @@ TEST_P(Nufft3, NewPointsEveryCallTakeOverTheGrid) {
         std::vector<cd> again(2 * p.K());
         ASSERT_EQ(nufft3_exec(g.p, p.f.data(), again.data()), SFFT_SUCCESS) << sfft_last_error();
         // The CPU repeats its sums exactly. The CUDA spreading adds into shared and global memory with
-        // atomics, whose order differs between runs, so a repeat agrees to rounding only (about 1e-16 here);
-        // stale state from the rejected points would show as an error of the order of tol or more.
+        // atomics, whose order differs between runs, so a repeat agrees to rounding only (up to 1.5e-12 on the
+        // H100 in 3-D, where the deconvolution amplifies it); stale state from the rejected points would show
+        // as an error of the order of tol (1e-7) or more, so tol / 1000 separates the two.
         if (GetParam() == Where::Cpu) {
           EXPECT_EQ(again, F) << "dim " << dim;
         } else {
-          EXPECT_LE(error_of(again, F), 1e-13) << "dim " << dim;
+          EXPECT_LE(error_of(again, F), 1e-10) << "dim " << dim;
         }
       }
       ++call;

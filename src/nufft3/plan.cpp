@@ -32,7 +32,7 @@ void scan_host_coordinates(const Real *v, std::size_t n, const char *name, doubl
 template void scan_host_coordinates<float>(const float *, std::size_t, const char *, double &, double &);
 template void scan_host_coordinates<double>(const double *, std::size_t, const char *, double &, double &);
 
-Plan::Plan(int dim, sfft_dtype dtype, int sign, double tol, const sfft_options *opts) {
+Plan::Plan(int dim, const sfft_dtype &dtype, int sign, double tol, const sfft_options *opts) {
   require(dim >= 1 && dim <= 3, "dim = ", dim, " must be 1, 2 or 3");
   config_.is_double = require_complex_dtype(dtype, "dtype");
   require(sign == 1 || sign == -1, "sign = ", sign, " must be +1 or -1");

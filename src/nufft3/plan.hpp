@@ -62,7 +62,7 @@ nufft3_options default_options();
 
 class Plan {
  public:
-  Plan(int dim, sfft_dtype dtype, int sign, double tol, const sfft_options *opts);
+  Plan(int dim, const sfft_dtype &dtype, int sign, double tol, const sfft_options *opts);
   void set_options(const nufft3_options *opts);
   void setpts(uint64_t N, const void *x, const void *y, const void *z, uint64_t K, const void *s, const void *t,
               const void *u);

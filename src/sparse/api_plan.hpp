@@ -17,7 +17,8 @@ namespace sfft::sparse {
 
 class Plan {
  public:
-  Plan(uint64_t n, uint64_t k, sfft_dtype dtype, const sfft_options *opts, const sfft_sparse_options *knobs);
+  // dtype by reference: an out-of-range value from C is read as an int (common/dtype.hpp), never loaded as the enum.
+  Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *opts, const sfft_sparse_options *knobs);
   // sfft_exec: count holds the capacity in and the number found out (sfft.h).
   void exec(const void *x, uint64_t *freqs, void *values, uint64_t *count);
   // sfft_exec_batch: `batch` signals x + i x_dist, outputs at freqs/values + i out_dist, counts[i] capacity in

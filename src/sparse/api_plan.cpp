@@ -25,8 +25,7 @@ std::unique_ptr<Engine> make_engine(const Design &design, const Options &o, Back
 
 }  // namespace
 
-Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *opts,
-           const sfft_sparse_options *knobs)
+Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *opts, const sfft_sparse_options *knobs)
     : k_(k) {
   double_ = require_complex_dtype(dtype, "dtype");
   opts_ = resolve_options(opts);

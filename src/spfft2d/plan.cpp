@@ -23,7 +23,7 @@ const T *host_view(const T *p, std::size_t n, std::vector<T> &copy) {
 }  // namespace
 
 std::unique_ptr<Plan> Plan::from_coo(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
-                                     const int64_t *col_idx, const double *values, sfft_dtype out_dtype,
+                                     const int64_t *col_idx, const double *values, const sfft_dtype &out_dtype,
                                      const sfft_options *opts) {
   const char *fn = "spfft2d_create";
   const Options o = resolve_options(opts);
@@ -38,7 +38,8 @@ std::unique_ptr<Plan> Plan::from_coo(uint64_t rows, uint64_t cols, uint64_t nnz,
   return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn));
 }
 
-std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, sfft_dtype out_dtype, const sfft_options *opts) {
+std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_dtype &out_dtype,
+                                     const sfft_options *opts) {
   const char *fn = "spfft2d_create_from_mtx";
   const Options o = resolve_options(opts);
   const bool dbl = require_complex_dtype(out_dtype, "out_dtype");

@@ -190,10 +190,11 @@ class Plan {
  public:
   // From COO arrays (host, device or managed memory: AUTO follows them, sfft.h "Backends").
   static std::unique_ptr<Plan> from_coo(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx,
-                                        const int64_t *col_idx, const double *values, sfft_dtype out_dtype,
+                                        const int64_t *col_idx, const double *values, const sfft_dtype &out_dtype,
                                         const sfft_options *opts);
   // From a Matrix Market file (no caller arrays: AUTO takes the GPU when opts->device is usable).
-  static std::unique_ptr<Plan> from_mtx(const char *path, bool binary, sfft_dtype out_dtype, const sfft_options *opts);
+  static std::unique_ptr<Plan> from_mtx(const char *path, bool binary, const sfft_dtype &out_dtype,
+                                        const sfft_options *opts);
 
   void exec(void *out) { run(0, matrix_->rows, out); }
   void exec_rows(uint64_t row0, uint64_t nrows, void *out) { run(row0, nrows, out); }

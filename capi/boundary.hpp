@@ -19,6 +19,9 @@ namespace sfft::capi {
 
 void clear_last_error() noexcept;
 void set_last_error(const char *function, const char *detail) noexcept;
+// The calling thread's detail of its last failed call ("" after a success). Defined in capi/last_error.cpp,
+// which each shared library compiles in, so libsfft and libsfft_mpi keep separate details.
+const char *last_error_message() noexcept;
 
 template <class Body>
 sfft_status guarded(const char *function, Body &&body) noexcept {

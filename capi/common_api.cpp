@@ -14,23 +14,6 @@
 #include "common/versioned_struct.hpp"
 #include "sfft/sfft.h"
 
-namespace sfft::capi {
-namespace {
-thread_local std::string last_error;
-}
-
-void clear_last_error() noexcept { last_error.clear(); }
-
-void set_last_error(const char *function, const char *detail) noexcept {
-  try {
-    last_error = std::string(function) + ": " + detail;
-  } catch (...) {
-    last_error.clear();  // out of memory while reporting; the status code still tells what happened
-  }
-}
-
-}  // namespace sfft::capi
-
 extern "C" {
 
 // sfft_options has kept its sfft 0.1 layout, so callers binding the unsized symbol get every field.
@@ -64,7 +47,7 @@ SFFT_API const char *sfft_status_string(sfft_status s) {
   return "SFFT_ERROR_(unknown): not an sfft_status value";
 }
 
-SFFT_API const char *sfft_last_error(void) { return sfft::capi::last_error.c_str(); }
+SFFT_API const char *sfft_last_error(void) { return sfft::capi::last_error_message(); }
 
 SFFT_API const char *sfft_version_string(void) {
 #define SFFT_STR2(x) #x

@@ -21,22 +21,11 @@
 namespace {
 
 using sfft_test::cd;
+using sfft_test::Case;
+using sfft_test::case_name;
 using sfft_test::planted;
 using sfft_test::Signal;
-
-enum class Where { Cpu, CudaHost, CudaDevice };
-
-struct Case {
-  Where where;
-  sfft_dtype dtype;
-};
-
-std::string case_name(const testing::TestParamInfo<Case> &info) {
-  std::string w = info.param.where == Where::Cpu        ? "Cpu"
-                  : info.param.where == Where::CudaHost ? "CudaHost"
-                                                        : "CudaDevice";
-  return w + (info.param.dtype == SFFT_COMPLEX128 ? "_c128" : "_c64");
-}
+using sfft_test::Where;
 
 // One signal's result: frequencies in output order and their values (widened to double).
 struct Coefficients {

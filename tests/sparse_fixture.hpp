@@ -32,23 +32,12 @@
 namespace {
 
 
+using sfft_test::Case;
+using sfft_test::case_name;
 using sfft_test::planted;
 using sfft_test::Signal;
+using sfft_test::Where;
 using cd = std::complex<double>;
-
-enum class Where { Cpu, CudaHost, CudaDevice };
-
-struct Case {
-  Where where;
-  sfft_dtype dtype;
-};
-
-std::string case_name(const testing::TestParamInfo<Case> &info) {
-  std::string w = info.param.where == Where::Cpu        ? "Cpu"
-                  : info.param.where == Where::CudaHost ? "CudaHost"
-                                                        : "CudaDevice";
-  return w + (info.param.dtype == SFFT_COMPLEX128 ? "_c128" : "_c64");
-}
 
 struct Result {
   sfft_status status;

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Planted sparse spectra for the sparse FFT's test programs (sparse_test, sparse_batch_test).
+// Planted sparse spectra and the backend/precision cases of the sparse FFT's test programs.
 #pragma once
 
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "test_support.hpp"
 
@@ -46,6 +49,21 @@ inline Signal planted(uint64_t n, uint64_t k, uint64_t seed, double dynamic_rang
   }
   s.truth = sfft_test::fftw_dft(s.x, {static_cast<int>(n)});
   return s;
+}
+
+// Where a test case runs: the CPU backend, or the CUDA backend given host or device pointers.
+enum class Where { Cpu, CudaHost, CudaDevice };
+
+struct Case {
+  Where where;
+  sfft_dtype dtype;
+};
+
+inline std::string case_name(const testing::TestParamInfo<Case> &info) {
+  std::string w = info.param.where == Where::Cpu        ? "Cpu"
+                  : info.param.where == Where::CudaHost ? "CudaHost"
+                                                        : "CudaDevice";
+  return w + (info.param.dtype == SFFT_COMPLEX128 ? "_c128" : "_c64");
 }
 
 }  // namespace sfft_test

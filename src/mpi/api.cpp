@@ -11,24 +11,6 @@
 #include "mpi/sparse_plan.hpp"
 #include "sfft/sfft_mpi.h"
 
-namespace sfft::capi {
-
-namespace {
-thread_local std::string last_error;
-}
-
-void clear_last_error() noexcept { last_error.clear(); }
-
-void set_last_error(const char *function, const char *detail) noexcept {
-  try {
-    last_error = std::string(function) + ": " + detail;
-  } catch (...) {
-    last_error.clear();  // out of memory while reporting; the status code still tells what happened
-  }
-}
-
-}  // namespace sfft::capi
-
 namespace {
 
 sfft::capi::HandleRegistry<sfft_mpi_plan, sfft::mpi::SparsePlan> &registry() {
@@ -111,6 +93,6 @@ SFFT_API sfft_status sfft_mpi_ifftshift_f(void *out, const void *in, int ndim, c
   return sfft_mpi_ifftshift(out, in, ndim, shape, local_rows, local_start, axes_mask, dtype, opts, MPI_Comm_f2c(comm));
 }
 
-SFFT_API const char *sfft_mpi_last_error(void) { return sfft::capi::last_error.c_str(); }
+SFFT_API const char *sfft_mpi_last_error(void) { return sfft::capi::last_error_message(); }
 
 }  // extern "C"

@@ -4,7 +4,7 @@
 # engines (design, folds, decoding; the CUDA engine through the plugin found beside libsfft) come from the
 # archive of libsfft's internal objects, hidden inside this library, because the distributed plan drives the
 # engine's block fold, which libsfft's C API does not expose.
-set(SFFT_MPI_SOURCES src/mpi/api.cpp src/mpi/collective.cpp src/mpi/shift.cpp src/mpi/sparse_plan.cpp)
+set(SFFT_MPI_SOURCES capi/last_error.cpp src/mpi/api.cpp src/mpi/collective.cpp src/mpi/shift.cpp src/mpi/sparse_plan.cpp)
 set(SFFT_MPI_EXPORTS sfft_mpi_local_size sfft_mpi_local_size_f sfft_mpi_create sfft_mpi_create_f sfft_mpi_exec
     sfft_mpi_destroy sfft_mpi_fftshift sfft_mpi_fftshift_f sfft_mpi_ifftshift sfft_mpi_ifftshift_f sfft_mpi_last_error)
 list(JOIN SFFT_MPI_EXPORTS ";\n    " SFFT_MPI_EXPORT_LINES)

@@ -23,6 +23,16 @@ std::unique_ptr<Engine> make_engine(const Design &design, const Options &o, Back
   return dbl ? make_cpu_engine<double>(design, o) : make_cpu_engine<float>(design, o);
 }
 
+// A CPU plan reads x and writes freqs and values on the host.
+void require_host_arrays(const void *x, const uint64_t *freqs, const void *values) {
+  for (const void *ptr : {x, static_cast<const void *>(freqs), values})
+    require(pointer_kind(ptr) != PointerKind::Device,
+            ptr == x       ? "x"
+            : ptr == freqs ? "freqs"
+                           : "values",
+            " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
+}
+
 }  // namespace
 
 Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *opts, const sfft_sparse_options *knobs)
@@ -70,14 +80,7 @@ std::size_t Plan::run(Engines &e, const void *x, uint64_t *freqs, void *values, 
 
 void Plan::exec(const void *x, uint64_t *freqs, void *values, uint64_t *count) {
   const uint64_t capacity = *count;
-  if (backend_ == Backend::Cpu) {
-    for (const void *ptr : {x, static_cast<const void *>(freqs), static_cast<const void *>(values)})
-      require(pointer_kind(ptr) != PointerKind::Device,
-              ptr == x       ? "x"
-              : ptr == freqs ? "freqs"
-                             : "values",
-              " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
-  }
+  if (backend_ == Backend::Cpu) require_host_arrays(x, freqs, values);
   const std::size_t found = run(main_, x, freqs, values, capacity);
   *count = found;
   if (found > capacity)
@@ -145,14 +148,7 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
     require(f0 + f_bytes <= v0 || v0 + v_bytes <= f0, "freqs and values overlap (", f_bytes, " bytes of freqs and ",
             v_bytes, " bytes of values from the two pointers, for batch = ", batch, " and out_dist = ", out_dist, ")");
   }
-  if (backend_ == Backend::Cpu) {
-    for (const void *ptr : {x, static_cast<const void *>(freqs), static_cast<const void *>(values)})
-      require(pointer_kind(ptr) != PointerKind::Device,
-              ptr == x       ? "x"
-              : ptr == freqs ? "freqs"
-                             : "values",
-              " is CUDA device memory but the plan is a CPU plan (create it with SFFT_BACKEND_CUDA)");
-  }
+  if (backend_ == Backend::Cpu) require_host_arrays(x, freqs, values);
   reserve_batch(signals);
 
   const auto *x_bytes = static_cast<const unsigned char *>(x);

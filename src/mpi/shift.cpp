@@ -51,7 +51,7 @@ struct RowType {
   }
 };
 
-void run_local_shift(void *out, const void *in, int ndim, const int64_t *shape, uint32_t mask, sfft_dtype dtype,
+void run_local_shift(void *out, const void *in, int ndim, const int64_t *shape, uint32_t mask, const sfft_dtype &dtype,
                      const sfft_options *opts, bool inverse) {
   const sfft_status status = inverse ? ifftshift_nd(out, in, ndim, shape, mask, dtype, opts)
                                      : fftshift_nd(out, in, ndim, shape, mask, dtype, opts);
@@ -61,7 +61,7 @@ void run_local_shift(void *out, const void *in, int ndim, const int64_t *shape, 
 }  // namespace
 
 void shift_slabs(void *out, const void *in, int ndim, const int64_t *shape, int64_t local_rows, int64_t local_start,
-                 uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts, MPI_Comm caller, bool inverse) {
+                 uint32_t axes_mask, const sfft_dtype &dtype, const sfft_options *opts, MPI_Comm caller, bool inverse) {
   require_usable(caller, "comm");
   Comm comm(caller);
   Contribution mine;
@@ -144,7 +144,8 @@ void shift_slabs(void *out, const void *in, int ndim, const int64_t *shape, int6
   std::vector<MPI_Request> requests;
   for (int r = 0; r < comm.size(); ++r) {
     if (r == comm.rank()) continue;
-    const uint64_t r_start = blocks[2 * static_cast<std::size_t>(r)], r_rows = blocks[2 * static_cast<std::size_t>(r) + 1];
+    const uint64_t r_start = blocks[2 * static_cast<std::size_t>(r)],
+                   r_rows = blocks[2 * static_cast<std::size_t>(r) + 1];
     for (const Piece &p : pieces(n0, s, r_start, r_rows, my_start, my_rows)) {
       requests.emplace_back();
       check_mpi(MPI_Irecv(target + (p.dest - my_start) * row_bytes, static_cast<int>(p.rows), row.type, r, kTag,

@@ -15,6 +15,6 @@ namespace sfft::mpi {
 
 // Collective over comm. inverse: ifftshift. Arguments as sfft_mpi_fftshift (sfft_mpi.h).
 void shift_slabs(void *out, const void *in, int ndim, const int64_t *shape, int64_t local_rows, int64_t local_start,
-                 uint32_t axes_mask, sfft_dtype dtype, const sfft_options *opts, MPI_Comm comm, bool inverse);
+                 uint32_t axes_mask, const sfft_dtype &dtype, const sfft_options *opts, MPI_Comm comm, bool inverse);
 
 }  // namespace sfft::mpi

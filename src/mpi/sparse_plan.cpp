@@ -18,7 +18,7 @@ uint64_t bits_of(double v) {
 }
 
 // The arguments every rank must pass alike, with the names the mismatch message uses.
-void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const Options &o, Backend backend,
+void describe(Contribution &c, uint64_t n, uint64_t k, const sfft_dtype &dtype, const Options &o, Backend backend,
               const sfft_sparse_options &knobs) {
   c.names = {"n",
              "k",
@@ -38,7 +38,7 @@ void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const O
   auto u = [](long long v) { return static_cast<uint64_t>(v); };
   c.global = {n,
               k,
-              u(dtype),
+              u(enum_value(dtype)),
               o.seed,
               u(backend == Backend::Cuda),
               u(knobs.variant),
@@ -53,20 +53,9 @@ void describe(Contribution &c, uint64_t n, uint64_t k, sfft_dtype dtype, const O
               knobs.comb_keep};
 }
 
-std::unique_ptr<sparse::Engine> make_engine(const sparse::Design &d, const Options &o, Backend backend, bool dbl) {
-  if (backend == Backend::Cuda) {
-#if SFFT_HAVE_CUDA
-    return sparse::make_cuda_engine(d, o, dbl);
-#else
-    fail(SFFT_ERROR_UNSUPPORTED, "this sfft was built without CUDA support");
-#endif
-  }
-  return dbl ? sparse::make_cpu_engine<double>(d, o) : sparse::make_cpu_engine<float>(d, o);
-}
-
 }  // namespace
 
-SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, sfft_dtype dtype,
+SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, const sfft_dtype &dtype,
                        const sfft_options *opts, const sfft_sparse_options *knobs, MPI_Comm comm,
                        const std::function<void()> &local_checks)
     : n_(n), k_(k), offset_(local_offset), length_(local_length) {
@@ -96,18 +85,11 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
   Contribution built;
   validate_into(built, [&] {
     try {
-      engine_ = make_engine(design, o, backend_, double_precision_);
-      if (resolved.variant == SFFT_SPARSE_AUTO) {  // the same EXACT stage as sfft_create_ex's AUTO
-        sfft_sparse_options exact = resolved;
-        exact.variant = SFFT_SPARSE_EXACT;
-        exact.estimation_loops = 0;
-        exact.min_votes = 0;
-        exact.comb_loops = 0;
-        exact.comb_width = 0;
-        exact.comb_keep = 0;
-        exact_first_ = make_engine(sparse::make_design(n, k, double_precision_, exact, o.seed), o, backend_,
-                                   double_precision_);
-      }
+      engine_ = sparse::make_engine(design, o, backend_, double_precision_);
+      if (resolved.variant == SFFT_SPARSE_AUTO)  // the same EXACT stage as sfft_create_ex's AUTO
+        exact_first_ = sparse::make_engine(
+            sparse::make_design(n, k, double_precision_, sparse::exact_stage_knobs(resolved), o.seed), o, backend_,
+            double_precision_);
       freqs_.resize(k);
       values_.resize(k * 2 * (double_precision_ ? sizeof(double) : sizeof(float)));
     } catch (const std::bad_alloc &) {

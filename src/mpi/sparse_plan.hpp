@@ -23,7 +23,7 @@ class SparsePlan {
  public:
   // Collective over comm. local_checks: the C entry point's own argument checks, run where a failure still
   // reaches the other ranks through the agreement.
-  SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, sfft_dtype dtype,
+  SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, const sfft_dtype &dtype,
              const sfft_options *opts, const sfft_sparse_options *knobs, MPI_Comm comm,
              const std::function<void()> &local_checks);
   // Collective over the plan's communicator.

@@ -18,11 +18,6 @@ namespace {
 // Signals one pass of a CUDA batch engine takes (its workspace holds that many); larger batches run in passes.
 constexpr std::size_t kCudaBatchSignals = 1024;
 
-std::unique_ptr<Engine> make_engine(const Design &design, const Options &o, Backend backend, bool dbl) {
-  if (backend == Backend::Cuda) return make_cuda_engine(design, o, dbl);
-  return dbl ? make_cpu_engine<double>(design, o) : make_cpu_engine<float>(design, o);
-}
-
 // A CPU plan reads x and writes freqs and values on the host.
 void require_host_arrays(const void *x, const uint64_t *freqs, const void *values) {
   for (const void *ptr : {x, static_cast<const void *>(freqs), values})
@@ -35,6 +30,22 @@ void require_host_arrays(const void *x, const uint64_t *freqs, const void *value
 
 }  // namespace
 
+std::unique_ptr<Engine> make_engine(const Design &d, const Options &opts, Backend backend, bool double_precision) {
+  if (backend == Backend::Cuda) return make_cuda_engine(d, opts, double_precision);
+  return double_precision ? make_cpu_engine<double>(d, opts) : make_cpu_engine<float>(d, opts);
+}
+
+sfft_sparse_options exact_stage_knobs(const sfft_sparse_options &knobs) {
+  sfft_sparse_options exact = knobs;
+  exact.variant = SFFT_SPARSE_EXACT;
+  exact.estimation_loops = 0;
+  exact.min_votes = 0;
+  exact.comb_loops = 0;
+  exact.comb_width = 0;
+  exact.comb_keep = 0;
+  return exact;
+}
+
 Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *opts, const sfft_sparse_options *knobs)
     : k_(k) {
   double_ = require_complex_dtype(dtype, "dtype");
@@ -43,16 +54,8 @@ Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *
   // The design validates n, k and the knobs before the backend is resolved: bad arguments are reported as
   // such on every host.
   design_ = make_design(n, k, double_, resolved, opts_.seed);
-  if (resolved.variant == SFFT_SPARSE_AUTO) {  // validated by make_design
-    sfft_sparse_options exact = resolved;
-    exact.variant = SFFT_SPARSE_EXACT;
-    exact.estimation_loops = 0;  // ROBUST-only knobs stay with the fallback
-    exact.min_votes = 0;
-    exact.comb_loops = 0;
-    exact.comb_width = 0;
-    exact.comb_keep = 0;
-    exact_design_ = std::make_unique<Design>(make_design(n, k, double_, exact, opts_.seed));
-  }
+  if (resolved.variant == SFFT_SPARSE_AUTO)  // validated by make_design
+    exact_design_ = std::make_unique<Design>(make_design(n, k, double_, exact_stage_knobs(resolved), opts_.seed));
   backend_ = resolve_backend(opts_, {}, "sfft_create");
   main_ = make_engines(opts_);
 }

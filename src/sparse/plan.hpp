@@ -32,6 +32,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/backend.hpp"
 #include "common/error.hpp"
 #include "common/host_buffer.hpp"
 #include "common/options.hpp"
@@ -158,8 +159,8 @@ struct Distribution {
 // The folds of a rank's block: fold_hashings over the samples [offset, offset + length) only, x pointing at
 // sample offset, with no finiteness check (that waits for the reduced sums: check_reduced_folds).
 template <class Real>
-void fold_block(const Design &d, const std::complex<Real> *x, uint64_t offset, uint64_t length,
-                std::complex<Real> *z, int threads);
+void fold_block(const Design &d, const std::complex<Real> *x, uint64_t offset, uint64_t length, std::complex<Real> *z,
+                int threads);
 // After the reduction: throws SFFT_ERROR_INVALID_ARGUMENT when a reduced fold is not finite, naming the first
 // non-finite sample of this rank's block if there is one.
 template <class Real>
@@ -221,5 +222,11 @@ std::unique_ptr<Engine> make_cpu_engine(const Design &d, const Options &opts);
 // holds that many signals for run_batch, which runs them in the same kernels.
 std::unique_ptr<Engine> make_cuda_engine(const Design &d, const Options &opts, bool double_precision,
                                          std::size_t batch = 1);
+// The single-signal engine of `backend` for a design (sfft_create's plans and libsfft_mpi's).
+std::unique_ptr<Engine> make_engine(const Design &d, const Options &opts, Backend backend, bool double_precision);
+
+// AUTO's first stage: the caller's knobs as EXACT, with the ROBUST-only knobs cleared (they stay with the
+// ROBUST fallback).
+sfft_sparse_options exact_stage_knobs(const sfft_sparse_options &knobs);
 
 }  // namespace sfft::sparse

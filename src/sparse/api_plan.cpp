@@ -109,6 +109,8 @@ void Plan::reserve_batch(std::size_t batch) {
   // keeps every thread busy for any n (a single signal's parallel regions pay off only at large n).
   const std::size_t wanted = std::min<std::size_t>(static_cast<std::size_t>(usable_threads(opts_.threads)), batch);
   if (wanted <= 1 || workers_.size() >= wanted) return;
+  worker_failure_.resize(wanted);  // first: a failure here leaves the plan as it was
+  worker_failed_at_.resize(wanted);
   Options single = opts_;
   single.threads = 1;
   std::vector<Engines> grown;
@@ -179,8 +181,10 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
     // Exceptions cannot leave an OpenMP region: each worker keeps its first failure (its lowest signal, the
     // schedule hands out signals in increasing order) and the lowest over the workers is rethrown.
     const int workers = static_cast<int>(std::min(workers_.size(), signals));
-    std::vector<std::exception_ptr> failure(static_cast<std::size_t>(workers));
-    std::vector<std::size_t> failed_at(static_cast<std::size_t>(workers), signals);
+    auto &failure = worker_failure_;  // reserved with the workers: exec allocates nothing
+    auto &failed_at = worker_failed_at_;
+    std::fill(failure.begin(), failure.end(), nullptr);
+    std::fill(failed_at.begin(), failed_at.end(), signals);
     const long count = static_cast<long>(signals);
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
     for (long i = 0; i < count; ++i) {
@@ -194,7 +198,7 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
       }
     }
     const auto first =
-        static_cast<std::size_t>(std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin());
+        static_cast<std::size_t>(std::min_element(failed_at.begin(), failed_at.begin() + workers) - failed_at.begin());
     if (failed_at[first] < signals) {
       try {
         std::rethrow_exception(failure[first]);

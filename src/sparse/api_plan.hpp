@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -53,10 +54,12 @@ class Plan {
   Engines main_;
   // Batch workspace (reserve_batch).
   std::vector<Engines> workers_;
-  std::vector<uint64_t> batch_found_;     // per signal: the number found, published into counts[] at the end
-  std::unique_ptr<Engine> batch_engine_;  // CUDA (EXACT, or AUTO's EXACT stage)
-  std::size_t batch_engine_signals_ = 0;  // its capacity
-  bool batch_engine_declined_ = false;    // the design has no batched CUDA form: signals run in turn
+  std::vector<std::exception_ptr> worker_failure_;  // per worker: its first failure in the current batch
+  std::vector<std::size_t> worker_failed_at_;       // and the signal it failed on
+  std::vector<uint64_t> batch_found_;               // per signal: the number found, published into counts[] at the end
+  std::unique_ptr<Engine> batch_engine_;            // CUDA (EXACT, or AUTO's EXACT stage)
+  std::size_t batch_engine_signals_ = 0;            // its capacity
+  bool batch_engine_declined_ = false;              // the design has no batched CUDA form: signals run in turn
   std::vector<uint64_t> batch_capacities_;
   std::vector<std::size_t> batch_unresolved_;
 };

@@ -41,14 +41,15 @@ SFFT_API sfft_status sfft_mpi_create(sfft_mpi_plan *plan, uint64_t n, uint64_t k
                                      const sfft_sparse_options *knobs, MPI_Comm comm) {
   return sfft::capi::guarded("sfft_mpi_create", [&] {
     auto checks = [&] { sfft::require(plan != nullptr, "plan (the output handle pointer) is NULL"); };
-    *plan = registry().add(std::make_unique<sfft::mpi::SparsePlan>(n, k, local_offset, local_length, dtype, opts,
-                                                                   knobs, comm, checks));
+    *plan = registry().add(
+        std::make_unique<sfft::mpi::SparsePlan>(n, k, local_offset, local_length, dtype, opts, knobs, comm, checks));
   });
 }
 
 SFFT_API sfft_status sfft_mpi_exec(sfft_mpi_plan plan, const void *x_local, uint64_t *freqs, void *values,
                                    uint64_t *count, int root) {
-  return sfft::capi::guarded("sfft_mpi_exec", [&] { registry().acquire(plan, "plan")->exec(x_local, freqs, values, count, root); });
+  return sfft::capi::guarded("sfft_mpi_exec",
+                             [&] { registry().acquire(plan, "plan")->exec(x_local, freqs, values, count, root); });
 }
 
 SFFT_API sfft_status sfft_mpi_destroy(sfft_mpi_plan plan) {
@@ -87,9 +88,9 @@ SFFT_API sfft_status sfft_mpi_fftshift_f(void *out, const void *in, int ndim, co
   return sfft_mpi_fftshift(out, in, ndim, shape, local_rows, local_start, axes_mask, dtype, opts, MPI_Comm_f2c(comm));
 }
 
-SFFT_API sfft_status sfft_mpi_ifftshift_f(void *out, const void *in, int ndim, const int64_t *shape,
-                                          int64_t local_rows, int64_t local_start, uint32_t axes_mask,
-                                          sfft_dtype dtype, const sfft_options *opts, MPI_Fint comm) {
+SFFT_API sfft_status sfft_mpi_ifftshift_f(void *out, const void *in, int ndim, const int64_t *shape, int64_t local_rows,
+                                          int64_t local_start, uint32_t axes_mask, sfft_dtype dtype,
+                                          const sfft_options *opts, MPI_Fint comm) {
   return sfft_mpi_ifftshift(out, in, ndim, shape, local_rows, local_start, axes_mask, dtype, opts, MPI_Comm_f2c(comm));
 }
 

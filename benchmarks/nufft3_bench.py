@@ -101,7 +101,7 @@ def _shell(rng, n, radius):
 
 def _radial(rng, n, kmax, spokes=None):
     spokes = spokes or max(8, int(np.sqrt(n) / 2))
-    per = max(2, n // spokes)
+    per = max(2, -(-n // spokes))  # ceil: at least n points before the cut to n
     ang = np.repeat(np.arange(spokes) * np.pi / spokes, per)[:n]
     r = np.tile(np.linspace(-kmax, kmax, per), spokes)[:n]
     return np.stack([r * np.cos(ang), r * np.sin(ang)])
@@ -219,6 +219,40 @@ def run_peer(peer, env, case, prec, tol, pts):
     return dict(tol=tol, setpts=t_set, exec=t_exec, err=err)
 
 
+def run_stages(sf, env, case, prec, tols, pts, title):
+    """--stages: sfft alone at the given tolerances, its default FFT against the full one (SFFT_NUFFT3_FFT=full:
+    the CUDA backend's pruned transform A/B), exec medians, then one setpts + exec of each with
+    SFFT_NUFFT3_STAGE_TIMES=1, whose per-stage times the library prints to stderr."""
+    print(f"\n## stages: {title}")
+    print(f"{'sfft tol':>9}{'err':>10}{'setpts':>9}{'exec':>9}{'exec full-FFT':>15}{'full/default':>14}", flush=True)
+    ratios = []
+    for tol in tols:
+        r = {}
+        for mode in ("default", "full"):
+            if mode == "full":
+                os.environ["SFFT_NUFFT3_FFT"] = "full"
+            try:
+                r[mode] = run_sfft(sf, env, case, prec, tol, pts)
+            finally:
+                os.environ.pop("SFFT_NUFFT3_FFT", None)
+        d, f = r["default"], r["full"]
+        ratios.append(f["exec"] / d["exec"])
+        print(f"{tol:>9.0e}{d['err']:>10.2e}{d['setpts'] * 1e3:>7.2f}ms{d['exec'] * 1e3:>7.2f}ms"
+              f"{f['exec'] * 1e3:>13.2f}ms{ratios[-1]:>13.2f}x", flush=True)
+        once = dict(env, timer=Timer(env["timer"].sync, 1))
+        for mode in ("default", "full"):
+            os.environ["SFFT_NUFFT3_STAGE_TIMES"] = "1"
+            if mode == "full":
+                os.environ["SFFT_NUFFT3_FFT"] = "full"
+            try:
+                run_sfft(sf, once, case, prec, tol, pts)
+            finally:
+                os.environ.pop("SFFT_NUFFT3_FFT", None)
+                os.environ.pop("SFFT_NUFFT3_STAGE_TIMES", None)
+            sys.stderr.flush()
+    return ratios
+
+
 def best_match(runs, err, metric):
     """Fastest sfft run (by metric) whose error is at most err; None if no run is that accurate."""
     ok = [r for r in runs if r["err"] <= err]
@@ -236,6 +270,8 @@ def main():
     ap.add_argument("--cases", default="", help="comma-separated substrings selecting suite cases")
     ap.add_argument("--prec", choices=["single", "double", "both"], default="both")
     ap.add_argument("--max-peer-tols", type=int, default=99, help="use only the loosest peer tolerances")
+    ap.add_argument("--stages", default="", help="comma-separated sfft tolerances: instead of the comparison, "
+                    "sfft's stage times and its default FFT against the full one (see run_stages)")
     args = ap.parse_args()
     sf = Sfft(args.lib)
     gpu = args.backend == "cuda"
@@ -277,6 +313,7 @@ def main():
     mins = {}  # (metric, prec) -> (ratio, where)
     misses = []
     bands = []  # (prec, tol, err) of sfft runs
+    stage_ratios = []  # --stages: exec with the full FFT / exec with the default one
     for case in suite(args.scale):
         if args.cases and not any(c.strip().lower() in case["name"].lower() for c in args.cases.split(",")):
             continue
@@ -293,6 +330,11 @@ def main():
             # The reference uses the coordinates and strengths as rounded to this precision.
             env["ref"] = direct_sample(xp, xd, sd, cd, -1, idx)
             pts = (xd, sd, cd, F, idx)
+            if args.stages:
+                title = f"{case['name']}, N={n}, K={k}, ntransf={case['ntransf']}, {prec}"
+                stage_ratios += run_stages(sf, env, case, prec, [float(t) for t in args.stages.split(",")], pts, title)
+                del xd, sd, cd, F
+                continue
             ours = []
             for tol in SFFT_TOLS[prec]:
                 try:
@@ -331,6 +373,11 @@ def main():
                 f"{r['tol']:.0e}: {r['err']:.1e} {r['err'] / r['tol']:.2f} {r['exec'] * 1e3:.1f}" for r in ours),
                 flush=True)
             del xd, sd, cd, F
+    if args.stages:
+        if stage_ratios:
+            print(f"\n## stages: exec with the full FFT / exec with the default FFT: min {min(stage_ratios):.2f}x, "
+                  f"median {statistics.median(stage_ratios):.2f}x, max {max(stage_ratios):.2f}x")
+        return 0
     print("\n## summary: MINIMUM ratio over the suite (peer time / fastest sfft time at least as accurate)")
     for prec in precs:
         for m in ("exec", "setpts", "e2e"):

@@ -636,4 +636,49 @@ TEST(nufft3Cuda, HostPointersAreStaged) {
   EXPECT_NE(std::string(sfft_last_error()).find("t[9] is NaN"), std::string::npos) << sfft_last_error();
 }
 
+// The pruned FFT of the CUDA backend (2-D and 3-D, at most 4 transforms; issue 18) transforms only the grid
+// lines that hold sources and then only those the targets read. Pruned and full transforms (SFFT_NUFFT3_FFT=full)
+// both meet tol against the direct sum and agree to rounding; the stage-time line (SFFT_NUFFT3_STAGE_TIMES)
+// names the transform that ran, so the test fails if the pruned path was not taken. Sigma = 2 (double 1e-9,
+// single 3e-5) leaves about half of each dimension empty; with 5 transforms the plan keeps the full transform.
+TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
+  SFFT_SKIP_WITHOUT_GPU();
+  struct Environment {
+    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
+    ~Environment() {
+      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
+      unsetenv("SFFT_NUFFT3_FFT");
+    }
+  } environment;
+  for (int dim : {2, 3}) {
+    for (int ntransf : {1, 3, 5}) {
+      Problem p = dim == 2 ? make_problem(2, 900, 700, 9, 14, false, ntransf, 81)
+                           : make_problem(3, 500, 400, 3, 10, false, ntransf, 81);
+      const std::vector<cd> ref = direct(p, -1, false);
+      for (bool is_double : {true, false}) {
+        const double tol = is_double ? 1e-9 : 3e-5;
+        std::vector<cd> got[2];
+        for (int full = 0; full < 2; ++full) {
+          if (full) {
+            setenv("SFFT_NUFFT3_FFT", "full", 1);
+          } else {
+            unsetenv("SFFT_NUFFT3_FFT");
+          }
+          testing::internal::CaptureStderr();
+          got[full] =
+              is_double ? run<double>(p, Where::CudaDevice, -1, tol) : run<float>(p, Where::CudaDevice, -1, tol);
+          const std::string log = testing::internal::GetCapturedStderr();
+          const bool pruned = !full && ntransf <= 4;
+          EXPECT_NE(log.find(pruned ? "fft pruned" : "fft full"), std::string::npos) << log;
+          const double err = error_of(got[full], ref);
+          std::printf("dim %d ntransf %d %s tol %g, %s FFT: err %.2e\n", dim, ntransf, is_double ? "double" : "single",
+                      tol, full ? "full" : "default", err);
+          EXPECT_LE(err, tol) << "dim " << dim << " ntransf " << ntransf << " full " << full;
+        }
+        EXPECT_LE(error_of(got[0], got[1]), tol / 10) << "dim " << dim << " ntransf " << ntransf;
+      }
+    }
+  }
+}
+
 }  // namespace

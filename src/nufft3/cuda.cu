@@ -7,8 +7,9 @@
 // subproblem's sources interleaved (a warp's 32 far apart within it), the grid deconvolution. The grid and cuFFT plan
 // of the plan's previous points are taken over when the new grid has the same shape (or one at most kReuseSlack larger:
 // more oversampling only). Temporaries are stream-ordered (cudaMallocAsync). exec: persistent blocks spread the
-// subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution), batched cuFFT,
-// interpolation with one thread per target in tile order. Spreading and interpolation are compiled per dimension and
+// subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution), cuFFT (in 2-D and
+// 3-D pruned to the lines that hold sources and those the targets read), interpolation with one thread per
+// target in tile order. Spreading and interpolation are compiled per dimension and
 // width class (<= 8, <= 16, wider) so that the kernel weights stay in registers; wide 3-D kernels take tiles of up to
 // the device's opt-in shared memory. All on the plan's stream; exec allocates nothing.
 #include <cub/device/device_radix_sort.cuh>
@@ -16,9 +17,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/checked.hpp"
@@ -41,6 +45,78 @@ constexpr double kReuseSlack = 1.2;
 // Coordinate arrays scanned at once: x, s, y, t, z, u (sources and targets interleaved by dimension, the
 // order in which a non-finite entry is reported).
 constexpr int kMaxArrays = 6;
+
+// Pruned FFT (2-D and 3-D): the sources fill n1 of the n2 cells of each dimension (about half at sigma = 2)
+// and the targets read about n2 / sigma + W of them, so most of a full transform's lines carry zeros in or go
+// unread out. Dimension 0 is transformed last and only its input is pruned: first the lines (2-D) or planes
+// (3-D) of the other dimensions at the dimension-0 indices that hold sources, then dimension 0 along the
+// dimension-1 indices that targets read (every dimension-2 index): both are cuFFT batches at two offsets each
+// (the periodic grid's two ends), about half the work of the full transform at sigma = 2. Worth it only where
+// it skips at least this fraction of the full transform's work (sigma = 1.25 skips about 20 %, which strided
+// column batches may not repay), and for few transforms: each transform costs 4 cuFFT launches instead of
+// sharing one batched plan.
+constexpr double kPruneAtMost = 0.75;
+constexpr int kMaxPrunedTransforms = 4;
+// Lines kept at each end are rounded up to this many, so that a plan whose new points need a few lines more
+// (random points of the same distribution) still takes over the previous points' FFT plans.
+constexpr long long kPruneRound = 8;
+
+// Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
+// "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
+// SFFT_NUFFT3_FFT=full turns the pruned transform off, for A/B measurements (benchmarks/nufft3_bench.py --stages).
+bool env_flag(const char *name, const char *value) {
+  const char *v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  return value == nullptr ? std::strcmp(v, "0") != 0 : std::strcmp(v, value) == 0;
+}
+
+// Stage times of one setpts or exec: a cudaEvent after each stage, one line to stderr once the stream has
+// synchronised. Host-side work between stages (layout, cuFFT planning) shows in the next stage's time when
+// the GPU is idle then.
+class StageTimes {
+ public:
+  StageTimes() = default;
+  StageTimes(const StageTimes &) = delete;
+  StageTimes &operator=(const StageTimes &) = delete;
+  ~StageTimes() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  void begin(cudaStream_t s) {
+    used_ = 0;
+    names_.clear();
+    mark("", s);
+  }
+  void mark(const char *name, cudaStream_t s) {
+    if (used_ == events_.size()) {
+      cudaEvent_t e = nullptr;
+      SFFT_CUDA_CHECK(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    names_.emplace_back(name);
+    SFFT_CUDA_CHECK(cudaEventRecord(events_[used_++], s));
+  }
+  void report(const std::string &what, cudaStream_t s) const {
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::string line = "sfft nufft3 " + what + " (ms):";
+    float total = 0;
+    for (std::size_t i = 1; i < used_; ++i) {
+      float ms = 0;
+      SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i - 1], events_[i]));
+      total += ms;
+      char item[96];
+      std::snprintf(item, sizeof item, " %s %.4f", names_[i].c_str(), static_cast<double>(ms));
+      line += item;
+    }
+    char sum[48];
+    std::snprintf(sum, sizeof sum, " | total %.4f\n", static_cast<double>(total));
+    std::fputs((line + sum).c_str(), stderr);
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+  std::vector<std::string> names_;
+  std::size_t used_ = 0;
+};
 
 template <class Real>
 struct alignas(2 * sizeof(Real)) Cplx {
@@ -543,6 +619,63 @@ __global__ void __launch_bounds__(kBlock, 3)
   }
 }
 
+// The FFT of the grid: one batched plan over all of it, or the pruned passes (see kPruneAtMost).
+struct GridFft {
+  bool pruned = false;
+  long long rows = 0;  // pruned: dimension-0 indices holding sources, at each end of the axis
+  long long cols = 0;  // pruned: dimension-1 indices the targets read, at each end of the axis
+  cuda::CufftPlan full, planes, columns;
+};
+
+// The transform layout L needs: pruned where that skips enough work (kPruneAtMost, kMaxPrunedTransforms).
+// Source cell c in [-n1/2, n1/2) sits at index c mod n2; a target at grid coordinate p (|p| <= P = the
+// largest |t - D| times tgt_scale) reads the cells ceil(p - W/2) .. that + W - 1, all within
+// [-(P + W/2), P + W/2] (2 cells more for the coordinates' rounding to Real).
+GridFft wanted_fft(const Layout &L, const double *s_lo, const double *s_hi, int ntransf) {
+  GridFft f;
+  if (L.dim < 2 || ntransf > kMaxPrunedTransforms || env_flag("SFFT_NUFFT3_FFT", "full")) return f;
+  auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
+  const DimLayout &a0 = L.axis[0], &a1 = L.axis[1];
+  const double reach = std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale +
+                       L.kernel.half_width + 2;
+  if (!(reach < static_cast<double>(a1.n2))) return f;
+  const long long rows = std::min(round_up(a0.n1 / 2), a0.n2 / 2);
+  const long long cols = std::min(round_up(static_cast<long long>(std::ceil(reach)) + 1), a1.n2 / 2);
+  const double in = 2.0 * static_cast<double>(rows) / static_cast<double>(a0.n2);
+  const double out = 2.0 * static_cast<double>(cols) / static_cast<double>(a1.n2);
+  // Work relative to the full transform: the first passes cover dim - 1 of the dim axes on `in` of the grid,
+  // the dimension-0 pass covers `out` of it.
+  const double work = (static_cast<double>(L.dim - 1) * in + out) / L.dim;
+  if (work > kPruneAtMost) return f;
+  f.pruned = true;
+  f.rows = rows;
+  f.cols = cols;
+  return f;
+}
+
+// Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs.
+bool fft_covers(const GridFft &have, const GridFft &want) {
+  if (have.pruned != want.pruned) return false;
+  return !want.pruned || (have.rows >= want.rows && have.cols >= want.cols);
+}
+
+void make_fft(GridFft &f, const Layout &L, int ntransf, cufftType type, cudaStream_t stream) {
+  long long n[3] = {1, 1, 1};
+  for (int d = 0; d < L.dim; ++d) n[d] = L.axis[d].n2;
+  const long long total = static_cast<long long>(L.n2_total);
+  if (!f.pruned) {
+    f.full.make_many(L.dim, n, nullptr, 1, total, nullptr, 1, total, type, ntransf);
+    f.full.set_stream(stream);
+    return;
+  }
+  const long long plane = total / n[0], inner = plane / n[1];
+  f.planes.make_many(L.dim - 1, n + 1, nullptr, 1, plane, nullptr, 1, plane, type, f.rows);
+  f.planes.set_stream(stream);
+  long long embed[1] = {n[0]};
+  f.columns.make_many(1, n, embed, plane, 1, embed, plane, 1, type, f.cols * inner);
+  f.columns.set_stream(stream);
+}
+
 template <class Real>
 class CudaEngine final : public Engine {
  public:
@@ -552,6 +685,7 @@ class CudaEngine final : public Engine {
     cuda::DeviceScope scope(cfg_.opts.device);
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, cfg_.opts.device));
+    stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES", nullptr);
   }
 
   void setpts(const Points &p) override {
@@ -561,6 +695,7 @@ class CudaEngine final : public Engine {
     const int dim = cfg_.dim;
     N_ = p.N;
     K_ = p.K;
+    if (stage_times_) timer_.begin(stream_);
     // Coordinates where they are; host arrays staged (stream-ordered temporaries, freed on return).
     std::vector<std::unique_ptr<cuda::StreamBuffer>> staged;
     auto readable = [&](const void *v, std::size_t n) -> const Real * {
@@ -576,6 +711,7 @@ class CudaEngine final : public Engine {
     }
     double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
     scan_ranges(src, tgt, x_lo, x_hi, s_lo, s_hi);  // the one read-back: the layout needs the ranges
+    if (stage_times_) timer_.mark("scan", stream_);
     std::size_t free_bytes = 0, total_bytes = 0;
     SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
@@ -596,15 +732,18 @@ class CudaEngine final : public Engine {
     }
     src_geo_ = src_geo;
     tgt_geo_ = tgt_geo;
+    if (stage_times_) timer_.mark("layout", stream_);
 
     src_index_.allocate(N_);
     src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
     src_phase_.allocate(N_);
     sort_points<false>(src_geo, src, N_, src_pos_, src_phase_, src_index_);
+    if (stage_times_) timer_.mark("sources", stream_);
     tgt_index_.allocate(K_);
     tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
     tgt_factor_.allocate(K_);
     sort_points<true>(tgt_geo, tgt, K_, tgt_pos_, tgt_factor_, tgt_index_);
+    if (stage_times_) timer_.mark("targets", stream_);
 
     for (int d = 0; d < dim; ++d) {
       correction_[d].allocate(L_.axis[d].n1);
@@ -612,6 +751,7 @@ class CudaEngine final : public Engine {
           L_.kernel, fourier_, L_.axis[d].n1, L_.axis[d].n2, correction_[d].get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
+    if (stage_times_) timer_.mark("corrections", stream_);
     if (use_tiles_) {
       // The attribute is process-wide per kernel: every plan sets the same value (the device's opt-in
       // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
@@ -638,20 +778,25 @@ class CudaEngine final : public Engine {
     const bool reuse_F = previous != nullptr && previous->F_stage_.size() == F_count;
     if (!reuse_f) f_stage_.allocate(f_count);
     if (!reuse_F) F_stage_.allocate(F_count);
-    if (!reuse) {
-      grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
-      long long n[3];
-      for (int d = 0; d < dim; ++d) n[d] = L_.axis[d].n2;
-      fft_.make_many(dim, n, nullptr, 1, static_cast<long long>(L_.n2_total), nullptr, 1,
-                     static_cast<long long>(L_.n2_total), CufftTypes<Real>::c2c, cfg_.ntransf);
-      fft_.set_stream(stream_);
+    if (!reuse) grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+    // The previous points' FFT plans go with their grid where they transform every line these points need
+    // (the pruned extents are rounded up, kPruneRound, so that points of the same distribution keep them).
+    GridFft want = wanted_fft(L_, s_lo, s_hi, cfg_.ntransf);
+    const bool reuse_fft = reuse && fft_covers(previous->fft_, want);
+    if (!reuse_fft) {
+      fft_ = std::move(want);
+      make_fft(fft_, L_, cfg_.ntransf, CufftTypes<Real>::c2c, stream_);
     }
-    // Nothing below can fail: the previous points' grid, FFT plan and staging change hands (the plan drops
+    if (stage_times_) {
+      timer_.mark("grid+fft", stream_);
+      timer_.report(
+          "setpts stages, " + describe(reuse_fft ? previous->fft_ : fft_) + (reuse_fft ? ", FFT plans taken over" : ""),
+          stream_);
+    }
+    // Nothing below can fail: the previous points' grid, FFT plans and staging change hands (the plan drops
     // that engine next). Their work is queued on the same stream, so the order of use is kept.
-    if (reuse) {
-      grid_ = std::move(previous->grid_);
-      fft_ = std::move(previous->fft_);
-    }
+    if (reuse) grid_ = std::move(previous->grid_);
+    if (reuse_fft) fft_ = std::move(previous->fft_);
     if (reuse_f) f_stage_ = std::move(previous->f_stage_);
     if (reuse_F) F_stage_ = std::move(previous->F_stage_);
   }
@@ -662,12 +807,15 @@ class CudaEngine final : public Engine {
     const bool F_host = pointer_kind(F_out) == PointerKind::Host;
     const C *f = static_cast<const C *>(f_in);
     C *F = static_cast<C *>(F_out);
+    if (stage_times_) timer_.begin(stream_);
     if (f_host) {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(f_stage_.get(), f_in, f_stage_.bytes(), cudaMemcpyHostToDevice, stream_));
       f = f_stage_.get();
+      if (stage_times_) timer_.mark("upload", stream_);
     }
     C *F_dev = F_host ? F_stage_.get() : F;
     SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, grid_.bytes(), stream_));
+    if (stage_times_) timer_.mark("zero", stream_);
     SpreadArgs a{};
     a.N = N_;
     a.index = src_index_.get();
@@ -690,15 +838,19 @@ class CudaEngine final : public Engine {
       spread_global<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, a);
     }
     SFFT_CUDA_CHECK_LAUNCH();
-    auto *g = reinterpret_cast<typename CufftTypes<Real>::complex *>(grid_.get());
-    cuda::exec_c2c(fft_, g, g, cfg_.sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE);
+    if (stage_times_) timer_.mark("spread", stream_);
+    run_fft();
+    if (stage_times_) timer_.mark("fft", stream_);
     interp_fn_<<<cuda::grid_for(K_, kBlock), kBlock, 0, stream_>>>(tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(),
                                                                    tgt_pos_.get(), tgt_factor_.get(), grid_.get(),
                                                                    L_.n2_total, F_dev);
     SFFT_CUDA_CHECK_LAUNCH();
+    if (stage_times_) timer_.mark("interp", stream_);
     if (F_host) {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(F_out, F_dev, F_stage_.bytes(), cudaMemcpyDeviceToHost, stream_));
+      if (stage_times_) timer_.mark("download", stream_);
     }
+    if (stage_times_) timer_.report("exec stages, " + describe(fft_), stream_);
     if (f_host || F_host) SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -720,6 +872,44 @@ class CudaEngine final : public Engine {
   static T *temporary(std::vector<std::unique_ptr<cuda::StreamBuffer>> &keep, std::size_t count, cudaStream_t s) {
     keep.push_back(std::make_unique<cuda::StreamBuffer>(std::max<std::size_t>(count, 1) * sizeof(T), s));
     return static_cast<T *>(keep.back()->get());
+  }
+
+  // The grid's FFT, every transform: one batched plan, or per transform the pruned passes at both ends of
+  // dimension 0 (planes holding sources) and then of dimension 1 (lines the targets read).
+  void run_fft() {
+    using Z = typename CufftTypes<Real>::complex;
+    const int dir = cfg_.sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
+    Z *g = reinterpret_cast<Z *>(grid_.get());
+    if (!fft_.pruned) {
+      cuda::exec_c2c(fft_.full, g, g, dir);
+      return;
+    }
+    const long long n0 = L_.axis[0].n2, n1 = L_.axis[1].n2;
+    const std::size_t plane = L_.n2_total / static_cast<std::size_t>(n0);
+    const std::size_t inner = plane / static_cast<std::size_t>(n1);
+    for (int tr = 0; tr < cfg_.ntransf; ++tr) {
+      Z *t = g + tr * L_.n2_total;
+      Z *upper_planes = t + static_cast<std::size_t>(n0 - fft_.rows) * plane;
+      Z *upper_cols = t + static_cast<std::size_t>(n1 - fft_.cols) * inner;
+      cuda::exec_c2c(fft_.planes, t, t, dir);
+      cuda::exec_c2c(fft_.planes, upper_planes, upper_planes, dir);
+      cuda::exec_c2c(fft_.columns, t, t, dir);
+      cuda::exec_c2c(fft_.columns, upper_cols, upper_cols, dir);
+    }
+  }
+
+  // The plan's shape for the stage-time lines.
+  std::string describe(const GridFft &fft) const {
+    std::string grid;
+    for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
+                  "tile %d x %u blocks x %d threads%s",
+                  sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
+                  L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
+                  spread_blocks_, spread_threads_, use_tiles_ ? "" : " (global atomics)");
+    return text;
   }
 
   // Ranges of every coordinate array in one pass and one read-back; throws naming the first non-finite entry
@@ -939,7 +1129,9 @@ class CudaEngine final : public Engine {
   DeviceBuffer<unsigned> src_index_, tgt_index_, sub_bin_, sub_start_, sub_count_, nsub_;
   DeviceBuffer<Real> src_pos_, tgt_pos_, correction_[3];
   DeviceBuffer<C> src_phase_, tgt_factor_, grid_, f_stage_, F_stage_;
-  cuda::CufftPlan fft_;
+  GridFft fft_;
+  bool stage_times_ = false;
+  StageTimes timer_;
 };
 
 }  // namespace

@@ -217,6 +217,7 @@ struct CostConstants {
   double odd_smooth;         // factor for a library FFT of a 7-smooth length that is not a power of two
   double per_launch;         // fixed cost of one kernel, memset or FFT execution of a whole-spectrum method
   double direct_call;        // fixed cost of a DIRECT call besides its tiles
+  double per_gen_term;       // one nonzero x one column of PRUNED's four-step generation (CUDA)
 };
 // CUDA refit (issue 22) on the H100 suite table of bench_spfft2d --device (2026-11-25, 30 matrices, 1024^2 to
 // 16384^2, powers of two, 8219 and 1.5 n columns): odd_smooth from cuFFT's 2-D R2C at 8192 x 12288 and
@@ -227,8 +228,10 @@ struct CostConstants {
 // from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
 // 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
 // those of phase 1.
-constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4};
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0};
+// per_gen_term (issue 22 phase 3) is not fitted yet: ~8 instructions per 8 column-terms of a nonzero at the
+// H100's 2.96e13 lane instructions/s, 2.7e-4 ns, with some slack for the twiddle and entry loads.
+constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 3.5e-4};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;
@@ -308,18 +311,56 @@ namespace {
 // pass's K direct terms per output less than a column FFT below K = 5/8 log2(rows). To be refitted with
 // measurements (bench_spfft2d).
 constexpr double kPrunedBreakEven = 0.625;
+// The four-step column pass sums a direct row's nonzeros for every column as it generates the column input: a
+// nonzero costs about 8 instructions per 8 columns less than a complex multiply-add each (one exact twiddle,
+// then steps), an R2C row about 4 reads or writes of its width (zeroed padded row, R2C, read by pass 1), which
+// balance near 40 nonzeros on the H100 (2.96e13 lane instructions/s against ~3 TB/s). A thread pair sums one
+// row and a warp 16 rows, so a row far above the mean also holds its warp up: rows above twice the mean go
+// to the R2C as well.
+constexpr double kFourStepFftRow = 40.0;
+constexpr double kFourStepImbalance = 2.0;
+// Rows of the four-step generation that a warp sums together (float: 16 rows x 2 column halves).
+constexpr uint64_t kFourStepWarpRows = 16;
+
+// The nonzeros the four-step generation steps through per column: each warp's 16 rows as many times as its
+// longest direct row (rows r1 + P r2 for 16 consecutive r2).
+double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
+  std::vector<int64_t> direct(m.rows, 0);
+  for (std::size_t j = 0; j < m.row_id.size(); ++j)
+    if (!s.fft_row[j]) direct[static_cast<std::size_t>(m.row_id[j])] = m.row_start[j + 1] - m.row_start[j];
+  const uint64_t P = s.four_step_p, Q = m.rows / P;
+  double terms = 0;
+  for (uint64_t r1 = 0; r1 < P; ++r1)
+    for (uint64_t g = 0; g < Q; g += kFourStepWarpRows) {
+      int64_t longest = 0;
+      for (uint64_t r2 = g; r2 < std::min(Q, g + kFourStepWarpRows); ++r2)
+        longest = std::max(longest, direct[r1 + P * r2]);
+      terms += static_cast<double>(longest) * static_cast<double>(std::min(kFourStepWarpRows, Q - g));
+    }
+  return terms;
+}
 }  // namespace
 
-PrunedShape pruned_shape(const SparseColumns &m) {
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
   PrunedShape s;
-  const double row_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.cols, 2)));
+  const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
+  s.direct_columns = static_cast<double>(m.row_id.size()) <= column_limit;
+  const uint64_t R = m.rows;
+  s.four_step = backend == CostBackend::Cuda && !s.direct_columns && (R & (R - 1)) == 0 && R >= kFourStepMinRows &&
+                R <= kFourStepMaxRows;
+  double row_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.cols, 2)));
+  if (s.four_step) {
+    unsigned bits = 0;
+    while ((uint64_t{1} << bits) < R) ++bits;
+    s.four_step_p = uint64_t{1} << ((bits + 1) / 2);
+    const double mean = static_cast<double>(m.nnz()) / static_cast<double>(m.row_id.size());
+    row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
+  }
   s.fft_row.resize(m.row_id.size());
   for (std::size_t j = 0; j < m.row_id.size(); ++j) {
     s.fft_row[j] = static_cast<double>(m.row_start[j + 1] - m.row_start[j]) > row_limit;
     s.fft_rows += s.fft_row[j] ? 1 : 0;
   }
-  const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
-  s.direct_columns = static_cast<double>(m.row_id.size()) <= column_limit;
   return s;
 }
 
@@ -359,7 +400,7 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
-  const PrunedShape shape = pruned_shape(m);
+  const PrunedShape shape = pruned_shape(m, backend);
   double direct_nnz = 0;
   for (std::size_t j = 0; j < m.row_id.size(); ++j)
     if (!shape.fft_row[j]) direct_nnz += static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
@@ -374,6 +415,14 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // column FFT].
   const double launches = (F > 0 ? 3 : 0) + 2 + (shape.direct_columns ? 0 : 1);
   c.pruned = k.per_launch * launches + rows_pass + columns_pass;
+  if (shape.four_step) {
+    // [Zero fill, scatter, R2C of the FFT rows,] the two passes: pass 1 sums the direct rows (arithmetic) while
+    // it writes the output (memory), so it takes the longer of the two; pass 2 reads and rewrites the output.
+    const double generation = scale * k.per_gen_term * W * four_step_terms(m, shape);
+    c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
+               F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) +
+               std::max(generation, k.per_byte * E * R * W) + k.per_byte * E * 2 * R * W;
+  }
   return c;
 }
 

@@ -179,7 +179,7 @@ class CpuEngine final : public Engine {
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
   Pruned plan_pruned() const {
     Pruned p;
-    const PrunedShape shape = pruned_shape(*m_);
+    const PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu);
     p.fft_row = shape.fft_row;
     p.direct_columns = shape.direct_columns;
     if (shape.fft_rows > 0) {

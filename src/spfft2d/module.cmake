@@ -5,7 +5,7 @@ list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/plan.cpp src/spfft2d/c
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda/engine.cu src/spfft2d/cuda/streaming.cu src/spfft2d/cuda/direct_tiles.cu
      src/spfft2d/cuda/bluestein.cu src/spfft2d/cuda/whole.cu src/spfft2d/cuda/pruned.cu
-     src/spfft2d/columns.cpp)
+     src/spfft2d/cuda/four_step.cu src/spfft2d/columns.cpp)
 # The seam's library side forwards to the plugin; without CUDA the plugin lookup fails with
 # SFFT_ERROR_UNSUPPORTED, so the same file serves the CPU-only build.
 if(SFFT_HAVE_CUDA)

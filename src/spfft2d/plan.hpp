@@ -135,15 +135,21 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
 // longest column (columns.cpp, warp_padded_terms).
 uint64_t heavy_column_limit(const SparseColumns &m);
 
-// How PRUNED treats a matrix on both backends, from operation counts (columns.cpp): which nonempty rows (in
+// How PRUNED treats a matrix on a backend, from operation counts (columns.cpp): which nonempty rows (in
 // row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
-// nonempty rows' spectra directly rather than running an FFT down each column.
+// nonempty rows' spectra directly rather than running an FFT down each column. On the CUDA backend an FFT
+// column pass at a power-of-two row count in [kFourStepMinRows, kFourStepMaxRows] is the four-step FFT of
+// our own (cuda/four_step.cu: rows = four_step_p x (rows / four_step_p)), which generates the direct rows'
+// spectra as it reads them, so its FFT rows are only the rows far longer than the others.
 struct PrunedShape {
   std::vector<char> fft_row;
   uint64_t fft_rows = 0;
   bool direct_columns = false;
+  bool four_step = false;
+  uint64_t four_step_p = 0;
 };
-PrunedShape pruned_shape(const SparseColumns &m);
+constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
 
 // The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
 // memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).

@@ -6,6 +6,7 @@
 //   bluestein.cu     the rows of an FFT-unfriendly length: chirp, kernel spectrum, pointwise product
 //   whole.cu         the whole-spectrum methods' kernels (DIRECT_ROWS row sums, DENSE scatter)
 //   pruned.cu        the PRUNED method: the nonempty rows' spectra, then the column pass from them
+//   four_step.cu     PRUNED's column pass at power-of-two row counts: a four-step FFT fed from the rows
 //   engine.cu        the engine: plans, workspaces, method choice, the tile loop into device memory
 //   streaming.cu     host and callback outputs: double-buffered pinned copies overlapping the next tile
 #pragma once
@@ -180,13 +181,47 @@ DeviceBuffer<T> upload(const T *host, std::size_t n) {
   return d;
 }
 
+// One nonzero of a row for the four-step generation: e^{-2 pi i col / C}, its column and weight (1 in binary
+// mode).
+template <class Real>
+struct RowEntry {
+  Cplx<Real> step;
+  int32_t col;
+  Real weight;
+};
+
+// four_step.cu. What the four-step column pass reads: each row's slot (-1: empty; below fft_slots: an R2C
+// slot's spectrum in `spectra`, rows of W; else direct row slot - fft_slots, nonzeros entries[start[d],
+// start[d + 1])), the twiddles e^{-2 pi i m / C} and e^{-2 pi i m / R} (one table of R entries), P (pass 2's
+// length; pass 1's is R / P) and the output width.
+template <class Real>
+struct FourStepArgs {
+  const int32_t *row_slot = nullptr;
+  uint64_t fft_slots = 0;
+  const Cplx<Real> *spectra = nullptr;
+  const int64_t *start = nullptr;
+  const RowEntry<Real> *entries = nullptr;
+  DeviceTwiddles<Real> tw_cols{nullptr, nullptr};
+  Modulus cols{1};
+  const Cplx<Real> *tw_rows = nullptr;
+  uint64_t P = 0, W = 0;
+};
+// The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`.
+template <class Real>
+void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream);
+
 // pruned.cu. The PRUNED method's slots (the nonempty rows' spectra: K rows of W, the R2C rows first), their
 // nonzeros by slot, the tables and the batched in-place R2C; run_pruned writes the whole half spectrum into b
-// (direct column sums), or every row of b from the slots, empty rows as zeros, for the engine's column C2C.
+// (direct column sums), or every row of b from the slots, empty rows as zeros, for the engine's column C2C,
+// or (four_step) the whole half spectrum by the four-step pass, whose spectra are the R2C slots' only and
+// whose direct rows are summed as the pass reads them.
 template <class Real>
 struct PrunedPass {
   uint64_t slots = 0, fft_slots = 0;
   bool direct_columns = false;
+  bool four_step = false;
+  uint64_t four_step_p = 0;
+  DeviceBuffer<RowEntry<Real>> entries;  // four_step: the direct slots' nonzeros
   DeviceBuffer<Cplx<Real>> spectra;
   DeviceBuffer<int32_t> slot_row, row_slot;  // row_slot: rows entries, -1 for an empty row (FFT column pass)
   DeviceBuffer<int64_t> fft_start, direct_start;
@@ -196,6 +231,7 @@ struct PrunedPass {
   cuda::CufftPlan row_r2c;
   std::size_t work = 0;  // cuFFT's work area of row_r2c
   std::size_t bytes() const;
+  bool writes_spectrum() const { return direct_columns || four_step; }  // no column C2C after it
 };
 template <class Real>
 PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream);

@@ -221,7 +221,7 @@ void CudaEngine<Real>::plan_whole(spfft2d_method method) {
   if (method == SPFFT2D_METHOD_PRUNED) {
     pruned_ = make_pruned<Real>(*m_, stream_);
     whole_work_ += pruned_.work;
-    if (pruned_.direct_columns) return;  // the column sums write the spectrum: no column FFT
+    if (pruned_.writes_spectrum()) return;  // direct column sums or the four-step pass: no column FFT
   }
   if (method == SPFFT2D_METHOD_DENSE) {
     long long n[2] = {R, Cn}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};

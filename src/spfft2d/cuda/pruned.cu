@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The PRUNED method on the GPU (plan.hpp): the spectra of the nonempty rows only, in a compact buffer of K
 // rows (slots: the rows an R2C transforms first, then the rows of direct sums), then the column pass into
-// the output: direct sums over the K slots when they are few, else the slots expanded into their rows (every
-// output written once, empty rows as zeros) for the engine's in-place strided C2C down the columns.
+// the output: direct sums over the K slots when they are few; at power-of-two row counts the four-step FFT
+// of four_step.cu, which sums the direct rows itself (only the R2C slots are stored); else the slots
+// expanded into their rows (every output written once, empty rows as zeros) for the engine's in-place
+// strided C2C down the columns.
 #include <algorithm>
 #include <vector>
 
@@ -16,7 +18,8 @@ namespace {
 // slot, its threads over the slot's nonzeros (the rows were zeroed before).
 template <class Real>
 __global__ void scatter_slots(const int64_t *__restrict__ start, const int32_t *__restrict__ col,
-                              const Real *__restrict__ weight, uint64_t slots, uint64_t padded, Real *__restrict__ real) {
+                              const Real *__restrict__ weight, uint64_t slots, uint64_t padded,
+                              Real *__restrict__ real) {
   for (uint64_t s = blockIdx.x; s < slots; s += gridDim.x)
     for (int64_t e = start[s] + threadIdx.x; e < start[s + 1]; e += blockDim.x)
       real[s * padded + static_cast<uint64_t>(col[e])] = weight != nullptr ? weight[e] : Real(1);
@@ -63,11 +66,13 @@ template <class Real>
 PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   using C = Cplx<Real>;
   PrunedPass<Real> p;
-  const PrunedShape shape = pruned_shape(m);
+  const PrunedShape shape = pruned_shape(m, CostBackend::Cuda);
   const uint64_t K = m.row_id.size(), W = m.cols / 2 + 1;
   p.slots = K;
   p.fft_slots = shape.fft_rows;
   p.direct_columns = shape.direct_columns;
+  p.four_step = shape.four_step;
+  p.four_step_p = shape.four_step_p;
   // Slots: the R2C rows first (one batched plan over them), then the direct rows, each in row order.
   std::vector<int32_t> slot_row, row_slot(p.direct_columns ? 0 : m.rows, -1), direct_slot;
   std::vector<int64_t> fft_start{0}, direct_start{0};
@@ -88,20 +93,34 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       (pass == 0 ? fft_start : direct_start).push_back(static_cast<int64_t>(col.size()));
       if (pass == 1) direct_slot.push_back(slot);
     }
-  p.spectra.allocate(checked_mul(std::max<uint64_t>(K, 1), W, "PRUNED row spectra"));
+  // The four-step pass keeps only the R2C slots' spectra: it sums the direct rows as it reads them.
+  p.spectra.allocate(checked_mul(std::max<uint64_t>(p.four_step ? p.fft_slots : K, 1), W, "PRUNED row spectra"));
   p.slot_row = upload(slot_row.data(), slot_row.size());
   if (!p.direct_columns) p.row_slot = upload(row_slot.data(), row_slot.size());
   p.fft_start = upload(fft_start.data(), fft_start.size());
   p.fft_col = upload(fft_col.data(), fft_col.size());
   p.fft_weight = upload(fft_weight.data(), fft_weight.size());
-  p.direct_slot = upload(direct_slot.data(), direct_slot.size());
   p.direct_start = upload(direct_start.data(), direct_start.size());
-  p.direct_col = upload(direct_col.data(), direct_col.size());
-  p.direct_weight = upload(direct_weight.data(), direct_weight.size());
+  if (p.four_step) {
+    std::vector<RowEntry<Real>> entries(direct_col.size());
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      entries[e] = RowEntry<Real>{device_twiddle<Real>(static_cast<uint64_t>(direct_col[e]), m.cols), direct_col[e],
+                                  direct_weight.empty() ? Real(1) : direct_weight[e]};
+    p.entries = upload(entries.data(), entries.size());
+  } else {
+    p.direct_slot = upload(direct_slot.data(), direct_slot.size());
+    p.direct_col = upload(direct_col.data(), direct_col.size());
+    p.direct_weight = upload(direct_weight.data(), direct_weight.size());
+  }
   auto cols_tw = make_twiddles<Real>(m.cols);
   p.tw_cols_lo = upload(reinterpret_cast<const C *>(cols_tw.lo.data()), cols_tw.lo.size());
   p.tw_cols_hi = upload(reinterpret_cast<const C *>(cols_tw.hi.data()), cols_tw.hi.size());
-  if (p.direct_columns) {
+  if (p.four_step) {
+    // One table of R entries (R <= kFourStepMaxRows): both passes index it directly.
+    std::vector<C> rows_tw(m.rows);
+    for (uint64_t q = 0; q < m.rows; ++q) rows_tw[q] = device_twiddle<Real>(q, m.rows);
+    p.tw_rows_lo = upload(rows_tw.data(), rows_tw.size());
+  } else if (p.direct_columns) {
     auto rows_tw = make_twiddles<Real>(m.rows);
     p.tw_rows_lo = upload(reinterpret_cast<const C *>(rows_tw.lo.data()), rows_tw.lo.size());
     p.tw_rows_hi = upload(reinterpret_cast<const C *>(rows_tw.hi.data()), rows_tw.hi.size());
@@ -121,7 +140,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
 
 template <class Real>
 std::size_t PrunedPass<Real>::bytes() const {
-  return spectra.bytes() + slot_row.bytes() + row_slot.bytes() + fft_start.bytes() + fft_col.bytes() +
+  return entries.bytes() + spectra.bytes() + slot_row.bytes() + row_slot.bytes() + fft_start.bytes() + fft_col.bytes() +
          fft_weight.bytes() + direct_slot.bytes() + direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() +
          tw_cols_lo.bytes() + tw_cols_hi.bytes() + tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
 }
@@ -147,16 +166,30 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     else
       SFFT_CUFFT_CHECK(cufftExecD2Z(p.row_r2c.get(), real, reinterpret_cast<cufftDoubleComplex *>(spectra)));
   }
+  if (p.four_step) {
+    FourStepArgs<Real> a;
+    a.row_slot = p.row_slot.get();
+    a.fft_slots = p.fft_slots;
+    a.spectra = spectra;
+    a.start = p.direct_start.get();
+    a.entries = p.entries.get();
+    a.tw_cols = DeviceTwiddles<Real>{p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr};
+    a.cols = Modulus(Cn);
+    a.tw_rows = p.tw_rows_lo.get();
+    a.P = p.four_step_p;
+    a.W = W;
+    launch_four_step<Real>(a, R, b, stream);
+    return;
+  }
   // The direct rows write their slots (row_id = the destination slot).
   launch_row_sums<Real>(p.direct_slot.get(), p.direct_start.get(), p.direct_col.get(),
                         p.direct_weight.size() ? p.direct_weight.get() : nullptr, p.slots - p.fft_slots,
-                        p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr, Cn, W, spectra,
-                        stream);
+                        p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr, Cn, W, spectra, stream);
   constexpr unsigned block = 256;
   if (p.direct_columns) {
     DeviceTwiddles<Real> tw{p.tw_rows_lo.get(), p.tw_rows_hi.size() ? p.tw_rows_hi.get() : nullptr};
-    slot_column_sums<Real><<<rows_grid(W, R, block), block, 0, stream>>>(spectra, p.slot_row.get(), p.slots, tw,
-                                                                         Modulus(R), W, b);
+    slot_column_sums<Real>
+        <<<rows_grid(W, R, block), block, 0, stream>>>(spectra, p.slot_row.get(), p.slots, tw, Modulus(R), W, b);
   } else {
     expand_slots<Real><<<rows_grid(W, R, block), block, 0, stream>>>(spectra, p.row_slot.get(), R, W, b);
   }

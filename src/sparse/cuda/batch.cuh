@@ -46,21 +46,28 @@ __device__ inline bool signal_inactive(const unsigned *active) { return active !
 // the table resets alone.
 void launch_reset_table_batch(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
                               const Strides &st, unsigned signals, cudaStream_t stream);
+// prefetch: each fold block first asks the L2 for its slice of its signal (one bulk prefetch, sm_90), so that
+// the signal comes from DRAM in long sequential runs and the scattered tap reads of the signal's blocks hit the
+// L2; worth it when those reads touch much of the signal and the signals in flight fit the L2 (engine.cu).
 template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, cudaStream_t stream);
+                       int passes, const Strides &st, unsigned signals, bool prefetch, cudaStream_t stream);
+// Fold blocks resident per SM (the occupancy of the fold kernel on the current device).
+template <class Real>
+int fold_blocks_per_sm(bool power_of_two);
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
                             const Strides &st, unsigned signals, cudaStream_t stream);
 
-// peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y).
+// peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y):
+// a group of lanes per (later loop, bucket), or (per_bucket, batches) per bucket subtracting from every later loop.
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 const Strides &st, unsigned signals, const unsigned *active, cudaStream_t stream);
+                 const Strides &st, unsigned signals, const unsigned *active, bool per_bucket, cudaStream_t stream);
 // topk.cu: launch_rank (internal.cuh) for `signals` EXACT signals (grid.y), their lists the tables' slots.
 template <class Real>
 void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,

@@ -93,8 +93,8 @@ class StageTimer {
     SFFT_CUDA_CHECK(cudaEventRecord(events_[used_++], s));
   }
   // After the stream has synchronised.
-  void report(std::size_t signals) const {
-    std::string line = "sfft sparse batch stages (" + std::to_string(signals) + " signals, ms):";
+  void report(std::size_t signals, const std::string &variants) const {
+    std::string line = "sfft sparse batch stages (" + std::to_string(signals) + " signals, " + variants + ", ms):";
     float total = 0;
     for (std::size_t i = 1; i < used_; ++i) {
       float ms = 0;
@@ -118,6 +118,14 @@ class StageTimer {
 bool stage_times_requested() {
   const char *v = std::getenv("SFFT_SPARSE_STAGE_TIMES");
   return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+
+// A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
+// SFFT_SPARSE_BATCH_PEEL=per-target runs the one-signal peel layout; SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns
+// the fold's L2 prefetch off or on whatever the rule says. Unset or other values: the engine's own choice.
+std::string environment(const char *name) {
+  const char *v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
 }
 
 template <class Real>
@@ -182,6 +190,7 @@ class CudaEngine final : public Engine {
       for (const auto &member : alone) add_job({member});
     }
     jobs_count_ = jobs.size();
+    if (signals_ > 1) choose_batch_kernels(jobs);
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
     for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
 
@@ -319,7 +328,8 @@ class CudaEngine final : public Engine {
     if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
       launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                               far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, batch_prefetch_,
+                              stream_);
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
                                    counters_.get(), outputs_.get(), strides_, signals, stream_);
@@ -333,7 +343,9 @@ class CudaEngine final : public Engine {
       enqueue_pipeline(stream_, timer);
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (timer != nullptr) timer->report(batch);
+    if (timer != nullptr)
+      timer->report(batch, std::string(batch_peel_per_bucket_ ? "peel per bucket" : "peel per target") +
+                               (batch_prefetch_ ? ", fold prefetch" : ", no fold prefetch"));
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -504,6 +516,34 @@ class CudaEngine final : public Engine {
   std::size_t unresolved() const override { return unresolved_; }
 
  private:
+  // The batched engine's kernel variants (batch.cuh), with the A/B overrides (environment()).
+  //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work).
+  //  - fold prefetch: when the scattered tap reads of a signal (R per signal, each costing a 32-byte sector)
+  //    cover at least half its bytes and the signals whose fold blocks are resident at once fit the L2, each
+  //    signal is better read from DRAM once in sequence (bulk prefetch) than sector by sector in random order.
+  //    Phase-2 figures (H100): 2^16 k100 b1024 complex64 reads R = 0.51 n samples, 0.54 ms for 0.47 GB of
+  //    sectors touched; 2^20 k1000 b64 complex64 R = 0.26 n, 0.38 ms.
+  void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
+    const Geometry &g = d_.geom;
+    std::size_t reads = 0;
+    for (const FoldJob &job : jobs) {
+      const int64_t half_taps = job.far ? d_.far_half_taps : d_.half_taps;
+      reads += static_cast<std::size_t>(2 * half_taps + 1 + static_cast<int64_t>(job.shift[job.count - 1]));
+    }
+    const std::size_t signal_bytes = g.n * sizeof(Cplx<Real>);
+    int sms = 0, l2_bytes = 0;
+    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
+    const std::size_t blocks_per_signal = blocks_for(jobs.size() * g.buckets, kFoldOutputs);
+    const std::size_t resident_blocks =
+        static_cast<std::size_t>(sms) * static_cast<std::size_t>(fold_blocks_per_sm<Real>(power_of_two()));
+    const std::size_t in_flight = std::min(signals_, std::max<std::size_t>(resident_blocks / blocks_per_signal, 1));
+    batch_prefetch_ = 2 * reads * 32 >= signal_bytes && in_flight * signal_bytes <= static_cast<std::size_t>(l2_bytes);
+    const std::string prefetch = environment("SFFT_SPARSE_BATCH_PREFETCH");
+    if (prefetch == "0" || prefetch == "1") batch_prefetch_ = prefetch == "1";
+    batch_peel_per_bucket_ = environment("SFFT_SPARSE_BATCH_PEEL") != "per-target";
+  }
+
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
   void upload_response(ResponseFit &fit, const std::shared_ptr<const HostVector<double>> &table,
                        cuda::DeviceBuffer<double> &device_table) {
@@ -530,7 +570,7 @@ class CudaEngine final : public Engine {
       for (int l = 0; l < d_.location_loops; ++l) {
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
                           l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
-                          static_cast<unsigned>(signals_), active_.get(), s);
+                          static_cast<unsigned>(signals_), active_.get(), signals_ > 1 && batch_peel_per_bucket_, s);
         if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
       }
     } else {
@@ -664,8 +704,10 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_;
   int threads_;
   std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
-  std::size_t signals_ = 1;              // batch capacity (run_batch); 1: run() only
-  Strides strides_;                      // per-signal distances of the arrays below (zero for one signal)
+  std::size_t signals_ = 1;             // batch capacity (run_batch); 1: run() only
+  Strides strides_;                     // per-signal distances of the arrays below (zero for one signal)
+  bool batch_peel_per_bucket_ = false;  // batched engines: choose_batch_kernels()
+  bool batch_prefetch_ = false;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;

@@ -12,6 +12,21 @@ __global__ void reset_table_kernel(Table t, int passes, const Counters *counters
                     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
+// Asks the L2 for block blockIdx.x's share of the `bytes` at `begin` (16-byte aligned pieces; the few bytes
+// at a piece's edges that alignment leaves out are only read on demand). A hint: it changes no result.
+__device__ void prefetch_slice(const void *begin, std::size_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const std::size_t slice = (bytes + gridDim.x - 1) / gridDim.x;
+  const std::size_t start = __cvta_generic_to_global(begin) + blockIdx.x * slice;
+  const std::size_t first = (start + 15) & ~std::size_t{15};
+  const std::size_t stop = (blockIdx.x + 1) * slice < bytes ? (blockIdx.x + 1) * slice : bytes;
+  const std::size_t end = (__cvta_generic_to_global(begin) + stop) & ~std::size_t{15};
+  if (end > first)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(first), "r"(static_cast<unsigned>(end - first))
+                 : "memory");
+#endif
+}
+
 template <class Real>
 __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
   re += w * v.re;
@@ -41,11 +56,12 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
                 Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes,
-                uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st) {
+                uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st, bool prefetch) {
   __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   // Signal blockIdx.y of a batch (batch.cuh), whose destinations were uploaded before (exec_outputs_slot NULL).
   x += blockIdx.y * x_stride;
+  if (prefetch && threadIdx.x == 0 && threadIdx.y == 0) prefetch_slice(x, g.n * sizeof(Cplx<Real>));
   z += blockIdx.y * st.z;
   counters += blockIdx.y;
   table = signal_table(table, blockIdx.y, st);
@@ -181,7 +197,7 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
   auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, 0, 0, 0, Strides{});
+      exec_outputs_slot, table, passes, 0, 0, 0, Strides{}, false);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -189,12 +205,20 @@ template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, cudaStream_t stream) {
+                       int passes, const Strides &st, unsigned signals, bool prefetch, cudaStream_t stream) {
   auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
   fold<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, ExecOutputs{}, nullptr,
-      table, passes, 0, 0, x_stride, st);
+      table, passes, 0, 0, x_stride, st, prefetch);
   SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
+int fold_blocks_per_sm(bool power_of_two) {
+  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
+  int blocks = 0;
+  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fold, kFoldOutputs * kFoldSlices, 0));
+  return blocks;
 }
 
 template <class Real>
@@ -206,7 +230,7 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
   auto *fold = power_of_two ? fold_kernel<Real, true, true> : fold_kernel<Real, false, true>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, offset, length, 0, Strides{});
+      exec_outputs_slot, table, passes, offset, length, 0, Strides{}, false);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -247,13 +271,15 @@ template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geomet
 
 template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
-                                       Counters *, const Table &, int, const Strides &, unsigned, cudaStream_t);
+                                       Counters *, const Table &, int, const Strides &, unsigned, bool, cudaStream_t);
 template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t, const double *, const double *,
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
-                                        Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
+                                        Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned, bool,
                                         cudaStream_t);
+template int fold_blocks_per_sm<float>(bool);
+template int fold_blocks_per_sm<double>(bool);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 

@@ -20,7 +20,12 @@ namespace {
 // thread.) Target 0 counts the loop's unsettled buckets; after a loop with none (or a skipped one, whose
 // count stays 0) the remaining loops return at once. EXACT plans have no far location stages, so every
 // hashing uses the main window's gains.
-template <class Real, bool kPowerOfTwo>
+// kPerBucket (batches): one group per bucket, which subtracts what it found from every later loop in turn.
+// A lone signal's kernel is one latency-bound chain, which the group per (target, bucket) keeps short; a
+// batch is bound by the work instead, and that layout decodes every bucket once per later loop: 16 decodes
+// per bucket over the 6 loops of the default design where this one does 6, its later targets costing a
+// placement, two gains and a root each.
+template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
                             Strides st, const unsigned *active_signals) {
@@ -36,7 +41,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
   constexpr int kLanes = static_cast<int>(kPeelLanes);
-  const int targets = later_loops > 0 ? later_loops : 1;
+  const int targets = later_loops > 0 && !kPerBucket ? later_loops : 1;
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
   const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
   const uint64_t b = mod_b(item, g);
@@ -69,6 +74,19 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   const double rms = sqrt(loop_energy);
   const Location at = active ? locate_bucket(b, load, lp, floor_relative * rms, g) : Location{};
   const Cplx<double> z0 = preloaded[0];
+  // The loop's counts for a decoded bucket (lane 0 of an active group).
+  auto account = [&](const Decoded &d) {
+    if (later_loops == 0 && unexplained(z0, d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
+    if (later_loops > 0 && target == 0 && !settled(z0, d, rms, settle_relative))
+      atomicAdd(&counters->unsettled[loop], 1u);
+  };
+  // A warp whose buckets all located nothing (below the floor, or phases out of range: most warps after the
+  // first loop's subtractions) skips the FP64 work below, whose shuffles need all its lanes; its buckets are
+  // counted as the full path would (decoded_from without a location).
+  if (__all_sync(0xffffffffu, !at.valid)) {
+    if (active && lane == 0) account(decoded_from(at, false, 0, {0, 0}, g));
+    return;
+  }
 
   // Where the candidate lands in the target loop (bucket_math.hpp's landing() without the gains), and the
   // three gains, a lane each.
@@ -110,11 +128,7 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   value.im = __shfl_sync(0xffffffffu, value.im, estimate_lane, kLanes);
   if (!active) return;
   const Decoded d = decoded_from(at, consistent, mismatch2, value, g);
-  if (lane == 0) {
-    if (later_loops == 0 && unexplained(z0, d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
-    if (later_loops > 0 && target == 0 && !settled(z0, d, rms, settle_relative))
-      atomicAdd(&counters->unsettled[loop], 1u);
-  }
+  if (lane == 0) account(d);
   if (!d.found) return;
   if (target == 0 && lane == kLanes - 1) atomic_add(&t.value[table_insert(t, d.freq, counters)], d.value);
   if (later_loops == 0) return;
@@ -125,6 +139,22 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
     atomic_sub(zj + into_at.home, Cplx<double>{c.re * home_gain, c.im * home_gain});
     atomic_sub(zj + into_at.neighbour, Cplx<double>{c.re * neighbour_gain, c.im * neighbour_gain});
   }
+  if constexpr (kPerBucket) {
+    // Loops loop + 2 onwards (loop + 1 was target 0 above). Groups that found nothing have returned, so no
+    // shuffles from here on: each lane evaluates both gains itself.
+    for (int next = loop + 2; next <= loop + later_loops; ++next) {
+      const LoopParams lp_next = loops[next];
+      const Placement p = placement(d.freq, lp_next, g);
+      const double hg = filter_response(p.home_d, g), ng = filter_response(p.neighbour_d, g);
+      Cplx<Real> *zn = z + static_cast<std::size_t>(next) * g.hashings_per_loop * g.buckets;
+      for (int j = lane; j < g.hashings_per_loop; j += kLanes) {
+        const Cplx<double> c = cmul(d.value, root_of_unity(contribution_phase(d.freq, p.u, lp_next, j, g), g));
+        Cplx<Real> *zj = zn + static_cast<std::size_t>(j) * g.buckets;
+        atomic_sub(zj + p.home, Cplx<double>{c.re * hg, c.im * hg});
+        atomic_sub(zj + p.neighbour, Cplx<double>{c.re * ng, c.im * ng});
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -132,20 +162,22 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 const Strides &st, unsigned signals, const unsigned *active, cudaStream_t stream) {
-  const std::size_t threads = static_cast<std::size_t>(later > 0 ? later : 1) * g.buckets * kPeelLanes;
+                 const Strides &st, unsigned signals, const unsigned *active, bool per_bucket, cudaStream_t stream) {
+  const std::size_t targets = later > 0 && !per_bucket ? static_cast<std::size_t>(later) : 1;
+  const std::size_t threads = targets * g.buckets * kPeelLanes;
+  auto *kernel = power_of_two ? (per_bucket ? peel_kernel<Real, true, true> : peel_kernel<Real, true, false>)
+                              : (per_bucket ? peel_kernel<Real, false, true> : peel_kernel<Real, false, false>);
   // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's tail
   // saves the gap between them.
-  cuda::launch_overlapped(power_of_two ? peel_kernel<Real, true> : peel_kernel<Real, false>,
-                          dim3(blocks_for(threads, kPeelBlock), signals), kPeelBlock, stream, z, loops, energy,
+  cuda::launch_overlapped(kernel, dim3(blocks_for(threads, kPeelBlock), signals), kPeelBlock, stream, z, loops, energy,
                           floor_relative, settle_relative, loop, later, g, t, counters, st, active);
 }
 
 template void launch_peel<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int, int,
                                  const Geometry &, const Table &, Counters *, const Strides &, unsigned,
-                                 const unsigned *, cudaStream_t);
+                                 const unsigned *, bool, cudaStream_t);
 template void launch_peel<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int, int,
                                   const Geometry &, const Table &, Counters *, const Strides &, unsigned,
-                                  const unsigned *, cudaStream_t);
+                                  const unsigned *, bool, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

@@ -6,8 +6,8 @@ or cuFINUFFT (GPU) type 3, in one process, on the same points and strengths.
 Suite: 12 point distributions (uniform 1/2/3-D; Gaussian blobs; a few dense clusters in a large empty box; a
 spiral; a sphere shell; MRI radial lines; an anisotropic box; N >> K; K >> N; ntransf 16), each in single and
 double precision. Every library runs a tolerance sweep (peer: decades from 1e-2 single / 1e-3 double to the
-tightest it supports; sfft: half-decades over the same range, since a user picks whichever tol gives the accuracy
-they need). Error: relative l2 over all transforms on --sample random targets against a direct sum in double.
+tightest it supports; sfft: half-decades from a decade looser to the tightest, since a user picks whichever tol
+gives the accuracy they need). Error: relative l2 over all transforms on --sample random targets against a direct sum in double.
 For each peer point the table shows the fastest sfft run that is at least as accurate, separately for execute,
 setpts, and end-to-end (setpts + one execute: new points every call), as ratios peer/sfft (> 1: sfft faster).
 The summary gives the MINIMUM ratio over the suite, and how sfft's achieved errors sit against the requested tol.
@@ -140,8 +140,12 @@ def suite(scale):
 
 PEER_TOLS = {"single": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "double": [1e-3, 1e-5, 1e-7, 1e-9, 1e-11, 1e-13]}
 # sfft's smallest tolerances (sfft.h): 1e-6 single, 1e-14 double.
-SFFT_TOLS = {"single": [1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6, 1e-6],
-             "double": [1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10,
+# sfft's sweep starts a decade looser than the peer's: its tol rule lands the error in [tol/10, tol], while the
+# peer's loosest points land at 1-4x their tol (1e-2 single: 1.2e-2 to 4e-2; 1e-3 double: 2.3e-3 to 3.9e-3), so a
+# user after that accuracy asks sfft for a looser tol (the H100 run of bdd13c9 matched those points with sfft's
+# loosest swept tol at 4-25x the accuracy asked for).
+SFFT_TOLS = {"single": [1e-1, 5e-2, 2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6, 1e-6],
+             "double": [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10,
                         3e-11, 1e-11, 3e-12, 1e-12, 3e-13, 1e-13, 3e-14, 1e-14]}
 
 

@@ -127,6 +127,33 @@ __device__ __forceinline__ void second_step(const Cplx<Real> *shared, int k1, un
   dif_stages<Real, L2, L2>(y);
 }
 
+// acc[j] += sum over N nonzeros of w e^{-2 pi i c (v0 + j) / C}, j < kGenCols: one exact twiddle per nonzero
+// at v0, then its step. The N nonzeros' loads and twiddles are issued together: a single one left the
+// thread waiting on the entry load, then on the table load.
+template <class Real, int N>
+__device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const RowEntry<Real> *entries, uint64_t v0,
+                                            Cplx<Real> (&acc)[kGenCols]) {
+  RowEntry<Real> en[N];
+  Cplx<Real> t[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) en[i] = entries[i];
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    t[i] = a.tw_cols(a.cols(static_cast<uint64_t>(en[i].col) * v0));
+    t[i].x *= en[i].weight;
+    t[i].y *= en[i].weight;
+  }
+#pragma unroll
+  for (unsigned j = 0; j < kGenCols; ++j) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      acc[j].x += t[i].x;
+      acc[j].y += t[i].y;
+      if (j + 1 < kGenCols) t[i] = cmul(t[i], en[i].step);
+    }
+  }
+}
+
 // Pass 1: block (column tile, r1). Generation of Y[r1 + P r2][v] for r2 < Q into shared memory, the Q-point
 // FFT along r2, the twiddle e^{-2 pi i r1 u2 / R}, and the store to output row Q r1 + u2.
 template <class Real, int L1, int L2>
@@ -151,18 +178,9 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
     } else if (slot >= 0) {
       const uint64_t d = static_cast<uint64_t>(slot) - a.fft_slots;
       const int64_t end = a.start[d + 1];
-      for (int64_t e = a.start[d]; e < end; ++e) {
-        const RowEntry<Real> en = a.entries[e];
-        C t = a.tw_cols(a.cols(static_cast<uint64_t>(en.col) * v0));
-        t.x *= en.weight;
-        t.y *= en.weight;
-#pragma unroll
-        for (unsigned j = 0; j < kGenCols; ++j) {
-          acc[j].x += t.x;
-          acc[j].y += t.y;
-          if (j + 1 < kGenCols) t = cmul(t, en.step);
-        }
-      }
+      int64_t e = a.start[d];
+      for (; e + 1 < end; e += 2) add_entries<Real, 2>(a, a.entries + e, v0, acc);
+      if (e < end) add_entries<Real, 1>(a, a.entries + e, v0, acc);
     }
 #pragma unroll
     for (unsigned j = 0; j < kGenCols; ++j) shared[r2 * kPitch<Real> + h * kGenCols + j] = acc[j];

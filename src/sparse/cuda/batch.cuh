@@ -46,6 +46,7 @@ __device__ inline bool signal_inactive(const unsigned *active) { return active !
 // the table resets alone.
 void launch_reset_table_batch(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
                               const Strides &st, unsigned signals, cudaStream_t stream);
+// slices: threads per output (kFoldSlices, 8 or 16: more threads per signal, fewer signals in flight).
 // prefetch: each fold block first asks the L2 for its slice of its signal (one bulk prefetch, sm_90), so that
 // the signal comes from DRAM in long sequential runs and the scattered tap reads of the signal's blocks hit the
 // L2; worth it when those reads touch much of the signal and the signals in flight fit the L2 (engine.cu).
@@ -53,10 +54,11 @@ template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, bool prefetch, cudaStream_t stream);
-// Fold blocks resident per SM (the occupancy of the fold kernel on the current device).
+                       int passes, const Strides &st, unsigned signals, unsigned slices, bool prefetch,
+                       cudaStream_t stream);
+// Batched fold blocks of `slices` threads per output resident per SM (occupancy on the current device).
 template <class Real>
-int fold_blocks_per_sm(bool power_of_two);
+int fold_blocks_per_sm(bool power_of_two, unsigned slices);
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,

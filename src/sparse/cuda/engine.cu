@@ -122,7 +122,8 @@ bool stage_times_requested() {
 
 // A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
 // SFFT_SPARSE_BATCH_PEEL=per-target runs the one-signal peel layout; SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns
-// the fold's L2 prefetch off or on whatever the rule says. Unset or other values: the engine's own choice.
+// the fold's L2 prefetch off or on, SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output,
+// whatever the rule says. Unset or other values: the engine's own choice.
 std::string environment(const char *name) {
   const char *v = std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
@@ -325,10 +326,13 @@ class CudaEngine final : public Engine {
                                     cudaMemcpyHostToDevice, stream_));
     if (timer != nullptr)
       timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
-    if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
+    // One fold and one normalisation launch for every signal; the fold's L2 prefetch for device memory only
+    // (a managed signal may have pages on the host).
+    if (pointer_kind(io.x) != PointerKind::Host) {
       launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                               far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, batch_prefetch_,
+                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
+                              batch_fold_slices_, batch_prefetch_ && pointer_kind(io.x) == PointerKind::Device,
                               stream_);
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
@@ -344,8 +348,8 @@ class CudaEngine final : public Engine {
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (timer != nullptr)
-      timer->report(batch, std::string(batch_peel_per_bucket_ ? "peel per bucket" : "peel per target") +
-                               (batch_prefetch_ ? ", fold prefetch" : ", no fold prefetch"));
+      timer->report(batch, std::string(batch_peel_per_bucket_ ? "peel per bucket" : "peel per target") + ", fold " +
+                               std::to_string(batch_fold_slices_) + " slices" + (batch_prefetch_ ? " + prefetch" : ""));
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -519,10 +523,11 @@ class CudaEngine final : public Engine {
   // The batched engine's kernel variants (batch.cuh), with the A/B overrides (environment()).
   //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work).
   //  - fold prefetch: when the scattered tap reads of a signal (R per signal, each costing a 32-byte sector)
-  //    cover at least half its bytes and the signals whose fold blocks are resident at once fit the L2, each
-  //    signal is better read from DRAM once in sequence (bulk prefetch) than sector by sector in random order.
-  //    Phase-2 figures (H100): 2^16 k100 b1024 complex64 reads R = 0.51 n samples, 0.54 ms for 0.47 GB of
-  //    sectors touched; 2^20 k1000 b64 complex64 R = 0.26 n, 0.38 ms.
+  //    cover at least half its bytes, each signal is better read from DRAM once in sequence (bulk prefetch)
+  //    than sector by sector in random order, provided the signals whose fold blocks are resident at once
+  //    fit half the L2 (each of its two partitions caches what its own SMs read): the fold takes the fewest
+  //    threads per output (4, 8, 16) that make them fit, or does without the prefetch. Phase-2 figures (H100):
+  //    2^16 k100 b1024 complex64 reads R = 0.51 n, 0.54 ms; 2^20 k1000 b64 complex64 R = 0.26 n, 0.38 ms.
   void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
     const Geometry &g = d_.geom;
     std::size_t reads = 0;
@@ -535,12 +540,27 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
     const std::size_t blocks_per_signal = blocks_for(jobs.size() * g.buckets, kFoldOutputs);
-    const std::size_t resident_blocks =
-        static_cast<std::size_t>(sms) * static_cast<std::size_t>(fold_blocks_per_sm<Real>(power_of_two()));
-    const std::size_t in_flight = std::min(signals_, std::max<std::size_t>(resident_blocks / blocks_per_signal, 1));
-    batch_prefetch_ = 2 * reads * 32 >= signal_bytes && in_flight * signal_bytes <= static_cast<std::size_t>(l2_bytes);
+    auto in_flight_bytes = [&](unsigned slices) {
+      const std::size_t resident =
+          static_cast<std::size_t>(sms) * static_cast<std::size_t>(fold_blocks_per_sm<Real>(power_of_two(), slices));
+      return std::min(signals_, std::max<std::size_t>(resident / blocks_per_signal, 1)) * signal_bytes;
+    };
+    batch_fold_slices_ = kFoldSlices;
+    batch_prefetch_ = false;
+    if (2 * reads * 32 >= signal_bytes) {
+      for (unsigned slices : {kFoldSlices, 2 * kFoldSlices, 4 * kFoldSlices}) {
+        if (in_flight_bytes(slices) <= static_cast<std::size_t>(l2_bytes) / 2) {
+          batch_fold_slices_ = slices;
+          batch_prefetch_ = true;
+          break;
+        }
+      }
+    }
     const std::string prefetch = environment("SFFT_SPARSE_BATCH_PREFETCH");
     if (prefetch == "0" || prefetch == "1") batch_prefetch_ = prefetch == "1";
+    const std::string slices = environment("SFFT_SPARSE_BATCH_FOLD_SLICES");
+    if (slices == "4" || slices == "8" || slices == "16")
+      batch_fold_slices_ = static_cast<unsigned>(std::stoul(slices));
     batch_peel_per_bucket_ = environment("SFFT_SPARSE_BATCH_PEEL") != "per-target";
   }
 
@@ -708,6 +728,7 @@ class CudaEngine final : public Engine {
   Strides strides_;                     // per-signal distances of the arrays below (zero for one signal)
   bool batch_peel_per_bucket_ = false;  // batched engines: choose_batch_kernels()
   bool batch_prefetch_ = false;
+  unsigned batch_fold_slices_ = kFoldSlices;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;

@@ -46,18 +46,18 @@ __device__ Cplx<Real> sample(const Cplx<Real> *__restrict__ x, uint64_t index, u
 }
 
 // z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
-// consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
+// consecutive (job, bucket) outputs (threadIdx.x) times kSlices threads (threadIdx.y) taking every
 // slice-th tap. The largest component's exponent goes to counters->fold_exponent for normalise_kernel.
 // kPartial: a rank's partial folds of its block (offset, length); they are summed over the ranks on the host
 // before anything reads them, so the kernel leaves the finiteness flag and the exponent to that step.
-template <class Real, bool kPowerOfTwo, bool kPartial>
-__global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
+template <class Real, bool kPowerOfTwo, bool kPartial, unsigned kSlices = kFoldSlices>
+__global__ void __launch_bounds__(kFoldOutputs *kSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
                 Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes,
                 uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st, bool prefetch) {
-  __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
+  __shared__ Real part[2 * kJobHashings][kSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   // Signal blockIdx.y of a batch (batch.cuh), whose destinations were uploaded before (exec_outputs_slot NULL).
   x += blockIdx.y * x_stride;
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   table = signal_table(table, blockIdx.y, st);
   if (exec_outputs_slot != nullptr && blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0)
     *exec_outputs_slot = exec_outputs;
-  constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
+  constexpr unsigned kFoldThreads = kFoldOutputs * kSlices;
   reset_stale_slots(table, passes, counters,
                     blockIdx.x * static_cast<std::size_t>(kFoldThreads) + threadIdx.y * kFoldOutputs + threadIdx.x,
                     static_cast<std::size_t>(gridDim.x) * kFoldThreads);
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
     uint64_t p = mod_b(i + static_cast<uint64_t>(half_taps), g) + threadIdx.y * g.buckets;
     uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g);
-    const uint64_t p_step = g.buckets * kFoldSlices;
+    const uint64_t p_step = g.buckets * kSlices;
     const uint64_t step = mul_mod(job.sigma, p_step, g);
     if (job.count == 1) {
 #pragma unroll 4
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   if (threadIdx.y != 0) return;  // warp 0 (kFoldOutputs = 32) finishes
 #pragma unroll
   for (int c = 0; c < kJobHashings; ++c) {
-    for (unsigned s = 1; s < kFoldSlices; ++s) {
+    for (unsigned s = 1; s < kSlices; ++s) {
       re[c] += part[2 * c][s][threadIdx.x];
       im[c] += part[2 * c + 1][s][threadIdx.x];
     }
@@ -201,23 +201,33 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
+// The batched fold's kernel for `slices` threads per output (4, 8 or 16).
+template <class Real>
+auto batch_fold_kernel(bool power_of_two, unsigned slices) {
+  if (slices == 16) return power_of_two ? fold_kernel<Real, true, false, 16> : fold_kernel<Real, false, false, 16>;
+  if (slices == 8) return power_of_two ? fold_kernel<Real, true, false, 8> : fold_kernel<Real, false, false, 8>;
+  return power_of_two ? fold_kernel<Real, true, false, 4> : fold_kernel<Real, false, false, 4>;
+}
+
 template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, bool prefetch, cudaStream_t stream) {
-  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
-  fold<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
+                       int passes, const Strides &st, unsigned signals, unsigned slices, bool prefetch,
+                       cudaStream_t stream) {
+  batch_fold_kernel<Real>(
+      power_of_two,
+      slices)<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, slices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, ExecOutputs{}, nullptr,
       table, passes, 0, 0, x_stride, st, prefetch);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
 template <class Real>
-int fold_blocks_per_sm(bool power_of_two) {
-  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
+int fold_blocks_per_sm(bool power_of_two, unsigned slices) {
   int blocks = 0;
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fold, kFoldOutputs * kFoldSlices, 0));
+  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, batch_fold_kernel<Real>(power_of_two, slices),
+                                                                kFoldOutputs * slices, 0));
   return blocks;
 }
 
@@ -271,15 +281,16 @@ template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geomet
 
 template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
-                                       Counters *, const Table &, int, const Strides &, unsigned, bool, cudaStream_t);
+                                       Counters *, const Table &, int, const Strides &, unsigned, unsigned, bool,
+                                       cudaStream_t);
 template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t, const double *, const double *,
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
-                                        Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned, bool,
-                                        cudaStream_t);
-template int fold_blocks_per_sm<float>(bool);
-template int fold_blocks_per_sm<double>(bool);
+                                        Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
+                                        unsigned, bool, cudaStream_t);
+template int fold_blocks_per_sm<float>(bool, unsigned);
+template int fold_blocks_per_sm<double>(bool, unsigned);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shift/inplace.hpp"
+#include "shift/pairs.hpp"
 #include "shift_reference.hpp"
 #include "test_support.hpp"
 
@@ -59,11 +60,16 @@ const std::vector<Case> &cases() {
       {{9, 4096}, 1},
       {{3, 33000}, 0},
       {{70000, 3}, 2},
-      // CUDA in place uses the cycle-wave order when the largest odd shifted dim is an outer one ({5, 6},
-      // {511, 512}, {255, 257, 9}, {17, 19, 23, 3}, {3, 100003} mask 1) and the chunk order otherwise.
-      // Larger odd shapes: many in-place chunks on both backends, rows longer than a chunk, wrap planes,
-      // a row block (unshifted trailing dims) longer than a chunk, 1-D over many chunks.
+      // In place with odd extents (the pair order, src/shift/pairs.hpp): chains (inner blocks of 32 words
+      // and more on CUDA, 64 on the CPU) with 1, 2, 4 and 8 inner dims and several batches, with and without
+      // an even outer dim; tiles / buffered batches (shorter inner blocks) with shifted and unshifted inner
+      // dims, several outer elements per tile, outer even dims, many batches (1-D); a row longer than a
+      // CPU item; an unshifted trailing block.
       {{1000001}, 0},
+      {{64, 1001}, 0},
+      {{10, 4001}, 0},
+      {{4, 33, 45}, 0},
+      {{2, 9, 4, 5}, 0},
       {{255, 257, 9}, 0},
       {{5, 7, 3, 1000}, 7},
       {{17, 19, 23, 3}, 0},
@@ -302,6 +308,106 @@ TEST(ShiftInPlaceOrder, EveryWordReadBeforeItIsOverwritten) {
                 << "chunk " << written_by[q] << " does not wait for chunk " << read_by[q];
           }
         }
+}
+
+// The pair order (src/shift/pairs.hpp) on its own: after the boundary slabs are saved, items run in any
+// order (here: last first, and shuffled) and still give NumPy's result, with every word read from the data
+// before anything overwrites it. Two item shapes, as the backends use them: a chain of one element through
+// its batch, step by step (CUDA chains, CPU rows), and a whole (batch, o) block read before it is written
+// (CUDA tiles, CPU buffered batches). Batch lengths from 1 step to all steps.
+TEST(ShiftPairOrder, ItemsAreIndependent) {
+  using namespace sfft::shift;
+  const std::vector<Case> layouts = {
+      {{101}, 0},         {{4001}, 0},       {{3}, 0},          {{7, 9, 11}, 0},    {{7, 9, 11}, 5},
+      {{5, 7, 3, 40}, 7}, {{6, 5}, 0},       {{4, 5, 6, 7}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0},
+      {{64, 63}, 0},      {{63, 64}, 0},     {{1, 301, 1}, 0},  {{3, 400}, 0},      {{400, 3}, 0},
+      {{2, 9, 4, 5}, 0},  {{8, 5, 6}, 0x3},
+  };
+  std::mt19937_64 rng(3);
+  for (const Case &c : layouts)
+    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
+      for (bool inverse : {false, true}) {
+        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+        if (l.ndim == 0 || is_involution(l)) continue;
+        PairPlan p = make_pair_plan(l);
+        const std::size_t n = l.words;
+        ASSERT_EQ(p.O * static_cast<std::size_t>(p.n) * p.S, n);
+        std::vector<std::size_t> want(n);
+        for (std::size_t f = 0; f < n; ++f) {  // out[(i + shift) % extent] = in[i] over the layout's dims
+          std::size_t rem = f, dst = 0, stride = 1;
+          for (int d = l.ndim - 1; d >= 0; --d) {
+            auto e = static_cast<std::size_t>(l.extent[d]);
+            std::size_t i = rem % e;
+            rem /= e;
+            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
+            stride *= e;
+          }
+          want[dst] = f;
+        }
+        for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{3}, p.steps / 2, p.steps}) {
+          for (bool whole_blocks : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
+                                              << c.mask << " dtype " << dtype << " inverse " << inverse << " batch "
+                                              << batch << (whole_blocks ? " blocks" : " chains"));
+            set_batch(p, batch);
+            std::vector<std::size_t> data(n), saved(p.scratch_words, SIZE_MAX);
+            std::iota(data.begin(), data.end(), std::size_t{0});
+            for (int64_t k = 0; k < p.batches; ++k)
+              for (std::size_t j = 0; j < p.slab; ++j) saved[saved_at(p, k, 0, j)] = data[boundary_word(p, k, j)];
+            std::vector<char> written(n, 0), read(n, 0);
+            // Items: (k, o, i) chains or (k, o) blocks.
+            std::vector<std::size_t> items(static_cast<std::size_t>(p.batches) * p.O * (whole_blocks ? 1 : p.S));
+            std::iota(items.begin(), items.end(), std::size_t{0});
+            std::shuffle(items.begin(), items.end(), rng);
+            std::reverse(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(items.size() / 2));
+            for (std::size_t item : items) {
+              const std::size_t per_k = p.O * (whole_blocks ? 1 : p.S);
+              const auto k = static_cast<int64_t>(item / per_k);
+              const std::size_t rest = item % per_k, o = whole_blocks ? rest : rest / p.S;
+              const std::size_t so = outer_image(p, o);
+              ASSERT_EQ(outer_image(p, so), o) << "outer permutation is not an involution";
+              std::vector<std::pair<std::size_t, std::size_t>> stores;  // (dst, value), deferred for blocks
+              const auto load = [&](bool from_saved, std::size_t at) {
+                if (from_saved) {
+                  EXPECT_NE(saved[at], SIZE_MAX);
+                  return saved[at];
+                }
+                EXPECT_FALSE(written[at]) << "word " << at << " overwritten before it is read";
+                EXPECT_FALSE(read[at]) << "word " << at << " read twice";
+                read[at] = 1;
+                return data[at];
+              };
+              const auto store = [&](std::size_t at, std::size_t v) {
+                EXPECT_FALSE(written[at]) << "word " << at << " written twice";
+                written[at] = 1;
+                data[at] = v;
+              };
+              std::vector<std::size_t> chain;  // the chain elements' inner index at the current step
+              if (whole_blocks)
+                for (std::size_t i = 0; i < p.S; ++i) chain.push_back(i);
+              else
+                chain.push_back(rest % p.S);
+              for (int64_t t = batch_begin(p, k); t < batch_end(p, k); ++t) {
+                for (std::size_t &i : chain) {
+                  const StepMoves m = step_moves(p, k, t, o, so, i, inner_image(p, i, 1), inner_image(p, i, -1));
+                  const std::size_t v1 = load(m.saved1, m.src1);
+                  const std::size_t v0 = m.has0 ? load(m.saved0, m.src0) : 0;
+                  stores.emplace_back(m.dst1, v1);
+                  if (m.has0) stores.emplace_back(m.dst0, v0);
+                  if (!whole_blocks) {
+                    for (auto [at, v] : stores) store(at, v);
+                    stores.clear();
+                  }
+                  i = inner_image(p, i, -2);
+                }
+              }
+              for (auto [at, v] : stores) store(at, v);
+            }
+            ASSERT_EQ(data, want);
+            ASSERT_EQ(std::count(written.begin(), written.end(), 1), static_cast<std::ptrdiff_t>(n));
+          }
+        }
+      }
 }
 
 // The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.

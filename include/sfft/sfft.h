@@ -68,7 +68,9 @@ typedef enum sfft_dtype {
      CPU:  the CPU; CUDA device memory among them is refused (SFFT_ERROR_INVALID_ARGUMENT).
      CUDA: opts->device; SFFT_ERROR_UNSUPPORTED without CUDA support, SFFT_ERROR_NO_DEVICE without that GPU.
      AUTO: follows the memory: CUDA when any of the arrays is device or managed memory, else the CPU; a call that
-           receives no arrays (sfft_create, spfft2d_create_from_mtx) takes CUDA when opts->device is a usable GPU. */
+           receives no arrays (sfft_create, spfft2d_create_from_mtx) takes CUDA when opts->device is a usable GPU.
+   A CUDA plan runs on opts->device and reaches host, managed and that device's memory: device memory of another
+   GPU is refused with SFFT_ERROR_INVALID_ARGUMENT naming the array (here and at every exec). */
 typedef enum sfft_backend {
   SFFT_BACKEND_AUTO = 0,
   SFFT_BACKEND_CPU = 1,
@@ -171,9 +173,9 @@ SFFT_API int sfft_cuda_device_count(void);
    host pointers are staged through the device and the call returns when out is written.
    In place, every element is read and written once. Extra memory (allocated and freed by the call, on
    the device for the CUDA backend, on the host for the CPU backend): none when every shifted extent is
-   even; otherwise at most one hyperplane per odd shifted axis d (size/shape[d] elements; none for an
-   axis whose extent fits in one chunk), a 4-byte flag per chunk (chunks of up to 32 KiB on CUDA, 64 KiB
-   on the CPU) and, on the CPU, a 64 KiB buffer per thread. */
+   even; otherwise, with n the odd extent of the first shifted axis (in C order) whose extent is odd and
+   size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis) and, on the
+   CPU, a buffer of up to 128 KiB per thread. */
 SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
                                  sfft_dtype dtype, const sfft_options *opts);
 SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
@@ -487,6 +489,38 @@ SFFT_API sfft_status sfft_exec(sfft_plan plan, const void *x, uint64_t *freqs, v
    loop. */
 SFFT_API sfft_status sfft_exec_batch(sfft_plan plan, uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs,
                                      void *values, uint64_t out_dist, uint64_t *counts);
+
+/* What an exec found out about its own answer, from the buckets it already holds (no extra pass over x;
+   docs/sparse-noise.md). Energies are in units of |X|^2 (the unnormalised DFT). A struct that grows by
+   appending fields, like the option structs: set struct_size = sizeof(sfft_report) before the call. */
+typedef struct sfft_report {
+  size_t struct_size;           /* sizeof(sfft_report) as the caller was compiled */
+  sfft_sparse_variant variant;  /* the variant whose result was returned: EXACT or ROBUST (AUTO: its stage) */
+  int unexplained;              /* 1: energy is left that neither the returned coefficients nor the noise floor
+                                   explain (coefficients missed, colliding, or beyond k): the answer is not the
+                                   k-sparse approximation a full FFT + top-k gives. AUTO falls back from EXACT
+                                   to ROBUST on it */
+  uint64_t count;               /* coefficients returned (*count after sfft_exec) */
+  uint64_t significant;         /* of them, those with |X|^2 above 4x the noise energy per bucket; the others
+                                   are indistinguishable from noise (all of them for pure noise) */
+  uint64_t unexplained_buckets; /* residual buckets per loop above 12.5x the noise energy per bucket (about
+                                   the number of coefficients above the noise that the answer lacks) */
+  double explained;             /* fraction of the signal energy sum_f |X[f]|^2 that the returned coefficients
+                                   explain, in [0, 1]: ~1 for a clean sparse signal, ~SNR / (SNR + 1) for a
+                                   right answer under white noise, small for noise or a dense spectrum */
+  double signal_energy;         /* estimate of sum_f |X[f]|^2 */
+  double noise_floor;           /* estimated noise energy per bin, E|N[f]|^2 (the median residual bucket's) */
+  double excess;                /* residual energy / what the noise floor accounts for: ~1 when only noise
+                                   is left */
+} sfft_report;
+
+/* The report of the plan's last sfft_exec (signal 0), or of signal `signal` of its last sfft_exec_batch.
+   Writes min(report->struct_size, sizeof(sfft_report)) bytes. Before any exec, or for a signal beyond the
+   last batch: SFFT_ERROR_INVALID_ARGUMENT. A CPU plan measures every field; a CUDA plan does for ROBUST
+   (and AUTO's ROBUST stage); its EXACT peeling kernels report count, unexplained and unexplained_buckets
+   (the buckets of the last loop that decoded to no coefficient) and NaN for explained, signal_energy,
+   noise_floor and excess; so do the signals of a batch that ran in the batched CUDA kernels. */
+SFFT_API sfft_status sfft_get_report(sfft_plan plan, uint64_t signal, sfft_report *report);
 
 /* Frees the plan. NULL is a no-op; a destroyed or foreign handle gives SFFT_ERROR_INVALID_ARGUMENT. */
 SFFT_API sfft_status sfft_destroy(sfft_plan plan);

@@ -1,23 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU backend of fftshift/ifftshift: rows of the last dim copied (or swapped) as two contiguous runs,
 // rows and long-row pieces spread over OpenMP threads; in place with an odd shifted extent, the one-pass
-// chunk order of inplace.hpp.
+// pair order of pairs.hpp.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <memory>
-#include <thread>
 
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
-#include "shift/inplace.hpp"
+#include "shift/pairs.hpp"
 #include "shift/shift.hpp"
 
 namespace sfft::shift {
 namespace {
 
 constexpr std::size_t kPieceWords = std::size_t{1} << 15;  // long rows are split into pieces of this many words
-constexpr std::size_t kChunkBytes = std::size_t{1} << 16;  // in-place chunk staging: fits L2 with room to spare
 
 // Swaps n bytes between two non-overlapping ranges through a small stack buffer.
 void swap_bytes(unsigned char *a, unsigned char *b, std::size_t n) {
@@ -82,52 +78,159 @@ void copy_words(T *to, const T *from, int64_t n) {
   for (int64_t i = 0; i < n; ++i) to[i] = from[i];
 }
 
-// in place, not an involution: the chunked one-pass order of inplace.hpp; the threads take chunks in
-// order and wait on the flags of the chunks whose reads they would overwrite.
+// Copies w words cyclically within rows of length L: dst[(dc + j) mod L] = src[(sc + j) mod L], j < w.
+template <class T>
+void copy_cyclic(T *dst, int64_t dc, const T *src, int64_t sc, int64_t w, int64_t L) {
+  while (w > 0) {
+    const int64_t run = std::min({w, L - dc, L - sc});
+    copy_words(dst + dc, src + sc, run);
+    dc = dc + run == L ? 0 : dc + run;
+    sc = sc + run == L ? 0 : sc + run;
+    w -= run;
+  }
+}
+
+// Physical word range [first, first + count) of the blocks (o, v) for virtual v in [v0, v1), v0 < v1.
+std::size_t block_range_start(const PairPlan &p, std::size_t o, int64_t v0, int64_t v1) {
+  return word_at(p, o, p.rev ? v1 - 1 : v0, 0);
+}
+
+// in place, not an involution: the pair order of pairs.hpp. Long inner blocks (S >= kChainWords): items are
+// groups of inner rows (or pieces of a long row) following their chains through a batch, each step two
+// cyclic row copies per row, lane 1 before lane 0 (lane 0 overwrites what lane 1 reads). Short inner blocks:
+// items are batches of steps of one outer element, lane 0's sources buffered first, then both lanes as block
+// copies (inner dims unshifted) or through tables of π and π^-1 (at most kChainWords words).
+constexpr std::size_t kChainWords = 64;
+constexpr std::size_t kItemWords = std::size_t{1} << 13;  // words per item and step (chains) or buffered (batches)
+constexpr std::size_t kMaxGroup = 64;                      // inner rows per chain item
+
 template <std::size_t W>
-void chunked_in_place(const Layout &l, unsigned char *bytes, int threads) {
+void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   using T = Word<W>;
   T *data = reinterpret_cast<T *>(bytes);
-  const InPlacePlan p = make_inplace_plan(l, kChunkBytes / W, 1);
-  HostBuffer<T> saved(p.scratch_words);
-  const auto pieces = static_cast<std::ptrdiff_t>(p.save_pieces);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t i = 0; i < pieces; ++i) {
-    SavePiece s = save_piece(p, static_cast<std::size_t>(i));
-    std::memcpy(saved.get() + s.to, data + s.from, s.len * W);
+  PairPlan p = make_pair_plan(l);
+  const bool chains = p.S >= kChainWords;
+  const int64_t L = chains ? p.inner_e[p.inner_dims - 1] : 1, sL = chains ? p.inner_s[p.inner_dims - 1] : 0;
+  const std::size_t R = p.S / static_cast<std::size_t>(L);  // inner rows (chains)
+  const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(L), kItemWords);
+  const std::size_t pieces = (static_cast<std::size_t>(L) + width - 1) / width;
+  const std::size_t group = std::clamp<std::size_t>(kItemWords / static_cast<std::size_t>(L), 1, kMaxGroup);
+  const std::size_t groups = (R + group - 1) / group;
+  if (chains) {
+    // One batch unless the chains are too few to share among the threads; at most n / 32 batches, so the
+    // scratch stays within one slab or 1/32 of the array.
+    const std::size_t per_batch = p.O * groups * pieces, want = 16 * static_cast<std::size_t>(threads);
+    const auto batches = std::min<int64_t>(static_cast<int64_t>((want + per_batch - 1) / per_batch),
+                                           std::max<int64_t>(1, p.n / 32));
+    set_batch(p, (p.steps + batches - 1) / batches);
+  } else {
+    set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / p.S)));
   }
-  std::unique_ptr<std::atomic<int>[]> read_done(new std::atomic<int>[p.chunks]());
-  std::atomic<std::size_t> ticket{0};
+  HostBuffer<T> saved(p.scratch_words);
+  const auto K = static_cast<std::ptrdiff_t>(p.batches);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t k = 0; k < K; ++k)
+    for (std::ptrdiff_t o = 0; o < static_cast<std::ptrdiff_t>(p.O); ++o) {
+      const std::size_t from = word_at(p, static_cast<std::size_t>(o), batch_begin(p, k) + p.lo, 0);
+      std::memcpy(saved.get() + saved_at(p, k, static_cast<std::size_t>(o), 0), data + from, p.S * W);
+    }
+  if (chains) {
+    const int rd = p.inner_dims - 1;  // row digits: the inner dims but the last
+    const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * groups * pieces);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+    for (std::ptrdiff_t it = 0; it < items; ++it) {
+      auto rest = static_cast<std::size_t>(it);
+      const std::size_t piece = rest % pieces;
+      rest /= pieces;
+      const std::size_t g = rest % groups;
+      rest /= groups;
+      const std::size_t o = rest % p.O;
+      const auto k = static_cast<int64_t>(rest / p.O);
+      const std::size_t so = outer_image(p, o);
+      const std::size_t r0 = g * group, nr = std::min(group, R - r0);
+      const auto w = static_cast<int64_t>(std::min(width, static_cast<std::size_t>(L) - piece * width));
+      int64_t digit[kMaxDims * kMaxGroup];  // row digits of each chain row at the current step
+      for (std::size_t r = 0; r < nr; ++r) {
+        std::size_t rem = r0 + r;
+        for (int d = rd - 1; d >= 0; --d) {
+          const auto e = static_cast<std::size_t>(p.inner_e[d]);
+          digit[r * kMaxDims + static_cast<std::size_t>(d)] = static_cast<int64_t>(rem % e);
+          rem /= e;
+        }
+      }
+      int64_t col = static_cast<int64_t>(piece * width);
+      for (int64_t t = batch_begin(p, k), end = batch_end(p, k); t < end; ++t) {
+        for (std::size_t r = 0; r < nr; ++r) {
+          int64_t *dg = digit + r * kMaxDims;
+          std::size_t at = 0, fwd = 0, back = 0;
+          for (int d = 0; d < rd; ++d) {
+            at += static_cast<std::size_t>(dg[d]) * p.inner_stride[d];
+            fwd += static_cast<std::size_t>(shift_digit(dg[d], p.inner_e[d], p.inner_s[d], 1)) * p.inner_stride[d];
+            back += static_cast<std::size_t>(shift_digit(dg[d], p.inner_e[d], p.inner_s[d], -1)) * p.inner_stride[d];
+            dg[d] = shift_digit(dg[d], p.inner_e[d], p.inner_s[d], -2);  // the chain's row at the next step
+          }
+          const StepMoves m = step_moves(p, k, t, o, so, at, fwd, back);
+          copy_cyclic(data + m.dst1, shift_digit(col, L, sL, 1), (m.saved1 ? saved.get() : data) + m.src1, col, w, L);
+          if (m.has0)
+            copy_cyclic(data + m.dst0, col, (m.saved0 ? saved.get() : data) + m.src0, shift_digit(col, L, sL, -1), w,
+                        L);
+        }
+        col = shift_digit(col, L, sL, -2);
+      }
+    }
+    return;
+  }
+  // Batches of steps over short inner blocks: tables of π and π^-1 on the inner index.
+  bool identity = true;
+  for (int d = 0; d < p.inner_dims; ++d) identity = identity && p.inner_s[d] == 0;
+  std::size_t fwd[kChainWords], back[kChainWords];
+  for (std::size_t i = 0; i < p.S; ++i) {
+    fwd[i] = inner_image(p, i, 1);
+    back[i] = inner_image(p, i, -1);
+  }
+  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O);
 #pragma omp parallel num_threads(threads)
   {
-    HostBuffer<T> stage(p.chunk_words);
-    RowMove moves[kMaxRowMoves];
-    int64_t box[kMaxDims];
-    for (std::size_t c; (c = ticket.fetch_add(1, std::memory_order_relaxed)) < p.chunks;) {
-      chunk_box(p, c, box);
-      const Segments g = row_segments(p, box);
-      int n = 0;
-      for (int s = 0, slots = row_move_slots(p, box); s < slots; ++s) n += row_move(p, box, s, &moves[n]);
-      T *to = stage.get();
-      for (int m = 0; m < n; ++m)
-        for (int k = 0; k < 2; ++k) {
-          Run runs[3];
-          for (int r = 0, nr = source_runs(p, moves[m], g.src[k], g.len[k], runs); r < nr; ++r) {
-            copy_words(to, (runs[r].in_data ? data : saved.get()) + runs[r].at, runs[r].len);
-            to += runs[r].len;
-          }
-        }
-      read_done[c].store(1, std::memory_order_release);
-      for (std::size_t k = 0, deps = dependency_count(p, box); k < deps; ++k) {
-        const std::size_t d = dependency(p, box, k);
-        while (d < c && read_done[d].load(std::memory_order_acquire) == 0) std::this_thread::yield();
+    HostBuffer<T> buf(static_cast<std::size_t>(p.batch) * p.S);
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t it = 0; it < items; ++it) {
+      const std::size_t o = static_cast<std::size_t>(it) % p.O;
+      const auto k = static_cast<int64_t>(static_cast<std::size_t>(it) / p.O);
+      const std::size_t so = outer_image(p, o);
+      const int64_t b = batch_begin(p, k), e = batch_end(p, k);
+      const int64_t e0 = std::min(e, p.lo);       // steps with lane 0
+      const bool last_saved = e0 == e && e0 > b;  // lane 0 of step e - 1 reads boundary k + 1
+      const int64_t e1 = std::min(e, p.lo);       // steps whose lane 1 reads the data
+      // Lane 0's sources, in the physical order of their destinations (each block's inner words by i).
+      const int64_t direct = last_saved ? e0 - 1 : e0;
+      const auto slot = [&](int64_t t) { return static_cast<std::size_t>(p.rev ? e0 - 1 - t : t - b) * p.S; };
+      if (identity) {
+        if (direct > b)
+          std::memcpy(buf.get() + slot(p.rev ? direct - 1 : b), data + block_range_start(p, so, b + p.lo + 1, direct + p.lo + 1),
+                      static_cast<std::size_t>(direct - b) * p.S * W);
+        if (last_saved)
+          std::memcpy(buf.get() + slot(e0 - 1), saved.get() + saved_at(p, k + 1, so, 0), p.S * W);
+        if (e1 > b)
+          std::memcpy(data + block_range_start(p, so, b + p.lo, e1 + p.lo), data + block_range_start(p, o, b, e1),
+                      static_cast<std::size_t>(e1 - b) * p.S * W);
+        if (e == p.steps) std::memcpy(data + word_at(p, so, 2 * p.lo, 0), saved.get() + saved_at(p, 0, o, 0), p.S * W);
+        if (e0 > b)
+          std::memcpy(data + block_range_start(p, o, b, e0), buf.get() + slot(p.rev ? e0 - 1 : b),
+                      static_cast<std::size_t>(e0 - b) * p.S * W);
+        continue;
       }
-      const T *from = stage.get();
-      for (int m = 0; m < n; ++m)
-        for (int k = 0; k < 2; ++k) {
-          copy_words(data + moves[m].dst + g.dst[k], from, g.len[k]);
-          from += g.len[k];
+      for (int64_t t = b; t < e0; ++t)
+        for (std::size_t i = 0; i < p.S; ++i) {
+          const StepMoves m = step_moves(p, k, t, o, so, i, fwd[i], back[i]);
+          buf.get()[slot(t) + i] = (m.saved0 ? saved.get() : data)[m.src0];
         }
+      for (int64_t t = b; t < e; ++t)
+        for (std::size_t i = 0; i < p.S; ++i) {
+          const StepMoves m = step_moves(p, k, t, o, so, i, fwd[i], back[i]);
+          data[m.dst1] = (m.saved1 ? saved.get() : data)[m.src1];
+        }
+      for (int64_t t = b; t < e0; ++t)
+        for (std::size_t i = 0; i < p.S; ++i) data[word_at(p, o, t, i)] = buf.get()[slot(t) + i];
     }
   }
 }
@@ -159,13 +262,13 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
   } else {
     switch (l.word_bytes) {
       case 4:
-        chunked_in_place<4>(l, dst, threads);
+        pair_in_place<4>(l, dst, threads);
         break;
       case 8:
-        chunked_in_place<8>(l, dst, threads);
+        pair_in_place<8>(l, dst, threads);
         break;
       case 16:
-        chunked_in_place<16>(l, dst, threads);
+        pair_in_place<16>(l, dst, threads);
         break;
       default:
         fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);

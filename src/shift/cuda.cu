@@ -12,6 +12,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -19,6 +20,7 @@
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
 #include "shift/inplace.hpp"
+#include "shift/pairs.hpp"
 #include "shift/shift.hpp"
 
 namespace sfft::shift {
@@ -597,6 +599,204 @@ void cycle_wave_in_place(Word *data, const Layout &l, int axis, cudaStream_t str
     launch_cycle_wave<Word, std::size_t>(data, saved_const, l, PlainDivisors(l, slab), axis, slab, stream);
 }
 
+// ---- the pair order (in place, not an involution): pairs.hpp
+
+// Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i].
+template <class Word>
+__global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__restrict__ data, PairPlan p) {
+  const std::size_t total = p.scratch_words;
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < total;
+       j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const auto k = static_cast<int64_t>(j / p.slab);
+    saved[j] = data[boundary_word(p, k, j - static_cast<std::size_t>(k) * p.slab)];
+  }
+}
+
+// Chains (inner blocks of at least kChainWords words): one thread per (batch, o, i), walking its chain
+// through the batch. Consecutive threads take consecutive i, so every lane's loads and stores are row runs.
+// The thread's own program order is the only order the pass needs (see pairs.hpp): no barrier, no flag. D is
+// the inner dims rounded up (padding dims have extent 1); U steps' loads are issued before their stores.
+constexpr std::size_t kChainWords = 32;
+
+template <class Word>
+constexpr int chain_unroll() {
+  return sizeof(Word) == 4 ? 8 : sizeof(Word) == 8 ? 4 : 2;  // 64 bytes in flight per thread
+}
+
+template <class Word, int D>
+__global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
+  constexpr int U = chain_unroll<Word>();
+  __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
+  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
+  __syncthreads();
+  const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (g >= p.scratch_words) return;  // threads: batches x slab, as many as scratch words
+  const auto k = static_cast<int64_t>(g / p.slab);
+  const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
+  // Inner digits and the per-dim additions of π, π^-1 and one chain step (π^-2), modulo the extent.
+  int64_t dg[D], e[D], add1[D], addm1[D], addm2[D];
+  std::size_t stride[D];
+  std::size_t rem = x - o * p.S;
+#pragma unroll
+  for (int d = D - 1; d >= 0; --d) {
+    const bool real = d < p.inner_dims;
+    e[d] = real ? p.inner_e[d] : 1;
+    stride[d] = real ? p.inner_stride[d] : 0;
+    const int64_t s = real ? p.inner_s[d] : 0;
+    dg[d] = static_cast<int64_t>(rem % static_cast<std::size_t>(e[d]));
+    rem /= static_cast<std::size_t>(e[d]);
+    add1[d] = s;
+    addm1[d] = s == 0 ? 0 : e[d] - s;
+    addm2[d] = shift_digit(0, e[d], s, -2);
+  }
+  const auto wrap = [](int64_t v, int64_t ext) { return v >= ext ? v - ext : v; };
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k);
+  for (int64_t t0 = b; t0 < end; t0 += U) {
+    Word v1[U], v0[U];
+    std::size_t d1[U], d0[U];
+    bool live[U], has0[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t t = t0 + u;
+      live[u] = t < end;
+      has0[u] = false;
+      if (!live[u]) continue;
+      std::size_t at = 0, fwd = 0, back = 0;
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        at += static_cast<std::size_t>(dg[d]) * stride[d];
+        fwd += static_cast<std::size_t>(wrap(dg[d] + add1[d], e[d])) * stride[d];
+        back += static_cast<std::size_t>(wrap(dg[d] + addm1[d], e[d])) * stride[d];
+        dg[d] = wrap(dg[d] + addm2[d], e[d]);
+      }
+      const StepMoves m = step_moves(p, k, t, o, so, at, fwd, back);
+      v1[u] = m.saved1 ? __ldg(saved + m.src1) : data[m.src1];
+      d1[u] = m.dst1;
+      has0[u] = m.has0;
+      d0[u] = m.dst0;
+      if (m.has0) v0[u] = m.saved0 ? __ldg(saved + m.src0) : data[m.src0];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (!live[u]) continue;
+      data[d1[u]] = v1[u];
+      if (has0[u]) data[d0[u]] = v0[u];
+    }
+  }
+}
+
+// Tiles (short inner blocks): a block takes `tile_rows` outer elements x one batch of steps x all inner
+// words, loads both lanes of every element, waits at a barrier (a step's lane 1 overwrites what the previous
+// step's lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
+// accesses are runs of the (o, v) blocks.
+constexpr unsigned kTilePerThread = 8;
+constexpr unsigned kTileElements = kBlock * kTilePerThread;
+constexpr unsigned kMaxTileOuter = kTileElements / 2;  // steps >= 2
+
+struct PairTiles {
+  std::size_t outer_tiles;  // tiles along o per batch
+  unsigned tile_outer;      // outer elements per tile
+};
+
+template <class Word>
+__global__ void __launch_bounds__(kBlock)
+    tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
+  __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
+  __shared__ std::size_t outer_pair[kMaxTileOuter];
+  __shared__ uint32_t fwd[kChainWords], back[kChainWords];
+  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
+  __syncthreads();
+  const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
+  const auto k = static_cast<int64_t>(blockIdx.x / tiles.outer_tiles);
+  const std::size_t o0 = (blockIdx.x - static_cast<std::size_t>(k) * tiles.outer_tiles) * tiles.tile_outer;
+  const auto outer = static_cast<unsigned>(min(static_cast<std::size_t>(tiles.tile_outer), p.O - o0));
+  for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) outer_pair[r] = outer_image(p, o0 + r);
+  const auto S = static_cast<uint32_t>(p.S);
+  for (uint32_t i = threadIdx.x; i < S; i += blockDim.x) {
+    fwd[i] = static_cast<uint32_t>(inner_image(p, i, 1));
+    back[i] = static_cast<uint32_t>(inner_image(p, i, -1));
+  }
+  __syncthreads();
+  const int64_t b = batch_begin(p, k);
+  const auto steps = static_cast<uint32_t>(batch_end(p, k) - b);
+  const uint32_t per_outer = steps * S, count = outer * per_outer;
+  const FastDiv32 by_S(S), by_outer(per_outer);
+  Word v1[kTilePerThread], v0[kTilePerThread];
+  std::size_t d1[kTilePerThread], d0[kTilePerThread];
+  bool live[kTilePerThread], has0[kTilePerThread];
+#pragma unroll
+  for (unsigned j = 0; j < kTilePerThread; ++j) {
+    const uint32_t q = threadIdx.x + j * kBlock;
+    live[j] = q < count;
+    has0[j] = false;
+    if (!live[j]) continue;
+    const uint32_t ol = by_outer.div(q), r = q - ol * per_outer, tl = by_S.div(r), i = r - tl * S;
+    const StepMoves m = step_moves(p, k, b + tl, o0 + ol, outer_pair[ol], i, fwd[i], back[i]);
+    v1[j] = m.saved1 ? __ldg(saved + m.src1) : data[m.src1];
+    d1[j] = m.dst1;
+    has0[j] = m.has0;
+    d0[j] = m.dst0;
+    if (m.has0) v0[j] = m.saved0 ? __ldg(saved + m.src0) : data[m.src0];
+  }
+  __syncthreads();  // every word this tile overwrites has been read
+#pragma unroll
+  for (unsigned j = 0; j < kTilePerThread; ++j) {
+    if (!live[j]) continue;
+    data[d1[j]] = v1[j];
+    if (has0[j]) data[d0[j]] = v0[j];
+  }
+}
+
+template <class Word, int D>
+void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
+  const std::size_t blocks = (p.scratch_words + kBlock - 1) / kBlock;
+  chain_kernel<Word, D><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Word>
+void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
+  PairPlan p = make_pair_plan(l);
+  const bool chains = p.S >= kChainWords;
+  PairTiles tiles{1, 1};
+  if (chains) {
+    // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
+    // scratch stays under 1/16 of the array beyond the first slab.
+    const std::size_t want = (std::size_t{1} << 20) / p.slab + 1;
+    const auto most = std::max<int64_t>(1, p.n / 32);
+    const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
+    set_batch(p, (p.steps + batches - 1) / batches);
+  } else if (static_cast<std::size_t>(p.steps) * p.S >= kTileElements) {
+    set_batch(p, static_cast<int64_t>(kTileElements / p.S));
+  } else {
+    tiles.tile_outer = static_cast<unsigned>(
+        std::min<std::size_t>(kTileElements / (static_cast<std::size_t>(p.steps) * p.S), kMaxTileOuter));
+  }
+  tiles.outer_tiles = (p.O + tiles.tile_outer - 1) / tiles.tile_outer;
+  cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
+  auto *saved = static_cast<Word *>(scratch.get());
+  save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
+  SFFT_CUDA_CHECK_LAUNCH();
+  if (!chains) {
+    const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;
+    if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place tile grid");
+    tile_kernel<Word><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
+    SFFT_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  if ((p.scratch_words + kBlock - 1) / kBlock > INT32_MAX)
+    fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place chain grid");
+  if (p.inner_dims <= 1)
+    launch_chains<Word, 1>(data, saved, p, stream);
+  else if (p.inner_dims == 2)
+    launch_chains<Word, 2>(data, saved, p, stream);
+  else if (p.inner_dims <= 4)
+    launch_chains<Word, 4>(data, saved, p, stream);
+  else
+    launch_chains<Word, kMaxDims>(data, saved, p, stream);
+}
+
 // ---- dispatch
 
 template <class Word>
@@ -621,9 +821,12 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  // Same-run H100 comparison of both orders over the benchmark suite: the wave order was faster on every
-  // shape whose wave dim is an outer dim (8191^2 1.6x, 511^3 along dim 0 3-4x) and slower on every shape
-  // whose wave dim is the last one (8192x8191 2x, 511^3 along dim 2 10x), where the chunk order wins.
+  // CHECKPOINT ONLY (issue 23, removed after the device comparison): SFFT_SHIFT_PREVIOUS_ORDERS=1 selects the
+  // previous in-place orders, so one device call measures both.
+  if (std::getenv("SFFT_SHIFT_PREVIOUS_ORDERS") == nullptr) {
+    pair_in_place(out, l, stream);
+    return;
+  }
   const int axis = wave_axis(l);
   if (axis >= 0 && axis + 1 < l.ndim) {
     cycle_wave_in_place(out, l, axis, stream);

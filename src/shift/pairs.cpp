@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "shift/pairs.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace sfft::shift {
+
+PairPlan make_pair_plan(const Layout &l) {
+  PairPlan p;
+  int a = 0;
+  while (a < l.ndim && (l.shift[a] == 0 || 2 * l.shift[a] == l.extent[a])) ++a;
+  if (a == l.ndim) fail(SFFT_ERROR_INTERNAL, "shift: pair plan of an involution");
+  for (int d = 0; d < a; ++d) {
+    p.outer_e[p.outer_dims] = l.extent[d];
+    p.outer_s[p.outer_dims++] = l.shift[d];
+    p.O *= static_cast<std::size_t>(l.extent[d]);
+  }
+  for (int d = a + 1; d < l.ndim; ++d) {
+    p.inner_e[p.inner_dims] = l.extent[d];
+    p.inner_s[p.inner_dims++] = l.shift[d];
+  }
+  for (int d = p.inner_dims - 1; d >= 0; --d) {
+    p.inner_stride[d] = p.S;
+    p.S *= static_cast<std::size_t>(p.inner_e[d]);
+  }
+  p.n = l.extent[a];
+  p.lo = p.n / 2;
+  p.rev = l.shift[a] != p.lo;  // shift lo + 1 (ifftshift): mirrored, the shift along A becomes lo
+  p.steps = p.lo + 1;
+  p.slab = p.O * p.S;
+  set_batch(p, p.steps);
+  return p;
+}
+
+void set_batch(PairPlan &p, int64_t steps_per_batch) {
+  p.batch = std::clamp<int64_t>(steps_per_batch, 1, p.steps);
+  p.batches = (p.steps + p.batch - 1) / p.batch;
+  p.scratch_words = static_cast<std::size_t>(p.batches) * p.slab;
+}
+
+}  // namespace sfft::shift

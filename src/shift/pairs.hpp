@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// In-place shift of a layout that is not an involution (some shifted extent is odd) in one pass of pairs:
+// every word is read once and written once, and the work falls into independent items (no ordering between
+// CPU threads or GPU blocks, no flags). The derivation is in docs/shift.md; in short:
+//
+// Split. A is the outermost odd shifted dim of the layout (extent n = 2 lo + 1). The dims before it are
+// unshifted or shifted by half (an involution σ on the outer index o), the dims after it (inner index i,
+// S words) have any shifts (a permutation π). The shift is out[σ o][(v + s_A) mod n][π i] = in[o][v][i].
+// Along A we count in virtual coordinates v (v = the physical index, or n - 1 - it when s_A = lo + 1,
+// ifftshift), where the shift along A is always lo.
+//
+// Pairs. Step t (0 <= t <= lo) of element x = (o, i) moves, in virtual coordinates,
+//   lane 1: out[σ o][t + lo][π i]     = in[o][t][i]                  (every t; t = lo is the middle word)
+//   lane 0: out[o][t][i]              = in[σ o][t + lo + 1][π^-1 i]  (t < lo)
+// Lane 0 overwrites in[o][t][i], which lane 1 of the same step reads; lane 1 overwrites in[σ o][t + lo][π i],
+// which lane 0 of step t - 1 reads for element (o, π² i). So a chain that visits element x_t = (o, π^-2t i)
+// at step t, steps in increasing order, reading each step before writing it, never overwrites a word another
+// chain still has to read, except across the ends of its run of steps.
+//
+// Batches. Steps are cut into batches [kT, min(kT + T, lo + 1)); a chain runs one batch. The only words read
+// across batches are the boundary slabs v = kT + lo (written by step kT, read by step kT - 1, or for k = 0 the
+// middle slab read by step lo): a pre-pass saves them to scratch (batches x O x S words) and the readers take
+// them from there. Items (batch, chains) are then independent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shift/layout.hpp"
+
+namespace sfft::shift {
+
+struct PairPlan {
+  int outer_dims = 0, inner_dims = 0;
+  int64_t outer_e[kMaxDims] = {}, outer_s[kMaxDims] = {};  // outer shifts are 0 or half the extent
+  int64_t inner_e[kMaxDims] = {}, inner_s[kMaxDims] = {};  // C order; the last one is contiguous
+  std::size_t inner_stride[kMaxDims] = {};
+  std::size_t O = 1, S = 1;  // outer elements, inner words (words of one (o, v) block)
+  int64_t n = 1, lo = 0;     // extent of A, n / 2
+  bool rev = false;          // virtual v is physical n - 1 - v
+  int64_t steps = 1;         // lo + 1
+  int64_t batch = 1;         // steps per batch (T)
+  int64_t batches = 1;       // K
+  std::size_t slab = 1;      // O * S: words of one boundary slab
+  std::size_t scratch_words = 0;
+};
+
+// Splits a non-involution layout at its outermost odd shifted dim; one batch. Throws on an involution.
+PairPlan make_pair_plan(const Layout &l);
+
+// Cuts the steps into batches of at most `steps_per_batch` (>= 1) and sizes the scratch.
+void set_batch(PairPlan &p, int64_t steps_per_batch);
+
+SFFT_HD int64_t phys(const PairPlan &p, int64_t v) { return p.rev ? p.n - 1 - v : v; }
+
+// Word offset of (o, virtual v, i) in the data.
+SFFT_HD std::size_t word_at(const PairPlan &p, std::size_t o, int64_t v, std::size_t i) {
+  return (o * static_cast<std::size_t>(p.n) + static_cast<std::size_t>(phys(p, v))) * p.S + i;
+}
+
+// Word offset of (o, i) in boundary slab k of the scratch.
+SFFT_HD std::size_t saved_at(const PairPlan &p, int64_t k, std::size_t o, std::size_t i) {
+  return (static_cast<std::size_t>(k) * p.O + o) * p.S + i;
+}
+
+// σ o: the outer involution is its own inverse.
+SFFT_HD std::size_t outer_image(const PairPlan &p, std::size_t o) {
+  std::size_t r = 0, stride = 1;
+  for (int d = p.outer_dims - 1; d >= 0; --d) {
+    const auto e = static_cast<std::size_t>(p.outer_e[d]);
+    std::size_t j = o % e;
+    o /= e;
+    j += static_cast<std::size_t>(p.outer_s[d]);
+    r += (j >= e ? j - e : j) * stride;
+    stride *= e;
+  }
+  return r;
+}
+
+// Inner index digits shifted by `times` x the dims' shifts: times = 1 is π, -1 is π^-1, -2 one chain step.
+SFFT_HD int64_t shift_digit(int64_t j, int64_t e, int64_t s, int times) {
+  int64_t by = (times * s) % e;
+  if (by < 0) by += e;
+  j += by;
+  return j >= e ? j - e : j;
+}
+
+// Flat inner offset of π^times applied to flat inner index i (any number of inner dims).
+SFFT_HD std::size_t inner_image(const PairPlan &p, std::size_t i, int times) {
+  std::size_t r = 0;
+  for (int d = p.inner_dims - 1; d >= 0; --d) {
+    const auto e = static_cast<std::size_t>(p.inner_e[d]);
+    const auto j = static_cast<int64_t>(i % e);
+    i /= e;
+    r += static_cast<std::size_t>(shift_digit(j, p.inner_e[d], p.inner_s[d], times)) * p.inner_stride[d];
+  }
+  return r;
+}
+
+SFFT_HD int64_t batch_begin(const PairPlan &p, int64_t k) { return k * p.batch; }
+SFFT_HD int64_t batch_end(const PairPlan &p, int64_t k) {
+  return (k + 1) * p.batch < p.steps ? (k + 1) * p.batch : p.steps;
+}
+
+// Boundary slab k: read in[o][k T + lo][i] into saved_at(k, o, i) for j = o * S + i < slab.
+SFFT_HD std::size_t boundary_word(const PairPlan &p, int64_t k, std::size_t j) {
+  return word_at(p, j / p.S, batch_begin(p, k) + p.lo, j % p.S);
+}
+
+// The two moves of step t of batch k for element (o, i), σ o = so, given the inner offsets i, π i, π^-1 i:
+// where each lane reads (in the data, or in scratch when from_saved) and writes. Lane 0 is absent at t = lo.
+struct StepMoves {
+  std::size_t src1, dst1, src0, dst0;
+  bool saved1, saved0, has0;
+};
+
+SFFT_HD StepMoves step_moves(const PairPlan &p, int64_t k, int64_t t, std::size_t o, std::size_t so, std::size_t i,
+                             std::size_t pi_i, std::size_t inv_i) {
+  StepMoves m;
+  m.saved1 = t == p.lo;
+  m.src1 = m.saved1 ? saved_at(p, 0, o, i) : word_at(p, o, t, i);
+  m.dst1 = word_at(p, so, t + p.lo, pi_i);
+  m.has0 = t < p.lo;
+  m.saved0 = t + 1 == batch_end(p, k) && m.has0;
+  m.src0 = m.saved0 ? saved_at(p, k + 1, so, inv_i) : word_at(p, so, t + p.lo + 1, inv_i);
+  m.dst0 = word_at(p, o, t, i);
+  return m;
+}
+
+}  // namespace sfft::shift

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batched sparse FFT (sfft_exec_batch): every signal of a batch against sfft_exec of the same plan on that
 // signal alone and against FFTW's full transform; strides, a batch of one, mixed batches (empty, noisy and
-// exactly sparse signals), the workspace growth rule, and bad arguments. The accuracy bodies run on the CPU
+// exactly sparse signals), the workspace growth rule, the CUDA batch's kernel variants, and bad arguments. The accuracy bodies run on the CPU
 // backend and on the CUDA backend with host and with device pointers.
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -20,9 +21,9 @@
 
 namespace {
 
-using sfft_test::cd;
 using sfft_test::Case;
 using sfft_test::case_name;
+using sfft_test::cd;
 using sfft_test::planted;
 using sfft_test::Signal;
 using sfft_test::Where;
@@ -282,6 +283,54 @@ TEST_P(SparseBatch, LongListsPerSignal) {
       EXPECT_GE(std::abs(batched[s].values[i - 1]), std::abs(batched[s].values[i])) << "signal " << s << ", rank " << i;
   }
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
+// Sets environment variables for its lifetime (unset again after, also when a test fails).
+class ScopedEnvironment {
+ public:
+  void set(const char *name, const char *value) {
+    setenv(name, value, 1);
+    names_.push_back(name);
+  }
+  ~ScopedEnvironment() {
+    for (const char *name : names_) unsetenv(name);
+  }
+
+ private:
+  std::vector<const char *> names_;
+};
+
+// The CUDA batch's kernel variants (engine.cu's A/B overrides, read when the batch engine is made): 4, 8 or 16
+// fold threads per output, with and without the fold's L2 prefetch, and the peel per bucket or per (later loop,
+// bucket) give every signal sfft_exec's result and the planted spectrum.
+TEST_P(SparseBatch, KernelVariantsAgree) {
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' variants take device input";
+  const uint64_t n = 1 << 15, k = 40;
+  std::vector<Signal> planted_signals;
+  std::vector<std::vector<cd>> signals;
+  for (uint64_t s = 0; s < 5; ++s) {
+    planted_signals.push_back(planted(n, k, 700 + s, 1000.0, INFINITY));
+    signals.push_back(planted_signals.back().x);
+  }
+  struct Variant {
+    const char *slices, *prefetch, *peel;
+  };
+  for (const Variant v :
+       {Variant{"4", "0", "per-target"}, Variant{"4", "1", "per-bucket"}, Variant{"8", "1", "per-bucket"},
+        Variant{"16", "1", "per-target"}, Variant{"16", "0", "per-bucket"}}) {
+    SCOPED_TRACE(std::string("slices ") + v.slices + ", prefetch " + v.prefetch + ", peel " + v.peel);
+    ScopedEnvironment environment;
+    environment.set("SFFT_SPARSE_BATCH_FOLD_SLICES", v.slices);
+    environment.set("SFFT_SPARSE_BATCH_PREFETCH", v.prefetch);
+    environment.set("SFFT_SPARSE_BATCH_PEEL", v.peel);
+    sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+    std::vector<Coefficients> batched = run_batch(plan, signals, n, k, n, k);
+    for (std::size_t s = 0; s < signals.size(); ++s) {
+      expect_exact(batched[s], planted_signals[s], s);
+      expect_same(batched[s], run_single(plan, signals[s], k), s);
+    }
+    EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  }
 }
 
 std::vector<Case> all_cases() {

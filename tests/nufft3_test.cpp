@@ -681,4 +681,44 @@ TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
   }
 }
 
+// Interpolation with one warp per target (CUDA, 2-D and 3-D, W <= 32; the default in 3-D from W = 9) against
+// one thread per target (SFFT_NUFFT3_INTERP=warp|thread): both meet tol against the direct sum and agree to
+// rounding, at narrow and wide kernels (W from about 5 to 13 in double, where 32 / W lines of W cells share a
+// warp load) and with several transforms; the stage-time line names the kernel that ran.
+TEST(nufft3Cuda, WarpInterpolationMatchesThreadPerTarget) {
+  SFFT_SKIP_WITHOUT_GPU();
+  struct Environment {
+    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
+    ~Environment() {
+      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
+      unsetenv("SFFT_NUFFT3_INTERP");
+    }
+  } environment;
+  for (int dim : {2, 3}) {
+    Problem p =
+        dim == 2 ? make_problem(2, 800, 700, 9, 14, false, 2, 91) : make_problem(3, 400, 350, 4, 5, false, 2, 91);
+    const std::vector<cd> ref = direct(p, 1, false), ref_ext = direct(p, 1, true);
+    struct Case {
+      bool is_double;
+      double tol;
+    };
+    for (Case c : {Case{true, 1e-4}, Case{true, 1e-7}, Case{true, 1e-11}, Case{false, 1e-3}, Case{false, 3e-5}}) {
+      std::vector<cd> got[2];
+      for (int warp = 0; warp < 2; ++warp) {
+        setenv("SFFT_NUFFT3_INTERP", warp ? "warp" : "thread", 1);
+        testing::internal::CaptureStderr();
+        got[warp] =
+            c.is_double ? run<double>(p, Where::CudaDevice, 1, c.tol) : run<float>(p, Where::CudaDevice, 1, c.tol);
+        const std::string log = testing::internal::GetCapturedStderr();
+        EXPECT_NE(log.find(warp ? "interpolation warp" : "interpolation thread"), std::string::npos) << log;
+        const double err = error_of(got[warp], c.tol < 1e-10 ? ref_ext : ref);
+        std::printf("dim %d %s tol %g, %s interpolation: err %.2e\n", dim, c.is_double ? "double" : "single", c.tol,
+                    warp ? "warp" : "thread", err);
+        EXPECT_LE(err, c.tol) << "dim " << dim << " tol " << c.tol << " warp " << warp;
+      }
+      EXPECT_LE(error_of(got[1], got[0]), c.tol / 10) << "dim " << dim << " tol " << c.tol;
+    }
+  }
+}
+
 }  // namespace

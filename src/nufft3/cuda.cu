@@ -57,6 +57,13 @@ constexpr int kMaxArrays = 6;
 // sharing one batched plan.
 constexpr double kPruneAtMost = 0.75;
 constexpr int kMaxPrunedTransforms = 4;
+// Interpolation with one warp per target (interpolate_warp) from this kernel width on, per dimension (never in
+// 1-D, where a target's W cells are one line already): in 3-D the per-thread loop keeps the middle dimension's
+// weights in local memory and spills in double from W = 9 on, and each of its loads touches 32 scattered cells.
+// 2-D keeps one thread per target (its weights stay in registers up to W = 16) until measured otherwise.
+// SFFT_NUFFT3_INTERP=warp|thread overrides the rule (W <= 32, 2-D and 3-D), for A/B measurements.
+constexpr int kWarpInterpolationFrom[3] = {kMaxWidth + 1, 33, 9};
+
 // Lines kept at each end are rounded up to this many, so that a plan whose new points need a few lines more
 // (random points of the same distribution) still takes over the previous points' FFT plans.
 constexpr long long kPruneRound = 8;
@@ -676,6 +683,77 @@ void make_fft(GridFft &f, const Layout &L, int ntransf, cufftType type, cudaStre
   f.columns.set_stream(stream);
 }
 
+// One warp per target (tile order) for wide kernels, W <= 32: the lanes cover W contiguous cells of the last
+// dimension on each of 32 / W lines of the middle dimension at once (so one warp load reads a few whole line
+// segments, where one thread per target makes every load of a warp touch 32 scattered cells), over the W lines
+// of the middle dimension and, in 3-D, the W planes of dimension 0; then a warp sum. Lane l holds the l-th
+// weight of dimension 0 and of the middle dimension (shared by shuffles) and its own last-dimension weight,
+// which multiplies all of its taps.
+template <int DIM, class Real>
+__global__ void __launch_bounds__(kBlock)
+    interpolate_warp(Geometry g, std::size_t K, int ntransf, const unsigned *index, const Real *pos,
+                     const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total, Cplx<Real> *F) {
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int kMid = DIM - 2, kLast = DIM - 1;
+  const int W = g.kernel.width;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int per_pass = 32 / W, passes = (W + per_pass - 1) / per_pass;
+  const int line = lane / W, cell = lane % W;
+  const bool active = line < per_pass;
+  const long long n2o = g.n2[0], n2m = g.n2[kMid], n2l = g.n2[kLast];
+  const std::size_t warps = std::size_t(blockDim.x / 32) * gridDim.x;
+  for (std::size_t j = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32; j < K; j += warps) {
+    const Real pm = pos[kMid * K + j], pl = pos[kLast * K + j];
+    const long long fm = static_cast<long long>(ceil(pm - Real(g.kernel.half_width)));
+    const long long fl = static_cast<long long>(ceil(pl - Real(g.kernel.half_width)));
+    const Real wm = lane < W ? kernel_value(g.kernel, Real(fm + lane) - pm) : Real(0);
+    const Real wl = kernel_value(g.kernel, Real(fl + cell) - pl);
+    Real wo = 1;
+    long long fo = 0;
+    if constexpr (DIM == 3) {
+      const Real po = pos[j];
+      fo = static_cast<long long>(ceil(po - Real(g.kernel.half_width)));
+      wo = lane < W ? kernel_value(g.kernel, Real(fo + lane) - po) : Real(0);
+      fo = periodic_dev(fo, n2o);
+    }
+    const long long gm0 = periodic_dev(fm, n2m), gl = periodic_dev(fl + cell, n2l);
+    const Cplx<Real> fac = factor[j];
+    const std::size_t t = index[j];
+    const int outer = DIM == 3 ? W : 1;
+    for (int tr = 0; tr < ntransf; ++tr) {
+      const Cplx<Real> *gr = grid + tr * n2_total;
+      Real sr = 0, si = 0;
+      long long go = fo;
+      for (int o = 0; o < outer; ++o, ++go) {
+        if (go >= n2o) go -= n2o;
+        const Real w0 = DIM == 3 ? __shfl_sync(kAll, wo, o) : Real(1);
+        const long long plane = DIM == 3 ? go * n2m : 0;
+        Real ar = 0, ai = 0;
+        for (int pass = 0; pass < passes; ++pass) {
+          const int m = pass * per_pass + line;
+          const Real w1 = __shfl_sync(kAll, wm, m & 31);
+          if (active && m < W) {
+            long long gm = gm0 + m;
+            if (gm >= n2m) gm -= n2m;
+            const Cplx<Real> v = gr[(plane + gm) * n2l + gl];
+            ar += v.re * w1;
+            ai += v.im * w1;
+          }
+        }
+        sr += ar * w0;
+        si += ai * w0;
+      }
+      sr *= wl;
+      si *= wl;
+      for (int o = 16; o > 0; o /= 2) {
+        sr += __shfl_xor_sync(kAll, sr, o);
+        si += __shfl_xor_sync(kAll, si, o);
+      }
+      if (lane == 0) F[tr * K + t] = Cplx<Real>{sr * fac.re - si * fac.im, sr * fac.im + si * fac.re};
+    }
+  }
+}
+
 template <class Real>
 class CudaEngine final : public Engine {
  public:
@@ -841,9 +919,9 @@ class CudaEngine final : public Engine {
     if (stage_times_) timer_.mark("spread", stream_);
     run_fft();
     if (stage_times_) timer_.mark("fft", stream_);
-    interp_fn_<<<cuda::grid_for(K_, kBlock), kBlock, 0, stream_>>>(tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(),
-                                                                   tgt_pos_.get(), tgt_factor_.get(), grid_.get(),
-                                                                   L_.n2_total, F_dev);
+    interp_fn_<<<cuda::grid_for(K_ * interp_lanes_, kBlock), kBlock, 0, stream_>>>(
+        tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(), tgt_pos_.get(), tgt_factor_.get(), grid_.get(), L_.n2_total,
+        F_dev);
     SFFT_CUDA_CHECK_LAUNCH();
     if (stage_times_) timer_.mark("interp", stream_);
     if (F_host) {
@@ -905,10 +983,11 @@ class CudaEngine final : public Engine {
     char text[320];
     std::snprintf(text, sizeof text,
                   "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
-                  "tile %d x %u blocks x %d threads%s",
+                  "tile %d x %u blocks x %d threads%s, interpolation %s",
                   sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
-                  spread_blocks_, spread_threads_, use_tiles_ ? "" : " (global atomics)");
+                  spread_blocks_, spread_threads_, use_tiles_ ? "" : " (global atomics)",
+                  interp_lanes_ > 1 ? "warp" : "thread");
     return text;
   }
 
@@ -1028,6 +1107,13 @@ class CudaEngine final : public Engine {
     if (dim == 1) pick_kernels_for<1>(W);
     if (dim == 2) pick_kernels_for<2>(W);
     if (dim == 3) pick_kernels_for<3>(W);
+    interp_lanes_ = 1;
+    bool warp = W >= kWarpInterpolationFrom[dim - 1];
+    if (env_flag("SFFT_NUFFT3_INTERP", "warp")) warp = true;
+    if (env_flag("SFFT_NUFFT3_INTERP", "thread")) warp = false;
+    if (dim == 1 || W > 32 || !warp) return;
+    interp_fn_ = dim == 2 ? interpolate_warp<2, Real> : interpolate_warp<3, Real>;
+    interp_lanes_ = 32;
   }
 
   // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table (sub_bin_ ..
@@ -1122,6 +1208,7 @@ class CudaEngine final : public Engine {
                             std::size_t, C *);
   SpreadFn spread_fn_ = nullptr;
   InterpFn interp_fn_ = nullptr;
+  unsigned interp_lanes_ = 1;  // threads per target: 1 (interpolate) or 32 (interpolate_warp)
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;
   std::size_t tile_bytes_ = 0;

@@ -223,36 +223,41 @@ def run_peer(peer, env, case, prec, tol, pts):
     return dict(tol=tol, setpts=t_set, exec=t_exec, err=err)
 
 
+# --stages: the CUDA backend's A/B switches (read when a plan's points are set), each against the default.
+STAGE_VARIANTS = [("default", {}), ("full FFT", {"SFFT_NUFFT3_FFT": "full"}),
+                  ("thread interp", {"SFFT_NUFFT3_INTERP": "thread"}), ("warp interp", {"SFFT_NUFFT3_INTERP": "warp"})]
+
+
+def with_env(variables, fn):
+    os.environ.update(variables)
+    try:
+        return fn()
+    finally:
+        for name in variables:
+            os.environ.pop(name, None)
+
+
 def run_stages(sf, env, case, prec, tols, pts, title):
-    """--stages: sfft alone at the given tolerances, its default FFT against the full one (SFFT_NUFFT3_FFT=full:
-    the CUDA backend's pruned transform A/B), exec medians, then one setpts + exec of each with
+    """--stages: sfft alone at the given tolerances under each of STAGE_VARIANTS (exec medians and the ratio
+    variant / default: > 1 means the default is faster), then one setpts + exec of each with
     SFFT_NUFFT3_STAGE_TIMES=1, whose per-stage times the library prints to stderr."""
     print(f"\n## stages: {title}")
-    print(f"{'sfft tol':>9}{'err':>10}{'setpts':>9}{'exec':>9}{'exec full-FFT':>15}{'full/default':>14}", flush=True)
-    ratios = []
+    print(f"{'sfft tol':>9}{'err':>10}{'setpts':>9}{'exec':>9} | " +
+          " | ".join(f"{name:>13} {'/default':>8}" for name, _ in STAGE_VARIANTS[1:]), flush=True)
+    ratios = {name: [] for name, _ in STAGE_VARIANTS[1:]}
     for tol in tols:
-        r = {}
-        for mode in ("default", "full"):
-            if mode == "full":
-                os.environ["SFFT_NUFFT3_FFT"] = "full"
-            try:
-                r[mode] = run_sfft(sf, env, case, prec, tol, pts)
-            finally:
-                os.environ.pop("SFFT_NUFFT3_FFT", None)
-        d, f = r["default"], r["full"]
-        ratios.append(f["exec"] / d["exec"])
-        print(f"{tol:>9.0e}{d['err']:>10.2e}{d['setpts'] * 1e3:>7.2f}ms{d['exec'] * 1e3:>7.2f}ms"
-              f"{f['exec'] * 1e3:>13.2f}ms{ratios[-1]:>13.2f}x", flush=True)
+        r = {name: with_env(v, lambda: run_sfft(sf, env, case, prec, tol, pts)) for name, v in STAGE_VARIANTS}
+        d = r["default"]
+        cells = []
+        for name, _ in STAGE_VARIANTS[1:]:
+            ratios[name].append(r[name]["exec"] / d["exec"])
+            cells.append(f"{r[name]['exec'] * 1e3:>11.2f}ms {ratios[name][-1]:>7.2f}x")
+        print(f"{tol:>9.0e}{d['err']:>10.2e}{d['setpts'] * 1e3:>7.2f}ms{d['exec'] * 1e3:>7.2f}ms | " + " | ".join(cells),
+              flush=True)
         once = dict(env, timer=Timer(env["timer"].sync, 1))
-        for mode in ("default", "full"):
-            os.environ["SFFT_NUFFT3_STAGE_TIMES"] = "1"
-            if mode == "full":
-                os.environ["SFFT_NUFFT3_FFT"] = "full"
-            try:
-                run_sfft(sf, once, case, prec, tol, pts)
-            finally:
-                os.environ.pop("SFFT_NUFFT3_FFT", None)
-                os.environ.pop("SFFT_NUFFT3_STAGE_TIMES", None)
+        for name, v in STAGE_VARIANTS:
+            print(f"# stage times, {name}:", flush=True)
+            with_env(dict(v, SFFT_NUFFT3_STAGE_TIMES="1"), lambda: run_sfft(sf, once, case, prec, tol, pts))
             sys.stderr.flush()
     return ratios
 
@@ -317,7 +322,7 @@ def main():
     mins = {}  # (metric, prec) -> (ratio, where)
     misses = []
     bands = []  # (prec, tol, err) of sfft runs
-    stage_ratios = []  # --stages: exec with the full FFT / exec with the default one
+    stage_ratios = {}  # --stages: variant -> exec time / the default's, over the cases and tolerances
     for case in suite(args.scale):
         if args.cases and not any(c.strip().lower() in case["name"].lower() for c in args.cases.split(",")):
             continue
@@ -336,7 +341,9 @@ def main():
             pts = (xd, sd, cd, F, idx)
             if args.stages:
                 title = f"{case['name']}, N={n}, K={k}, ntransf={case['ntransf']}, {prec}"
-                stage_ratios += run_stages(sf, env, case, prec, [float(t) for t in args.stages.split(",")], pts, title)
+                for name, v in run_stages(sf, env, case, prec, [float(t) for t in args.stages.split(",")], pts,
+                                          title).items():
+                    stage_ratios.setdefault(name, []).extend(v)
                 del xd, sd, cd, F
                 continue
             ours = []
@@ -378,9 +385,9 @@ def main():
                 flush=True)
             del xd, sd, cd, F
     if args.stages:
-        if stage_ratios:
-            print(f"\n## stages: exec with the full FFT / exec with the default FFT: min {min(stage_ratios):.2f}x, "
-                  f"median {statistics.median(stage_ratios):.2f}x, max {max(stage_ratios):.2f}x")
+        print("\n## stages: exec time of each variant / the default's (> 1: the default is faster)")
+        for name, v in stage_ratios.items():
+            print(f"{name:>14}: min {min(v):.2f}x, median {statistics.median(v):.2f}x, max {max(v):.2f}x")
         return 0
     print("\n## summary: MINIMUM ratio over the suite (peer time / fastest sfft time at least as accurate)")
     for prec in precs:

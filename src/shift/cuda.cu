@@ -615,7 +615,9 @@ __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__r
 // Chains (inner blocks of at least kChainWords words): one thread per (batch, o, i), walking its chain
 // through the batch. Consecutive threads take consecutive i, so every lane's loads and stores are row runs.
 // The thread's own program order is the only order the pass needs (see pairs.hpp): no barrier, no flag. D is
-// the inner dims rounded up (padding dims have extent 1); U steps' loads are issued before their stores.
+// the inner dims rounded up (padding dims have extent 1), Inner the type of inner offsets; U steps' loads
+// are issued before their stores. Per step, the three (o, v) blocks a chain touches move by one block, so
+// their offsets are updated by an addition, and only the inner digits are recomputed.
 constexpr std::size_t kChainWords = 32;
 
 template <class Word>
@@ -623,7 +625,7 @@ constexpr int chain_unroll() {
   return sizeof(Word) == 4 ? 8 : sizeof(Word) == 8 ? 4 : 2;  // 64 bytes in flight per thread
 }
 
-template <class Word, int D>
+template <class Word, int D, class Inner>
 __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
   constexpr int U = chain_unroll<Word>();
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
@@ -631,68 +633,74 @@ __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *_
   __syncthreads();
   const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
   const std::size_t g = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (g >= p.scratch_words) return;  // threads: batches x slab, as many as scratch words
+  if (g >= p.scratch_words) return;  // one thread per (batch, o, i): as many as scratch words
   const auto k = static_cast<int64_t>(g / p.slab);
   const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
   // Inner digits and the per-dim additions of π, π^-1 and one chain step (π^-2), modulo the extent.
-  int64_t dg[D], e[D], add1[D], addm1[D], addm2[D];
-  std::size_t stride[D];
-  std::size_t rem = x - o * p.S;
+  Inner dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
+  auto rem = static_cast<Inner>(x - o * p.S);
 #pragma unroll
   for (int d = D - 1; d >= 0; --d) {
     const bool real = d < p.inner_dims;
-    e[d] = real ? p.inner_e[d] : 1;
-    stride[d] = real ? p.inner_stride[d] : 0;
-    const int64_t s = real ? p.inner_s[d] : 0;
-    dg[d] = static_cast<int64_t>(rem % static_cast<std::size_t>(e[d]));
-    rem /= static_cast<std::size_t>(e[d]);
-    add1[d] = s;
-    addm1[d] = s == 0 ? 0 : e[d] - s;
-    addm2[d] = shift_digit(0, e[d], s, -2);
+    const int64_t ext = real ? p.inner_e[d] : 1, s = real ? p.inner_s[d] : 0;
+    e[d] = static_cast<Inner>(ext);
+    stride[d] = real ? static_cast<Inner>(p.inner_stride[d]) : 0;
+    dg[d] = rem % e[d];
+    rem /= e[d];
+    add1[d] = static_cast<Inner>(s);
+    addm1[d] = static_cast<Inner>(s == 0 ? 0 : ext - s);
+    addm2[d] = static_cast<Inner>(shift_digit(0, ext, s, -2));
   }
-  const auto wrap = [](int64_t v, int64_t ext) { return v >= ext ? v - ext : v; };
+  const auto wrap = [](Inner v, Inner ext) { return v >= ext ? v - ext : v; };
   const int64_t b = batch_begin(p, k), end = batch_end(p, k);
+  const int64_t block = p.rev ? -static_cast<int64_t>(p.S) : static_cast<int64_t>(p.S);
+  // Offsets of the blocks (o, t), (σ o, t + lo) and (σ o, t + lo + 1) at t = b (the last is never read when
+  // b = lo, where v = n is past the axis); the saved middle block of o and boundary block k + 1 of σ o.
+  auto own = static_cast<int64_t>(word_at(p, o, b, 0)), to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
+  auto from0 = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));
+  const std::size_t middle = saved_at(p, 0, o, 0), next = saved_at(p, k + 1, so, 0);
   for (int64_t t0 = b; t0 < end; t0 += U) {
     Word v1[U], v0[U];
-    std::size_t d1[U], d0[U];
+    int64_t d1[U], d0[U];
     bool live[U], has0[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t t = t0 + u;
       live[u] = t < end;
-      has0[u] = false;
+      has0[u] = live[u] && t < p.lo;
       if (!live[u]) continue;
-      std::size_t at = 0, fwd = 0, back = 0;
+      Inner at = 0, fwd = 0, back = 0;
 #pragma unroll
       for (int d = 0; d < D; ++d) {
-        at += static_cast<std::size_t>(dg[d]) * stride[d];
-        fwd += static_cast<std::size_t>(wrap(dg[d] + add1[d], e[d])) * stride[d];
-        back += static_cast<std::size_t>(wrap(dg[d] + addm1[d], e[d])) * stride[d];
+        at += dg[d] * stride[d];
+        fwd += wrap(dg[d] + add1[d], e[d]) * stride[d];
+        back += wrap(dg[d] + addm1[d], e[d]) * stride[d];
         dg[d] = wrap(dg[d] + addm2[d], e[d]);
       }
-      const StepMoves m = step_moves(p, k, t, o, so, at, fwd, back);
-      v1[u] = m.saved1 ? __ldg(saved + m.src1) : data[m.src1];
-      d1[u] = m.dst1;
-      has0[u] = m.has0;
-      d0[u] = m.dst0;
-      if (m.has0) v0[u] = m.saved0 ? __ldg(saved + m.src0) : data[m.src0];
+      v1[u] = t == p.lo ? __ldg(saved + middle + at) : data[own + at];
+      d1[u] = to1 + fwd;
+      d0[u] = own + at;
+      if (has0[u]) v0[u] = t + 1 == end ? __ldg(saved + next + back) : data[from0 + back];
+      own += block;
+      to1 += block;
+      from0 += block;
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (!live[u]) continue;
-      data[d1[u]] = v1[u];
+      if (live[u]) data[d1[u]] = v1[u];
       if (has0[u]) data[d0[u]] = v0[u];
     }
   }
 }
 
-// Tiles (short inner blocks): a block takes `tile_rows` outer elements x one batch of steps x all inner
+// Tiles (short inner blocks): a block takes `tile_outer` outer elements x one batch of steps x all inner
 // words, loads both lanes of every element, waits at a barrier (a step's lane 1 overwrites what the previous
 // step's lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
-// accesses are runs of the (o, v) blocks.
+// accesses are runs of the (o, v) blocks. Offsets: per outer element, the three blocks at the batch's first
+// step (shared), plus the step's distance and the inner offset.
 constexpr unsigned kTilePerThread = 8;
 constexpr unsigned kTileElements = kBlock * kTilePerThread;
-constexpr unsigned kMaxTileOuter = kTileElements / 2;  // steps >= 2
+constexpr unsigned kMaxTileOuter = 256;
 
 struct PairTiles {
   std::size_t outer_tiles;  // tiles along o per batch
@@ -704,6 +712,7 @@ __global__ void __launch_bounds__(kBlock)
     tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
   __shared__ std::size_t outer_pair[kMaxTileOuter];
+  __shared__ int64_t own[kMaxTileOuter], to1[kMaxTileOuter], from0[kMaxTileOuter];
   __shared__ uint32_t fwd[kChainWords], back[kChainWords];
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
@@ -711,19 +720,25 @@ __global__ void __launch_bounds__(kBlock)
   const auto k = static_cast<int64_t>(blockIdx.x / tiles.outer_tiles);
   const std::size_t o0 = (blockIdx.x - static_cast<std::size_t>(k) * tiles.outer_tiles) * tiles.tile_outer;
   const auto outer = static_cast<unsigned>(min(static_cast<std::size_t>(tiles.tile_outer), p.O - o0));
-  for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) outer_pair[r] = outer_image(p, o0 + r);
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k);
+  for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) {
+    const std::size_t so = outer_image(p, o0 + r);
+    outer_pair[r] = so;
+    own[r] = static_cast<int64_t>(word_at(p, o0 + r, b, 0));
+    to1[r] = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
+    from0[r] = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));  // unread when b = lo (v = n)
+  }
   const auto S = static_cast<uint32_t>(p.S);
   for (uint32_t i = threadIdx.x; i < S; i += blockDim.x) {
     fwd[i] = static_cast<uint32_t>(inner_image(p, i, 1));
     back[i] = static_cast<uint32_t>(inner_image(p, i, -1));
   }
   __syncthreads();
-  const int64_t b = batch_begin(p, k);
-  const auto steps = static_cast<uint32_t>(batch_end(p, k) - b);
+  const auto steps = static_cast<uint32_t>(end - b);
   const uint32_t per_outer = steps * S, count = outer * per_outer;
   const FastDiv32 by_S(S), by_outer(per_outer);
   Word v1[kTilePerThread], v0[kTilePerThread];
-  std::size_t d1[kTilePerThread], d0[kTilePerThread];
+  int64_t d1[kTilePerThread], d0[kTilePerThread];
   bool live[kTilePerThread], has0[kTilePerThread];
 #pragma unroll
   for (unsigned j = 0; j < kTilePerThread; ++j) {
@@ -732,26 +747,28 @@ __global__ void __launch_bounds__(kBlock)
     has0[j] = false;
     if (!live[j]) continue;
     const uint32_t ol = by_outer.div(q), r = q - ol * per_outer, tl = by_S.div(r), i = r - tl * S;
-    const StepMoves m = step_moves(p, k, b + tl, o0 + ol, outer_pair[ol], i, fwd[i], back[i]);
-    v1[j] = m.saved1 ? __ldg(saved + m.src1) : data[m.src1];
-    d1[j] = m.dst1;
-    has0[j] = m.has0;
-    d0[j] = m.dst0;
-    if (m.has0) v0[j] = m.saved0 ? __ldg(saved + m.src0) : data[m.src0];
+    const int64_t t = b + tl, dist = p.rev ? -static_cast<int64_t>(tl * S) : static_cast<int64_t>(tl * S);
+    const std::size_t o = o0 + ol;
+    v1[j] = t == p.lo ? __ldg(saved + saved_at(p, 0, o, i)) : data[own[ol] + dist + i];
+    d1[j] = to1[ol] + dist + fwd[i];
+    d0[j] = own[ol] + dist + i;
+    has0[j] = t < p.lo;
+    if (has0[j])
+      v0[j] = t + 1 == end ? __ldg(saved + saved_at(p, k + 1, outer_pair[ol], back[i]))
+                           : data[from0[ol] + dist + back[i]];
   }
   __syncthreads();  // every word this tile overwrites has been read
 #pragma unroll
   for (unsigned j = 0; j < kTilePerThread; ++j) {
-    if (!live[j]) continue;
-    data[d1[j]] = v1[j];
+    if (live[j]) data[d1[j]] = v1[j];
     if (has0[j]) data[d0[j]] = v0[j];
   }
 }
 
-template <class Word, int D>
+template <class Word, int D, class Inner>
 void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
   const std::size_t blocks = (p.scratch_words + kBlock - 1) / kBlock;
-  chain_kernel<Word, D><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p);
+  chain_kernel<Word, D, Inner><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -787,14 +804,15 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   }
   if ((p.scratch_words + kBlock - 1) / kBlock > INT32_MAX)
     fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place chain grid");
-  if (p.inner_dims <= 1)
-    launch_chains<Word, 1>(data, saved, p, stream);
+  // 32-bit inner offsets and up to 4 inner dims cover every practical shape; the rest runs the general form.
+  if (p.S > UINT32_MAX || p.inner_dims > 4)
+    launch_chains<Word, kMaxDims, uint64_t>(data, saved, p, stream);
+  else if (p.inner_dims <= 1)
+    launch_chains<Word, 1, uint32_t>(data, saved, p, stream);
   else if (p.inner_dims == 2)
-    launch_chains<Word, 2>(data, saved, p, stream);
-  else if (p.inner_dims <= 4)
-    launch_chains<Word, 4>(data, saved, p, stream);
+    launch_chains<Word, 2, uint32_t>(data, saved, p, stream);
   else
-    launch_chains<Word, kMaxDims>(data, saved, p, stream);
+    launch_chains<Word, 4, uint32_t>(data, saved, p, stream);
 }
 
 // ---- dispatch

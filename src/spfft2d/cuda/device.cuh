@@ -205,6 +205,7 @@ struct FourStepArgs {
   Modulus cols{1};
   const Cplx<Real> *tw_rows = nullptr;
   uint64_t P = 0, W = 0;
+  bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
 // The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`.
 template <class Real>

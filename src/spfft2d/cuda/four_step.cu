@@ -33,8 +33,9 @@ constexpr unsigned kThreads = 16 * kTileCols<Real>;
 // which without the pad fell on the same banks.
 template <class Real>
 constexpr unsigned kPitch = kTileCols<Real> + 1;
-// Columns a thread of the generation sums (one exact twiddle per nonzero, then 7 steps).
-constexpr unsigned kGenCols = 8;
+// Columns a thread of the generation sums: kGenCols adjacent ones (one exact twiddle per nonzero, then 7
+// steps), or with an even column count kMirrorCols adjacent ones and their mirrors (add_entries).
+constexpr unsigned kGenCols = 8, kMirrorCols = 4;
 
 // cos(2 pi k / 16) for any int k (k & 15), exact to double; e^{-2 pi i k / 16} = (cos16(k), -cos16(k - 4)).
 // The FFTs' indices are compile-time constants after unrolling, so the switch folds away.
@@ -127,14 +128,18 @@ __device__ __forceinline__ void second_step(const Cplx<Real> *shared, int k1, un
   dif_stages<Real, L2, L2>(y);
 }
 
-// acc[j] += sum over N nonzeros of w e^{-2 pi i c (v0 + j) / C}, j < kGenCols: one exact twiddle per nonzero
-// at v0, then its step. The N nonzeros' loads and twiddles are issued together: a single one left the
+// acc[j] += sum over N nonzeros of w e^{-2 pi i c v_j / C}: one exact twiddle per nonzero at v0, then its
+// step. Plain: v_j = v0 + j, j < kGenCols. Mirrored (C even, M = C / 2): v_j = v0 + j for j < kMirrorCols and
+// acc[kMirrorCols + j] the mirror column M - v0 - j, whose term (-1)^c conj(w e^{-2 pi i c (v0 + j) / C}) costs
+// two additions and no twiddle. The N nonzeros' loads and twiddles are issued together: a single one left the
 // thread waiting on the entry load, then on the table load.
-template <class Real, int N>
+template <class Real, bool Mirror, int N>
 __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const RowEntry<Real> *entries, uint64_t v0,
                                             Cplx<Real> (&acc)[kGenCols]) {
+  constexpr unsigned run = Mirror ? kMirrorCols : kGenCols;
   RowEntry<Real> en[N];
   Cplx<Real> t[N];
+  Real sign[N];
 #pragma unroll
   for (int i = 0; i < N; ++i) en[i] = entries[i];
 #pragma unroll
@@ -142,30 +147,59 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const R
     t[i] = a.tw_cols(a.cols(static_cast<uint64_t>(en[i].col) * v0));
     t[i].x *= en[i].weight;
     t[i].y *= en[i].weight;
+    sign[i] = (en[i].col & 1) != 0 ? Real(-1) : Real(1);
   }
 #pragma unroll
-  for (unsigned j = 0; j < kGenCols; ++j) {
+  for (unsigned j = 0; j < run; ++j) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       acc[j].x += t[i].x;
       acc[j].y += t[i].y;
-      if (j + 1 < kGenCols) t[i] = cmul(t[i], en[i].step);
+      if (Mirror) {
+        acc[run + j].x = fma(sign[i], t[i].x, acc[run + j].x);
+        acc[run + j].y = fma(-sign[i], t[i].y, acc[run + j].y);
+      }
+      if (j + 1 < run) t[i] = cmul(t[i], en[i].step);
     }
   }
 }
 
+// The output column of shared column g in pass-1 block bx, and whether that block stores it. Plain: the
+// tile's columns below W. Mirrored (C even, M = W - 1): for g < G/2 the low column v = bx G/2 + g, stored when
+// 2v <= M; else the mirror M - v of low column v = bx G/2 + g - G/2, stored when 2v < M: every column of
+// [0, M] is stored by exactly one block.
+template <class Real, bool Mirror>
+__device__ __forceinline__ bool block_column(uint64_t bx, unsigned g, uint64_t W, uint64_t &col) {
+  constexpr unsigned G = kTileCols<Real>;
+  if constexpr (!Mirror) {
+    col = bx * G + g;
+    return col < W;
+  } else {
+    const uint64_t M = W - 1;
+    if (g < G / 2) {
+      col = bx * (G / 2) + g;
+      return 2 * col <= M;
+    }
+    const uint64_t v = bx * (G / 2) + g - G / 2;
+    col = M - v;
+    return 2 * v < M;
+  }
+}
+
 // Pass 1: block (column tile, r1). Generation of Y[r1 + P r2][v] for r2 < Q into shared memory, the Q-point
-// FFT along r2, the twiddle e^{-2 pi i r1 u2 / R}, and the store to output row Q r1 + u2.
-template <class Real, int L1, int L2>
+// FFT along r2, the twiddle e^{-2 pi i r1 u2 / R}, and the store to output row Q r1 + u2. With an even column
+// count (Mirror) a block's tile is G/2 adjacent columns and their mirrors, so each nonzero's twiddles serve
+// two columns.
+template <class Real, bool Mirror, int L1, int L2>
 __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Real> a, Cplx<Real> *__restrict__ out) {
   using C = Cplx<Real>;
   constexpr int Q = L1 * L2;
-  constexpr unsigned G = kTileCols<Real>, halves = G / kGenCols;
+  constexpr unsigned G = kTileCols<Real>, low = Mirror ? kMirrorCols : kGenCols, halves = (Mirror ? G / 2 : G) / low;
   __shared__ C shared[Q * kPitch<Real>];
-  const uint64_t r1 = blockIdx.y, tile0 = static_cast<uint64_t>(blockIdx.x) * G;
+  const uint64_t r1 = blockIdx.y, bx = blockIdx.x, M = a.W - 1;
   for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads<Real>) {
     const unsigned r2 = task / halves, h = task % halves;
-    const uint64_t v0 = tile0 + h * kGenCols;
+    const uint64_t v0 = bx * (Mirror ? G / 2 : G) + h * low;
     C acc[kGenCols];
 #pragma unroll
     for (unsigned j = 0; j < kGenCols; ++j) acc[j] = C{Real(0), Real(0)};
@@ -173,17 +207,23 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
     if (slot >= 0 && static_cast<uint64_t>(slot) < a.fft_slots) {
       const C *s = a.spectra + static_cast<uint64_t>(slot) * a.W;
 #pragma unroll
-      for (unsigned j = 0; j < kGenCols; ++j)
+      for (unsigned j = 0; j < low; ++j) {
         if (v0 + j < a.W) acc[j] = s[v0 + j];
+        if (Mirror && v0 + j <= M) acc[low + j] = s[M - v0 - j];
+      }
     } else if (slot >= 0) {
       const uint64_t d = static_cast<uint64_t>(slot) - a.fft_slots;
       const int64_t end = a.start[d + 1];
       int64_t e = a.start[d];
-      for (; e + 1 < end; e += 2) add_entries<Real, 2>(a, a.entries + e, v0, acc);
-      if (e < end) add_entries<Real, 1>(a, a.entries + e, v0, acc);
+      for (; e + 1 < end; e += 2) add_entries<Real, Mirror, 2>(a, a.entries + e, v0, acc);
+      if (e < end) add_entries<Real, Mirror, 1>(a, a.entries + e, v0, acc);
     }
+    C *row = shared + r2 * kPitch<Real>;
 #pragma unroll
-    for (unsigned j = 0; j < kGenCols; ++j) shared[r2 * kPitch<Real> + h * kGenCols + j] = acc[j];
+    for (unsigned j = 0; j < low; ++j) {
+      row[h * low + j] = acc[j];
+      if (Mirror) row[G / 2 + h * low + j] = acc[low + j];
+    }
   }
   __syncthreads();
   const unsigned g = threadIdx.x % G;
@@ -195,7 +235,8 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
     first_step<Real, L1, L2>(x, b, g, a.tw_rows, a.P, shared);
   }
   __syncthreads();
-  const uint64_t v = tile0 + g;
+  uint64_t v = 0;
+  const bool stores = block_column<Real, Mirror>(bx, g, a.W, v);
   if (threadIdx.x < L1 * G) {
     const int k1 = static_cast<int>(threadIdx.x / G);
     C y[L2];
@@ -205,7 +246,7 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
       const uint64_t u2 = static_cast<uint64_t>(k1 + L1 * k2);
       C t = y[bit_reverse<L2>(k2)];
       if (r1 != 0 && u2 != 0) t = cmul(t, __ldg(a.tw_rows + r1 * u2));
-      if (v < a.W) out[(Q * r1 + u2) * a.W + v] = t;
+      if (stores) out[(Q * r1 + u2) * a.W + v] = t;
     }
   }
 }
@@ -242,11 +283,19 @@ __global__ void __launch_bounds__(kThreads<Real>)
   }
 }
 
+// Pass 1's grid: tiles of G columns over [0, W), or (mirrored) of G/2 low columns over [0, M/2].
 template <class Real, int L>
 void launch_rows(const FourStepArgs<Real> &a, Cplx<Real> *out, cudaStream_t stream) {
   constexpr int L1 = L < 16 ? L : 16;
-  const dim3 grid(static_cast<unsigned>((a.W + kTileCols<Real> - 1) / kTileCols<Real>), static_cast<unsigned>(a.P));
-  four_step_rows<Real, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(a, out);
+  constexpr uint64_t G = kTileCols<Real>;
+  if (a.mirror) {
+    const uint64_t lows = (a.W - 1) / 2 + 1;
+    const dim3 grid(static_cast<unsigned>((lows + G / 2 - 1) / (G / 2)), static_cast<unsigned>(a.P));
+    four_step_rows<Real, true, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(a, out);
+  } else {
+    const dim3 grid(static_cast<unsigned>((a.W + G - 1) / G), static_cast<unsigned>(a.P));
+    four_step_rows<Real, false, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(a, out);
+  }
 }
 
 template <class Real, int L>

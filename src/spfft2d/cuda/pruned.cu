@@ -178,6 +178,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.tw_rows = p.tw_rows_lo.get();
     a.P = p.four_step_p;
     a.W = W;
+    a.mirror = Cn % 2 == 0;
     launch_four_step<Real>(a, R, b, stream);
     return;
   }

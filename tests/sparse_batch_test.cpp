@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batched sparse FFT (sfft_exec_batch): every signal of a batch against sfft_exec of the same plan on that
 // signal alone and against FFTW's full transform; strides, a batch of one, mixed batches (empty, noisy and
-// exactly sparse signals), the workspace growth rule, the CUDA batch's kernel variants, and bad arguments. The accuracy bodies run on the CPU
-// backend and on the CUDA backend with host and with device pointers.
+// exactly sparse signals), the workspace growth rule, the CUDA batch's kernel variants, and bad arguments. The
+// accuracy bodies run on the CPU backend and on the CUDA backend with host and with device pointers.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -301,8 +301,8 @@ class ScopedEnvironment {
 };
 
 // The CUDA batch's kernel variants (engine.cu's A/B overrides, read when the batch engine is made): 4, 8 or 16
-// fold threads per output, with and without the fold's L2 prefetch, and the peel per bucket or per (later loop,
-// bucket) give every signal sfft_exec's result and the planted spectrum.
+// fold threads per output, with and without the fold's L2 prefetch, and the peel per (later loop, bucket), per
+// bucket or per signal (every loop in one launch) give every signal sfft_exec's result and the planted spectrum.
 TEST_P(SparseBatch, KernelVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' variants take device input";
   const uint64_t n = 1 << 15, k = 40;
@@ -316,8 +316,8 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
     const char *slices, *prefetch, *peel;
   };
   for (const Variant v :
-       {Variant{"4", "0", "per-target"}, Variant{"4", "1", "per-bucket"}, Variant{"8", "1", "per-bucket"},
-        Variant{"16", "1", "per-target"}, Variant{"16", "0", "per-bucket"}}) {
+       {Variant{"4", "0", "per-target"}, Variant{"4", "1", "per-bucket"}, Variant{"8", "1", "per-signal"},
+        Variant{"16", "1", "per-target"}, Variant{"16", "0", "per-signal"}}) {
     SCOPED_TRACE(std::string("slices ") + v.slices + ", prefetch " + v.prefetch + ", peel " + v.peel);
     ScopedEnvironment environment;
     environment.set("SFFT_SPARSE_BATCH_FOLD_SLICES", v.slices);

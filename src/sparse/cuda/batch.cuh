@@ -70,6 +70,14 @@ template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
                  const Strides &st, unsigned signals, const unsigned *active, bool per_bucket, cudaStream_t stream);
+// peel.cu, batches of small designs: every location loop in one launch, a block of kPeelPersistentBlock
+// threads per signal looping over its buckets, ending after the loop that left the signal settled.
+constexpr unsigned kPeelPersistentBlock = 256;
+template <class Real>
+void launch_peel_signals(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy,
+                         double floor_relative, double settle_relative, int location_loops, const Geometry &g,
+                         const Table &t, Counters *counters, const Strides &st, unsigned signals,
+                         const unsigned *active, cudaStream_t stream);
 // topk.cu: launch_rank (internal.cuh) for `signals` EXACT signals (grid.y), their lists the tables' slots.
 template <class Real>
 void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,

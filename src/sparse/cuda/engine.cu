@@ -121,9 +121,10 @@ bool stage_times_requested() {
 }
 
 // A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
-// SFFT_SPARSE_BATCH_PEEL=per-target runs the one-signal peel layout; SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns
-// the fold's L2 prefetch off or on, SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output,
-// whatever the rule says. Unset or other values: the engine's own choice.
+// SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
+// (peel.cu); SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns the fold's L2 prefetch off or on, and
+// SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output, whatever the rule says. Unset or other
+// values: the engine's own choice.
 std::string environment(const char *name) {
   const char *v = std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
@@ -348,8 +349,11 @@ class CudaEngine final : public Engine {
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (timer != nullptr)
-      timer->report(batch, std::string(batch_peel_per_bucket_ ? "peel per bucket" : "peel per target") + ", fold " +
-                               std::to_string(batch_fold_slices_) + " slices" + (batch_prefetch_ ? " + prefetch" : ""));
+      timer->report(batch, std::string(batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
+                                       : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
+                                                                             : "peel per target") +
+                               ", fold " + std::to_string(batch_fold_slices_) + " slices" +
+                               (batch_prefetch_ ? " + prefetch" : ""));
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -521,7 +525,10 @@ class CudaEngine final : public Engine {
 
  private:
   // The batched engine's kernel variants (batch.cuh), with the A/B overrides (environment()).
-  //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work).
+  //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work);
+  //    for designs of at most 4 x kPeelPersistentBlock lanes (B <= 256) and batches of at least two signals per
+  //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
+  //    signals stop).
   //  - fold prefetch: when the scattered tap reads of a signal (R per signal, each costing a 32-byte sector)
   //    cover at least half its bytes, each signal is better read from DRAM once in sequence (bulk prefetch)
   //    than sector by sector in random order, provided the signals whose fold blocks are resident at once
@@ -561,7 +568,13 @@ class CudaEngine final : public Engine {
     const std::string slices = environment("SFFT_SPARSE_BATCH_FOLD_SLICES");
     if (slices == "4" || slices == "8" || slices == "16")
       batch_fold_slices_ = static_cast<unsigned>(std::stoul(slices));
-    batch_peel_per_bucket_ = environment("SFFT_SPARSE_BATCH_PEEL") != "per-target";
+    batch_peel_ = g.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
+                      ? BatchPeel::PerSignal
+                      : BatchPeel::PerBucket;
+    const std::string peel = environment("SFFT_SPARSE_BATCH_PEEL");
+    if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
+    if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
+    if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -586,11 +599,17 @@ class CudaEngine final : public Engine {
 
     const unsigned *ranked = table_.slots;
     const unsigned *ranked_count = &counters_.get()->distinct;
-    if (d_.variant == Variant::Exact) {
+    if (d_.variant == Variant::Exact && signals_ > 1 && batch_peel_ == BatchPeel::PerSignal) {
+      launch_peel_signals<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative,
+                                d_.settle_relative, d_.location_loops, g, table_, counters_.get(), strides_,
+                                static_cast<unsigned>(signals_), active_.get(), s);
+      if (timer != nullptr) timer->mark("peel", s);
+    } else if (d_.variant == Variant::Exact) {
       for (int l = 0; l < d_.location_loops; ++l) {
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
                           l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
-                          static_cast<unsigned>(signals_), active_.get(), signals_ > 1 && batch_peel_per_bucket_, s);
+                          static_cast<unsigned>(signals_), active_.get(),
+                          signals_ > 1 && batch_peel_ == BatchPeel::PerBucket, s);
         if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
       }
     } else {
@@ -724,9 +743,10 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_;
   int threads_;
   std::size_t hashings_ = 0, jobs_count_ = 0, distinct_capacity_ = 0, ranked_capacity_ = 0, sort_temp_bytes_ = 0;
-  std::size_t signals_ = 1;             // batch capacity (run_batch); 1: run() only
-  Strides strides_;                     // per-signal distances of the arrays below (zero for one signal)
-  bool batch_peel_per_bucket_ = false;  // batched engines: choose_batch_kernels()
+  std::size_t signals_ = 1;  // batch capacity (run_batch); 1: run() only
+  Strides strides_;          // per-signal distances of the arrays below (zero for one signal)
+  enum class BatchPeel { PerTarget, PerBucket, PerSignal };
+  BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_kernels()
   bool batch_prefetch_ = false;
   unsigned batch_fold_slices_ = kFoldSlices;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels

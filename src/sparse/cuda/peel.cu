@@ -25,19 +25,13 @@ namespace {
 // batch is bound by the work instead, and that layout decodes every bucket once per later loop: 16 decodes
 // per bucket over the 6 loops of the default design where this one does 6, its later targets costing a
 // placement, two gains and a root each.
+// Thread `id` of loop `loop`'s decode, for one signal's arrays (z, energy, t and counters are its views;
+// batched: a signal of a batch). Every lane of a warp calls it with consecutive ids.
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
-__global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                            double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
-                            Strides st, const unsigned *active_signals) {
+__device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops, const double *energy,
+                          double floor_relative, double settle_relative, int loop, int later_loops, const Geometry &g,
+                          const Table &t, Counters *counters, bool batched) {
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
-  specialise<kPowerOfTwo>(g);
-  cuda::wait_for_previous_kernel();
-  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
-  z += blockIdx.y * st.z;
-  energy += blockIdx.y * st.energy;
-  t = signal_table(t, blockIdx.y, st);
-  counters += blockIdx.y;
-  const std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
   constexpr int kLanes = static_cast<int>(kPeelLanes);
@@ -53,10 +47,10 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   // kPeelPreloaded hashings are held in registers: all of them with S <= 2 stages (every default
   // complex128 plan; complex64 ones while L <= 2^23).
   const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
-  // In a batch (st.z != 0), a signal whose peeling has ended returns before loading its buckets: most signals
-  // settle after two or three loops, and the later kernels' blocks of those then read nothing. One signal keeps
-  // the loads in flight beside this check (a round trip shorter).
-  if (st.z != 0 && previous_unsettled == 0) return;
+  // In a batch, a signal whose peeling has ended returns before loading its buckets: most signals settle after
+  // two or three loops, and the later kernels' blocks of those then read nothing. One signal keeps the loads in
+  // flight beside this check (a round trip shorter).
+  if (batched && previous_unsettled == 0) return;
   const double loop_energy = energy[loop];
   const LoopParams lp = loops[loop];
   const LoopParams lp_into = loops[into];
@@ -157,6 +151,46 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   }
 }
 
+template <class Real, bool kPowerOfTwo, bool kPerBucket>
+__global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                            double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
+                            Strides st, const unsigned *active_signals) {
+  specialise<kPowerOfTwo>(g);
+  cuda::wait_for_previous_kernel();
+  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
+  peel_lane<Real, kPowerOfTwo, kPerBucket>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                                           z + blockIdx.y * st.z, loops, energy + blockIdx.y * st.energy,
+                                           floor_relative, settle_relative, loop, later_loops, g,
+                                           signal_table(t, blockIdx.y, st), counters + blockIdx.y, st.z != 0);
+}
+
+// Batches of small designs: one block per signal runs every location loop (per bucket, as kPerBucket), a
+// barrier between loops, and stops after the loop that left its signal settled. No launch per loop, and a
+// signal's later loops cost nothing once it has settled; the parallelism is the batch's (signals >> SMs).
+template <class Real, bool kPowerOfTwo>
+__global__ void __launch_bounds__(kPeelPersistentBlock)
+    peel_signal_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                       double settle_relative, int location_loops, Geometry g, Table t, Counters *counters, Strides st,
+                       const unsigned *active_signals) {
+  specialise<kPowerOfTwo>(g);
+  cuda::wait_for_previous_kernel();
+  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
+  z += blockIdx.y * st.z;
+  energy += blockIdx.y * st.energy;
+  t = signal_table(t, blockIdx.y, st);
+  counters += blockIdx.y;
+  const std::size_t lanes = g.buckets * kPeelLanes;
+  for (int loop = 0; loop < location_loops; ++loop) {
+    if (loop > 0) {
+      __syncthreads();  // loop - 1's subtractions and counts, all from this block, are visible after it
+      if (counters->unsettled[loop - 1] == 0) return;
+    }
+    for (std::size_t first = 0; first < lanes; first += blockDim.x)
+      peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
+                                         location_loops - 1 - loop, g, t, counters, true);
+  }
+}
+
 }  // namespace
 
 template <class Real>
@@ -173,11 +207,27 @@ void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, cons
                           floor_relative, settle_relative, loop, later, g, t, counters, st, active);
 }
 
+template <class Real>
+void launch_peel_signals(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy,
+                         double floor_relative, double settle_relative, int location_loops, const Geometry &g,
+                         const Table &t, Counters *counters, const Strides &st, unsigned signals,
+                         const unsigned *active, cudaStream_t stream) {
+  cuda::launch_overlapped(power_of_two ? peel_signal_kernel<Real, true> : peel_signal_kernel<Real, false>,
+                          dim3(1, signals), kPeelPersistentBlock, stream, z, loops, energy, floor_relative,
+                          settle_relative, location_loops, g, t, counters, st, active);
+}
+
 template void launch_peel<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int, int,
                                  const Geometry &, const Table &, Counters *, const Strides &, unsigned,
                                  const unsigned *, bool, cudaStream_t);
 template void launch_peel<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int, int,
                                   const Geometry &, const Table &, Counters *, const Strides &, unsigned,
                                   const unsigned *, bool, cudaStream_t);
+template void launch_peel_signals<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int,
+                                         const Geometry &, const Table &, Counters *, const Strides &, unsigned,
+                                         const unsigned *, cudaStream_t);
+template void launch_peel_signals<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int,
+                                          const Geometry &, const Table &, Counters *, const Strides &, unsigned,
+                                          const unsigned *, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <omp.h>
+
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
 #include "shift/pairs.hpp"
@@ -50,6 +52,44 @@ void copy_piece(const Layout &l, const Rows &g, unsigned char *out, const unsign
   if (split < c1) std::memcpy(dst + split * w, src + (split - g.shift) * w, (c1 - split) * w);
 }
 
+// out-of-place, whole rows [r0, r1): the source row follows the output row as an odometer over the outer
+// dims (an addition per row), where source_row would divide once per dim and row, which costs more than
+// copying a short row.
+void copy_rows(const Layout &l, const Rows &g, unsigned char *out, const unsigned char *in, std::size_t r0,
+               std::size_t r1) {
+  if (r0 >= r1) return;
+  const std::size_t w = l.word_bytes, L = g.L, s = g.shift;
+  int64_t j[kMaxDims], js[kMaxDims];  // output and source index along each outer dim
+  std::size_t stride[kMaxDims], src = 0, rem = r0, st = L;
+  for (int d = l.ndim - 2; d >= 0; --d) {
+    const int64_t e = l.extent[d];
+    j[d] = static_cast<int64_t>(rem % static_cast<std::size_t>(e));
+    rem /= static_cast<std::size_t>(e);
+    js[d] = (j[d] + e - l.shift[d]) % e;
+    stride[d] = st;
+    src += static_cast<std::size_t>(js[d]) * st;
+    st *= static_cast<std::size_t>(e);
+  }
+  for (std::size_t row = r0; row < r1; ++row) {
+    unsigned char *to = out + row * L * w;
+    const unsigned char *from = in + src * w;
+    std::memcpy(to, from + (L - s) * w, s * w);
+    std::memcpy(to + s * w, from, (L - s) * w);
+    for (int d = l.ndim - 2; d >= 0; --d) {  // next row: both indices advance by one (mod e), with carry
+      const int64_t e = l.extent[d];
+      if (js[d] + 1 == e) {
+        js[d] = 0;
+        src -= static_cast<std::size_t>(e - 1) * stride[d];
+      } else {
+        ++js[d];
+        src += stride[d];
+      }
+      if (++j[d] < e) break;
+      j[d] = 0;
+    }
+  }
+}
+
 // in place, involution: swap (row, j) with (partner, (j - shift) mod L), each pair once.
 void swap_piece(const Layout &l, const Rows &g, unsigned char *data, std::size_t row, std::size_t c0, std::size_t c1) {
   const std::size_t w = l.word_bytes;
@@ -90,6 +130,15 @@ void copy_cyclic(T *dst, int64_t dc, const T *src, int64_t sc, int64_t w, int64_
   }
 }
 
+// One inner dim's digit moved by π (fwd), π^-1 (back) and one chain step π^-2 (next): additions modulo e.
+struct DigitMoves {
+  int64_t e = 1, fwd = 0, back = 0, next = 0;
+  DigitMoves() = default;
+  DigitMoves(int64_t extent, int64_t s)
+      : e(extent), fwd(s), back(shift_digit(0, extent, s, -1)), next(shift_digit(0, extent, s, -2)) {}
+  int64_t add(int64_t j, int64_t by) const { return j + by >= e ? j + by - e : j + by; }
+};
+
 // Physical word range [first, first + count) of the blocks (o, v) for virtual v in [v0, v1), v0 < v1.
 std::size_t block_range_start(const PairPlan &p, std::size_t o, int64_t v0, int64_t v1) {
   return word_at(p, o, p.rev ? v1 - 1 : v0, 0);
@@ -110,7 +159,7 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   T *data = reinterpret_cast<T *>(bytes);
   PairPlan p = make_pair_plan(l);
   const bool chains = p.S >= kChainWords;
-  const int64_t L = chains ? p.inner_e[p.inner_dims - 1] : 1, sL = chains ? p.inner_s[p.inner_dims - 1] : 0;
+  const int64_t L = chains ? p.inner_e[p.inner_dims - 1] : 1;
   const std::size_t R = p.S / static_cast<std::size_t>(L);  // inner rows (chains)
   const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(L), kItemWords);
   const std::size_t pieces = (static_cast<std::size_t>(L) + width - 1) / width;
@@ -136,6 +185,9 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
     }
   if (chains) {
     const int rd = p.inner_dims - 1;  // row digits: the inner dims but the last
+    DigitMoves moves[kMaxDims];
+    for (int d = 0; d < p.inner_dims; ++d) moves[d] = DigitMoves(p.inner_e[d], p.inner_s[d]);
+    const DigitMoves cols = moves[rd];
     const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * groups * pieces);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
     for (std::ptrdiff_t it = 0; it < items; ++it) {
@@ -164,18 +216,18 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
           int64_t *dg = digit + r * kMaxDims;
           std::size_t at = 0, fwd = 0, back = 0;
           for (int d = 0; d < rd; ++d) {
+            const DigitMoves &dm = moves[d];
             at += static_cast<std::size_t>(dg[d]) * p.inner_stride[d];
-            fwd += static_cast<std::size_t>(shift_digit(dg[d], p.inner_e[d], p.inner_s[d], 1)) * p.inner_stride[d];
-            back += static_cast<std::size_t>(shift_digit(dg[d], p.inner_e[d], p.inner_s[d], -1)) * p.inner_stride[d];
-            dg[d] = shift_digit(dg[d], p.inner_e[d], p.inner_s[d], -2);  // the chain's row at the next step
+            fwd += static_cast<std::size_t>(dm.add(dg[d], dm.fwd)) * p.inner_stride[d];
+            back += static_cast<std::size_t>(dm.add(dg[d], dm.back)) * p.inner_stride[d];
+            dg[d] = dm.add(dg[d], dm.next);  // the chain's row at the next step
           }
           const StepMoves m = step_moves(p, k, t, o, so, at, fwd, back);
-          copy_cyclic(data + m.dst1, shift_digit(col, L, sL, 1), (m.saved1 ? saved.get() : data) + m.src1, col, w, L);
+          copy_cyclic(data + m.dst1, cols.add(col, cols.fwd), (m.saved1 ? saved.get() : data) + m.src1, col, w, L);
           if (m.has0)
-            copy_cyclic(data + m.dst0, col, (m.saved0 ? saved.get() : data) + m.src0, shift_digit(col, L, sL, -1), w,
-                        L);
+            copy_cyclic(data + m.dst0, col, (m.saved0 ? saved.get() : data) + m.src0, cols.add(col, cols.back), w, L);
         }
-        col = shift_digit(col, L, sL, -2);
+        col = cols.add(col, cols.next);
       }
     }
     return;
@@ -247,7 +299,14 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
   }
   const Rows g(l);
   const auto tasks = static_cast<std::ptrdiff_t>(g.rows * g.pieces);
-  if (out != in) {
+  if (out != in && g.pieces == 1) {
+#pragma omp parallel num_threads(threads)
+    {
+      const auto me = static_cast<std::size_t>(omp_get_thread_num());
+      const auto all = static_cast<std::size_t>(omp_get_num_threads());
+      copy_rows(l, g, dst, src, g.rows * me / all, g.rows * (me + 1) / all);
+    }
+  } else if (out != in) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::ptrdiff_t t = 0; t < tasks; ++t) {
       std::size_t row = static_cast<std::size_t>(t) / g.pieces, p = static_cast<std::size_t>(t) % g.pieces;

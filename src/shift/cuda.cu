@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <type_traits>
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
@@ -197,9 +198,10 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
 // aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
 // one or two aligned 16-byte source vectors that cover them; vectors across a row end or the wrap point, or
 // at the array's ragged end, go word by word.
-constexpr unsigned kVectors = 4;                       // 16-byte vectors per thread per tile
-constexpr std::size_t kTile4 = kBlock * kVectors * 4;  // words per tile
-constexpr unsigned kTile4Rows = kTile4 / 2 + 2;        // rows have >= 2 words
+template <unsigned V>  // 16-byte vectors per thread per tile
+constexpr std::size_t tile4() {
+  return std::size_t{kBlock} * V * 4;  // words per tile
+}
 
 __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
   switch (sh) {
@@ -216,12 +218,15 @@ __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
 
 struct Copy4 {
   std::size_t L, shift, words, tiles;
-  FastDiv32 by_L;  // valid when L <= kTile4 (longer rows: an in-tile row index is 0 or 1)
+  FastDiv32 by_L;  // valid when L <= the tile (longer rows: an in-tile row index is 0 or 1)
 };
 
+template <unsigned V>
 __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ out, const uint32_t *__restrict__ in,
                                                        Layout l_arg, Copy4 g, RowSource rows_arg) {
-  __shared__ std::size_t src_row[kTile4Rows];
+  constexpr std::size_t kTile4 = tile4<V>();
+  constexpr unsigned kVectors = V;
+  __shared__ std::size_t src_row[kTile4 / 2 + 2];  // rows have >= 2 words
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
   const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
   const Layout &l = sh.l;
@@ -601,6 +606,10 @@ void cycle_wave_in_place(Word *data, const Layout &l, int axis, cudaStream_t str
 
 // ---- the pair order (in place, not an involution): pairs.hpp
 
+constexpr unsigned kTrialCopy4Wide = 1, kTrialChainDeep = 2, kTrialTileDeep = 4;
+unsigned trial_mask();
+bool trial(unsigned bit) { return (trial_mask() & bit) != 0; }
+
 // Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i].
 template <class Word>
 __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__restrict__ data, PairPlan p) {
@@ -625,9 +634,8 @@ constexpr int chain_unroll() {
   return sizeof(Word) == 4 ? 8 : sizeof(Word) == 8 ? 4 : 2;  // 64 bytes in flight per thread
 }
 
-template <class Word, int D, class Inner>
+template <class Word, int D, class Inner, int U>
 __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
-  constexpr int U = chain_unroll<Word>();
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
@@ -698,8 +706,6 @@ __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *_
 // step's lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
 // accesses are runs of the (o, v) blocks. Offsets: per outer element, the three blocks at the batch's first
 // step (shared), plus the step's distance and the inner offset.
-constexpr unsigned kTilePerThread = 8;
-constexpr unsigned kTileElements = kBlock * kTilePerThread;
 constexpr unsigned kMaxTileOuter = 256;
 
 struct PairTiles {
@@ -707,7 +713,7 @@ struct PairTiles {
   unsigned tile_outer;      // outer elements per tile
 };
 
-template <class Word>
+template <class Word, unsigned kTilePerThread>
 __global__ void __launch_bounds__(kBlock)
     tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
@@ -767,8 +773,11 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class Word, int D, class Inner>
 void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
-  const std::size_t blocks = (p.scratch_words + kBlock - 1) / kBlock;
-  chain_kernel<Word, D, Inner><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p);
+  const auto blocks = static_cast<unsigned>((p.scratch_words + kBlock - 1) / kBlock);
+  if (trial(kTrialChainDeep))
+    chain_kernel<Word, D, Inner, 2 * chain_unroll<Word>()><<<blocks, kBlock, 0, stream>>>(data, saved, p);
+  else
+    chain_kernel<Word, D, Inner, chain_unroll<Word>()><<<blocks, kBlock, 0, stream>>>(data, saved, p);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -776,6 +785,8 @@ template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l);
   const bool chains = p.S >= kChainWords;
+  const bool deep_tiles = sizeof(Word) == 4 && trial(kTrialTileDeep);
+  const std::size_t tile_elements = std::size_t{kBlock} * (deep_tiles ? 16 : 8);
   PairTiles tiles{1, 1};
   if (chains) {
     // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
@@ -784,11 +795,11 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
     const auto most = std::max<int64_t>(1, p.n / 32);
     const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
     set_batch(p, (p.steps + batches - 1) / batches);
-  } else if (static_cast<std::size_t>(p.steps) * p.S >= kTileElements) {
-    set_batch(p, static_cast<int64_t>(kTileElements / p.S));
+  } else if (static_cast<std::size_t>(p.steps) * p.S >= tile_elements) {
+    set_batch(p, static_cast<int64_t>(tile_elements / p.S));
   } else {
     tiles.tile_outer = static_cast<unsigned>(
-        std::min<std::size_t>(kTileElements / (static_cast<std::size_t>(p.steps) * p.S), kMaxTileOuter));
+        std::min<std::size_t>(tile_elements / (static_cast<std::size_t>(p.steps) * p.S), kMaxTileOuter));
   }
   tiles.outer_tiles = (p.O + tiles.tile_outer - 1) / tiles.tile_outer;
   cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
@@ -798,7 +809,10 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   if (!chains) {
     const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;
     if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place tile grid");
-    tile_kernel<Word><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
+    if (deep_tiles)
+      tile_kernel<Word, 16><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
+    else
+      tile_kernel<Word, 8><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -817,16 +831,33 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
 
 // ---- dispatch
 
+// CHECKPOINT ONLY (issue 23; removed after the device comparison): SFFT_SHIFT_TRIAL, a bit mask of kernel
+// variants measured side by side in one device call; SFFT_SHIFT_PREVIOUS_ORDERS=1 the previous in-place orders.
+unsigned trial_mask() {
+  const char *v = std::getenv("SFFT_SHIFT_TRIAL");
+  return v ? static_cast<unsigned>(std::strtoul(v, nullptr, 0)) : 0u;
+}
+
+template <unsigned V>
+void copy4(uint32_t *out, const uint32_t *in, const Layout &l, const Tiling &g, std::integral_constant<unsigned, V>,
+           cudaStream_t stream) {
+  constexpr std::size_t tile = tile4<V>();
+  const Copy4 c{g.L, g.shift, l.words, (l.words + tile - 1) / tile,
+                FastDiv32(g.L <= tile ? static_cast<uint32_t>(g.L) : 1u)};
+  copy4_kernel<V><<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
   const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
     if constexpr (sizeof(Word) == 4) {
       if (((reinterpret_cast<std::uintptr_t>(out) | reinterpret_cast<std::uintptr_t>(in)) & 15) == 0) {
-        const Copy4 c{g.L, g.shift, l.words, (l.words + kTile4 - 1) / kTile4,
-                      FastDiv32(g.L <= kTile4 ? static_cast<uint32_t>(g.L) : 1u)};
-        copy4_kernel<<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-        SFFT_CUDA_CHECK_LAUNCH();
+        if (trial(kTrialCopy4Wide))
+          copy4(out, in, l, g, std::integral_constant<unsigned, 8>{}, stream);
+        else
+          copy4(out, in, l, g, std::integral_constant<unsigned, 4>{}, stream);
         return;
       }
     }

@@ -756,8 +756,24 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class Real>
 class CudaEngine final : public Engine {
- public:
   using C = Cplx<Real>;
+  template <class T>
+  using DeviceBuffer = cuda::DeviceBuffer<T>;
+
+  // The buffers of one set of points. The engine holds its own points' (pts_) and, as spares, those of the
+  // points it replaced (spare_, taken at the end of setpts): the next points' engine takes the spares instead
+  // of allocating, so that points changing every call cost no cudaMalloc and no cudaFree (each synchronises
+  // the device and costs tens to hundreds of microseconds at 1e6 points). The spares are no longer used by
+  // any points, so a setpts that fails after taking them leaves the previous points intact (the contract);
+  // the price is a second set of point buffers held by the plan, about (N + K) (4 + (dim + 2) sizeof(Real))
+  // bytes (the grid not included).
+  struct PointBuffers {
+    DeviceBuffer<unsigned> src_index, tgt_index, sub_bin, sub_start, sub_count, nsub;
+    DeviceBuffer<Real> src_pos, tgt_pos, correction[3];
+    DeviceBuffer<C> src_phase, tgt_factor;
+  };
+
+ public:
   explicit CudaEngine(const Config &c) : cfg_(c), stream_(cuda::as_stream(c.opts.stream)) {
     require_cuda_device(cfg_.opts);
     cuda::DeviceScope scope(cfg_.opts.device);
@@ -812,21 +828,23 @@ class CudaEngine final : public Engine {
     tgt_geo_ = tgt_geo;
     if (stage_times_) timer_.mark("layout", stream_);
 
-    src_index_.allocate(N_);
-    src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
-    src_phase_.allocate(N_);
-    sort_points<false>(src_geo, src, N_, src_pos_, src_phase_, src_index_);
+    // The previous engine's spares (its own points' buffers stay untouched until nothing can fail).
+    PointBuffers *spare = previous != nullptr ? &previous->spare_ : nullptr;
+    obtain(pts_.src_index, spare ? &spare->src_index : nullptr, N_);
+    obtain(pts_.src_pos, spare ? &spare->src_pos : nullptr, checked_mul(N_, dim, "dim * N"));
+    obtain(pts_.src_phase, spare ? &spare->src_phase : nullptr, N_);
+    sort_points<false>(src_geo, src, N_, pts_.src_pos, pts_.src_phase, pts_.src_index, spare);
     if (stage_times_) timer_.mark("sources", stream_);
-    tgt_index_.allocate(K_);
-    tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
-    tgt_factor_.allocate(K_);
-    sort_points<true>(tgt_geo, tgt, K_, tgt_pos_, tgt_factor_, tgt_index_);
+    obtain(pts_.tgt_index, spare ? &spare->tgt_index : nullptr, K_);
+    obtain(pts_.tgt_pos, spare ? &spare->tgt_pos : nullptr, checked_mul(K_, dim, "dim * K"));
+    obtain(pts_.tgt_factor, spare ? &spare->tgt_factor : nullptr, K_);
+    sort_points<true>(tgt_geo, tgt, K_, pts_.tgt_pos, pts_.tgt_factor, pts_.tgt_index, spare);
     if (stage_times_) timer_.mark("targets", stream_);
 
     for (int d = 0; d < dim; ++d) {
-      correction_[d].allocate(L_.axis[d].n1);
+      obtain(pts_.correction[d], spare ? &spare->correction[d] : nullptr, static_cast<std::size_t>(L_.axis[d].n1));
       grid_correction_kernel<Real><<<cuda::grid_for(L_.axis[d].n1, kBlock), kBlock, 0, stream_>>>(
-          L_.kernel, fourier_, L_.axis[d].n1, L_.axis[d].n2, correction_[d].get());
+          L_.kernel, fourier_, L_.axis[d].n1, L_.axis[d].n2, pts_.correction[d].get());
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (stage_times_) timer_.mark("corrections", stream_);
@@ -877,6 +895,7 @@ class CudaEngine final : public Engine {
     if (reuse_fft) fft_ = std::move(previous->fft_);
     if (reuse_f) f_stage_ = std::move(previous->f_stage_);
     if (reuse_F) F_stage_ = std::move(previous->F_stage_);
+    if (previous != nullptr) spare_ = std::move(previous->pts_);
   }
 
   void exec(const void *f_in, void *F_out) override {
@@ -896,15 +915,15 @@ class CudaEngine final : public Engine {
     if (stage_times_) timer_.mark("zero", stream_);
     SpreadArgs a{};
     a.N = N_;
-    a.index = src_index_.get();
-    a.sub_bin = sub_bin_.get();
-    a.sub_start = sub_start_.get();
-    a.sub_count = sub_count_.get();
-    a.nsub = nsub_.get();
-    a.pos = src_pos_.get();
-    a.phase = src_phase_.get();
+    a.index = pts_.src_index.get();
+    a.sub_bin = pts_.sub_bin.get();
+    a.sub_start = pts_.sub_start.get();
+    a.sub_count = pts_.sub_count.get();
+    a.nsub = pts_.nsub.get();
+    a.pos = pts_.src_pos.get();
+    a.phase = pts_.src_phase.get();
     a.f = f;
-    for (int d = 0; d < 3; ++d) a.corr[d] = d < cfg_.dim ? correction_[d].get() : nullptr;
+    for (int d = 0; d < 3; ++d) a.corr[d] = d < cfg_.dim ? pts_.correction[d].get() : nullptr;
     a.grid = grid_.get();
     a.n2_total = L_.n2_total;
     for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
@@ -920,8 +939,8 @@ class CudaEngine final : public Engine {
     run_fft();
     if (stage_times_) timer_.mark("fft", stream_);
     interp_fn_<<<cuda::grid_for(K_ * interp_lanes_, kBlock), kBlock, 0, stream_>>>(
-        tgt_geo_, K_, cfg_.ntransf, tgt_index_.get(), tgt_pos_.get(), tgt_factor_.get(), grid_.get(), L_.n2_total,
-        F_dev);
+        tgt_geo_, K_, cfg_.ntransf, pts_.tgt_index.get(), pts_.tgt_pos.get(), pts_.tgt_factor.get(), grid_.get(),
+        L_.n2_total, F_dev);
     SFFT_CUDA_CHECK_LAUNCH();
     if (stage_times_) timer_.mark("interp", stream_);
     if (F_host) {
@@ -942,8 +961,16 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  // dst gets count elements: the spare where it holds at least that and at most twice (a much larger one goes
+  // with the previous engine), else a new allocation.
   template <class T>
-  using DeviceBuffer = cuda::DeviceBuffer<T>;
+  static void obtain(DeviceBuffer<T> &dst, DeviceBuffer<T> *spare, std::size_t count) {
+    if (spare != nullptr && spare->size() >= count && spare->size() <= 2 * count) {
+      dst = std::move(*spare);
+    } else {
+      dst.allocate(count);
+    }
+  }
 
   // Stream-ordered temporary of count T's.
   template <class T>
@@ -1116,11 +1143,11 @@ class CudaEngine final : public Engine {
     interp_lanes_ = 32;
   }
 
-  // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table (sub_bin_ ..
-  // nsub_) and interleaves each subproblem's sources, all on the device.
+  // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table (pts_.sub_bin ..
+  // pts_.nsub) and interleaves each subproblem's sources, all on the device.
   template <bool kTargets>
   void sort_points(const Geometry &g, const Coords<Real> &coords, std::size_t n, DeviceBuffer<Real> &pos,
-                   DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index) {
+                   DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index, PointBuffers *spare) {
     const int dim = cfg_.dim;
     std::size_t nbins = 1;
     for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(g.tiles[d]), "tiles");
@@ -1152,15 +1179,15 @@ class CudaEngine final : public Engine {
     // few hundred tiles (one 20-cell-wide Gaussian tile per block at N = 256^2 left most SMs idle), so the limit
     // shrinks until there are about kSubproblemsPerSm subproblems per SM, trading extra tile flushes for
     // occupancy. At most ceil(N / limit) + min(bins, N) of them: the table is sized for that bound and its
-    // actual length stays on the device (nsub_), read by the spreading blocks.
+    // actual length stays on the device (pts_.nsub), read by the spreading blocks.
     const std::size_t wanted = static_cast<std::size_t>(sm_count_) * kSubproblemsPerSm;
     const std::size_t per_block = ((n + wanted - 1) / wanted + 31) / 32 * 32;
     const unsigned limit = static_cast<unsigned>(std::clamp<std::size_t>(per_block, kMinSubproblem, kMaxSubproblem));
     max_subproblems_ = (n + limit - 1) / limit + std::min(nbins, n);
-    sub_bin_.allocate(max_subproblems_);
-    sub_start_.allocate(max_subproblems_);
-    sub_count_.allocate(max_subproblems_);
-    nsub_.allocate(1);
+    obtain(pts_.sub_bin, spare ? &spare->sub_bin : nullptr, max_subproblems_);
+    obtain(pts_.sub_start, spare ? &spare->sub_start : nullptr, max_subproblems_);
+    obtain(pts_.sub_count, spare ? &spare->sub_count : nullptr, max_subproblems_);
+    obtain(pts_.nsub, spare ? &spare->nsub : nullptr, 1);
     unsigned *start = temporary<unsigned>(keep, nbins, stream_);
     unsigned *end = temporary<unsigned>(keep, nbins, stream_);
     unsigned *subs = temporary<unsigned>(keep, nbins + 1, stream_);
@@ -1179,16 +1206,16 @@ class CudaEngine final : public Engine {
     void *scan_temp = temporary<unsigned char>(keep, scan_bytes, stream_);
     SFFT_CUDA_CHECK(
         cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, subs, offset, static_cast<int>(nbins + 1), stream_));
-    fill_subproblems<<<bin_grid, kBlock, 0, stream_>>>(start, end, offset, nbins, limit, sub_bin_.get(),
-                                                       sub_start_.get(), sub_count_.get(), nsub_.get());
+    fill_subproblems<<<bin_grid, kBlock, 0, stream_>>>(start, end, offset, nbins, limit, pts_.sub_bin.get(),
+                                                       pts_.sub_start.get(), pts_.sub_count.get(), pts_.nsub.get());
     SFFT_CUDA_CHECK_LAUNCH();
     unsigned *in_bin_order = temporary<unsigned>(keep, n, stream_);
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(in_bin_order, index.get(), n * sizeof(unsigned), cudaMemcpyDeviceToDevice, stream_));
     const unsigned sub_grid =
         static_cast<unsigned>(std::min<std::size_t>(max_subproblems_, static_cast<std::size_t>(sm_count_) * 8));
-    interleave_subproblems<<<sub_grid, kBlock, 0, stream_>>>(sub_start_.get(), sub_count_.get(), nsub_.get(),
-                                                             in_bin_order, index.get());
+    interleave_subproblems<<<sub_grid, kBlock, 0, stream_>>>(pts_.sub_start.get(), pts_.sub_count.get(),
+                                                             pts_.nsub.get(), in_bin_order, index.get());
     SFFT_CUDA_CHECK_LAUNCH();
     gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
     SFFT_CUDA_CHECK_LAUNCH();
@@ -1213,9 +1240,8 @@ class CudaEngine final : public Engine {
   bool use_tiles_ = false;
   std::size_t tile_bytes_ = 0;
   int tile_ext_[3] = {1, 1, 1};
-  DeviceBuffer<unsigned> src_index_, tgt_index_, sub_bin_, sub_start_, sub_count_, nsub_;
-  DeviceBuffer<Real> src_pos_, tgt_pos_, correction_[3];
-  DeviceBuffer<C> src_phase_, tgt_factor_, grid_, f_stage_, F_stage_;
+  PointBuffers pts_, spare_;
+  DeviceBuffer<C> grid_, f_stage_, F_stage_;
   GridFft fft_;
   bool stage_times_ = false;
   StageTimes timer_;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // C entry points of the sparse FFT: sfft_sparse_options_init, sfft_create(_ex), sfft_exec, sfft_exec_batch,
-// sfft_destroy. Each
+// sfft_get_report, sfft_destroy. Each
 // checks its arguments and handle and forwards to sfft::sparse::Plan (src/sparse/api_plan.hpp).
+#include <cstddef>
 #include <memory>
 
 #include "boundary.hpp"
@@ -64,6 +65,16 @@ SFFT_API sfft_status sfft_exec_batch(sfft_plan plan, uint64_t batch, const void 
       sfft::require(counts[i] == 0 || (freqs != nullptr && values != nullptr), freqs == nullptr ? "freqs" : "values",
                     " is NULL but the capacity counts[", i, "] = ", counts[i]);
     p->exec_batch(batch, x, x_dist, freqs, values, out_dist, counts);
+  });
+}
+
+SFFT_API sfft_status sfft_get_report(sfft_plan plan, uint64_t signal, sfft_report *report) {
+  return sfft::capi::guarded("sfft_get_report", [&] {
+    auto p = registry().acquire(plan, "plan");
+    sfft::require(report != nullptr, "report is NULL");
+    sfft::require(report->struct_size >= offsetof(sfft_report, variant) + sizeof report->variant,
+                  "report->struct_size = ", report->struct_size, " is too small (set it to sizeof(sfft_report))");
+    sfft::init_versioned(report, report->struct_size, p->report(signal));
   });
 }
 

@@ -58,6 +58,7 @@ Plan::Plan(uint64_t n, uint64_t k, const sfft_dtype &dtype, const sfft_options *
     exact_design_ = std::make_unique<Design>(make_design(n, k, double_, exact_stage_knobs(resolved), opts_.seed));
   backend_ = resolve_backend(opts_, {}, "sfft_create");
   main_ = make_engines(opts_);
+  reports_.resize(1);
 }
 
 Plan::Engines Plan::make_engines(const Options &o) const {
@@ -67,24 +68,50 @@ Plan::Engines Plan::make_engines(const Options &o) const {
   return e;
 }
 
-std::size_t Plan::run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity) const {
+std::size_t Plan::run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity,
+                      Report &report) const {
   if (e.exact_first) {
     // AUTO: the EXACT attempt writes its outputs only when it will be kept (a capacity below k could
-    // otherwise leave them holding a discarded attempt when the fallback then overflows it).
+    // otherwise leave them holding a discarded attempt when the fallback then overflows it). Its report says
+    // whether it explains the signal (EXACT: no unresolved bucket in its last loop).
     const bool may_write = capacity >= k_;
     std::size_t found = e.exact_first->run(x, freqs, values, may_write ? capacity : 0);
-    if (e.exact_first->unresolved() == 0) {
+    if (!e.exact_first->report().unexplained) {
       if (!may_write && found <= capacity && found > 0) found = e.exact_first->run(x, freqs, values, capacity);
+      report = e.exact_first->report();
       return found;
     }
   }
-  return e.engine->run(x, freqs, values, capacity);
+  const std::size_t found = e.engine->run(x, freqs, values, capacity);
+  report = e.engine->report();
+  return found;
+}
+
+sfft_report Plan::report(uint64_t signal) const {
+  require(reported_ > 0, "the plan has not run yet: sfft_get_report reads the report of the last exec");
+  require(signal < reported_, "signal = ", signal, " is outside the last exec's ", reported_,
+          reported_ == 1 ? " signal" : " signals");
+  const Report &r = reports_[static_cast<std::size_t>(signal)];
+  sfft_report out{};
+  out.struct_size = sizeof out;
+  out.variant = r.variant == Variant::Exact ? SFFT_SPARSE_EXACT : SFFT_SPARSE_ROBUST;
+  out.unexplained = r.unexplained ? 1 : 0;
+  out.count = r.count;
+  out.significant = r.significant;
+  out.unexplained_buckets = r.unexplained_buckets;
+  out.explained = r.explained;
+  out.signal_energy = r.signal_energy;
+  out.noise_floor = r.noise_floor;
+  out.excess = r.excess;
+  return out;
 }
 
 void Plan::exec(const void *x, uint64_t *freqs, void *values, uint64_t *count) {
   const uint64_t capacity = *count;
   if (backend_ == Backend::Cpu) require_host_arrays(x, freqs, values);
-  const std::size_t found = run(main_, x, freqs, values, capacity);
+  reported_ = 0;  // a failed exec leaves no report
+  const std::size_t found = run(main_, x, freqs, values, capacity, reports_[0]);
+  reported_ = 1;
   *count = found;
   if (found > capacity)
     fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
@@ -93,6 +120,7 @@ void Plan::exec(const void *x, uint64_t *freqs, void *values, uint64_t *count) {
 
 void Plan::reserve_batch(std::size_t batch) {
   if (batch_found_.size() < batch) batch_found_.resize(batch);
+  if (reports_.size() < batch) reports_.resize(batch);
   if (backend_ == Backend::Cuda) {
     const Design *exact = exact_design_ ? exact_design_.get() : design_.variant == Variant::Exact ? &design_ : nullptr;
     const std::size_t wanted = std::min(batch, kCudaBatchSignals);
@@ -163,8 +191,9 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
   auto signal = [&](Engines &e, std::size_t i) {
     batch_found_[i] = run(e, x_bytes + i * x_step, freqs == nullptr ? nullptr : freqs + i * out_step,
                           value_bytes == nullptr ? nullptr : value_bytes + i * out_step * value_size,
-                          static_cast<std::size_t>(counts[i]));
+                          static_cast<std::size_t>(counts[i]), reports_[i]);
   };
+  reported_ = 0;  // a failed exec leaves no report
   const bool batched = batch_engine_ && run_cuda_batch(signals, x_bytes, static_cast<std::size_t>(x_dist), freqs,
                                                        value_bytes, out_step, counts);
   if (batched) {
@@ -207,6 +236,7 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
       }
     }
   }
+  reported_ = signals;
   std::size_t short_signal = signals;
   uint64_t short_capacity = 0;
   for (std::size_t i = 0; i < signals; ++i) {
@@ -250,6 +280,8 @@ bool Plan::run_cuda_batch(std::size_t signals, const unsigned char *x, std::size
       batch_engine_declined_ = true;
       return false;
     }
+    // The batched kernels peel (EXACT): their report is the unresolved buckets (sfft.h).
+    for (std::size_t i = 0; i < count; ++i) reports_[first + i] = unmeasured_report(Variant::Exact, batch_found_[first + i], batch_unresolved_[i]);
     if (!auto_variant) continue;
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t s = first + i;
@@ -260,6 +292,7 @@ bool Plan::run_cuda_batch(std::size_t signals, const unsigned char *x, std::size
       try {
         if (batch_unresolved_[i] != 0) {
           batch_found_[s] = main_.engine->run(xs, fs, vs, capacity);
+          reports_[s] = main_.engine->report();
         } else if (capacity < k_ && batch_found_[s] <= capacity && batch_found_[s] > 0) {
           batch_found_[s] = main_.exact_first->run(xs, fs, vs, capacity);
         }

@@ -26,6 +26,8 @@ class Plan {
   // and number found out (sfft.h). batch >= 1 and the pointers' NULL-ness are checked by the caller.
   void exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *freqs, void *values, uint64_t out_dist,
                   uint64_t *counts);
+  // sfft_get_report: the report of signal `signal` of the last exec (sfft_exec: signal 0).
+  sfft_report report(uint64_t signal) const;
 
  private:
   // One signal's engines: `engine` runs the variant asked for (AUTO: the ROBUST fallback); `exact_first` is
@@ -34,8 +36,10 @@ class Plan {
     std::unique_ptr<Engine> engine, exact_first;
   };
   Engines make_engines(const Options &o) const;
-  // One signal through `e` with the AUTO policy; returns the number found (outputs written only if it fits).
-  std::size_t run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity) const;
+  // One signal through `e` with the AUTO policy; returns the number found (outputs written only if it fits)
+  // and sets `report` to the report of the engine whose result that is.
+  std::size_t run(Engines &e, const void *x, uint64_t *freqs, void *values, std::size_t capacity,
+                  Report &report) const;
   // The batch workspace for `batch` signals (sfft.h's growth rule: kept for later calls, grown only when a
   // call needs more). CPU: one single-threaded engine pair per worker thread, min(threads, batch) of them.
   // CUDA, EXACT and AUTO: an engine whose kernels run up to kCudaBatchSignals signals at once.
@@ -57,6 +61,8 @@ class Plan {
   std::vector<std::exception_ptr> worker_failure_;  // per worker: its first failure in the current batch
   std::vector<std::size_t> worker_failed_at_;       // and the signal it failed on
   std::vector<uint64_t> batch_found_;               // per signal: the number found, published into counts[] at the end
+  std::vector<Report> reports_;                     // per signal of the last exec (reserve_batch grows it)
+  std::size_t reported_ = 0;                        // signals of the last exec that completed (0: none yet)
   std::unique_ptr<Engine> batch_engine_;            // CUDA (EXACT, or AUTO's EXACT stage)
   std::size_t batch_engine_signals_ = 0;            // its capacity
   bool batch_engine_declined_ = false;              // the design has no batched CUDA form: signals run in turn

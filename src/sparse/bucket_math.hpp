@@ -319,6 +319,69 @@ SFFT_HD bool unexplained(Cplx<double> z0, bool decoded, double rms, const Geomet
   return !decoded && cabs2(z0) > limit * limit;
 }
 
+// ROBUST under noise (docs/sparse-noise.md). nu is the noise energy per bucket, measured from the buckets
+// themselves (plan.hpp's noise_energy). A location bucket decodes only when |z_0|^2 > kNoiseDetect nu (a lone
+// coefficient at bucket SNR 7 dB stays above it 99 % of the time), and a lone coefficient's hashings may
+// mismatch its prediction by kNoiseConsistency nu: their mismatch is exponential with mean ~2 nu, so each of
+// the S + 1 checks rejects it with probability e^-6 (0.25 %).
+constexpr double kNoiseDetect = 0.5;
+constexpr double kNoiseConsistency = 12.0;
+constexpr double kNoiseRelative = 1.5;
+// The report: a returned coefficient is significant when |X|^2 > kSignificant nu (a median over the loops of
+// pure noise stays below it but for ~e^-10); a residual bucket is an outlier above kOutlier nu (about 0.1
+// false outliers per exec over 6 loops of 4096 buckets).
+constexpr double kSignificant = 4.0;
+constexpr double kOutlier = 12.5;
+constexpr double kLn2 = 0.69314718055994530942;
+// Residual energy more than kExcess times what the noise floor accounts for is unexplained too (many small
+// leftovers, none an outlier alone).
+constexpr double kExcess = 1.5;
+SFFT_HD double noise_robust_limit2(double nu) { return kNoiseConsistency * nu; }
+
+// Bucket energies are compared at the resolution of a digit: |z|^2 rounded to float, its bits over 2^19 (the
+// exponent and 4 mantissa bits, ~4 % wide; non-negative floats order like their bits), so that the CUDA
+// backend's histogram of digits and the CPU's exact median land on the same digit, whose midpoint both take.
+constexpr int kNoiseDigitShift = 19;
+constexpr unsigned kNoiseDigits = 1u << 12;
+constexpr unsigned kNoiseDigitInf = 0x7f800000u >> kNoiseDigitShift;  // Inf and NaN from here on
+SFFT_HD uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+#endif
+}
+SFFT_HD float bits_float(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f = 0;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+SFFT_HD unsigned noise_digit(double mag2) {
+  const float f = static_cast<float>(mag2);
+  return f > 0 ? float_bits(f) >> kNoiseDigitShift : f == 0 ? 0u : kNoiseDigitInf;  // NaN: not > 0, not 0
+}
+SFFT_HD double digit_value(unsigned digit) {
+  if (digit >= kNoiseDigitInf) return HUGE_VAL;
+  const double lower = bits_float(digit << kNoiseDigitShift), upper = bits_float((digit + 1) << kNoiseDigitShift);
+  return 0.5 * (lower + upper);
+}
+// A residual bucket counts as an outlier (energy the answer leaves unexplained) above this, given the noise
+// per bucket nu and the mean reference energy per loop (the variant's accuracy times the signal bounds what
+// the value errors of a right answer leave).
+SFFT_HD double outlier_limit2(double accuracy, double nu, double loop_energy) {
+  const double noise = kOutlier * nu, accurate = accuracy * accuracy * loop_energy;
+  return noise > accurate ? noise : accurate;
+}
+// nu from the digit of the median bucket energy.
+SFFT_HD double noise_from_median_digit(unsigned digit) { return digit_value(digit) / kLn2; }
+SFFT_HD double noise_floor_magnitude(double nu) { return sqrt(kNoiseDetect * nu); }
+
 // Comb pre-pass: the selection key of bin r with |bin|^2 = mag2 (finite, >= 0). |bin|^2 rounded to float
 // fills the high half (non-negative floats order like their bits) and ~r the low half, so keys are distinct
 // and equal magnitudes prefer the smaller residue: both backends approve the comb_keep largest keys.
@@ -427,14 +490,23 @@ SFFT_HD Decoded decoded_from(const Location &at, bool consistent, double mismatc
 // Decodes bucket b of a location loop from its hashings z[0..S+1] (reference, S stages, check).
 // Found when |z[0]| exceeds min_magnitude and all hashings agree with one coefficient whose home
 // bucket is b; then freq is its frequency and value its estimate.
+// noise_limit2 (ROBUST under noise, 0 otherwise): a mismatch up to it is accepted whatever |z[0]| is. Noise
+// of energy nu per bucket moves a lone coefficient's hashings by |z_h - z_0 w|^2 ~ 2 nu (exponentially
+// distributed), which the relative bound eta |z_0| alone rejects at low SNR (at 10 dB and B = 4k, 60 % of
+// the lone coefficients failed one of their 5 checks): noise_robust_limit2() scales the bound with nu.
 template <class Load>
-SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g) {
+SFFT_HD Decoded decode_bucket(uint64_t b, Load &&z, const LoopParams &lp, double min_magnitude, const Geometry &g,
+                              double noise_limit2 = 0) {
   const Location at = locate_bucket(b, z, lp, min_magnitude, g);
   if (!at.valid) return decoded_from(at, false, 0, {0, 0}, g);
   // The checks and the estimate are independent FP64 chains: evaluated without early exits, so that
   // they overlap (the decoders are latency-bound on the GPU).
   Cplx<double> z0 = z(0);
   double limit2 = g.consistency * g.consistency * at.mag2;
+  // A bucket of noise alone (|z_0|^2 ~ nu) must not pass on the noise bound: it is capped at
+  // kNoiseRelative |z_0|^2, which a lone coefficient at bucket SNR 7 dB (|z_0|^2 ~ 5 nu) does not reach.
+  const double noise_bound2 = noise_limit2 < kNoiseRelative * at.mag2 ? noise_limit2 : kNoiseRelative * at.mag2;
+  limit2 = limit2 > noise_bound2 ? limit2 : noise_bound2;
   double mismatch2 = 0;
   bool consistent = true;
   for (int h = 1; h <= g.stages + 1; ++h) {

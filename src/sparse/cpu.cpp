@@ -51,6 +51,8 @@ class CpuEngine final : public Engine {
     scratch_re_.resize(static_cast<std::size_t>(d_.total_loops()));
     scratch_im_.resize(static_cast<std::size_t>(d_.total_loops()));
     floors_.resize(static_cast<std::size_t>(d_.total_loops()));
+    loop_energy_.resize(static_cast<std::size_t>(d_.total_loops()));
+    reference_energy_.resize(static_cast<std::size_t>(d_.total_loops()) * g.buckets);
     if (d_.comb_loops > 0) {
       const int w = static_cast<int>(d_.comb_width);  // <= 2^26 (filter.cpp)
       comb_z_.allocate(static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);
@@ -91,6 +93,7 @@ class CpuEngine final : public Engine {
   }
 
   std::size_t unresolved() const override { return unresolved_; }
+  const Report &report() const override { return report_; }
 
  private:
   // Normalises the folds (returns the factor that undoes it) and takes their B-point FFTs.
@@ -100,22 +103,32 @@ class CpuEngine final : public Engine {
     return unscale;
   }
 
-  // Everything after the FFTs (and the comb's ranking): decoding, peeling or voting, the top k.
+  // Everything after the FFTs (and the comb's ranking): decoding, peeling or voting, the top k, the report.
   std::size_t decode(double unscale, uint64_t *freqs, void *values, std::size_t capacity) {
     compute_floors();
+    // The report reads the reference hashings of loops [first, last): EXACT's last loop, every ROBUST loop.
+    int first = 0, last = d_.total_loops();
     if (d_.variant == Variant::Exact) {
       found_.clear();
       unresolved_ = 0;
+      noise_limit2_ = 0;
+      std::size_t loop_finds = 0;  // found_ index of the last loop's first find
       for (int l = 0; l < d_.location_loops; ++l) {
         for (const Coefficient &c : found_) subtract(c.freq, c.value, l);
+        loop_finds = found_.size();
+        first = l;
         decode_loops(l, l + 1);
         if (loop_settled(l)) break;
       }
+      last = first + 1;
+      // The last loop's own finds leave its reference too: it then holds x less every coefficient found.
+      for (std::size_t i = loop_finds; i < found_.size(); ++i) subtract_reference(found_[i].freq, found_[i].value, first);
       merge_duplicates();
     } else {
       robust_passes();
     }
     std::size_t count = select_largest();
+    fill_report(first, last, count, unscale);
     if (count <= capacity) {
       auto *out = static_cast<std::complex<Real> *>(values);
       for (std::size_t i = 0; i < count; ++i) {
@@ -164,9 +177,71 @@ class CpuEngine final : public Engine {
       double energy = 0;
       std::size_t h0 = d_.first_hashing(l);
       for (uint64_t b = 0; b < d_.geom.buckets; ++b) energy += cabs2(bucket(h0, b));
+      loop_energy_[static_cast<std::size_t>(l)] = energy;
       floors_[static_cast<std::size_t>(l)] =
           d_.floor_relative * std::sqrt(energy / static_cast<double>(d_.geom.buckets));
     }
+  }
+
+  // The noise energy per bucket of the reference hashings of loops [first, last) as they are now.
+  double measure_noise(int first, int last) {
+    std::size_t count = 0;
+    for (int l = first; l < last; ++l) {
+      const std::size_t h0 = d_.first_hashing(l);
+      for (uint64_t b = 0; b < d_.geom.buckets; ++b) reference_energy_[count++] = cabs2(bucket(h0, b));
+    }
+    return noise_energy(reference_energy_.data(), count);
+  }
+
+  // The report, from the reference hashings of loops [first, last), from which every coefficient found is
+  // subtracted by now: their energy left, the noise floor in it, its outliers; and the coefficients found but
+  // not returned (merged_ past `count`, select_largest), whose energy the answer leaves unexplained.
+  void fill_report(int first, int last, std::size_t count, double unscale) {
+    const double nu = measure_noise(first, last);
+    double signal = 0, residual = 0;
+    for (int l = first; l < last; ++l) signal += loop_energy_[static_cast<std::size_t>(l)];
+    const unsigned limit_digit = noise_digit(outlier_limit2(d_.accuracy, nu, signal / (last - first)));
+    uint64_t outliers = 0;
+    for (int l = first; l < last; ++l) {
+      const std::size_t h0 = d_.first_hashing(l);
+      for (uint64_t b = 0; b < d_.geom.buckets; ++b) {
+        const double e = cabs2(bucket(h0, b));
+        residual += e;
+        outliers += noise_digit(e) > limit_digit;
+      }
+    }
+    double dropped = 0;
+    uint64_t dropped_outliers = 0;
+    for (std::size_t i = count; i < merged_.size(); ++i) {
+      const double e = cabs2(merged_[i].value);
+      dropped += e;
+      dropped_outliers += noise_digit(e) > limit_digit;
+    }
+    const double unscale2 = unscale * unscale;
+    report_ = Report{};
+    report_.variant = d_.variant;
+    report_.count = count;
+    double kept = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double e = cabs2(merged_[i].value);
+      kept += e;
+      report_.significant += e > kSignificant * nu;
+    }
+    finish_report(report_, d_, signal * unscale2, residual * unscale2, outliers, last - first, nu * unscale2,
+                  kept * unscale2, dropped * unscale2, dropped_outliers);
+    if (d_.variant == Variant::Exact) {
+      report_.unexplained = unresolved_ > 0;
+      report_.unexplained_buckets = unresolved_;
+    }
+  }
+
+  // Removes coefficient (freq, value) from the reference hashing of loop l only.
+  void subtract_reference(uint64_t freq, Cplx<double> value, int l) {
+    std::complex<Real> *z = z_.get() + d_.first_hashing(l) * d_.geom.buckets;
+    for_each_contribution(freq, value, d_.loops[static_cast<std::size_t>(l)], 1, d_.geom,
+                          [&](int, uint64_t b, Cplx<double> c) {
+                            z[b] -= std::complex<Real>(static_cast<Real>(c.re), static_cast<Real>(c.im));
+                          });
   }
 
   // Removes coefficient (freq, value) from every hashing of loop l.
@@ -194,7 +269,7 @@ class CpuEngine final : public Engine {
 #pragma omp parallel for num_threads(usable_threads(threads_)) schedule(static) if (buckets >= 8192)
       for (long b = 0; b < buckets; ++b) {
         auto load = [&](int j) { return bucket(h0 + static_cast<std::size_t>(j), static_cast<uint64_t>(b)); };
-        slots[b] = decode_bucket(static_cast<uint64_t>(b), load, lp, floor, g);
+        slots[b] = decode_bucket(static_cast<uint64_t>(b), load, lp, floor, g, noise_limit2_);
         if (comb && slots[b].found && !comb_approved(approved_.data(), slots[b].freq & comb_mask))
           slots[b].found = false;  // its residue is not approved by the comb: no vote
       }
@@ -238,9 +313,14 @@ class CpuEngine final : public Engine {
   // ROBUST: each pass decodes every location loop of the current residual, adds the frequencies found by
   // >= min_votes loops as candidates, and refines all candidates (re-estimate, subtract); a later pass
   // finds what larger neighbours hid in the earlier one.
+  // The noise per bucket is measured before each pass: on the input's buckets first (the occupied ones
+  // raise the median a little: a looser check, a higher floor), then on the residual the pass before left.
   void robust_passes() {
     candidates_.clear();
     for (int pass = 0; pass < kRobustPasses; ++pass) {
+      const double nu = measure_noise(0, d_.total_loops());
+      noise_limit2_ = noise_robust_limit2(nu);
+      std::fill(floors_.begin(), floors_.end(), noise_floor_magnitude(nu));
       found_.clear();
       decode_loops(0, d_.location_loops);
       std::sort(found_.begin(), found_.end(), by_freq);
@@ -293,7 +373,8 @@ class CpuEngine final : public Engine {
     return 0.5 * (upper + *std::max_element(v, v + count / 2));
   }
 
-  // Keeps the k largest nonzero entries of merged_, ordered by decreasing magnitude.
+  // Puts the k largest nonzero entries of merged_ first, ordered by decreasing magnitude, and returns how
+  // many there are; the other nonzero ones follow (the report counts them).
   std::size_t select_largest() {
     auto larger = [](const Coefficient &a, const Coefficient &b) {
       double ma = returned_magnitude2<Real>(a.value), mb = returned_magnitude2<Real>(b.value);
@@ -304,7 +385,6 @@ class CpuEngine final : public Engine {
         merged_.end());
     std::size_t keep = std::min<std::size_t>(merged_.size(), d_.k);
     std::partial_sort(merged_.begin(), merged_.begin() + static_cast<long>(keep), merged_.end(), larger);
-    merged_.resize(keep);
     return keep;
   }
 
@@ -316,6 +396,10 @@ class CpuEngine final : public Engine {
   HostVector<Coefficient> found_, merged_;
   HostVector<Candidate> candidates_;
   std::vector<double> scratch_re_, scratch_im_, floors_;
+  std::vector<double> loop_energy_;       // per loop: its reference hashing's energy before any subtraction
+  std::vector<double> reference_energy_;  // |z|^2 of every reference bucket (the noise median's scratch)
+  double noise_limit2_ = 0;               // ROBUST: the current pass's noise-scaled consistency bound
+  Report report_;
   // Comb pre-pass (d_.comb_loops > 0): samples, then their W-point FFTs; selection keys; approved residues.
   HostBuffer<std::complex<Real>> comb_z_;
   fftw::Plan<Real> comb_fft_;

@@ -8,4 +8,4 @@ list(APPEND SFFT_CUDA_SOURCES src/sparse/cuda/engine.cu src/sparse/cuda/fold.cu 
      src/sparse/cuda/robust.cu src/sparse/cuda/comb.cu src/sparse/cuda/topk.cu src/sparse/filter.cpp
      src/sparse/fold.cpp)
 list(APPEND SFFT_CUDA_SEAMS src/sparse/cuda_seam.cpp)
-list(APPEND SFFT_EXPORTS sfft_sparse_options_init sfft_sparse_options_init_sized sfft_create sfft_create_ex sfft_exec sfft_exec_batch sfft_destroy)
+list(APPEND SFFT_EXPORTS sfft_sparse_options_init sfft_sparse_options_init_sized sfft_create sfft_create_ex sfft_exec sfft_exec_batch sfft_get_report sfft_destroy)

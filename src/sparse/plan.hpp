@@ -58,6 +58,12 @@ struct Design {
   double floor_relative = 0;   // a bucket counts only above floor_relative * rms(reference buckets of its loop)
   double settle_relative = 0;  // EXACT: peeling stops after a loop whose buckets are all settled to this
                                // fraction of the rms bucket (bucket_math.hpp's settled())
+  // The relative accuracy the variant promises for values (EXACT 1e-9 / 1e-4, ROBUST 1e3 x the filter
+  // tolerance): residual energy below its square times the signal's is not "unexplained" (the report).
+  double accuracy = 0;
+  // S_G = sum_t window[t]^2 / n: a reference bucket's noise energy per unit of noise energy per bin (white
+  // noise of variance s per sample has E|N[f]|^2 = n s per bin and s sum_t window[t]^2 per bucket); ~1.5 L.
+  double noise_gain = 0;
   int64_t half_taps = 0;       // T: the window covers t = -T..T
   HostVector<double> window;   // 2T+1 taps, window[t + T]
   int64_t far_half_taps = 0;   // the far location stages' coarser window (geom.first_far_stage > 0)
@@ -190,6 +196,36 @@ struct BatchIo {
   std::size_t first_signal = 0;  // the caller's index of signal 0 (for messages)
 };
 
+// What an exec found out about its own answer (sfft_report, sfft.h), from the buckets it already holds.
+// Energies in units of |X|^2.
+struct Report {
+  Variant variant = Variant::Exact;
+  uint64_t count = 0;                 // coefficients returned
+  uint64_t significant = 0;           // of them, those above kSignificant x the bucket noise
+  double explained = 1;               // 1 - residual / signal energy, in [0, 1]
+  double signal_energy = 0;           // sum_f |X[f]|^2, estimated from the reference buckets
+  double noise_floor = 0;             // E|N[f]|^2 per bin
+  double excess = 1;                  // residual energy per bucket / the noise per bucket (~1: only noise left)
+  uint64_t unexplained_buckets = 0;   // residual reference buckets above kOutlier x the noise, per loop
+  bool unexplained = false;           // energy left that neither the coefficients nor the noise explain
+};
+
+// The report's statistics over `loops` reference hashings of B buckets: `signal` their energy before any
+// subtraction, `residual` after every coefficient found was subtracted, `outliers` residual buckets above
+// outlier_limit2() (by digit: bucket_math.hpp's noise_digit), nu the noise energy per bucket (noise_energy());
+// `kept` the sum of |v|^2 over the returned coefficients, `dropped` over those found but not returned (beyond
+// k), `dropped_outliers` how many of these exceed the limit. The caller sets count and significant, and
+// EXACT's unexplained.
+void finish_report(Report &r, const Design &d, double signal, double residual, uint64_t outliers, int loops,
+                   double nu, double kept, double dropped, uint64_t dropped_outliers);
+// The report of an exec that measured no energies (the CUDA peeling kernels): count, the unresolved buckets
+// of the last loop (unexplained when there are any), NaN energies.
+Report unmeasured_report(Variant variant, uint64_t count, std::size_t unresolved);
+// The noise energy per bucket from the residual reference buckets' energies e[0..count) (reordered): their
+// median over ln 2 (the median of an exponential distribution of mean nu is nu ln 2). Robust while fewer
+// than half of the buckets hold a coefficient (B >= 2k with the default bucket factors).
+double noise_energy(double *e, std::size_t count);
+
 // One backend's execution of a design. run() computes the result, writes it to freqs/values when it
 // fits in `capacity` (leaving them untouched otherwise, and on failure) and returns the number of
 // coefficients found (<= k).
@@ -208,6 +244,8 @@ class Engine {
   // magnitude) after peeling but did not decode as one coefficient. 0 means the recovered coefficients
   // explain the signal (to the decoder's precision); noise or an unresolved collision leaves some.
   virtual std::size_t unresolved() const = 0;
+  // After run(): the report of that exec (sfft_report).
+  virtual const Report &report() const = 0;
   // The whole batch in one pass, where the engine was made for it (make_cuda_engine with batch > 1 and an
   // EXACT design); false, having done nothing, otherwise: the plan then runs the signals in turn.
   virtual bool run_batch(const BatchIo &io) {

@@ -217,6 +217,7 @@ class CudaEngine final : public Engine {
       votes_.allocate(static_cast<std::size_t>(kRobustPasses) * table_size);
       is_candidate_.allocate(table_size);
       candidates_.allocate(ranked_capacity_);
+      noise_.allocate(1);
     }
     table_ = Table{keys_.get(),  value_.get(),      applied_.get(), votes_.get(),       is_candidate_.get(),
                    slots_.get(), candidates_.get(), table_size,     log2_of(table_size)};
@@ -239,6 +240,7 @@ class CudaEngine final : public Engine {
       SFFT_CUDA_CHECK(cudaMemsetAsync(applied_.get(), 0, table_size * sizeof(Cplx<double>), stream_));
       SFFT_CUDA_CHECK(cudaMemsetAsync(votes_.get(), 0, kRobustPasses * table_size * sizeof(unsigned), stream_));
       SFFT_CUDA_CHECK(cudaMemsetAsync(is_candidate_.get(), 0, table_size * sizeof(unsigned), stream_));
+      SFFT_CUDA_CHECK(cudaMemsetAsync(noise_.get(), 0, sizeof(NoiseState), stream_));
     }
     SFFT_CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, signals_ * sizeof(Counters), stream_));
     SFFT_CUDA_CHECK(cudaMemsetAsync(energy_.get(), 0, signals_ * first.size() * sizeof(double), stream_));
@@ -423,6 +425,8 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const Result r = *result_host_.get();
     unresolved_ = r.unresolved;
+    report_ =
+        d_.variant == Variant::Exact ? unmeasured_report(Variant::Exact, r.count, r.unresolved) : robust_report(d_, r);
     if (r.nonfinite != 0)
       fail(SFFT_ERROR_INVALID_ARGUMENT,
            "x holds non-finite values (NaN or Inf) among the samples read, or values "
@@ -509,6 +513,8 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const Result r = *result_host_.get();
     unresolved_ = r.unresolved;
+    report_ =
+        d_.variant == Variant::Exact ? unmeasured_report(Variant::Exact, r.count, r.unresolved) : robust_report(d_, r);
     if (r.nonfinite != 0)
       fail(SFFT_ERROR_INVALID_ARGUMENT, "the folds summed over the ranks hold values so large that the decoding ",
            "overflows");
@@ -522,6 +528,7 @@ class CudaEngine final : public Engine {
   }
 
   std::size_t unresolved() const override { return unresolved_; }
+  const Report &report() const override { return report_; }
 
  private:
   // The batched engine's kernel variants (batch.cuh), with the A/B overrides (environment()).
@@ -618,14 +625,21 @@ class CudaEngine final : public Engine {
       const unsigned refine_blocks = std::min(blocks_for(ranked_capacity_, kWarpsPerBlock), kRefineBlocks);
       if (d_.comb_loops > 0) enqueue_comb_select(s);
       const uint32_t *approved = d_.comb_loops > 0 ? approved_.get() : nullptr;
+      // Each pass decodes against the noise measured on the buckets as they are (robust.cu); the last
+      // measurement, on the residual, and the candidates' sums feed the report.
       for (int pass = 0; pass < kRobustPasses; ++pass) {
-        launch_vote<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.location_loops,
-                          pass, g, table_, counters_.get(), approved, d_.comb_width - 1, s);
+        launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g,
+                           pass == 0 ? NoiseSum::Signal : NoiseSum::None, d_.accuracy, noise_.get(), s);
+        launch_vote<Real>(power_of_two(), z_.get(), loops_.get(), noise_.get(), d_.location_loops, pass, g, table_,
+                          counters_.get(), approved, d_.comb_width - 1, s);
         launch_select(table_, pass, d_.min_votes, counters_.get(), distinct_capacity_, s);
         for (int round = 0; round < kRefineRounds; ++round)
           launch_refine_round<Real>(power_of_two(), refine_blocks, table_, counters_.get(), z_.get(), loops_.get(),
                                     first_hashing_.get(), d_.location_loops, d_.total_loops(), g, s);
       }
+      launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g, NoiseSum::Residual, d_.accuracy,
+                         noise_.get(), s);
+      launch_candidate_sums(table_, counters_.get(), ranked_capacity_, noise_.get(), s);
     }
     if (ranked_capacity_ <= kRankLimit) {
       // The list is typically about k long (its capacity, every bucket of every loop, is several times
@@ -730,8 +744,8 @@ class CudaEngine final : public Engine {
   bool power_of_two() const { return d_.geom.mask != 0; }
 
   Finish<Real> finish() const {
-    return Finish<Real>{energy_.get(),   d_.location_loops, outputs_.get(),
-                        res_freq_.get(), res_val_.get(),    result_mapped_};
+    return Finish<Real>{energy_.get(),  d_.location_loops, outputs_.get(), res_freq_.get(),
+                        res_val_.get(), result_mapped_,    noise_.get()};
   }
 
   static cufftComplex *cufft_ptr(Cplx<float> *p) { return reinterpret_cast<cufftComplex *>(p); }
@@ -762,6 +776,7 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<uint64_t> keys_;
   cuda::DeviceBuffer<Cplx<double>> value_, applied_;
   cuda::DeviceBuffer<unsigned> votes_, is_candidate_, slots_, candidates_;
+  cuda::DeviceBuffer<NoiseState> noise_;  // ROBUST: the noise measurement and the report's sums (robust.cu)
   Table table_{};
   cuda::DeviceBuffer<unsigned> iota_, rank_order_;
   cuda::DeviceBuffer<unsigned long long> mag_keys_, sorted_mags_;
@@ -785,6 +800,7 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<uint64_t> comb_list_;
   cuda::CufftPlan comb_fft_;
   std::size_t unresolved_ = 0;
+  Report report_;
   // Batched engines under SFFT_SPARSE_STAGE_TIMES only.
   std::unique_ptr<StageTimer> stage_timer_;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses

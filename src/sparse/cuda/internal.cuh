@@ -56,12 +56,36 @@ struct Counters {
   unsigned unsettled[kMaxLoops];  // EXACT: unsettled buckets per location loop; 0 ends the peeling
 };
 
+// ROBUST: the noise measurement and the report's sums (robust.cu, docs/sparse-noise.md). The histogram counts
+// the digits (bucket_math.hpp's noise_digit) of the reference buckets' energies; noise_median_kernel turns it
+// into nu and clears it. The sums are reset by the top-k step's last block once it has published them.
+struct NoiseState {
+  unsigned histogram[kNoiseDigits];
+  double nu;               // noise energy per bucket: the current pass's (vote_kernel), then the residual's
+  unsigned limit_digit;    // the report's outlier limit, as a digit
+  double signal;           // sum of |z|^2 over every reference bucket before any subtraction
+  double residual;         // the same after the last refinement
+  unsigned outliers;       // residual reference buckets above the limit
+  double found;            // sum of |v|^2 over every candidate
+  unsigned found_outliers; // candidates above the limit
+  double kept;             // the same over the returned coefficients (top-k step)
+  unsigned kept_outliers;
+  unsigned significant;    // returned coefficients with |v|^2 > kSignificant nu
+};
+
+// The report's sums as the host reads them (Result; normalised units, `unscale` undoes that).
+struct ReportSums {
+  double nu, signal, residual, kept, dropped, unscale;
+  unsigned outliers, dropped_outliers, significant;
+};
+
 // What sfft_exec needs back: written by the device into mapped pinned memory, read after the
 // synchronisation.
 struct Result {
   unsigned count;
   unsigned nonfinite;
   unsigned unresolved;
+  ReportSums report;  // ROBUST
 };
 
 // Where one exec's result goes: device (or managed) arrays of `capacity` entries, or capacity 0 for host
@@ -166,6 +190,7 @@ struct Finish {
   const uint64_t *res_freq;
   const Cplx<Real> *res_val;
   Result *result;  // mapped pinned memory
+  NoiseState *noise = nullptr;  // ROBUST: the report's sums to publish and reset
 };
 
 inline unsigned blocks_for(std::size_t items, unsigned block = kBlock) {
@@ -217,11 +242,22 @@ void launch_comb_select(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep,
                         uint32_t *approved, uint64_t *list, unsigned *list_count, Counters *counters,
                         cudaStream_t stream);
 
-// robust.cu: one pass's vote and selection, one refinement round (estimate, subtract).
+// robust.cu: the noise measurement (histogram of the reference buckets' energies, its median; `sum` adds their
+// energy to noise->signal (before any subtraction) or noise->residual (after the last refinement, which also
+// sets the report's outlier limit and count), one pass's vote and selection, one refinement round (estimate,
+// subtract), and the candidates' sums for the report.
+enum class NoiseSum { None, Signal, Residual };
 template <class Real>
-void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops, const double *energy,
-                 double floor_relative, int location_loops, int pass, const Geometry &g, const Table &t,
-                 Counters *counters, const uint32_t *approved, uint64_t comb_mask, cudaStream_t stream);
+void launch_noise(const Cplx<Real> *z, const std::size_t *first_hashing, int total_loops, const Geometry &g,
+                  NoiseSum sum, double accuracy, NoiseState *noise, cudaStream_t stream);
+template <class Real>
+void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops, const NoiseState *noise,
+                 int location_loops, int pass, const Geometry &g, const Table &t, Counters *counters,
+                 const uint32_t *approved, uint64_t comb_mask, cudaStream_t stream);
+void launch_candidate_sums(const Table &t, const Counters *counters, std::size_t candidate_capacity,
+                           NoiseState *noise, cudaStream_t stream);
+// The host's report of a ROBUST exec from its result header.
+Report robust_report(const Design &d, const Result &r);
 void launch_select(const Table &t, int pass, int min_votes, Counters *counters, std::size_t distinct_capacity,
                    cudaStream_t stream);
 template <class Real>

@@ -1,17 +1,135 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sparse FFT, CUDA: ROBUST location by votes over loops, candidate selection, and the refinement rounds
-// (median estimates over every loop, then subtraction of the change from every hashing).
+// (median estimates over every loop, then subtraction of the change from every hashing); the noise energy per
+// bucket each pass decodes against, and the report's sums (docs/sparse-noise.md: the CPU backend's design,
+// the same digits of the same energies).
 #include "sparse/cuda/internal.cuh"
 
 namespace sfft::sparse::cuda_stages {
 namespace {
 
-// ROBUST, pass `pass`: decodes every bucket of every location loop; each frequency found gets a vote, unless
+constexpr unsigned kNoiseBlocks = 64;       // histogram blocks at most (they stride over the buckets)
+constexpr unsigned kNoiseMedianThreads = 1024;
+static_assert(kNoiseDigits % kNoiseMedianThreads == 0, "whole digits per median thread");
+
+// Sum of v over the block (kBlock threads), returned to thread 0; `scratch` holds kWarpsPerBlock entries.
+template <class T>
+__device__ T block_sum(T v, T *scratch) {
+  for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  T total = 0;
+  if (threadIdx.x == 0)
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) total += scratch[w];
+  return total;
+}
+
+// Noise measurement, step 1: the digits of |z|^2 over the reference hashing of every loop into the histogram
+// (a block's own in shared memory first), and their energy into noise->signal or noise->residual.
+template <class Real>
+__global__ void __launch_bounds__(kBlock)
+    noise_histogram_kernel(const Cplx<Real> *z, const std::size_t *first_hashing, int total_loops, uint64_t buckets,
+                           NoiseSum sum, NoiseState *noise) {
+  __shared__ unsigned local[kNoiseDigits];
+  __shared__ double scratch[kWarpsPerBlock];
+  for (unsigned i = threadIdx.x; i < kNoiseDigits; i += blockDim.x) local[i] = 0;
+  cuda::wait_for_previous_kernel();
+  __syncthreads();
+  const std::size_t count = static_cast<std::size_t>(total_loops) * buckets;
+  double energy = 0;
+  for (std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; id < count;
+       id += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t l = id / buckets;
+    const double e = cabs2(load_bucket(z, first_hashing[l], id - l * buckets, buckets));
+    energy += e;
+    atomicAdd(&local[noise_digit(e)], 1u);
+  }
+  const double block_energy = block_sum(energy, scratch);  // its barrier also orders the shared histogram
+  for (unsigned i = threadIdx.x; i < kNoiseDigits; i += blockDim.x)
+    if (local[i] != 0) atomicAdd(&noise->histogram[i], local[i]);
+  if (threadIdx.x == 0 && sum != NoiseSum::None)
+    atomicAdd(sum == NoiseSum::Signal ? &noise->signal : &noise->residual, block_energy);
+}
+
+// Noise measurement, step 2 (one block): nu from the digit that holds the median (the entry of rank count/2,
+// as the CPU's nth_element picks); after the last refinement also the report's outlier limit and the residual
+// buckets above it. Clears the histogram for the next measurement.
+__global__ void __launch_bounds__(kNoiseMedianThreads)
+    noise_median_kernel(NoiseState *noise, std::size_t count, NoiseSum sum, double accuracy, int loops) {
+  constexpr unsigned kPer = kNoiseDigits / kNoiseMedianThreads;
+  __shared__ unsigned warp_totals[kNoiseMedianThreads / 32];
+  __shared__ unsigned median_digit;
+  __shared__ unsigned scratch[kNoiseMedianThreads / 32];
+  cuda::wait_for_previous_kernel();
+  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+  unsigned mine[kPer], total = 0;
+  for (unsigned q = 0; q < kPer; ++q) {
+    mine[q] = noise->histogram[t * kPer + q];
+    total += mine[q];
+  }
+  unsigned scan = total;  // inclusive prefix over the warp's threads, then over the warps
+  for (unsigned offset = 1; offset < 32; offset *= 2) {
+    const unsigned v = __shfl_up_sync(0xffffffffu, scan, offset);
+    if (lane >= offset) scan += v;
+  }
+  if (lane == 31) warp_totals[warp] = scan;
+  if (t == 0) median_digit = 0;
+  __syncthreads();
+  if (warp == 0) {
+    unsigned v = warp_totals[lane];
+    for (unsigned offset = 1; offset < 32; offset *= 2) {
+      const unsigned u = __shfl_up_sync(0xffffffffu, v, offset);
+      if (lane >= offset) v += u;
+    }
+    warp_totals[lane] = v;
+  }
+  __syncthreads();
+  const std::size_t rank = count / 2;
+  std::size_t before = scan - total + (warp > 0 ? warp_totals[warp - 1] : 0u);
+  for (unsigned q = 0; q < kPer; ++q) {
+    if (before <= rank && rank < before + mine[q]) median_digit = t * kPer + q;  // one thread writes
+    before += mine[q];
+  }
+  __syncthreads();
+  const double nu = noise_from_median_digit(median_digit);
+  if (sum == NoiseSum::Residual) {
+    const unsigned limit = noise_digit(outlier_limit2(accuracy, nu, noise->signal / loops));
+    unsigned above = 0;
+    for (unsigned q = 0; q < kPer; ++q) above += t * kPer + q > limit ? mine[q] : 0u;
+    const unsigned outliers = block_sum(above, scratch);
+    if (t == 0) {
+      noise->limit_digit = limit;
+      noise->outliers = outliers;
+    }
+  }
+  for (unsigned q = 0; q < kPer; ++q) noise->histogram[t * kPer + q] = 0;
+  if (t == 0) noise->nu = nu;
+}
+
+// The report: |v|^2 of every candidate, summed, and those above the outlier limit (the top-k step sums the
+// returned ones; the difference is what was found but not returned).
+__global__ void candidate_sums_kernel(Table t, const Counters *counters, NoiseState *noise) {
+  __shared__ double energy_scratch[kWarpsPerBlock];
+  __shared__ unsigned outlier_scratch[kWarpsPerBlock];
+  cuda::wait_for_previous_kernel();
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  double e = 0;
+  if (i < counters->candidates) e = cabs2(t.value[t.candidates[i]]);
+  const unsigned over = noise_digit(e) > noise->limit_digit ? 1u : 0u;
+  const double energy = block_sum(e, energy_scratch);
+  const unsigned outliers = block_sum(over, outlier_scratch);
+  if (threadIdx.x != 0) return;
+  if (energy > 0) atomicAdd(&noise->found, energy);
+  if (outliers > 0) atomicAdd(&noise->found_outliers, outliers);
+}
+
+// ROBUST, pass `pass`: decodes every bucket of every location loop against the noise the pass measured (the
+// floor and the noise-scaled consistency bound, bucket_math.hpp); each frequency found gets a vote, unless
 // the comb pre-pass is on (approved != nullptr) and did not approve its residue freq & comb_mask.
 template <class Real, bool kPowerOfTwo>
-__global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                            int location_loops, int pass, Geometry g, Table t, Counters *counters,
-                            const uint32_t *approved, uint64_t comb_mask) {
+__global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const NoiseState *noise, int location_loops,
+                            int pass, Geometry g, Table t, Counters *counters, const uint32_t *approved,
+                            uint64_t comb_mask) {
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   std::size_t id = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
@@ -20,7 +138,8 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
   uint64_t b = mod_b(id, g);
   std::size_t h0 = static_cast<std::size_t>(l) * g.hashings_per_loop;
   auto load = [&](int j) { return load_bucket(z, h0 + j, b, g.buckets); };
-  Decoded d = decode_bucket(b, load, loops[l], floor_relative * sqrt(energy[l]), g);
+  const double nu = noise->nu;
+  Decoded d = decode_bucket(b, load, loops[l], noise_floor_magnitude(nu), g, noise_robust_limit2(nu));
   if (!d.found) return;
   if (approved != nullptr && !comb_approved(approved, d.freq & comb_mask)) return;
   atomicAdd(&t.votes[static_cast<std::size_t>(pass) * t.size + table_insert(t, d.freq, counters)], 1u);
@@ -114,13 +233,39 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 template <class Real>
-void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops, const double *energy,
-                 double floor_relative, int location_loops, int pass, const Geometry &g, const Table &t,
-                 Counters *counters, const uint32_t *approved, uint64_t comb_mask, cudaStream_t stream) {
+void launch_noise(const Cplx<Real> *z, const std::size_t *first_hashing, int total_loops, const Geometry &g,
+                  NoiseSum sum, double accuracy, NoiseState *noise, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(total_loops) * g.buckets;
+  cuda::launch_overlapped(noise_histogram_kernel<Real>, std::min(blocks_for(count), kNoiseBlocks), kBlock, stream, z,
+                          first_hashing, total_loops, g.buckets, sum, noise);
+  cuda::launch_overlapped(noise_median_kernel, 1, kNoiseMedianThreads, stream, noise, count, sum, accuracy,
+                          total_loops);
+}
+
+template <class Real>
+void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops, const NoiseState *noise,
+                 int location_loops, int pass, const Geometry &g, const Table &t, Counters *counters,
+                 const uint32_t *approved, uint64_t comb_mask, cudaStream_t stream) {
   const std::size_t decoders = static_cast<std::size_t>(location_loops) * g.buckets;
   cuda::launch_overlapped(power_of_two ? vote_kernel<Real, true> : vote_kernel<Real, false>, blocks_for(decoders),
-                          kBlock, stream, z, loops, energy, floor_relative, location_loops, pass, g, t, counters,
-                          approved, comb_mask);
+                          kBlock, stream, z, loops, noise, location_loops, pass, g, t, counters, approved, comb_mask);
+}
+
+void launch_candidate_sums(const Table &t, const Counters *counters, std::size_t candidate_capacity,
+                           NoiseState *noise, cudaStream_t stream) {
+  cuda::launch_overlapped(candidate_sums_kernel, blocks_for(candidate_capacity), kBlock, stream, t, counters, noise);
+}
+
+Report robust_report(const Design &d, const Result &r) {
+  const ReportSums &s = r.report;
+  Report report;
+  report.variant = Variant::Robust;
+  report.count = r.count;
+  report.significant = s.significant;
+  const double unscale2 = s.unscale * s.unscale;
+  finish_report(report, d, s.signal * unscale2, s.residual * unscale2, s.outliers, d.total_loops(), s.nu * unscale2,
+                s.kept * unscale2, s.dropped * unscale2, s.dropped_outliers);
+  return report;
 }
 
 void launch_select(const Table &t, int pass, int min_votes, Counters *counters, std::size_t distinct_capacity,
@@ -138,11 +283,15 @@ void launch_refine_round(bool power_of_two, unsigned blocks, const Table &t, Cou
                           stream, t, counters, loops, first_hashing, location_loops, total_loops, g, z);
 }
 
-template void launch_vote<float>(bool, const Cplx<float> *, const LoopParams *, const double *, double, int, int,
+template void launch_noise<float>(const Cplx<float> *, const std::size_t *, int, const Geometry &, NoiseSum, double,
+                                  NoiseState *, cudaStream_t);
+template void launch_noise<double>(const Cplx<double> *, const std::size_t *, int, const Geometry &, NoiseSum, double,
+                                   NoiseState *, cudaStream_t);
+template void launch_vote<float>(bool, const Cplx<float> *, const LoopParams *, const NoiseState *, int, int,
                                  const Geometry &, const Table &, Counters *, const uint32_t *, uint64_t, cudaStream_t);
 template void launch_refine_round<float>(bool, unsigned, const Table &, Counters *, Cplx<float> *, const LoopParams *,
                                          const std::size_t *, int, int, const Geometry &, cudaStream_t);
-template void launch_vote<double>(bool, const Cplx<double> *, const LoopParams *, const double *, double, int, int,
+template void launch_vote<double>(bool, const Cplx<double> *, const LoopParams *, const NoiseState *, int, int,
                                   const Geometry &, const Table &, Counters *, const uint32_t *, uint64_t,
                                   cudaStream_t);
 template void launch_refine_round<double>(bool, unsigned, const Table &, Counters *, Cplx<double> *, const LoopParams *,

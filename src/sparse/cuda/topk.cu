@@ -25,7 +25,21 @@ __device__ void finish_exec(Counters *counters, const Finish<Real> &f, bool writ
     last = atomicAdd(&counters->blocks_done, 1u) == gridDim.x - 1;
     if (last) {
       __threadfence();  // acquire: every block's results (and a clean L1) before the reads below
-      r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved)};
+      r = {__ldcg(&counters->count), __ldcg(&counters->nonfinite), __ldcg(&counters->unresolved), {}};
+      r.report.unscale = f.outputs->unscale;
+      if (f.noise != nullptr) {  // ROBUST: the report's sums (the top-k step's own just arrived, by atomics)
+        NoiseState *n = f.noise;
+        r.report.nu = __ldcg(&n->nu);
+        r.report.signal = __ldcg(&n->signal);
+        r.report.residual = __ldcg(&n->residual);
+        r.report.kept = __ldcg(&n->kept);
+        r.report.dropped = __ldcg(&n->found) - r.report.kept;
+        r.report.outliers = __ldcg(&n->outliers);
+        r.report.dropped_outliers = __ldcg(&n->found_outliers) - __ldcg(&n->kept_outliers);
+        r.report.significant = __ldcg(&n->significant);
+        n->signal = n->residual = n->found = n->kept = 0;
+        n->outliers = n->found_outliers = n->kept_outliers = n->significant = 0;
+      }
       distinct = __ldcg(&counters->distinct);
     }
   }
@@ -78,6 +92,21 @@ __device__ void write_result(std::size_t rank, uint64_t freq, Cplx<double> v, do
     res_freq[rank] = freq;
     res_val[rank] = value;
   }
+}
+
+// ROBUST report: |v|^2 of the returned coefficients (v, where `kept`), summed over the warp (every lane calls
+// this), those above the outlier limit and those above kSignificant nu (noise: nullptr for EXACT).
+__device__ void note_kept(NoiseState *noise, bool kept, Cplx<double> v) {
+  if (noise == nullptr) return;
+  const double e = kept ? cabs2(v) : 0.0;
+  double energy = e;
+  for (unsigned offset = 16; offset > 0; offset /= 2) energy += __shfl_xor_sync(0xffffffffu, energy, offset);
+  const unsigned over = __reduce_add_sync(0xffffffffu, kept && noise_digit(e) > noise->limit_digit ? 1u : 0u);
+  const unsigned significant = __reduce_add_sync(0xffffffffu, kept && e > kSignificant * noise->nu ? 1u : 0u);
+  if (threadIdx.x % 32 != 0) return;
+  if (energy > 0) atomicAdd(&noise->kept, energy);
+  if (over > 0) atomicAdd(&noise->kept_outliers, over);
+  if (significant > 0) atomicAdd(&noise->significant, significant);
 }
 
 // The result's count is the largest rank written plus one: one atomic per warp (every lane calls this;
@@ -187,6 +216,7 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
       note_count(written, counters);
+      note_kept(finish.noise, written > 0, tile_value[lane]);
     }
     __syncthreads();  // the next tile overwrites tile, staged and partial
   }
@@ -210,12 +240,15 @@ __global__ void gather_kernel(const unsigned long long *sorted_mags, const unsig
   std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
   unsigned written = 0;
+  Cplx<double> value{0, 0};
   if (r < k && sorted_mags[r] != 0) {
     unsigned slot = list[rank_order[r]];
-    write_result(r, t.keys[slot], t.value[slot], finish.outputs->unscale, res_freq, res_val, direct);
+    value = t.value[slot];
+    write_result(r, t.keys[slot], value, finish.outputs->unscale, res_freq, res_val, direct);
     written = static_cast<unsigned>(r + 1);
   }
   note_count(written, counters);
+  note_kept(finish.noise, written > 0, value);
   finish_exec(counters, finish, direct.freqs != nullptr);
 }
 

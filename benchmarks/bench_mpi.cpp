@@ -13,9 +13,11 @@
 // "NO" otherwise; a line under the table says what differs. Every rank builds its own block of the signal (tones
 // at multiples of the row's rank count, planted_block), so n is limited by the ranks' memory only; the peer
 // concatenates the same blocks (the same bits). --no-peer leaves out the single-process run (for n that one
-// process cannot hold).
+// process cannot hold); each row's result is then checked against the planted tones ("planted": all found,
+// values within the rule's margin). --log2n-strong 0 leaves out the strong-scaling rows.
 // --gpu (CUDA builds): every rank and the peer run CUDA plans on device-resident samples (opts.device =
-// rank modulo the visible GPUs; ranks sharing a GPU contend for it), the folds summed through host staging.
+// rank modulo the visible GPUs; ranks sharing a GPU contend for it), the folds summed through host staging. The
+// samples are then built on the device (bench_mpi_signal.cu), so a rank's block is limited by its GPU's memory.
 #include <mpi.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 
 #include <fftw3.h>
 
+#include "bench_mpi_signal.hpp"
 #include "bench_support.hpp"
 #if SFFT_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -79,22 +82,36 @@ void check(sfft_status s, const char *what, bool mpi) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-// k planted tones of magnitude 1..10 (x = inverse DFT / n) at frequencies that are multiples of `step`, and
-// samples [offset, offset + length) of that signal, where n / length divides step: the block is then one
-// length-point inverse FFT of the tones phased by the offset, so each rank builds its own block and no rank
-// needs the whole signal. The same seed and step give the same tones; *planted (if given) receives them.
-std::vector<cf> planted_block(uint64_t n, uint64_t k, uint64_t step, uint64_t offset, uint64_t length,
-                              Spectrum *planted = nullptr) {
+// k planted tones of magnitude 1..10 at frequencies that are multiples of `step` (the same seed and step give
+// the same tones).
+std::vector<bench_mpi::Tone> planted_tones(uint64_t n, uint64_t k, uint64_t step) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<bench_mpi::Tone> tones(k);
+  for (bench_mpi::Tone &t : tones) {
+    t.f = rng() % (n / step) * step;
+    const double magnitude = 1 + 9 * unit(rng), phase = 2 * M_PI * unit(rng);
+    t.value = std::polar(magnitude, phase);
+  }
+  return tones;
+}
+
+Spectrum spectrum_of(const std::vector<bench_mpi::Tone> &tones) {
+  Spectrum s;
+  for (const bench_mpi::Tone &t : tones) s[t.f] += t.value;
+  return s;
+}
+
+// Samples [offset, offset + length) of the signal of the tones (x = inverse DFT / n), where n / length divides
+// every tone's frequency: the block is then one length-point inverse FFT of the tones phased by the offset, so
+// each rank builds its own block and no rank needs the whole signal.
+std::vector<cf> planted_block(uint64_t n, const std::vector<bench_mpi::Tone> &tones, uint64_t offset,
+                              uint64_t length) {
   std::vector<cf> x(length);
   const uint64_t m = n / length;  // tone f is bin f / m of the block's transform
-  for (uint64_t j = 0; j < k; ++j) {
-    const uint64_t f = rng() % (n / step) * step;
-    const double magnitude = 1 + 9 * unit(rng), phase = 2 * M_PI * unit(rng);
-    if (planted != nullptr) (*planted)[f] += std::polar(magnitude, phase);
-    const auto turns = static_cast<uint64_t>(static_cast<unsigned __int128>(f) * offset % n);
-    x[f / m] += std::polar(magnitude, phase + 2 * M_PI * static_cast<double>(turns) / static_cast<double>(n));
+  for (const bench_mpi::Tone &t : tones) {
+    const auto turns = static_cast<uint64_t>(static_cast<unsigned __int128>(t.f) * offset % n);
+    x[t.f / m] += t.value * std::polar(1.0, 2 * M_PI * static_cast<double>(turns) / static_cast<double>(n));
   }
   fftwf_iodim64 dim{static_cast<ptrdiff_t>(length), 1, 1};
   auto *data = reinterpret_cast<fftwf_complex *>(x.data());
@@ -105,19 +122,49 @@ std::vector<cf> planted_block(uint64_t n, uint64_t k, uint64_t step, uint64_t of
   return x;
 }
 
-// The peer's signal: the q ranks' blocks (n / q samples each, as the even split gives when q divides n), each
-// built as its rank builds it, so that the peer folds the very samples the ranks fold (one n-point inverse FFT
-// would round differently, and the comparison would then mix the signals' rounding into the fold order's).
-std::vector<cf> gathered_signal(uint64_t n, uint64_t k, uint64_t q, Spectrum *planted) {
-  const uint64_t length = n / q;
-  if (q == 1) return planted_block(n, k, q, 0, n, planted);
-  std::vector<cf> whole(n);
-  for (uint64_t r = 0; r < q; ++r) {
-    const std::vector<cf> block = planted_block(n, k, q, r * length, length, r == 0 ? planted : nullptr);
-    std::copy(block.begin(), block.end(), whole.begin() + static_cast<long>(r * length));
+// Where the plan reads its samples: host memory, or (--gpu) device memory. Holds `blocks` consecutive blocks of
+// `length` samples starting at `offset`, each built as the rank owning it builds it, so that the peer (one
+// process, all q blocks) folds the very samples the ranks fold: one n-point transform would round differently,
+// and the comparison would then mix the signals' rounding into the fold order's. On the device each block is
+// the direct sum over the tones (bench_mpi_signal.cu), so no host memory or host FFT of the block's size is
+// needed; on the host, one FFTW transform per block.
+class Samples {
+ public:
+  Samples(uint64_t n, const std::vector<bench_mpi::Tone> &tones, uint64_t offset, uint64_t length, uint64_t blocks,
+          bool gpu, int device) {
+    const uint64_t total = length * blocks;
+    if (total == 0) return;
+#if SFFT_HAVE_CUDA
+    if (gpu) {  // in the memory of the GPU the plan runs on
+      BENCH_CUDA(cudaSetDevice(device));
+      BENCH_CUDA(cudaMalloc(&device_, total * sizeof(cf)));
+      for (uint64_t b = 0; b < blocks; ++b)
+        bench_mpi::tones_block_on_device(static_cast<cf *>(device_) + b * length, n, offset + b * length, length,
+                                         tones);
+      return;
+    }
+#else
+    (void)gpu, (void)device;
+#endif
+    host_.resize(total);
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const std::vector<cf> block = planted_block(n, tones, offset + b * length, length);
+      std::copy(block.begin(), block.end(), host_.begin() + static_cast<long>(b * length));
+    }
   }
-  return whole;
-}
+  Samples(const Samples &) = delete;
+  Samples &operator=(const Samples &) = delete;
+  ~Samples() {
+#if SFFT_HAVE_CUDA
+    if (device_ != nullptr) cudaFree(device_);
+#endif
+  }
+  const void *get() const { return device_ != nullptr ? device_ : static_cast<const void *>(host_.data()); }
+
+ private:
+  std::vector<cf> host_;
+  void *device_ = nullptr;
+};
 
 // The rule of sfft_mpi.h ("Equality with one process" in docs/distributed.md). The distributed plan adds the
 // same fold terms in another order; the values then differ by rounding, except where rounding flips a
@@ -212,32 +259,28 @@ Comparison compare(const std::vector<uint64_t> &f_single, const std::vector<cf> 
   return c;
 }
 
-// Samples where the plan reads them: host memory, or (--gpu) a device copy.
-class Samples {
- public:
-  Samples(const std::vector<cf> &host, bool gpu) : host_(host.data()) {
-#if SFFT_HAVE_CUDA
-    if (gpu && !host.empty()) {
-      BENCH_CUDA(cudaMalloc(&device_, host.size() * sizeof(cf)));
-      BENCH_CUDA(cudaMemcpy(device_, host.data(), host.size() * sizeof(cf), cudaMemcpyHostToDevice));
+// Without the peer (n too large for one process): the distributed result against the planted spectrum. Every
+// planted tone (summed where two share a frequency) must be among the returned coefficients with its value
+// within kAccuracy of the largest planted magnitude.
+Comparison against_planted(const std::vector<uint64_t> &f, const std::vector<cf> &v, uint64_t count,
+                           const Spectrum &planted) {
+  const Spectrum dist = spectrum_of(f, v, count);
+  double largest = 0, worst = 0;
+  for (const auto &[freq, value] : planted) largest = std::max(largest, std::abs(value));
+  std::size_t found = 0;
+  for (const auto &[freq, value] : planted)
+    if (dist.count(freq) != 0) {
+      ++found;
+      worst = std::max(worst, std::abs(value - dist.at(freq)));
     }
-#else
-    (void)gpu;
-#endif
-  }
-  Samples(const Samples &) = delete;
-  Samples &operator=(const Samples &) = delete;
-  ~Samples() {
-#if SFFT_HAVE_CUDA
-    if (device_ != nullptr) cudaFree(device_);
-#endif
-  }
-  const void *get() const { return device_ != nullptr ? device_ : static_cast<const void *>(host_); }
-
- private:
-  const cf *host_;
-  void *device_ = nullptr;
-};
+  Comparison c;
+  c.verdict = found == planted.size() && worst <= kAccuracy * largest ? "planted" : "NO";
+  char text[160];
+  std::snprintf(text, sizeof text, "%zu of %zu planted tones found, largest value error %.2g of the largest", found,
+                planted.size(), worst / largest);
+  c.detail = text;
+  return c;
+}
 
 struct Row {
   const char *mode;
@@ -262,12 +305,12 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   std::vector<uint64_t> f_single(k);
   std::vector<cf> v_single(k);
   uint64_t found_single = 0;
-  Spectrum planted;
+  const std::vector<bench_mpi::Tone> tones = planted_tones(n, k, static_cast<uint64_t>(q));
+  const Spectrum planted = spectrum_of(tones);
   if (me == 0 && peer) {
-    const std::vector<cf> whole = gathered_signal(n, k, static_cast<uint64_t>(q), &planted);
     sfft_plan plan = nullptr;
     check(sfft_create(&plan, n, k, SFFT_COMPLEX64, &o), "sfft_create", false);
-    const Samples x(whole, gpu);
+    const Samples x(n, tones, 0, n / static_cast<uint64_t>(q), static_cast<uint64_t>(q), gpu, device);
     row.single = bench::time_median(
         [&] {
           found_single = k;
@@ -278,9 +321,7 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   }
   uint64_t offset = 0, length = 0;
   check(sfft_mpi_local_size(n, comm, &offset, &length), "sfft_mpi_local_size", true);
-  const std::vector<cf> local = planted_block(n, k, static_cast<uint64_t>(q), offset, length);
-
-  const Samples x(local, gpu);
+  const Samples x(n, tones, offset, length, 1, gpu, device);
   sfft_mpi_plan plan = nullptr;
   check(sfft_mpi_create(&plan, n, k, offset, length, SFFT_COMPLEX64, &o, nullptr, comm), "sfft_mpi_create", true);
   std::vector<uint64_t> f(k);
@@ -306,6 +347,7 @@ Row measure(const char *mode, MPI_Comm comm, uint64_t n, uint64_t k, int repeats
   row.dist = bench::median(times);
   row.comm = bench::median(comms);
   if (me == 0 && peer) row.match = compare(f_single, v_single, found_single, f, v, found, k, planted);
+  if (me == 0 && !peer) row.match = against_planted(f, v, found, planted);
   return row;
 }
 
@@ -360,6 +402,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> notes;  // what differs from the peer, printed under the table
   for (const char *mode : {"weak", "strong"})
     for (int q = std::max(1, ranks_from); q <= size; ++q) {
+      if (std::strcmp(mode, "strong") == 0 && log2n_strong == 0) break;
       MPI_Comm sub = MPI_COMM_NULL;
       MPI_Comm_split(MPI_COMM_WORLD, world < q ? 0 : MPI_UNDEFINED, world, &sub);
       if (sub != MPI_COMM_NULL) {
@@ -388,8 +431,8 @@ int main(int argc, char **argv) {
           }
           std::printf("| %s | %d | %llu | %s | %.2f | %.3f | %s | %s | %s |\n", r.mode, r.ranks,
                       static_cast<unsigned long long>(r.n), single, 1e3 * r.dist, 1e3 * r.comm, ratio_text, eff,
-                      !peer ? "-" : r.match.verdict);
-          if (peer && std::strcmp(r.match.verdict, "same") != 0)
+                      r.match.verdict);
+          if (std::strcmp(r.match.verdict, "same") != 0)
             notes.push_back(std::string(r.mode) + " " + std::to_string(r.ranks) + " ranks: " + r.match.verdict + ": " +
                             r.match.detail);
           std::fflush(stdout);
@@ -397,9 +440,9 @@ int main(int argc, char **argv) {
       }
       PMPI_Barrier(MPI_COMM_WORLD);
     }
-  if (world == 0 && peer) {
-    std::printf("minimum ratio (single / distributed): %.2f\n", min_ratio);
-    if (!notes.empty())
+  if (world == 0) {
+    if (peer) std::printf("minimum ratio (single / distributed): %.2f\n", min_ratio);
+    if (peer && !notes.empty())
       std::printf(
           "# same result: same = the single-process frequencies in the same order; rounding = as sfft_mpi.h "
           "allows (values within %.0e of the largest |X|, the same frequencies above the k-th magnitude by "

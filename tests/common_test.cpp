@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The common part of the C API: status strings, options, version, last-error semantics, plan handles.
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <string>
@@ -150,3 +151,59 @@ TEST(Handles, AHandleOfOneFamilyIsNotAPlanOfAnother) {
   EXPECT_EQ(nufft3_destroy(n), SFFT_SUCCESS);
 }
 #endif
+
+// Device memory of another GPU than the plan's is refused with the array's name (its kernels would fault, and
+// a fault poisons the process's CUDA context), and the plan stays usable.
+#if SFFT_TEST_FAMILY_sparse
+TEST(OtherGpu, SparseExecRefusesSamplesOfAnotherGpu) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  o.device = 0;
+  const std::size_t n = 1024;
+  std::vector<std::complex<double>> x(n, {0.0, 0.0});
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::polar(1.0 / n, 2 * M_PI * 37.0 * i / n);  // one tone at f = 37
+  sfft_test::DeviceMemory on_plan(n * sizeof(x[0]), 0), elsewhere(n * sizeof(x[0]), 1);
+  on_plan.upload(x.data(), n * sizeof(x[0]));
+  elsewhere.upload(x.data(), n * sizeof(x[0]));
+  sfft_plan plan = nullptr;
+  ASSERT_EQ(sfft_create(&plan, n, 1, SFFT_COMPLEX128, &o), SFFT_SUCCESS) << sfft_last_error();
+  uint64_t f[1], count = 1;
+  std::complex<double> v[1];
+  EXPECT_EQ(sfft_exec(plan, elsewhere.get(), f, v, &count), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("x is memory of CUDA device 1 but the plan runs on device 0"),
+            std::string::npos)
+      << sfft_last_error();
+  count = 1;
+  EXPECT_EQ(sfft_exec(plan, on_plan.get(), f, v, &count), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(f[0], 37u);
+  EXPECT_NEAR(std::abs(v[0] - std::complex<double>(1.0, 0.0)), 0.0, 1e-9);
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+#endif
+
+TEST(OtherGpu, ShiftRefusesArraysOfAnotherGpuThanOptsDevice) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  const int64_t shape[1] = {1001};
+  const std::size_t bytes = 1001 * sizeof(float);
+  std::vector<float> a(1001);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+  sfft_test::DeviceMemory in(bytes, 1), out(bytes, 1);
+  in.upload(a.data(), bytes);
+  sfft_options o;
+  sfft_options_init(&o);  // AUTO on device 0: the arrays of device 1 are refused
+  EXPECT_EQ(fftshift_nd(out.get(), in.get(), 1, shape, 0, SFFT_FLOAT32, &o), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("is memory of CUDA device 1 but the plan runs on device 0"),
+            std::string::npos)
+      << sfft_last_error();
+  o.device = 1;
+  ASSERT_EQ(fftshift_nd(out.get(), in.get(), 1, shape, 0, SFFT_FLOAT32, &o), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<float> b(1001);
+  out.download(b.data(), bytes);
+  for (std::size_t j = 0; j < b.size(); ++j)  // numpy.fft.fftshift: out[j] = in[(j - 500) mod 1001]
+    ASSERT_EQ(b[j], static_cast<float>((j + 501) % 1001)) << "j = " << j;
+}

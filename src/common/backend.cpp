@@ -15,6 +15,20 @@ void require_cuda_device(const Options &opts) {
     fail(SFFT_ERROR_NO_DEVICE, "opts->device = ", opts.device, " but only ", n, " CUDA device(s) are present");
 }
 
+namespace {
+
+void require_owner(const void *p, int device, const char *what, const char *name) {
+  const int owner = p == nullptr ? -1 : pointer_device(p);
+  require(owner < 0 || owner == device, what, name, " is memory of CUDA device ", owner, " but the plan runs on device ",
+          device, " (opts->device): pass arrays of that device, host memory or managed memory");
+}
+
+}  // namespace
+
+void require_arrays_on_device(int device, std::initializer_list<NamedArray> arrays) {
+  for (const NamedArray &a : arrays) require_owner(a.p, device, "", a.name);
+}
+
 Backend resolve_backend(const Options &opts, std::initializer_list<const void *> arrays, const char *what) {
   bool any_array = false;
   bool any_device_only = false;
@@ -26,17 +40,21 @@ Backend resolve_backend(const Options &opts, std::initializer_list<const void *>
     any_device_only |= k == PointerKind::Device;
     any_gpu_memory |= k != PointerKind::Host;
   }
+  auto on_plan_device = [&] {
+    for (const void *p : arrays) require_owner(p, opts.device, what, ": an array");
+    return Backend::Cuda;
+  };
   switch (opts.backend) {
     case SFFT_BACKEND_CPU:
       require(!any_device_only, what, ": the CPU backend cannot access CUDA device memory");
       return Backend::Cpu;
     case SFFT_BACKEND_CUDA:
       require_cuda_device(opts);
-      return Backend::Cuda;
+      return on_plan_device();
     case SFFT_BACKEND_AUTO:
       break;
   }
-  if (any_array) return any_gpu_memory ? Backend::Cuda : Backend::Cpu;
+  if (any_array) return any_gpu_memory ? on_plan_device() : Backend::Cpu;
   return cuda_device_count() > opts.device ? Backend::Cuda : Backend::Cpu;
 }
 

@@ -23,10 +23,24 @@ CudaVersions cuda_versions() noexcept;
 // Host for plain/pinned host memory (and always without CUDA support), Device or Managed otherwise.
 PointerKind pointer_kind(const void *p) noexcept;
 
+// The CUDA device that owns p when p is device memory; -1 for host and managed memory (which every device
+// reaches) and without CUDA support.
+int pointer_device(const void *p) noexcept;
+
+// Throws SFFT_ERROR_INVALID_ARGUMENT, naming the array, when one of `arrays` (NULLs are ignored) is device memory
+// of a CUDA device other than `device`, the one the plan runs on: its kernels would fault on it, and a fault
+// poisons the CUDA context of the whole process.
+struct NamedArray {
+  const void *p;
+  const char *name;
+};
+void require_arrays_on_device(int device, std::initializer_list<NamedArray> arrays);
+
 // The one backend rule of every family (sfft.h, "Backends"), applied by the call that fixes where the work runs
 // (a shift call, sfft_create, nufft3_setpts, spfft2d_create*) to the arrays it receives (NULLs are ignored):
 //  CPU  -> CPU; device-only arrays are refused (SFFT_ERROR_INVALID_ARGUMENT, naming `what`);
 //  CUDA -> CUDA: SFFT_ERROR_UNSUPPORTED without CUDA support, SFFT_ERROR_NO_DEVICE without a usable opts.device;
+//          device arrays of another device than opts.device are refused (require_arrays_on_device);
 //  AUTO -> follows the memory: CUDA when any array is device or managed memory; a call that receives no arrays
 //          takes CUDA when opts.device is a usable GPU; otherwise CPU.
 Backend resolve_backend(const Options &opts, std::initializer_list<const void *> arrays, const char *what);

@@ -34,6 +34,16 @@ PointerKind pointer_kind(const void *p) noexcept {
   }
 }
 
+int pointer_device(const void *p) noexcept {
+  if (p == nullptr || cuda_device_count() == 0) return -1;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
+}
+
 CudaVersions cuda_versions() noexcept {
   CudaVersions v;
   if (cudaRuntimeGetVersion(&v.runtime) != cudaSuccess) v.runtime = 0;
@@ -45,6 +55,7 @@ CudaVersions cuda_versions() noexcept {
 
 SFFT_CUDA_PLUGIN_ENTRY("common::cuda_device_count", &cuda_device_count);
 SFFT_CUDA_PLUGIN_ENTRY("common::pointer_kind", &pointer_kind);
+SFFT_CUDA_PLUGIN_ENTRY("common::pointer_device", &pointer_device);
 SFFT_CUDA_PLUGIN_ENTRY("common::cuda_versions", &cuda_versions);
 
 }  // namespace sfft

@@ -27,6 +27,16 @@ PointerKind pointer_kind(const void *p) noexcept {
   }
 }
 
+int pointer_device(const void *p) noexcept {
+  if (p == nullptr || !cuda_plugin::available()) return -1;
+  try {
+    static const auto device = cuda_plugin::entry<int (*)(const void *) noexcept>("common::pointer_device");
+    return device(p);
+  } catch (...) {
+    return -1;
+  }
+}
+
 CudaVersions cuda_versions() noexcept {
   if (!cuda_plugin::available()) return {};
   try {

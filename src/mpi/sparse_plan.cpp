@@ -72,6 +72,7 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
     // Every rank must run the same engine: CPU and CUDA decode with different roundings, and ranks that
     // decoded differently could make different collective calls (AUTO's fallback).
     backend_ = resolve_backend(o, {}, "sfft_mpi_create");
+    device_ = o.device;
   });
   describe(mine, n, k, dtype, o, backend_, resolved);
   mine.local = {local_offset, local_length};
@@ -119,7 +120,11 @@ void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64
               " is CUDA device or managed memory: libsfft_mpi returns the coefficients in host memory");
   });
   validate_into(mine, [&] {
-    if (mine.status != SFFT_SUCCESS || backend_ == Backend::Cuda || length_ == 0) return;
+    if (mine.status != SFFT_SUCCESS || length_ == 0) return;
+    if (backend_ == Backend::Cuda) {
+      require_arrays_on_device(device_, {{x_local, "x_local"}});
+      return;
+    }
     require(pointer_kind(x_local) == PointerKind::Host,
             "x_local is CUDA device or managed memory but the plan runs on the CPU (create it with ",
             "SFFT_BACKEND_CUDA)");

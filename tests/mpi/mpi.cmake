@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # libsfft_mpi's tests: one GoogleTest program run under mpiexec on 2 and 3 ranks (more ranks than cores:
 # OpenMPI needs --oversubscribe; as root, as in CI containers, OMPI_ALLOW_RUN_AS_ROOT*).
-add_executable(mpi_test ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_test.cpp)
+add_executable(mpi_test ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_test.cpp ${CMAKE_CURRENT_SOURCE_DIR}/mpi/dtype_shim.c)
 target_link_libraries(mpi_test PRIVATE sfft::sfft_mpi sfft::sfft sfft_test_support GTest::gtest)
 set(SFFT_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE SFFT_MPIEXEC_VERSION ERROR_QUIET)

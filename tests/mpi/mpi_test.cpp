@@ -19,6 +19,13 @@
 #include "sfft/sfft_mpi.h"
 #include "test_support.hpp"
 
+extern "C" {
+sfft_status mpi_test_create_with_dtype(sfft_mpi_plan *plan, uint64_t n, uint64_t k, uint64_t local_offset,
+                                       uint64_t local_length, int dtype, const sfft_options *opts, MPI_Comm comm);
+sfft_status mpi_test_fftshift_with_dtype(void *out, const void *in, int ndim, const int64_t *shape, int64_t local_rows,
+                                         int64_t local_start, int dtype, MPI_Comm comm);
+}
+
 namespace {
 
 int rank_of(MPI_Comm c = MPI_COMM_WORLD) {
@@ -453,10 +460,11 @@ TEST(SparseMpiErrors, ExecRefusalsReachEveryRankAndThePlanStaysUsable) {
 
 // ---------------------------------------------------------------- GPU ranks (host staging)
 
-// Every rank drives GPU 0 (on the device check, two ranks share one H100). Device blocks and host blocks on
-// CUDA plans give the single-process CUDA plan's frequencies with the same seed.
+// Device blocks and host blocks on CUDA plans give the single-process CUDA plan's frequencies with the same
+// seed. Every rank drives GPU 0 (on the one-GPU check two ranks share it), or with one_gpu_per_rank GPU
+// rank % count, its block in that GPU's memory (the single-process plan runs on GPU 0).
 template <class Real>
-void check_gpu_ranks(sfft_sparse_variant variant, int comb_loops, bool device_input) {
+void check_gpu_ranks(sfft_sparse_variant variant, int comb_loops, bool device_input, bool one_gpu_per_rank = false) {
   const uint64_t n = 1u << 16, k = 20;
   const Signal s = planted(n, k, 31337);
   sfft_options o = cpu_options(99);
@@ -468,10 +476,11 @@ void check_gpu_ranks(sfft_sparse_variant variant, int comb_loops, bool device_in
   const sfft_dtype dtype = sizeof(Real) == 8 ? SFFT_COMPLEX128 : SFFT_COMPLEX64;
   const Result single = single_process<Real>(s, k, o, knobs);
   ASSERT_EQ(single.status, SFFT_SUCCESS) << sfft_last_error();
+  if (one_gpu_per_rank) o.device = me % sfft_cuda_device_count();
   std::vector<std::complex<Real>> block(s.x.begin() + static_cast<long>(l.offset[me]),
                                         s.x.begin() + static_cast<long>(l.offset[me] + l.length[me]));
   const std::size_t bytes = block.size() * sizeof(block[0]);
-  sfft_test::DeviceMemory device_block(bytes > 0 ? bytes : 1);
+  sfft_test::DeviceMemory device_block(bytes > 0 ? bytes : 1, o.device);
   device_block.upload(block.data(), bytes);
   sfft_mpi_plan plan = nullptr;
   ASSERT_EQ(sfft_mpi_create(&plan, n, k, l.offset[me], l.length[me], dtype, &o, &knobs, MPI_COMM_WORLD), SFFT_SUCCESS)
@@ -500,6 +509,54 @@ TEST(SparseMpiGpu, HostBlocksOnCudaPlans) {
   SFFT_SKIP_WITHOUT_GPU();
   check_gpu_ranks<double>(SFFT_SPARSE_EXACT, 0, false);
   check_gpu_ranks<float>(SFFT_SPARSE_ROBUST, 2, false);
+}
+
+TEST(SparseMpiGpu, OneGpuPerRank) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  check_gpu_ranks<float>(SFFT_SPARSE_EXACT, 0, true, true);
+  check_gpu_ranks<double>(SFFT_SPARSE_ROBUST, 2, true, true);
+  check_gpu_ranks<double>(SFFT_SPARSE_AUTO, 0, false, true);
+}
+
+// A block in another GPU's memory than the plan's is refused on that rank, and every rank fails the call (its
+// kernels would fault on the pointer, which poisons the process's CUDA context); the plan stays usable.
+TEST(SparseMpiGpu, BlockOnAnotherGpuFailsOnEveryRank) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  const uint64_t n = 1u << 12, k = 4;
+  const Signal s = planted(n, k, 5);
+  sfft_options o = cpu_options(3);
+  o.backend = SFFT_BACKEND_CUDA;
+  o.device = 0;
+  const Layout l = even(n);
+  const int me = rank_of();
+  std::vector<std::complex<double>> block(s.x.begin() + static_cast<long>(l.offset[me]),
+                                          s.x.begin() + static_cast<long>(l.offset[me] + l.length[me]));
+  const std::size_t bytes = block.size() * sizeof(block[0]);
+  sfft_test::DeviceMemory right(bytes, 0), wrong(bytes, 1);
+  right.upload(block.data(), bytes);
+  wrong.upload(block.data(), bytes);
+  const sfft_sparse_options knobs = knobs_for(SFFT_SPARSE_EXACT, 0);
+  sfft_mpi_plan plan = nullptr;
+  ASSERT_EQ(sfft_mpi_create(&plan, n, k, l.offset[me], l.length[me], SFFT_COMPLEX128, &o, &knobs, MPI_COMM_WORLD),
+            SFFT_SUCCESS)
+      << sfft_mpi_last_error();
+  std::vector<uint64_t> f(k);
+  std::vector<std::complex<double>> v(k);
+  uint64_t count = k;
+  EXPECT_EQ(sfft_mpi_exec(plan, me == 1 ? wrong.get() : right.get(), f.data(), v.data(), &count, SFFT_MPI_ALL_RANKS),
+            SFFT_ERROR_INVALID_ARGUMENT);
+  const std::string error = sfft_mpi_last_error();
+  EXPECT_NE(error.find(me == 1 ? "x_local is memory of CUDA device 1 but the plan runs on device 0"
+                               : "rank 1 refused its arguments"),
+            std::string::npos)
+      << error;
+  count = k;
+  EXPECT_EQ(sfft_mpi_exec(plan, right.get(), f.data(), v.data(), &count, SFFT_MPI_ALL_RANKS), SFFT_SUCCESS)
+      << sfft_mpi_last_error();
+  EXPECT_EQ(count, k);
+  EXPECT_EQ(sfft_mpi_destroy(plan), SFFT_SUCCESS);
 }
 
 // ---------------------------------------------------------------- distributed fftshift
@@ -609,6 +666,48 @@ TEST(ShiftMpi, MismatchesFailOnEveryRank) {
             SFFT_SUCCESS);
 }
 
+// Out-of-range dtype values, as a C or Fortran caller can pass them (dtype_shim.c): a specific error on every
+// rank, whether every rank or only one passes it, and no hang.
+TEST(SparseMpiErrors, OutOfRangeDtypeFailsOnEveryRank) {
+  const Layout l = even(4096);
+  const sfft_options o = cpu_options(1);
+  const uint64_t off = l.offset[rank_of()], len = l.length[rank_of()];
+  for (int bad : {-1, 7, 1 << 20}) {
+    for (int odd : {-1, 1}) {  // -1: every rank passes the bad value
+      sfft_mpi_plan plan = nullptr;
+      const int dtype = odd < 0 || rank_of() == odd ? bad : SFFT_COMPLEX128;
+      EXPECT_EQ(mpi_test_create_with_dtype(&plan, 4096, 4, off, len, dtype, &o, MPI_COMM_WORLD),
+                SFFT_ERROR_INVALID_ARGUMENT)
+          << "dtype " << bad << " on " << (odd < 0 ? "every rank" : "rank 1");
+      EXPECT_EQ(plan, nullptr);
+      // The rank holding the bad value names it; the others name that rank.
+      const std::string error = sfft_mpi_last_error();
+      EXPECT_NE(error.find(odd < 0 || rank_of() == odd ? "dtype must be" : "rank 1 refused its arguments"),
+                std::string::npos)
+          << error;
+    }
+  }
+}
+
+TEST(ShiftMpi, OutOfRangeDtypeFailsOnEveryRank) {
+  const int me = rank_of();
+  const Layout l = even(12);
+  std::vector<double> a(l.length[me] * 3);
+  const int64_t shape[2] = {12, 3};
+  for (int bad : {-1, 9}) {
+    for (int odd : {-1, 0}) {  // -1: every rank passes the bad value
+      const int dtype = odd < 0 || me == odd ? bad : SFFT_FLOAT64;
+      EXPECT_EQ(mpi_test_fftshift_with_dtype(a.data(), a.data(), 2, shape, static_cast<int64_t>(l.length[me]),
+                                             static_cast<int64_t>(l.offset[me]), dtype, MPI_COMM_WORLD),
+                SFFT_ERROR_INVALID_ARGUMENT)
+          << "dtype " << bad << " on " << (odd < 0 ? "every rank" : "rank 0");
+      const std::string error = sfft_mpi_last_error();
+      EXPECT_NE(error.find(odd < 0 || me == odd ? "dtype" : "rank 0 refused its arguments"), std::string::npos)
+          << error;
+    }
+  }
+}
+
 }  // namespace
 
 // MPI around GoogleTest: every rank runs every test; only rank 0 prints; the exit status is that of the
@@ -622,7 +721,20 @@ int main(int argc, char **argv) {
   }
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0, any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (failed) std::fprintf(stderr, "rank %d: tests failed\n", rank_of());
+  if (failed) {  // the other ranks' printers are off: name what failed here
+    std::fprintf(stderr, "rank %d: tests failed\n", rank_of());
+    const ::testing::UnitTest &unit = *::testing::UnitTest::GetInstance();
+    for (int i = 0; i < unit.total_test_suite_count(); ++i)
+      for (int j = 0; j < unit.GetTestSuite(i)->total_test_count(); ++j) {
+        const ::testing::TestInfo &info = *unit.GetTestSuite(i)->GetTestInfo(j);
+        const ::testing::TestResult &result = *info.result();
+        for (int p = 0; p < result.total_part_count(); ++p)
+          if (result.GetTestPartResult(p).failed())
+            std::fprintf(stderr, "rank %d: %s.%s: %s\n", rank_of(), info.test_suite_name(), info.name(),
+                         result.GetTestPartResult(p).message());
+      }
+    if (unit.ad_hoc_test_result().Failed()) std::fprintf(stderr, "rank %d: a failure outside the tests\n", rank_of());
+  }
   MPI_Finalize();
   return any;
 }

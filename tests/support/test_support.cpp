@@ -32,6 +32,14 @@ void check(cudaError_t e, const char *what) {
 
 #if SFFT_HAVE_CUDA
 DeviceMemory::DeviceMemory(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes), "cudaMalloc"); }
+DeviceMemory::DeviceMemory(std::size_t bytes, int device) {
+  int current = 0;
+  check(cudaGetDevice(&current), "cudaGetDevice");
+  check(cudaSetDevice(device), "cudaSetDevice");
+  const cudaError_t status = cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes);
+  check(cudaSetDevice(current), "cudaSetDevice");
+  check(status, "cudaMalloc");
+}
 DeviceMemory::~DeviceMemory() { cudaFree(ptr_); }
 void DeviceMemory::upload(const void *host, std::size_t bytes) {
   check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
@@ -59,6 +67,7 @@ void TestStream::synchronize() {
 }
 #else
 DeviceMemory::DeviceMemory(std::size_t) { no_cuda(); }
+DeviceMemory::DeviceMemory(std::size_t, int) { no_cuda(); }
 DeviceMemory::~DeviceMemory() = default;
 void DeviceMemory::upload(const void *, std::size_t) { no_cuda(); }
 void DeviceMemory::download(void *, std::size_t) const { no_cuda(); }

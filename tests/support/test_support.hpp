@@ -29,6 +29,7 @@ bool have_gpu();
 class DeviceMemory {
  public:
   explicit DeviceMemory(std::size_t bytes);
+  DeviceMemory(std::size_t bytes, int device);  // on that CUDA device (the current device is kept)
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory &) = delete;
   DeviceMemory &operator=(const DeviceMemory &) = delete;

@@ -18,8 +18,14 @@ namespace {
 // Signals one pass of a CUDA batch engine takes (its workspace holds that many); larger batches run in passes.
 constexpr std::size_t kCudaBatchSignals = 1024;
 
-// A CPU plan reads x and writes freqs and values on the host.
-void require_host_arrays(const void *x, const uint64_t *freqs, const void *values) {
+// A CPU plan reads x and writes freqs and values on the host; a CUDA plan reaches device memory of its own device
+// only.
+void require_reachable_arrays(Backend backend, const Options &opts, const void *x, const uint64_t *freqs,
+                              const void *values) {
+  if (backend == Backend::Cuda) {
+    require_arrays_on_device(opts.device, {{x, "x"}, {freqs, "freqs"}, {values, "values"}});
+    return;
+  }
   for (const void *ptr : {x, static_cast<const void *>(freqs), values})
     require(pointer_kind(ptr) != PointerKind::Device,
             ptr == x       ? "x"
@@ -108,7 +114,7 @@ sfft_report Plan::report(uint64_t signal) const {
 
 void Plan::exec(const void *x, uint64_t *freqs, void *values, uint64_t *count) {
   const uint64_t capacity = *count;
-  if (backend_ == Backend::Cpu) require_host_arrays(x, freqs, values);
+  require_reachable_arrays(backend_, opts_, x, freqs, values);
   reported_ = 0;  // a failed exec leaves no report
   const std::size_t found = run(main_, x, freqs, values, capacity, reports_[0]);
   reported_ = 1;
@@ -181,7 +187,7 @@ void Plan::exec_batch(uint64_t batch, const void *x, uint64_t x_dist, uint64_t *
     require(f0 + f_bytes <= v0 || v0 + v_bytes <= f0, "freqs and values overlap (", f_bytes, " bytes of freqs and ",
             v_bytes, " bytes of values from the two pointers, for batch = ", batch, " and out_dist = ", out_dist, ")");
   }
-  if (backend_ == Backend::Cpu) require_host_arrays(x, freqs, values);
+  require_reachable_arrays(backend_, opts_, x, freqs, values);
   reserve_batch(signals);
 
   const auto *x_bytes = static_cast<const unsigned char *>(x);

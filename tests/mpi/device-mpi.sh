@@ -6,16 +6,7 @@
 # Uses the machine's own mpiexec when it has one, else the OpenMPI staged by tests/mpi/stage-openmpi.sh.
 set -euo pipefail
 build=$(cd "$1" && pwd)
-root=${2:-$build/openmpi-root}
-if ! mpiexec --version > /dev/null 2>&1; then  # none, or a broken one
-  root=$(cd "$root" && pwd)
-  export OPAL_PREFIX="$root/usr"
-  export PATH="$root/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu/openmpi/lib:$root/usr/lib/x86_64-linux-gnu/pmix2/lib:$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export PMIX_INSTALL_PREFIX="$root/usr/lib/x86_64-linux-gnu/pmix2"
-  export PMIX_MCA_mca_base_component_path="$root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/mpiexec-env.sh" "$build" "${2:-}"
 # One host, shared memory only: no network transports to probe on a machine without them.
 mpi=(mpiexec --oversubscribe --mca btl self,vader --mca pml ob1 -x LD_LIBRARY_PATH -x OMP_NUM_THREADS=4)
 echo "== mpiexec: $(command -v mpiexec)"

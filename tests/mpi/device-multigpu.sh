@@ -6,16 +6,7 @@
 # each result is checked against the planted tones). Usage: tests/mpi/device-multigpu.sh BUILD_DIR [OPENMPI_ROOT]
 set -euo pipefail
 build=$(cd "$1" && pwd)
-root=${2:-$build/openmpi-root}
-if ! mpiexec --version > /dev/null 2>&1; then  # none, or a broken one
-  root=$(cd "$root" && pwd)
-  export OPAL_PREFIX="$root/usr"
-  export PATH="$root/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu/openmpi/lib:$root/usr/lib/x86_64-linux-gnu/pmix2/lib:$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export PMIX_INSTALL_PREFIX="$root/usr/lib/x86_64-linux-gnu/pmix2"
-  export PMIX_MCA_mca_base_component_path="$root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/mpiexec-env.sh" "$build" "${2:-}"
 gpus=$(nvidia-smi --list-gpus | wc -l)
 if (( gpus < 2 )); then
   echo "device-multigpu.sh: $gpus GPU(s) here; this check needs 2 or more" >&2

@@ -203,10 +203,17 @@ struct FourStepArgs {
   const RowEntry<Real> *entries = nullptr;
   DeviceTwiddles<Real> tw_cols{nullptr, nullptr};
   Modulus cols{1};
+  // The same twiddles e^{-2 pi i m / C} as two split tables for shared memory (split_cols.src set) when they
+  // fit in kFourStepSplitBytes: the generation's lookups are random within the C-entry table, which from
+  // global memory missed L1 once the table outgrew it.
+  SharedTwiddles<Real> split_cols{nullptr, 0, 0, 0};
   const Cplx<Real> *tw_rows = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
+// Shared memory for FourStepArgs::split_cols: with pass 1's largest buffer (256 rows of 128 bytes plus a pad)
+// it stays under the 48 KiB of static shared memory; C up to 2^18 in float and 2^16 in double.
+constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;
 // The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`.
 template <class Real>
 void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream);
@@ -222,7 +229,10 @@ struct PrunedPass {
   bool direct_columns = false;
   bool four_step = false;
   uint64_t four_step_p = 0;
-  DeviceBuffer<RowEntry<Real>> entries;  // four_step: the direct slots' nonzeros
+  DeviceBuffer<RowEntry<Real>> entries;    // four_step: the direct slots' nonzeros
+  DeviceBuffer<Cplx<Real>> tw_cols_split;  // four_step: FourStepArgs::split_cols (lo then hi), when it fits
+  uint32_t split_lo = 0;
+  unsigned split_bits = 0;
   DeviceBuffer<Cplx<Real>> spectra;
   DeviceBuffer<int32_t> slot_row, row_slot;  // row_slot: rows entries, -1 for an empty row (FFT column pass)
   DeviceBuffer<int64_t> fft_start, direct_start;

@@ -134,8 +134,8 @@ __device__ __forceinline__ void second_step(const Cplx<Real> *shared, int k1, un
 // two additions and no twiddle. The N nonzeros' loads and twiddles are issued together: a single one left the
 // thread waiting on the entry load, then on the table load.
 template <class Real, bool Mirror, int N>
-__device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const RowEntry<Real> *entries, uint64_t v0,
-                                            Cplx<Real> (&acc)[kGenCols]) {
+__device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const SharedTwiddles<Real> &split,
+                                            const RowEntry<Real> *entries, uint64_t v0, Cplx<Real> (&acc)[kGenCols]) {
   constexpr unsigned run = Mirror ? kMirrorCols : kGenCols;
   RowEntry<Real> en[N];
   Cplx<Real> t[N];
@@ -144,7 +144,8 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const R
   for (int i = 0; i < N; ++i) en[i] = entries[i];
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    t[i] = a.tw_cols(a.cols(static_cast<uint64_t>(en[i].col) * v0));
+    const uint64_t m = a.cols(static_cast<uint64_t>(en[i].col) * v0);
+    t[i] = split.src != nullptr ? split(m) : a.tw_cols(m);
     t[i].x *= en[i].weight;
     t[i].y *= en[i].weight;
     sign[i] = (en[i].col & 1) != 0 ? Real(-1) : Real(1);
@@ -196,6 +197,9 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
   constexpr int Q = L1 * L2;
   constexpr unsigned G = kTileCols<Real>, low = Mirror ? kMirrorCols : kGenCols, halves = (Mirror ? G / 2 : G) / low;
   __shared__ C shared[Q * kPitch<Real>];
+  __shared__ C split_tables[kFourStepSplitBytes / sizeof(C)];
+  SharedTwiddles<Real> split = a.split_cols;
+  if (split.src != nullptr) split.load(split_tables);
   const uint64_t r1 = blockIdx.y, bx = blockIdx.x, M = a.W - 1;
   for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads<Real>) {
     const unsigned r2 = task / halves, h = task % halves;
@@ -215,8 +219,8 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
       const uint64_t d = static_cast<uint64_t>(slot) - a.fft_slots;
       const int64_t end = a.start[d + 1];
       int64_t e = a.start[d];
-      for (; e + 1 < end; e += 2) add_entries<Real, Mirror, 2>(a, a.entries + e, v0, acc);
-      if (e < end) add_entries<Real, Mirror, 1>(a, a.entries + e, v0, acc);
+      for (; e + 1 < end; e += 2) add_entries<Real, Mirror, 2>(a, split, a.entries + e, v0, acc);
+      if (e < end) add_entries<Real, Mirror, 1>(a, split, a.entries + e, v0, acc);
     }
     C *row = shared + r2 * kPitch<Real>;
 #pragma unroll

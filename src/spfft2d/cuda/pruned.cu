@@ -116,6 +116,19 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   p.tw_cols_lo = upload(reinterpret_cast<const C *>(cols_tw.lo.data()), cols_tw.lo.size());
   p.tw_cols_hi = upload(reinterpret_cast<const C *>(cols_tw.hi.data()), cols_tw.hi.size());
   if (p.four_step) {
+    // The generation's twiddles e^{-2 pi i m / C} as lo[m & (lo_n - 1)] * hi[m >> bits] for shared memory
+    // when both tables fit in kFourStepSplitBytes (lo then hi in one buffer).
+    unsigned bits = 0;
+    while ((uint64_t{1} << (2 * bits)) < m.cols) ++bits;
+    const uint64_t lo_n = uint64_t{1} << bits, hi_n = (m.cols + lo_n - 1) >> bits;
+    if ((lo_n + hi_n) * sizeof(C) <= kFourStepSplitBytes) {
+      std::vector<C> split(lo_n + hi_n);
+      for (uint64_t j = 0; j < lo_n; ++j) split[j] = device_twiddle<Real>(j, m.cols);
+      for (uint64_t q = 0; q < hi_n; ++q) split[lo_n + q] = device_twiddle<Real>(q << bits, m.cols);
+      p.tw_cols_split = upload(split.data(), split.size());
+      p.split_lo = static_cast<uint32_t>(lo_n);
+      p.split_bits = bits;
+    }
     // One table of R entries (R <= kFourStepMaxRows): both passes index it directly.
     std::vector<C> rows_tw(m.rows);
     for (uint64_t q = 0; q < m.rows; ++q) rows_tw[q] = device_twiddle<Real>(q, m.rows);
@@ -140,9 +153,10 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
 
 template <class Real>
 std::size_t PrunedPass<Real>::bytes() const {
-  return entries.bytes() + spectra.bytes() + slot_row.bytes() + row_slot.bytes() + fft_start.bytes() + fft_col.bytes() +
-         fft_weight.bytes() + direct_slot.bytes() + direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() +
-         tw_cols_lo.bytes() + tw_cols_hi.bytes() + tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
+  return entries.bytes() + tw_cols_split.bytes() + spectra.bytes() + slot_row.bytes() + row_slot.bytes() +
+         fft_start.bytes() + fft_col.bytes() + fft_weight.bytes() + direct_slot.bytes() + direct_start.bytes() +
+         direct_col.bytes() + direct_weight.bytes() + tw_cols_lo.bytes() + tw_cols_hi.bytes() + tw_rows_lo.bytes() +
+         tw_rows_hi.bytes() + work;
 }
 
 template <class Real>
@@ -174,6 +188,9 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.start = p.direct_start.get();
     a.entries = p.entries.get();
     a.tw_cols = DeviceTwiddles<Real>{p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr};
+    if (p.tw_cols_split.size() != 0)
+      a.split_cols = SharedTwiddles<Real>{p.tw_cols_split.get(), p.split_lo,
+                                          static_cast<uint32_t>(p.tw_cols_split.size()) - p.split_lo, p.split_bits};
     a.cols = Modulus(Cn);
     a.tw_rows = p.tw_rows_lo.get();
     a.P = p.four_step_p;

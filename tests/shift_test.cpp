@@ -70,6 +70,10 @@ const std::vector<Case> &cases() {
       {{10, 4001}, 0},
       {{4, 33, 45}, 0},
       {{2, 9, 4, 5}, 0},
+      // A short first odd axis gives way to a longer later one (its outer elements then move along chains).
+      {{3, 100003}, 0},
+      {{5, 4, 3, 3001}, 0},
+      {{3, 70, 3}, 0},
       {{255, 257, 9}, 0},
       {{5, 7, 3, 1000}, 7},
       {{17, 19, 23, 3}, 0},
@@ -321,15 +325,18 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
       {{101}, 0},         {{4001}, 0},       {{3}, 0},          {{7, 9, 11}, 0},    {{7, 9, 11}, 5},
       {{5, 7, 3, 40}, 7}, {{6, 5}, 0},       {{4, 5, 6, 7}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0},
       {{64, 63}, 0},      {{63, 64}, 0},     {{1, 301, 1}, 0},  {{3, 400}, 0},      {{400, 3}, 0},
-      {{2, 9, 4, 5}, 0},  {{8, 5, 6}, 0x3},
+      {{2, 9, 4, 5}, 0},  {{8, 5, 6}, 0x3},  {{3, 4001}, 0},   {{5, 4, 3, 301}, 0}, {{3, 70, 3}, 0},
+      {{9, 2, 65}, 0},
   };
   std::mt19937_64 rng(3);
+  bool saw_general_outer = false;  // some layout takes a later odd axis (σ no involution)
   for (const Case &c : layouts)
     for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
       for (bool inverse : {false, true}) {
         const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
         if (l.ndim == 0 || is_involution(l)) continue;
-        PairPlan p = make_pair_plan(l);
+        PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+        saw_general_outer = saw_general_outer || !p.involution;
         const std::size_t n = l.words;
         ASSERT_EQ(p.O * static_cast<std::size_t>(p.n) * p.S, n);
         std::vector<std::size_t> want(n);
@@ -346,6 +353,7 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
         }
         for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{3}, p.steps / 2, p.steps}) {
           for (bool whole_blocks : {false, true}) {
+            if (!whole_blocks && !p.involution) continue;  // chains of one o need σ = σ^-1
             SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
                                               << c.mask << " dtype " << dtype << " inverse " << inverse << " batch "
                                               << batch << (whole_blocks ? " blocks" : " chains"));
@@ -356,16 +364,18 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
               for (std::size_t j = 0; j < p.slab; ++j) saved[saved_at(p, k, 0, j)] = data[boundary_word(p, k, j)];
             std::vector<char> written(n, 0), read(n, 0);
             // Items: (k, o, i) chains or (k, o) blocks.
-            std::vector<std::size_t> items(static_cast<std::size_t>(p.batches) * p.O * (whole_blocks ? 1 : p.S));
+            // Items: (k, o, i) chains, (k, o) blocks, or (k) blocks of every o when σ is no involution.
+            const std::size_t per_item = p.involution ? 1 : p.O;
+            std::vector<std::size_t> items(static_cast<std::size_t>(p.batches) * p.O / per_item *
+                                           (whole_blocks ? 1 : p.S));
             std::iota(items.begin(), items.end(), std::size_t{0});
             std::shuffle(items.begin(), items.end(), rng);
             std::reverse(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(items.size() / 2));
             for (std::size_t item : items) {
-              const std::size_t per_k = p.O * (whole_blocks ? 1 : p.S);
+              const std::size_t per_k = p.O / per_item * (whole_blocks ? 1 : p.S);
               const auto k = static_cast<int64_t>(item / per_k);
-              const std::size_t rest = item % per_k, o = whole_blocks ? rest : rest / p.S;
-              const std::size_t so = outer_image(p, o);
-              ASSERT_EQ(outer_image(p, so), o) << "outer permutation is not an involution";
+              const std::size_t rest = item % per_k, o0 = (whole_blocks ? rest : rest / p.S) * per_item;
+              if (p.involution) ASSERT_EQ(outer_image(p, outer_image(p, o0)), o0) << "σ is not an involution";
               std::vector<std::pair<std::size_t, std::size_t>> stores;  // (dst, value), deferred for blocks
               const auto load = [&](bool from_saved, std::size_t at) {
                 if (from_saved) {
@@ -382,14 +392,17 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
                 written[at] = 1;
                 data[at] = v;
               };
-              std::vector<std::size_t> chain;  // the chain elements' inner index at the current step
-              if (whole_blocks)
-                for (std::size_t i = 0; i < p.S; ++i) chain.push_back(i);
-              else
-                chain.push_back(rest % p.S);
+              std::vector<std::pair<std::size_t, std::size_t>> chain;  // elements (o, i) at the current step
+              if (whole_blocks) {
+                for (std::size_t o = o0; o < o0 + per_item; ++o)
+                  for (std::size_t i = 0; i < p.S; ++i) chain.emplace_back(o, i);
+              } else {
+                chain.emplace_back(o0, rest % p.S);
+              }
               for (int64_t t = batch_begin(p, k); t < batch_end(p, k); ++t) {
-                for (std::size_t &i : chain) {
-                  const StepMoves m = step_moves(p, k, t, o, so, i, inner_image(p, i, 1), inner_image(p, i, -1));
+                for (auto &[o, i] : chain) {
+                  const StepMoves m = step_moves(p, k, t, o, outer_image(p, o, 1), outer_image(p, o, -1), i,
+                                                 inner_image(p, i, 1), inner_image(p, i, -1));
                   const std::size_t v1 = load(m.saved1, m.src1);
                   const std::size_t v0 = m.has0 ? load(m.saved0, m.src0) : 0;
                   stores.emplace_back(m.dst1, v1);
@@ -398,6 +411,7 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
                     for (auto [at, v] : stores) store(at, v);
                     stores.clear();
                   }
+                  o = outer_image(p, o, -2);
                   i = inner_image(p, i, -2);
                 }
               }
@@ -408,6 +422,7 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
           }
         }
       }
+  EXPECT_TRUE(saw_general_outer);
 }
 
 // The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.

@@ -147,8 +147,8 @@ std::size_t block_range_start(const PairPlan &p, std::size_t o, int64_t v0, int6
 // in place, not an involution: the pair order of pairs.hpp. Long inner blocks (S >= kChainWords): items are
 // groups of inner rows (or pieces of a long row) following their chains through a batch, each step two
 // cyclic row copies per row, lane 1 before lane 0 (lane 0 overwrites what lane 1 reads). Short inner blocks:
-// items are batches of steps of one outer element, lane 0's sources buffered first, then both lanes as block
-// copies (inner dims unshifted) or through tables of π and π^-1 (at most kChainWords words).
+// items are batches of steps of one outer element (or of all, see pairs.hpp), lane 0's sources buffered
+// first, then both lanes as block copies (inner dims unshifted) or through tables of π and π^-1.
 constexpr std::size_t kChainWords = 64;
 constexpr std::size_t kItemWords = std::size_t{1} << 13;  // words per item and step (chains) or buffered (batches)
 constexpr std::size_t kMaxGroup = 64;                      // inner rows per chain item
@@ -157,8 +157,8 @@ template <std::size_t W>
 void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   using T = Word<W>;
   T *data = reinterpret_cast<T *>(bytes);
-  PairPlan p = make_pair_plan(l);
-  const bool chains = p.S >= kChainWords;
+  PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+  const bool chains = p.involution && p.S >= kChainWords;
   const int64_t L = chains ? p.inner_e[p.inner_dims - 1] : 1;
   const std::size_t R = p.S / static_cast<std::size_t>(L);  // inner rows (chains)
   const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(L), kItemWords);
@@ -173,7 +173,7 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
                                            std::max<int64_t>(1, p.n / 32));
     set_batch(p, (p.steps + batches - 1) / batches);
   } else {
-    set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / p.S)));
+    set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / (p.S * (p.involution ? 1 : p.O)))));
   }
   HostBuffer<T> saved(p.scratch_words);
   const auto K = static_cast<std::ptrdiff_t>(p.batches);
@@ -222,7 +222,7 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
             back += static_cast<std::size_t>(dm.add(dg[d], dm.back)) * p.inner_stride[d];
             dg[d] = dm.add(dg[d], dm.next);  // the chain's row at the next step
           }
-          const StepMoves m = step_moves(p, k, t, o, so, at, fwd, back);
+          const StepMoves m = step_moves(p, k, t, o, so, so, at, fwd, back);
           copy_cyclic(data + m.dst1, cols.add(col, cols.fwd), (m.saved1 ? saved.get() : data) + m.src1, col, w, L);
           if (m.has0)
             copy_cyclic(data + m.dst0, col, (m.saved0 ? saved.get() : data) + m.src0, cols.add(col, cols.back), w, L);
@@ -232,57 +232,69 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
     }
     return;
   }
-  // Batches of steps over short inner blocks: tables of π and π^-1 on the inner index.
+  // Batches of steps over short inner blocks: tables of π and π^-1 on the inner index. An item is one
+  // outer element, or every outer element when σ is no involution (its chains visit them all).
   bool identity = true;
   for (int d = 0; d < p.inner_dims; ++d) identity = identity && p.inner_s[d] == 0;
-  std::size_t fwd[kChainWords], back[kChainWords];
+  std::size_t fwd[kMaxOuterBlock], back[kMaxOuterBlock];
   for (std::size_t i = 0; i < p.S; ++i) {
     fwd[i] = inner_image(p, i, 1);
     back[i] = inner_image(p, i, -1);
   }
-  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O);
+  const std::size_t per_item = p.involution ? 1 : p.O;
+  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * (p.O / per_item));
 #pragma omp parallel num_threads(threads)
   {
-    HostBuffer<T> buf(static_cast<std::size_t>(p.batch) * p.S);
+    HostBuffer<T> buf(static_cast<std::size_t>(p.batch) * p.S * per_item);
 #pragma omp for schedule(static)
     for (std::ptrdiff_t it = 0; it < items; ++it) {
-      const std::size_t o = static_cast<std::size_t>(it) % p.O;
-      const auto k = static_cast<int64_t>(static_cast<std::size_t>(it) / p.O);
-      const std::size_t so = outer_image(p, o);
+      const std::size_t o0 = static_cast<std::size_t>(it) % (p.O / per_item) * per_item;
+      const auto k = static_cast<int64_t>(static_cast<std::size_t>(it) / (p.O / per_item));
       const int64_t b = batch_begin(p, k), e = batch_end(p, k);
-      const int64_t e0 = std::min(e, p.lo);       // steps with lane 0
+      const int64_t e0 = std::min(e, p.lo);       // steps with lane 0, and steps whose lane 1 reads the data
       const bool last_saved = e0 == e && e0 > b;  // lane 0 of step e - 1 reads boundary k + 1
-      const int64_t e1 = std::min(e, p.lo);       // steps whose lane 1 reads the data
-      // Lane 0's sources, in the physical order of their destinations (each block's inner words by i).
       const int64_t direct = last_saved ? e0 - 1 : e0;
-      const auto slot = [&](int64_t t) { return static_cast<std::size_t>(p.rev ? e0 - 1 - t : t - b) * p.S; };
-      if (identity) {
+      // Lane 0's sources, in the physical order of their destinations (each block's inner words by i).
+      const auto slot = [&](std::size_t ol, int64_t t) {
+        return (ol * static_cast<std::size_t>(p.batch) + static_cast<std::size_t>(p.rev ? e0 - 1 - t : t - b)) * p.S;
+      };
+      const auto run_words = [&](int64_t steps) { return static_cast<std::size_t>(steps) * p.S * W; };
+      for (std::size_t ol = 0; ol < per_item; ++ol) {
+        const std::size_t o = o0 + ol, back_o = outer_image(p, o, -1);
+        if (!identity) {
+          for (int64_t t = b; t < e0; ++t)
+            for (std::size_t i = 0; i < p.S; ++i) {
+              const StepMoves m = step_moves(p, k, t, o, 0, back_o, i, fwd[i], back[i]);
+              buf.get()[slot(ol, t) + i] = (m.saved0 ? saved.get() : data)[m.src0];
+            }
+          continue;
+        }
         if (direct > b)
-          std::memcpy(buf.get() + slot(p.rev ? direct - 1 : b), data + block_range_start(p, so, b + p.lo + 1, direct + p.lo + 1),
-                      static_cast<std::size_t>(direct - b) * p.S * W);
+          std::memcpy(buf.get() + slot(ol, p.rev ? direct - 1 : b),
+                      data + block_range_start(p, back_o, b + p.lo + 1, direct + p.lo + 1), run_words(direct - b));
         if (last_saved)
-          std::memcpy(buf.get() + slot(e0 - 1), saved.get() + saved_at(p, k + 1, so, 0), p.S * W);
-        if (e1 > b)
-          std::memcpy(data + block_range_start(p, so, b + p.lo, e1 + p.lo), data + block_range_start(p, o, b, e1),
-                      static_cast<std::size_t>(e1 - b) * p.S * W);
-        if (e == p.steps) std::memcpy(data + word_at(p, so, 2 * p.lo, 0), saved.get() + saved_at(p, 0, o, 0), p.S * W);
-        if (e0 > b)
-          std::memcpy(data + block_range_start(p, o, b, e0), buf.get() + slot(p.rev ? e0 - 1 : b),
-                      static_cast<std::size_t>(e0 - b) * p.S * W);
-        continue;
+          std::memcpy(buf.get() + slot(ol, e0 - 1), saved.get() + saved_at(p, k + 1, back_o, 0), run_words(1));
       }
-      for (int64_t t = b; t < e0; ++t)
-        for (std::size_t i = 0; i < p.S; ++i) {
-          const StepMoves m = step_moves(p, k, t, o, so, i, fwd[i], back[i]);
-          buf.get()[slot(t) + i] = (m.saved0 ? saved.get() : data)[m.src0];
+      for (std::size_t ol = 0; ol < per_item; ++ol) {
+        const std::size_t o = o0 + ol, fwd_o = outer_image(p, o, 1);
+        if (!identity) {
+          for (int64_t t = b; t < e; ++t)
+            for (std::size_t i = 0; i < p.S; ++i) {
+              const StepMoves m = step_moves(p, k, t, o, fwd_o, 0, i, fwd[i], back[i]);
+              data[m.dst1] = (m.saved1 ? saved.get() : data)[m.src1];
+            }
+          continue;
         }
-      for (int64_t t = b; t < e; ++t)
-        for (std::size_t i = 0; i < p.S; ++i) {
-          const StepMoves m = step_moves(p, k, t, o, so, i, fwd[i], back[i]);
-          data[m.dst1] = (m.saved1 ? saved.get() : data)[m.src1];
-        }
-      for (int64_t t = b; t < e0; ++t)
-        for (std::size_t i = 0; i < p.S; ++i) data[word_at(p, o, t, i)] = buf.get()[slot(t) + i];
+        if (e0 > b)
+          std::memcpy(data + block_range_start(p, fwd_o, b + p.lo, e0 + p.lo), data + block_range_start(p, o, b, e0),
+                      run_words(e0 - b));
+        if (e == p.steps)
+          std::memcpy(data + word_at(p, fwd_o, 2 * p.lo, 0), saved.get() + saved_at(p, 0, o, 0), run_words(1));
+      }
+      for (std::size_t ol = 0; ol < per_item; ++ol)
+        if (e0 > b)
+          std::memcpy(data + block_range_start(p, o0 + ol, b, e0), buf.get() + slot(ol, p.rev ? e0 - 1 : b),
+                      run_words(e0 - b));
     }
   }
 }

@@ -717,9 +717,9 @@ template <class Word, unsigned kTilePerThread>
 __global__ void __launch_bounds__(kBlock)
     tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
-  __shared__ std::size_t outer_pair[kMaxTileOuter];
+  __shared__ std::size_t outer_back[kMaxTileOuter];  // σ^-1 o
   __shared__ int64_t own[kMaxTileOuter], to1[kMaxTileOuter], from0[kMaxTileOuter];
-  __shared__ uint32_t fwd[kChainWords], back[kChainWords];
+  __shared__ uint32_t fwd[kMaxOuterBlock], back[kMaxOuterBlock];
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
   const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
@@ -728,11 +728,11 @@ __global__ void __launch_bounds__(kBlock)
   const auto outer = static_cast<unsigned>(min(static_cast<std::size_t>(tiles.tile_outer), p.O - o0));
   const int64_t b = batch_begin(p, k), end = batch_end(p, k);
   for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) {
-    const std::size_t so = outer_image(p, o0 + r);
-    outer_pair[r] = so;
-    own[r] = static_cast<int64_t>(word_at(p, o0 + r, b, 0));
-    to1[r] = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
-    from0[r] = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));  // unread when b = lo (v = n)
+    const std::size_t o = o0 + r, back_o = outer_image(p, o, -1);
+    outer_back[r] = back_o;
+    own[r] = static_cast<int64_t>(word_at(p, o, b, 0));
+    to1[r] = static_cast<int64_t>(word_at(p, outer_image(p, o, 1), b + p.lo, 0));
+    from0[r] = static_cast<int64_t>(word_at(p, back_o, b + p.lo + 1, 0));  // unread when b = lo (v = n)
   }
   const auto S = static_cast<uint32_t>(p.S);
   for (uint32_t i = threadIdx.x; i < S; i += blockDim.x) {
@@ -760,7 +760,7 @@ __global__ void __launch_bounds__(kBlock)
     d0[j] = own[ol] + dist + i;
     has0[j] = t < p.lo;
     if (has0[j])
-      v0[j] = t + 1 == end ? __ldg(saved + saved_at(p, k + 1, outer_pair[ol], back[i]))
+      v0[j] = t + 1 == end ? __ldg(saved + saved_at(p, k + 1, outer_back[ol], back[i]))
                            : data[from0[ol] + dist + back[i]];
   }
   __syncthreads();  // every word this tile overwrites has been read
@@ -783,8 +783,8 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
 
 template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
-  PairPlan p = make_pair_plan(l);
-  const bool chains = p.S >= kChainWords;
+  PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+  const bool chains = p.involution && p.S >= kChainWords;
   const bool deep_tiles = sizeof(Word) == 4 && trial(kTrialTileDeep);
   const std::size_t tile_elements = std::size_t{kBlock} * (deep_tiles ? 16 : 8);
   PairTiles tiles{1, 1};
@@ -795,6 +795,9 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
     const auto most = std::max<int64_t>(1, p.n / 32);
     const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
     set_batch(p, (p.steps + batches - 1) / batches);
+  } else if (!p.involution) {  // σ moves o along a chain: a tile takes every o (O * S <= kMaxOuterBlock)
+    tiles.tile_outer = static_cast<unsigned>(p.O);
+    set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, tile_elements / p.slab)));
   } else if (static_cast<std::size_t>(p.steps) * p.S >= tile_elements) {
     set_batch(p, static_cast<int64_t>(tile_elements / p.S));
   } else {

@@ -10,12 +10,15 @@
 // ifftshift), where the shift along A is always lo.
 //
 // Pairs. Step t (0 <= t <= lo) of element x = (o, i) moves, in virtual coordinates,
-//   lane 1: out[σ o][t + lo][π i]     = in[o][t][i]                  (every t; t = lo is the middle word)
-//   lane 0: out[o][t][i]              = in[σ o][t + lo + 1][π^-1 i]  (t < lo)
+//   lane 1: out[σ o][t + lo][π i]     = in[o][t][i]                     (every t; t = lo: the middle)
+//   lane 0: out[o][t][i]              = in[σ^-1 o][t + lo + 1][π^-1 i]  (t < lo)
 // Lane 0 overwrites in[o][t][i], which lane 1 of the same step reads; lane 1 overwrites in[σ o][t + lo][π i],
-// which lane 0 of step t - 1 reads for element (o, π² i). So a chain that visits element x_t = (o, π^-2t i)
-// at step t, steps in increasing order, reading each step before writing it, never overwrites a word another
-// chain still has to read, except across the ends of its run of steps.
+// which lane 0 of step t - 1 reads for element (σ² o, π² i). So a chain that visits element
+// x_t = (σ^-2t o, π^-2t i) at step t, steps in increasing order, reading each step before writing it, never
+// overwrites a word another chain still has to read, except across the ends of its run of steps. With A the
+// outermost odd axis σ is an involution and o stays fixed along a chain; A may also be a later odd axis
+// when the outer elements are few (a short first axis would make the saved middle slab a large part of the
+// array): then σ is any shift and items take every o at once.
 //
 // Batches. Steps are cut into batches [kT, min(kT + T, lo + 1)); a chain runs one batch. The only words read
 // across batches are the boundary slabs v = kT + lo (written by step kT, read by step kT - 1, or for k = 0 the
@@ -30,9 +33,13 @@
 
 namespace sfft::shift {
 
+// Largest O * S (words) for which a later odd axis replaces a short outermost one (make_pair_plan).
+constexpr std::size_t kMaxOuterBlock = 64;
+
 struct PairPlan {
   int outer_dims = 0, inner_dims = 0;
-  int64_t outer_e[kMaxDims] = {}, outer_s[kMaxDims] = {};  // outer shifts are 0 or half the extent
+  int64_t outer_e[kMaxDims] = {}, outer_s[kMaxDims] = {};
+  bool involution = true;  // σ = σ^-1 (every outer shift 0 or half the extent): o is fixed along a chain
   int64_t inner_e[kMaxDims] = {}, inner_s[kMaxDims] = {};  // C order; the last one is contiguous
   std::size_t inner_stride[kMaxDims] = {};
   std::size_t O = 1, S = 1;  // outer elements, inner words (words of one (o, v) block)
@@ -45,8 +52,11 @@ struct PairPlan {
   std::size_t scratch_words = 0;
 };
 
-// Splits a non-involution layout at its outermost odd shifted dim; one batch. Throws on an involution.
-PairPlan make_pair_plan(const Layout &l);
+// Splits a non-involution layout at an odd shifted dim; one batch. Throws on an involution. The outermost
+// odd dim, unless its extent is under 32 and a later odd dim has a larger extent with at most
+// `max_outer_block` (<= kMaxOuterBlock) words in O * S: then that one (σ is no involution if an odd dim
+// precedes it).
+PairPlan make_pair_plan(const Layout &l, std::size_t max_outer_block);
 
 // Cuts the steps into batches of at most `steps_per_batch` (>= 1) and sizes the scratch.
 void set_batch(PairPlan &p, int64_t steps_per_batch);
@@ -63,26 +73,25 @@ SFFT_HD std::size_t saved_at(const PairPlan &p, int64_t k, std::size_t o, std::s
   return (static_cast<std::size_t>(k) * p.O + o) * p.S + i;
 }
 
-// σ o: the outer involution is its own inverse.
-SFFT_HD std::size_t outer_image(const PairPlan &p, std::size_t o) {
-  std::size_t r = 0, stride = 1;
-  for (int d = p.outer_dims - 1; d >= 0; --d) {
-    const auto e = static_cast<std::size_t>(p.outer_e[d]);
-    std::size_t j = o % e;
-    o /= e;
-    j += static_cast<std::size_t>(p.outer_s[d]);
-    r += (j >= e ? j - e : j) * stride;
-    stride *= e;
-  }
-  return r;
-}
-
-// Inner index digits shifted by `times` x the dims' shifts: times = 1 is π, -1 is π^-1, -2 one chain step.
+// A digit shifted by `times` x the dim's shift: times = 1 is π (or σ), -1 the inverse, -2 one chain step.
 SFFT_HD int64_t shift_digit(int64_t j, int64_t e, int64_t s, int times) {
   int64_t by = (times * s) % e;
   if (by < 0) by += e;
   j += by;
   return j >= e ? j - e : j;
+}
+
+// σ^times o.
+SFFT_HD std::size_t outer_image(const PairPlan &p, std::size_t o, int times = 1) {
+  std::size_t r = 0, stride = 1;
+  for (int d = p.outer_dims - 1; d >= 0; --d) {
+    const auto e = static_cast<std::size_t>(p.outer_e[d]);
+    const auto j = static_cast<int64_t>(o % e);
+    o /= e;
+    r += static_cast<std::size_t>(shift_digit(j, p.outer_e[d], p.outer_s[d], times)) * stride;
+    stride *= e;
+  }
+  return r;
 }
 
 // Flat inner offset of π^times applied to flat inner index i (any number of inner dims).
@@ -107,22 +116,22 @@ SFFT_HD std::size_t boundary_word(const PairPlan &p, int64_t k, std::size_t j) {
   return word_at(p, j / p.S, batch_begin(p, k) + p.lo, j % p.S);
 }
 
-// The two moves of step t of batch k for element (o, i), σ o = so, given the inner offsets i, π i, π^-1 i:
-// where each lane reads (in the data, or in scratch when from_saved) and writes. Lane 0 is absent at t = lo.
+// The two moves of step t of batch k for element (o, i), given σ o, σ^-1 o and the inner offsets i, π i,
+// π^-1 i: where each lane reads (in the data, or in scratch when saved) and writes. No lane 0 at t = lo.
 struct StepMoves {
   std::size_t src1, dst1, src0, dst0;
   bool saved1, saved0, has0;
 };
 
-SFFT_HD StepMoves step_moves(const PairPlan &p, int64_t k, int64_t t, std::size_t o, std::size_t so, std::size_t i,
-                             std::size_t pi_i, std::size_t inv_i) {
+SFFT_HD StepMoves step_moves(const PairPlan &p, int64_t k, int64_t t, std::size_t o, std::size_t fwd_o,
+                             std::size_t back_o, std::size_t i, std::size_t pi_i, std::size_t inv_i) {
   StepMoves m;
   m.saved1 = t == p.lo;
   m.src1 = m.saved1 ? saved_at(p, 0, o, i) : word_at(p, o, t, i);
-  m.dst1 = word_at(p, so, t + p.lo, pi_i);
+  m.dst1 = word_at(p, fwd_o, t + p.lo, pi_i);
   m.has0 = t < p.lo;
   m.saved0 = t + 1 == batch_end(p, k) && m.has0;
-  m.src0 = m.saved0 ? saved_at(p, k + 1, so, inv_i) : word_at(p, so, t + p.lo + 1, inv_i);
+  m.src0 = m.saved0 ? saved_at(p, k + 1, back_o, inv_i) : word_at(p, back_o, t + p.lo + 1, inv_i);
   m.dst0 = word_at(p, o, t, i);
   return m;
 }

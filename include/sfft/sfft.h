@@ -503,7 +503,7 @@ typedef struct sfft_report {
   uint64_t count;               /* coefficients returned (*count after sfft_exec) */
   uint64_t significant;         /* of them, those with |X|^2 above 4x the noise energy per bucket; the others
                                    are indistinguishable from noise (all of them for pure noise) */
-  uint64_t unexplained_buckets; /* residual buckets per loop above 12.5x the noise energy per bucket (about
+  uint64_t unexplained_buckets; /* residual buckets per loop above 18x the noise energy per bucket (about
                                    the number of coefficients above the noise that the answer lacks) */
   double explained;             /* fraction of the signal energy sum_f |X[f]|^2 that the returned coefficients
                                    explain, in [0, 1]: ~1 for a clean sparse signal, ~SNR / (SNR + 1) for a

@@ -483,7 +483,9 @@ void finish_report(Report &r, const Design &d, double signal, double residual, u
   const double residual_per_bucket = residual_spectrum * gain / static_cast<double>(d.geom.buckets);
   r.excess = nu > 0 ? residual_per_bucket / nu : residual_per_bucket > 0 ? HUGE_VAL : 1.0;
   outliers += static_cast<uint64_t>(loops) * dropped_outliers;
-  r.unexplained_buckets = loops > 0 ? (outliers + static_cast<uint64_t>(loops) - 1) / static_cast<uint64_t>(loops) : 0;
+  // A coefficient the answer lacks is an outlier in every loop where it is alone, noise in one at a time:
+  // outliers per loop, rounded to the nearest.
+  r.unexplained_buckets = loops > 0 ? (outliers + static_cast<uint64_t>(loops) / 2) / static_cast<uint64_t>(loops) : 0;
   // Residual energy below what the variant's accuracy allows a right answer to leave is explained.
   const bool above_accuracy = residual_spectrum > d.accuracy * d.accuracy * r.signal_energy;
   // Nothing returned above the noise while the input holds energy: pure noise, or a spectrum too dense for k

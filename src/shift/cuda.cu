@@ -610,14 +610,24 @@ constexpr unsigned kTrialCopy4Wide = 1, kTrialChainDeep = 2, kTrialTileDeep = 4;
 unsigned trial_mask();
 bool trial(unsigned bit) { return (trial_mask() & bit) != 0; }
 
-// Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i].
+// Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i]. Each (k, o) block is S
+// contiguous words: a warp per block when S >= 32 (one division per block), else a thread per word.
 template <class Word>
 __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__restrict__ data, PairPlan p) {
-  const std::size_t total = p.scratch_words;
-  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < total;
-       j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const auto k = static_cast<int64_t>(j / p.slab);
-    saved[j] = data[boundary_word(p, k, j - static_cast<std::size_t>(k) * p.slab)];
+  const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t me = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (p.S < 32) {
+    for (std::size_t j = me; j < p.scratch_words; j += threads) {
+      const auto k = static_cast<int64_t>(j / p.slab);
+      saved[j] = data[boundary_word(p, k, j - static_cast<std::size_t>(k) * p.slab)];
+    }
+    return;
+  }
+  const std::size_t blocks = p.scratch_words / p.S, lane = me % 32;
+  for (std::size_t r = me / 32; r < blocks; r += threads / 32) {
+    const auto k = static_cast<int64_t>(r / p.O);
+    const std::size_t from = word_at(p, r - static_cast<std::size_t>(k) * p.O, batch_begin(p, k) + p.lo, 0);
+    for (std::size_t i = lane; i < p.S; i += 32) saved[r * p.S + i] = data[from + i];
   }
 }
 
@@ -790,7 +800,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairTiles tiles{1, 1};
   if (chains) {
     // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
-    // scratch stays under 1/16 of the array beyond the first slab.
+    // scratch stays within one slab or 1/32 of the array.
     const std::size_t want = (std::size_t{1} << 20) / p.slab + 1;
     const auto most = std::max<int64_t>(1, p.n / 32);
     const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
@@ -807,7 +817,8 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   tiles.outer_tiles = (p.O + tiles.tile_outer - 1) / tiles.tile_outer;
   cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
   auto *saved = static_cast<Word *>(scratch.get());
-  save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
+  const std::size_t save_threads = p.S < 32 ? p.scratch_words : p.scratch_words / p.S * 32;
+  save_boundaries_kernel<Word><<<cuda::grid_for(save_threads, kBlock), kBlock, 0, stream>>>(saved, data, p);
   SFFT_CUDA_CHECK_LAUNCH();
   if (!chains) {
     const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;

@@ -214,9 +214,11 @@ struct FourStepArgs {
 // Shared memory for FourStepArgs::split_cols: with pass 1's largest buffer (256 rows of 128 bytes plus a pad)
 // it stays under the 48 KiB of static shared memory; C up to 2^18 in float and 2^16 in double.
 constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;
-// The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`.
+// The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`; `between`
+// (unless nullptr) is recorded between the two passes.
 template <class Real>
-void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream);
+void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream,
+                      cudaEvent_t between);
 
 // pruned.cu. The PRUNED method's slots (the nonempty rows' spectra: K rows of W, the R2C rows first), their
 // nonzeros by slot, the tables and the batched in-place R2C; run_pruned writes the whole half spectrum into b
@@ -241,6 +243,9 @@ struct PrunedPass {
   DeviceBuffer<Cplx<Real>> tw_cols_lo, tw_cols_hi, tw_rows_lo, tw_rows_hi;
   cuda::CufftPlan row_r2c;
   std::size_t work = 0;  // cuFFT's work area of row_r2c
+  // SFFT_SPFFT2D_STAGE_TIMES set and not "0" when the pass is made: each four-step exec synchronises and
+  // prints its stages' times to stderr (profiling: it costs the exec its asynchrony).
+  bool stage_times = false;
   std::size_t bytes() const;
   bool writes_spectrum() const { return direct_columns || four_step; }  // no column C2C after it
 };

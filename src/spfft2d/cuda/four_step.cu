@@ -312,7 +312,8 @@ void launch_columns(const FourStepArgs<Real> &a, uint64_t Q, Cplx<Real> *out, cu
 }  // namespace
 
 template <class Real>
-void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream) {
+void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, cudaStream_t stream,
+                      cudaEvent_t between) {
   const uint64_t Q = R / a.P;
   switch (Q) {  // pass 1: length Q
     case 4:
@@ -340,6 +341,7 @@ void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, 
       fail(SFFT_ERROR_INTERNAL, "spfft2d: four-step column pass planned for an unsupported row count");
   }
   SFFT_CUDA_CHECK_LAUNCH();
+  if (between != nullptr) SFFT_CUDA_CHECK(cudaEventRecord(between, stream));
   switch (a.P) {  // pass 2: length P
     case 4:
       launch_columns<Real, 4>(a, Q, out, stream);
@@ -368,7 +370,8 @@ void launch_four_step(const FourStepArgs<Real> &a, uint64_t R, Cplx<Real> *out, 
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
-template void launch_four_step<float>(const FourStepArgs<float> &, uint64_t, Cplx<float> *, cudaStream_t);
-template void launch_four_step<double>(const FourStepArgs<double> &, uint64_t, Cplx<double> *, cudaStream_t);
+template void launch_four_step<float>(const FourStepArgs<float> &, uint64_t, Cplx<float> *, cudaStream_t, cudaEvent_t);
+template void launch_four_step<double>(const FourStepArgs<double> &, uint64_t, Cplx<double> *, cudaStream_t,
+                                       cudaEvent_t);
 
 }  // namespace sfft::spfft2d::gpu

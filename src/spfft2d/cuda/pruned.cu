@@ -6,6 +6,9 @@
 // expanded into their rows (every output written once, empty rows as zeros) for the engine's in-place
 // strided C2C down the columns.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "common/checked.hpp"
@@ -56,6 +59,49 @@ __global__ void slot_column_sums(const Cplx<Real> *__restrict__ spectra, const i
   }
 }
 
+// The four-step exec's stage times (PrunedPass::stage_times): events at the start, after the R2C rows, between
+// the passes and at the end; report synchronises on the last one and prints one line to stderr.
+class StageEvents {
+ public:
+  StageEvents(bool on, cudaStream_t stream) {
+    if (!on) return;
+    try {
+      for (cudaEvent_t &e : events_) SFFT_CUDA_CHECK(cudaEventCreate(&e));
+    } catch (...) {
+      destroy();
+      throw;
+    }
+    mark(stream);
+  }
+  ~StageEvents() { destroy(); }
+  StageEvents(const StageEvents &) = delete;
+  StageEvents &operator=(const StageEvents &) = delete;
+  // The next event (nullptr when off), for a launcher to record.
+  cudaEvent_t take() { return events_[0] != nullptr ? events_[used_++] : nullptr; }
+  void mark(cudaStream_t stream) {
+    if (cudaEvent_t e = take()) SFFT_CUDA_CHECK(cudaEventRecord(e, stream));
+  }
+  void report(uint64_t R, uint64_t C, uint64_t fft_rows) const {
+    if (events_[0] == nullptr) return;
+    SFFT_CUDA_CHECK(cudaEventSynchronize(events_[3]));
+    float ms[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
+    std::fprintf(stderr,
+                 "sfft spfft2d four-step stages (%llu x %llu, %llu R2C rows, ms): rows %.4f pass1 %.4f pass2 %.4f\n",
+                 static_cast<unsigned long long>(R), static_cast<unsigned long long>(C),
+                 static_cast<unsigned long long>(fft_rows), static_cast<double>(ms[0]), static_cast<double>(ms[1]),
+                 static_cast<double>(ms[2]));
+  }
+
+ private:
+  void destroy() {
+    for (cudaEvent_t &e : events_)
+      if (e != nullptr) (void)cudaEventDestroy(e), e = nullptr;
+  }
+  cudaEvent_t events_[4] = {nullptr, nullptr, nullptr, nullptr};
+  int used_ = 0;
+};
+
 dim3 rows_grid(uint64_t W, uint64_t R, unsigned block) {
   return dim3(static_cast<unsigned>((W + block - 1) / block), static_cast<unsigned>(std::min<uint64_t>(R, 65535)));
 }
@@ -73,6 +119,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   p.direct_columns = shape.direct_columns;
   p.four_step = shape.four_step;
   p.four_step_p = shape.four_step_p;
+  const char *times = std::getenv("SFFT_SPFFT2D_STAGE_TIMES");
+  p.stage_times = p.four_step && times != nullptr && *times != '\0' && std::strcmp(times, "0") != 0;
   // Slots: the R2C rows first (one batched plan over them), then the direct rows, each in row order.
   std::vector<int32_t> slot_row, row_slot(p.direct_columns ? 0 : m.rows, -1), direct_slot;
   std::vector<int64_t> fft_start{0}, direct_start{0};
@@ -168,6 +216,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     return;
   }
   C *spectra = p.spectra.get();
+  StageEvents events(p.stage_times, stream);
   if (p.fft_slots > 0) {
     Real *real = reinterpret_cast<Real *>(spectra);
     SFFT_CUDA_CHECK(cudaMemsetAsync(spectra, 0, p.fft_slots * W * sizeof(C), stream));
@@ -196,7 +245,10 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.P = p.four_step_p;
     a.W = W;
     a.mirror = Cn % 2 == 0;
-    launch_four_step<Real>(a, R, b, stream);
+    events.mark(stream);
+    launch_four_step<Real>(a, R, b, stream, events.take());
+    events.mark(stream);
+    events.report(R, Cn, p.fft_slots);
     return;
   }
   // The direct rows write their slots (row_id = the destination slot).

@@ -81,16 +81,18 @@ class StageEvents {
   void mark(cudaStream_t stream) {
     if (cudaEvent_t e = take()) SFFT_CUDA_CHECK(cudaEventRecord(e, stream));
   }
-  void report(uint64_t R, uint64_t C, uint64_t fft_rows) const {
+  void report(uint64_t R, uint64_t C, uint64_t fft_rows, uint64_t direct_nnz) const {
     if (events_[0] == nullptr) return;
     SFFT_CUDA_CHECK(cudaEventSynchronize(events_[3]));
     float ms[3] = {0, 0, 0};
     for (int i = 0; i < 3; ++i) SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
-    std::fprintf(stderr,
-                 "sfft spfft2d four-step stages (%llu x %llu, %llu R2C rows, ms): rows %.4f pass1 %.4f pass2 %.4f\n",
-                 static_cast<unsigned long long>(R), static_cast<unsigned long long>(C),
-                 static_cast<unsigned long long>(fft_rows), static_cast<double>(ms[0]), static_cast<double>(ms[1]),
-                 static_cast<double>(ms[2]));
+    std::fprintf(
+        stderr,
+        "sfft spfft2d four-step stages (%llu x %llu, %llu R2C rows, %llu direct nonzeros, ms): rows %.4f pass1 "
+        "%.4f pass2 %.4f\n",
+        static_cast<unsigned long long>(R), static_cast<unsigned long long>(C),
+        static_cast<unsigned long long>(fft_rows), static_cast<unsigned long long>(direct_nnz),
+        static_cast<double>(ms[0]), static_cast<double>(ms[1]), static_cast<double>(ms[2]));
   }
 
  private:
@@ -248,7 +250,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     events.mark(stream);
     launch_four_step<Real>(a, R, b, stream, events.take());
     events.mark(stream);
-    events.report(R, Cn, p.fft_slots);
+    events.report(R, Cn, p.fft_slots, p.entries.size());
     return;
   }
   // The direct rows write their slots (row_id = the destination slot).

@@ -123,7 +123,10 @@ template <class T>
 void copy_cyclic(T *dst, int64_t dc, const T *src, int64_t sc, int64_t w, int64_t L) {
   while (w > 0) {
     const int64_t run = std::min({w, L - dc, L - sc});
-    copy_words(dst + dc, src + sc, run);
+    if (run >= 32)  // wide copies for long runs; short ones inline
+      std::memcpy(dst + dc, src + sc, static_cast<std::size_t>(run) * sizeof(T));
+    else
+      copy_words(dst + dc, src + sc, run);
     dc = dc + run == L ? 0 : dc + run;
     sc = sc + run == L ? 0 : sc + run;
     w -= run;

@@ -790,6 +790,8 @@ class CudaEngine final : public Engine {
     N_ = p.N;
     K_ = p.K;
     if (stage_times_) timer_.begin(stream_);
+    CudaEngine *previous = dynamic_cast<CudaEngine *>(p.previous);
+    if (previous != nullptr) scratch_ = std::move(previous->scratch_);
     // Coordinates where they are; host arrays staged (stream-ordered temporaries, freed on return).
     std::vector<std::unique_ptr<cuda::StreamBuffer>> staged;
     auto readable = [&](const void *v, std::size_t n) -> const Real * {
@@ -811,7 +813,6 @@ class CudaEngine final : public Engine {
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
     L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
                        static_cast<double>(free_bytes) + p.reclaimable_bytes, kCudaCost, cfg_.is_double);
-    CudaEngine *previous = dynamic_cast<CudaEngine *>(p.previous);
     const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, kReuseSlack);
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     // phihat's fit (host work: 20 us at W = 4 to 240 us at W = 13 on the loaded 2-core development host) comes from the
@@ -894,6 +895,16 @@ class CudaEngine final : public Engine {
       timer_.report(
           "setpts stages, " + describe(reuse_fft ? previous->fft_ : fft_) + (reuse_fft ? ", FFT plans taken over" : ""),
           stream_);
+    }
+    if (scratch_need_ > scratch_.size()) {
+      // Grown for the next points (this one's temporaries are done with it in stream order: cudaFree of the
+      // old one synchronises); without the memory they fall back to stream-ordered temporaries.
+      try {
+        scratch_.allocate(scratch_need_);
+      } catch (const Error &e) {
+        if (e.status() != SFFT_ERROR_OUT_OF_MEMORY) throw;
+        scratch_.release();
+      }
     }
     // Nothing below can fail: the previous points' grid, FFT plans and staging change hands (the plan drops
     // that engine next). Their work is queued on the same stream, so the order of use is kept.
@@ -978,12 +989,24 @@ class CudaEngine final : public Engine {
     }
   }
 
-  // Stream-ordered temporary of count T's.
+  // A temporary of count T's for the current setpts step: carved from scratch_ where it fits, else
+  // stream-ordered (kept alive by `keep` until the step returns; the stream orders its release).
   template <class T>
-  static T *temporary(std::vector<std::unique_ptr<cuda::StreamBuffer>> &keep, std::size_t count, cudaStream_t s) {
-    keep.push_back(std::make_unique<cuda::StreamBuffer>(std::max<std::size_t>(count, 1) * sizeof(T), s));
+  T *temporary(std::vector<std::unique_ptr<cuda::StreamBuffer>> &keep, std::size_t count, cudaStream_t s) {
+    const std::size_t bytes = (std::max<std::size_t>(count, 1) * sizeof(T) + 255) / 256 * 256;
+    step_bytes_ += bytes;
+    scratch_need_ = std::max(scratch_need_, step_bytes_);
+    if (scratch_used_ + bytes <= scratch_.size()) {
+      T *p = reinterpret_cast<T *>(scratch_.get() + scratch_used_);
+      scratch_used_ += bytes;
+      return p;
+    }
+    keep.push_back(std::make_unique<cuda::StreamBuffer>(bytes, s));
     return static_cast<T *>(keep.back()->get());
   }
+  // Starts a setpts step: its temporaries may reuse the previous step's, which the stream has finished with
+  // by the time the new ones are written.
+  void begin_step() { step_bytes_ = scratch_used_ = 0; }
 
   // The grid's FFT, every transform: one batched plan, or per transform the pruned passes at both ends of
   // dimension 0 (planes holding sources) and then of dimension 1 (lines the targets read).
@@ -1038,6 +1061,7 @@ class CudaEngine final : public Engine {
       in.n[2 * d + 1] = K_;
     }
     std::vector<std::unique_ptr<cuda::StreamBuffer>> keep;
+    begin_step();
     double *lo = temporary<double>(keep, arrays * kScanBlocks, stream_);
     double *hi = temporary<double>(keep, arrays * kScanBlocks, stream_);
     auto *bad = temporary<unsigned long long>(keep, arrays * kScanBlocks, stream_);
@@ -1159,6 +1183,7 @@ class CudaEngine final : public Engine {
     for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(g.tiles[d]), "tiles");
     require(nbins < (1ull << 31) - 1, "too many grid tiles (", nbins, ")");
     std::vector<std::unique_ptr<cuda::StreamBuffer>> keep;
+    begin_step();
     Real *pos_tmp = temporary<Real>(keep, n * dim, stream_);
     C *fac_tmp = temporary<C>(keep, n, stream_);
     unsigned *keys = temporary<unsigned>(keep, n, stream_);
@@ -1247,6 +1272,12 @@ class CudaEngine final : public Engine {
   std::size_t tile_bytes_ = 0;
   int tile_ext_[3] = {1, 1, 1};
   PointBuffers pts_, spare_;
+  // setpts' temporaries (range scan, keys, sort, bin tables): one buffer that each step carves from its start,
+  // taken over from the previous points' engine (whose exec never uses it) and grown to the largest step seen,
+  // so that points changing every call allocate no temporaries (a stream-ordered allocation after a
+  // synchronisation maps new memory: the default pool releases what it holds at every synchronisation).
+  DeviceBuffer<unsigned char> scratch_;
+  std::size_t scratch_used_ = 0, step_bytes_ = 0, scratch_need_ = 0;
   DeviceBuffer<C> grid_, f_stage_, F_stage_;
   GridFft fft_;
   bool stage_times_ = false;

@@ -12,7 +12,9 @@
 // SNR = total signal energy / total noise energy (bench_sparse.cpp's convention). The summary line gives the
 // minimum ratio and the least recall over the rows at and above 3 dB (unit) / 20 dB (log-uniform).
 // usage: bench_sparse_noise [--cpu-only | --gpu-only] [--repeats N] [--max-log2n M] [--both-dtypes] [--auto]
-//                           [--quick]   (--quick: 10, 20, 30 dB and 3 dB only)
+//                           [--q4] [--quick] [--large]
+//   --q4: also ROBUST with bits_per_stage = 4 (the default before issue 24) on the same signals
+//   --quick: 3, 10, 20, 30 dB only; --large: also n = 2^27, k = 1000 (GPU, unit magnitudes, 10 and 30 dB)
 #include <fftw3.h>
 
 #include <algorithm>
@@ -80,6 +82,12 @@ double recall_of(const Planted &p, const std::vector<uint64_t> &freqs) {
   for (uint64_t f : p.freqs) hits += std::binary_search(got.begin(), got.end(), f);
   return static_cast<double>(hits) / static_cast<double>(p.freqs.size());
 }
+
+// A plan to run on each signal, and its row label.
+struct Variant {
+  std::string label;
+  sfft_sparse_options knobs;
+};
 
 struct Row {
   std::string where, variant;
@@ -157,8 +165,8 @@ double rel_l2(const std::vector<uint64_t> &freqs, const std::vector<cd> &values,
 // ---------------------------------------------------------------- CPU: FFTW vs the CPU plan
 
 template <class Real>
-void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
-              const std::vector<sfft_sparse_variant> &variants, Summary &summary) {
+void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, const std::vector<Variant> &variants,
+              Summary &summary) {
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
   const uint64_t n = uint64_t{1} << log2n;
@@ -208,8 +216,8 @@ void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CPU;
-  for (sfft_sparse_variant v : variants) {
-    sfft_sparse_options knobs = knobs_for(v);
+  for (const Variant &v : variants) {
+    sfft_sparse_options knobs = v.knobs;
     sfft_plan plan = nullptr;
     if (!check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &opts, &knobs), "sfft_create"))
       continue;
@@ -223,7 +231,7 @@ void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
           status = sfft_exec(plan, x.data(), freqs.data(), values.data(), &count);
         },
         repeats);
-    Row r{"CPU", v == SFFT_SPARSE_AUTO ? "AUTO" : "ROBUST", dbl, log2n, k, log_uniform, snr, peer, ours,
+    Row r{"CPU", v.label, dbl, log2n, k, log_uniform, snr, peer, ours,
           0,     reference, 0, {}, noise_energy / static_cast<double>(n)};
     r.report.struct_size = sizeof r.report;
     if (check(status, "sfft_exec") && check(sfft_get_report(plan, 0, &r.report), "sfft_get_report")) {
@@ -250,8 +258,8 @@ double gpu_time(const std::function<void()> &fn, int repeats) {
 }
 
 template <class Real>
-void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
-              const std::vector<sfft_sparse_variant> &variants, Summary &summary) {
+void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, const std::vector<Variant> &variants,
+              Summary &summary) {
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
   const cufftType type = dbl ? CUFFT_Z2Z : CUFFT_C2C;
@@ -308,8 +316,8 @@ void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
   void *dfreqs = nullptr, *dvalues = nullptr;
   BENCH_CUDA(cudaMalloc(&dfreqs, k * sizeof(uint64_t)));
   BENCH_CUDA(cudaMalloc(&dvalues, k * sizeof(C)));
-  for (sfft_sparse_variant v : variants) {
-    sfft_sparse_options knobs = knobs_for(v);
+  for (const Variant &v : variants) {
+    sfft_sparse_options knobs = v.knobs;
     sfft_plan plan = nullptr;
     if (!check(sfft_create_ex(&plan, n, k, dbl ? SFFT_COMPLEX128 : SFFT_COMPLEX64, &opts, &knobs), "sfft_create"))
       continue;
@@ -321,7 +329,7 @@ void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
           status = sfft_exec(plan, x, static_cast<uint64_t *>(dfreqs), dvalues, &count);
         },
         repeats);
-    Row r{"GPU", v == SFFT_SPARSE_AUTO ? "AUTO" : "ROBUST", dbl, log2n, k, log_uniform, snr, peer, ours,
+    Row r{"GPU", v.label, dbl, log2n, k, log_uniform, snr, peer, ours,
           0,     reference, 0, {}, noise_energy / nd};
     r.report.struct_size = sizeof r.report;
     if (check(status, "sfft_exec") && check(sfft_get_report(plan, 0, &r.report), "sfft_get_report")) {
@@ -346,7 +354,7 @@ void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats,
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool cpu = true, gpu = true, both_dtypes = false, with_auto = false, quick = false;
+  bool cpu = true, gpu = true, both_dtypes = false, with_auto = false, quick = false, q4 = false, large = false;
   int repeats = 10, max_log2n = 24;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -364,10 +372,14 @@ int main(int argc, char **argv) {
       with_auto = true;
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--q4") {
+      q4 = true;
+    } else if (a == "--large") {
+      large = true;
     } else {
       std::printf(
           "usage: bench_sparse_noise [--cpu-only | --gpu-only] [--repeats N] [--max-log2n M] [--both-dtypes] "
-          "[--auto] [--quick]\n");
+          "[--auto] [--q4] [--quick] [--large]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -375,17 +387,24 @@ int main(int argc, char **argv) {
   fftwf_init_threads();
   const std::vector<double> snrs =
       quick ? std::vector<double>{3, 10, 20, 30} : std::vector<double>{-5, 0, 3, 5, 10, 15, 20, 30, 40};
-  std::vector<sfft_sparse_variant> variants{SFFT_SPARSE_ROBUST};
-  if (with_auto) variants.push_back(SFFT_SPARSE_AUTO);
+  std::vector<Variant> variants{{"ROBUST", knobs_for(SFFT_SPARSE_ROBUST)}};
+  if (with_auto) variants.push_back({"AUTO", knobs_for(SFFT_SPARSE_AUTO)});
+  if (q4) {
+    Variant old{"ROBUST q=4", knobs_for(SFFT_SPARSE_ROBUST)};
+    old.knobs.bits_per_stage = 4;
+    variants.push_back(old);
+  }
   std::printf("# sparse FFT under white noise, %s, device: %s, %u host threads, median of %d\n",
               bench::today().c_str(), bench::device_name().c_str(), std::thread::hardware_concurrency(), repeats);
   std::printf(
       "# recall: planted support found; reference: the full FFT's k largest |X|; rel l2: sfft's values against the "
       "full FFT at the returned frequencies; ratio: FFT time / sfft time\n");
-  auto sweep = [&](auto &&rows_for, const char *title, const char *peer) {
+  auto sweep = [&](auto &&rows_for, const char *title, const char *peer, bool with_large) {
     Summary summary;
     std::printf("\n## %s\n\n", title);
     print_header(peer);
+    if (with_large)
+      for (double snr : {10.0, 30.0}) rows_for(true, 27, 1000, false, snr, summary);
     for (int log2n : {20, 24}) {
       if (log2n > max_log2n) continue;
       for (uint64_t k : {uint64_t{100}, uint64_t{1000}})
@@ -407,7 +426,7 @@ int main(int argc, char **argv) {
             gpu_rows<float>(log2n, k, lu, snr, repeats, variants, s);
           }
         },
-        "GPU: cuFFT vs sfft CUDA plan (device pointers)", "cuFFT");
+        "GPU: cuFFT vs sfft CUDA plan (device pointers)", "cuFFT", large);
   }
 #endif
   if (cpu) {
@@ -419,8 +438,9 @@ int main(int argc, char **argv) {
             cpu_rows<float>(log2n, k, lu, snr, repeats, variants, s);
           }
         },
-        "CPU: threaded FFTW (FFTW_MEASURE) vs sfft CPU plan", "FFTW");
+        "CPU: threaded FFTW (FFTW_MEASURE) vs sfft CPU plan", "FFTW", false);
   }
   (void)gpu;
+  (void)large;  // GPU rows only
   return 0;
 }

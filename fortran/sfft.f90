@@ -95,6 +95,21 @@ module sfft
     integer(c_int64_t) :: comb_keep
   end type
 
+  ! sfft_get_report's result (docs/sparse-noise.md): set struct_size = c_sizeof(report) before the call. The
+  ! uint64_t fields are c_int64_t here, as for sfft_exec's count.
+  type, bind(c), public :: sfft_report
+    integer(c_size_t) :: struct_size
+    integer(c_int) :: variant
+    integer(c_int) :: unexplained
+    integer(c_int64_t) :: count
+    integer(c_int64_t) :: significant
+    integer(c_int64_t) :: unexplained_buckets
+    real(c_double) :: explained
+    real(c_double) :: signal_energy
+    real(c_double) :: noise_floor
+    real(c_double) :: excess
+  end type
+
   ! ------------------------------------------------------------------------------- procedures
   public :: sfft_options_init, sfft_options_init_sized, sfft_get_build_info, sfft_status_string, sfft_last_error, &
     sfft_version_string, sfft_version, sfft_cuda_device_count
@@ -105,7 +120,7 @@ module sfft
     spfft2d_exec_stream, spfft2d_set_tile_rows, spfft2d_set_method, spfft2d_get_method, spfft2d_get_info, &
     spfft2d_destroy
   public :: sfft_sparse_options_init, sfft_sparse_options_init_sized, sfft_create, sfft_create_ex, sfft_exec, &
-    sfft_exec_batch, sfft_destroy
+    sfft_exec_batch, sfft_get_report, sfft_destroy
   public :: sfft_string, sfft_last_error_string
 
   ! A Fortran string from a C string pointer (c_null_ptr gives '') or from a NUL-terminated character array.
@@ -303,6 +318,13 @@ module sfft
       type(c_ptr), value :: plan, x, freqs, values
       integer(c_int64_t), value :: batch, x_dist, out_dist
       integer(c_int64_t), intent(inout) :: counts(*)
+    end function
+    ! signal: 0 after sfft_exec, 0..batch-1 after sfft_exec_batch.
+    integer(c_int) function sfft_get_report(plan, signal, report) bind(c, name="sfft_get_report")
+      import :: c_ptr, c_int, c_int64_t, sfft_report
+      type(c_ptr), value :: plan
+      integer(c_int64_t), value :: signal
+      type(sfft_report), intent(inout) :: report
     end function
     integer(c_int) function sfft_destroy(plan) bind(c, name="sfft_destroy")
       import :: c_ptr, c_int

@@ -67,6 +67,18 @@ double fftw_forward(const std::vector<cd> &x, std::vector<cd> &spectrum, int thr
   return seconds;
 }
 
+// The exec report (sfft_get_report) of signal `signal` of the plan's last exec, one line.
+void print_report(sfft_plan plan, uint64_t signal, const char *label) {
+  sfft_report r;
+  r.struct_size = sizeof r;
+  if (cli::report(sfft_get_report(plan, signal, &r), "sfft_get_report")) return;
+  std::printf("%sreport: %s variant %s, %" PRIu64 " returned (%" PRIu64
+              " above the noise), explained %.4f of %.4g, noise floor %.3g per bin, residual/noise %.3f, "
+              "unexplained buckets %" PRIu64 "\n",
+              label, r.unexplained ? "UNEXPLAINED ENERGY," : "ok,", r.variant == SFFT_SPARSE_EXACT ? "exact" : "robust",
+              r.count, r.significant, r.explained, r.signal_energy, r.noise_floor, r.excess, r.unexplained_buckets);
+}
+
 // --batch: signal b is x shifted by b samples (x_b[t] = x[(t + b) mod n]), so its planted coefficients are
 // amplitude e^(2 pi i f b / n); sfft_exec_batch on all of them against one batched FFTW plan.
 int run_batch(const std::vector<cd> &x, const std::vector<uint64_t> &planted, const std::vector<cd> &amplitude,
@@ -86,6 +98,12 @@ int run_batch(const std::vector<cd> &x, const std::vector<uint64_t> &planted, co
     status = sfft_exec_batch(plan, signals, xs.data(), n, freqs.data(), values.data(), k, counts.data());
     return status == SFFT_SUCCESS;
   });
+  if (status == SFFT_SUCCESS) {
+    for (std::size_t b = 0; b < signals; ++b) {
+      const std::string label = "signal " + std::to_string(b) + " ";
+      print_report(plan, b, label.c_str());
+    }
+  }
   sfft_destroy(plan);
   if (cli::report(status, "sfft_exec_batch")) return 1;
   const int threads =
@@ -206,6 +224,7 @@ int cmd_sparse(int argc, char **argv) {
     status = sfft_exec(plan, x.data(), freqs.data(), values.data(), &count);
     return status == SFFT_SUCCESS;
   });
+  if (status == SFFT_SUCCESS) print_report(plan, 0, "");
   sfft_destroy(plan);
   if (cli::report(status, "sfft_exec")) return 1;
 

@@ -178,3 +178,29 @@ def test_batch_on_device(cupy, rng):
         freqs, values = cupy.asnumpy(freqs), cupy.asnumpy(values)
         for i in range(batch):
             assert_top_k(freqs[i], values[i], x[i], k, rtol=1e-6)
+
+
+def test_report_explains_clean_and_flags_noise(rng):
+    n, k = 1 << 14, 8
+    with sfft.SparsePlan(n, k, variant="robust", backend="cpu") as plan:
+        with pytest.raises(sfft.InvalidArgumentError):
+            plan.report  # before any execution
+        x = sparse_signal(rng, n, k)
+        freqs, values = plan(x)
+        r = plan.report
+        assert r.variant == "robust" and not r.unexplained
+        assert r.count == len(freqs) == k and r.significant == k
+        assert r.explained > 0.999
+        energy = np.sum(np.abs(np.fft.fft(x)) ** 2)
+        assert abs(r.signal_energy - energy) < 0.05 * energy
+        noise = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex128)
+        plan(noise)
+        r = plan.report
+        assert r.unexplained and r.significant == 0 and r.explained < 0.5
+        # The noise floor per bin: E|N[f]|^2 = 2n for unit-variance real and imaginary parts.
+        assert abs(r.noise_floor - 2 * n) < 0.2 * 2 * n
+        # A batch: one report per row.
+        plan.execute_batch(np.stack([x, noise]))
+        assert not plan.report_of(0).unexplained and plan.report_of(1).unexplained
+        with pytest.raises(sfft.InvalidArgumentError):
+            plan.report_of(2)

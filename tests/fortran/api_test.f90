@@ -360,6 +360,7 @@ contains
     integer(c_int64_t) :: count, counts(3)
     type(sfft_options) :: opts
     type(sfft_sparse_options) :: knobs
+    type(sfft_report) :: report
     type(c_ptr) :: plan
     integer :: i, j, variant
     logical :: ok
@@ -413,6 +414,14 @@ contains
         end do
       end do
       call check(ok, 'sfft_exec_batch finds the tones of each signal (X[f] = n a, 2 n a) and none in the empty one')
+      ! The report of each signal: the clean ones explained; a signal beyond the batch refused.
+      report%struct_size = c_sizeof(report)
+      do i = 1, 2
+        ok = sfft_get_report(plan, int(i - 1, c_int64_t), report) == SFFT_SUCCESS
+        call check(ok .and. report%count == k .and. report%unexplained == 0, 'sfft_get_report: signal explained')
+      end do
+      call check(sfft_get_report(plan, 3_c_int64_t, report) == SFFT_ERROR_INVALID_ARGUMENT, &
+                 'sfft_get_report: a signal beyond the batch is refused')
       counts = [int(k, c_int64_t), 1_c_int64_t, int(k, c_int64_t)]
       ! Separate statements: Fortran does not order the operands of .and. (the message is read after the call).
       ok = sfft_exec_batch(plan, 3_c_int64_t, c_loc(xs), int(n, c_int64_t), c_loc(batch_freqs), c_loc(founds), &

@@ -1,16 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sparse FFT: the k largest DFT coefficients (sfft_create_ex / sfft_exec / sfft_exec_batch / sfft_destroy)."""
+"""Sparse FFT: the k largest DFT coefficients (sfft_create_ex / sfft_exec / sfft_exec_batch / sfft_get_report /
+sfft_destroy)."""
 from __future__ import annotations
 
 import ctypes
 import operator
-from typing import Any, Tuple
+from typing import Any, NamedTuple, Tuple
 
 import numpy as np
 
 from . import _arrays, _lib
 
-__all__ = ["SparsePlan", "sparse_fft"]
+__all__ = ["SparsePlan", "SparseReport", "sparse_fft"]
 
 _VARIANTS = {"auto": 0, "robust": 1, "exact": 2}
 _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.COMPLEX128}
@@ -19,6 +20,43 @@ _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.
 _exec_batch = _lib.lib.sfft_exec_batch
 _exec_batch.restype = _lib._status
 _exec_batch.argtypes = [_lib._vp, _lib._u64, _lib._vp, _lib._u64, _lib._u64p, _lib._vp, _lib._u64, _lib._u64p]
+
+
+
+class _Report(ctypes.Structure):
+    """sfft_report (include/sfft/sfft.h)."""
+    _fields_ = [("struct_size", _lib._size_t), ("variant", _lib._int), ("unexplained", _lib._int),
+                ("count", ctypes.c_uint64), ("significant", ctypes.c_uint64),
+                ("unexplained_buckets", ctypes.c_uint64), ("explained", ctypes.c_double),
+                ("signal_energy", ctypes.c_double), ("noise_floor", ctypes.c_double), ("excess", ctypes.c_double)]
+
+
+# sfft_get_report(plan, signal, report)
+_get_report = _lib.lib.sfft_get_report
+_get_report.restype = _lib._status
+_get_report.argtypes = [_lib._vp, _lib._u64, ctypes.POINTER(_Report)]
+
+
+class SparseReport(NamedTuple):
+    """What an exec found out about its own answer (``sfft_report``; docs/sparse-noise.md).
+
+    variant: "exact" or "robust" (the stage whose result was returned); unexplained: energy is left that
+    neither the coefficients nor the noise floor explain (missed or colliding coefficients, k too small, pure
+    noise: the answer is not a full FFT's top-k); count: coefficients returned; significant: of them, those
+    above the noise; unexplained_buckets: residual buckets per loop above the noise (~ coefficients missed);
+    explained: fraction of the signal energy the coefficients explain; signal_energy: sum |X[f]|^2;
+    noise_floor: noise energy per bin E|N[f]|^2; excess: residual energy / what the noise accounts for. The
+    energies are NaN where the plan measures none (CUDA EXACT peeling).
+    """
+    variant: str
+    unexplained: bool
+    count: int
+    significant: int
+    unexplained_buckets: int
+    explained: float
+    signal_energy: float
+    noise_floor: float
+    excess: float
 
 
 def complex_dtype(dtype: Any, what: str) -> np.dtype:
@@ -73,6 +111,23 @@ class SparsePlan(_lib.PlanHandle):
     """
 
     _destroy = _lib.lib.sfft_destroy
+
+    def report_of(self, signal: int = 0) -> SparseReport:
+        """The report of signal ``signal`` of the last :meth:`execute_batch` (0: the last :meth:`execute`).
+
+        Raises InvalidArgumentError before any execution, or for a signal beyond the last batch.
+        """
+        r = _Report()
+        r.struct_size = ctypes.sizeof(r)
+        _lib.check(_get_report(self._live(), _lib._nonnegative_int(signal, "signal"), ctypes.byref(r)))
+        return SparseReport("exact" if r.variant == _VARIANTS["exact"] else "robust", bool(r.unexplained),
+                            int(r.count), int(r.significant), int(r.unexplained_buckets), r.explained,
+                            r.signal_energy, r.noise_floor, r.excess)
+
+    @property
+    def report(self) -> SparseReport:
+        """The report of the last :meth:`execute` (signal 0 of the last :meth:`execute_batch`)."""
+        return self.report_of(0)
 
     def __init__(self, n: int, k: int, dtype: Any = np.complex128, *, variant: str = "auto",
                  filter_tolerance: float = 0.0, bucket_factor: float = 0.0, location_loops: int = 0,

@@ -300,9 +300,10 @@ class ScopedEnvironment {
   std::vector<const char *> names_;
 };
 
-// The CUDA batch's kernel variants (engine.cu's A/B overrides, read when the batch engine is made): 4, 8 or 16
-// fold threads per output, with and without the fold's L2 prefetch, and the peel per (later loop, bucket), per
-// bucket or per signal (every loop in one launch) give every signal sfft_exec's result and the planted spectrum.
+// The CUDA batch's kernel variants (engine.cu's A/B overrides, read when the batch engine is made): the gather
+// fold with 4, 8 or 16 threads per output, with and without its L2 prefetch, or the sorted fold, and the peel
+// per (later loop, bucket), per bucket or per signal (every loop in one launch) give every signal sfft_exec's
+// result and the planted spectrum.
 TEST_P(SparseBatch, KernelVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' variants take device input";
   const uint64_t n = 1 << 15, k = 40;
@@ -313,13 +314,16 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
     signals.push_back(planted_signals.back().x);
   }
   struct Variant {
-    const char *slices, *prefetch, *peel;
+    const char *fold, *slices, *prefetch, *peel;
   };
-  for (const Variant v :
-       {Variant{"4", "0", "per-target"}, Variant{"4", "1", "per-bucket"}, Variant{"8", "1", "per-signal"},
-        Variant{"16", "1", "per-target"}, Variant{"16", "0", "per-signal"}}) {
-    SCOPED_TRACE(std::string("slices ") + v.slices + ", prefetch " + v.prefetch + ", peel " + v.peel);
+  for (const Variant v : {Variant{"gather", "4", "0", "per-target"}, Variant{"gather", "4", "1", "per-bucket"},
+                          Variant{"gather", "8", "1", "per-signal"}, Variant{"gather", "16", "1", "per-target"},
+                          Variant{"gather", "16", "0", "per-signal"}, Variant{"sorted", "4", "0", "per-signal"},
+                          Variant{"sorted", "4", "0", "per-bucket"}}) {
+    SCOPED_TRACE(std::string("fold ") + v.fold + ", slices " + v.slices + ", prefetch " + v.prefetch + ", peel " +
+                 v.peel);
     ScopedEnvironment environment;
+    environment.set("SFFT_SPARSE_BATCH_FOLD", v.fold);
     environment.set("SFFT_SPARSE_BATCH_FOLD_SLICES", v.slices);
     environment.set("SFFT_SPARSE_BATCH_PREFETCH", v.prefetch);
     environment.set("SFFT_SPARSE_BATCH_PEEL", v.peel);

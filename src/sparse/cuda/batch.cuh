@@ -59,6 +59,23 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
 // Batched fold blocks of `slices` threads per output resident per SM (occupancy on the current device).
 template <class Real>
 int fold_blocks_per_sm(bool power_of_two, unsigned slices);
+
+// The sorted fold (batches of designs whose folded sums fit a block's shared memory): every (job, tap p) pair
+// the fold reads, sorted by sample index at plan time (index, then p << kSortedJobBits | job). A block per
+// signal walks the list, reading the samples in increasing order (each 32-byte sector once, in sequence) and
+// adding window x sample into its sums in shared memory; then writes them out as the gather fold does.
+constexpr int kSortedJobBits = 6;  // jobs per design at most 64; p below 2^26
+constexpr unsigned kSortedFoldBlock = 512;
+constexpr std::size_t kSortedFoldShared = 100 * 1024;  // bytes of sums at most: two blocks per SM
+struct SortedTap {
+  uint32_t index;  // sample index
+  uint32_t p_job;  // tap p of the job's first hashing, and the job
+};
+template <class Real>
+void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
+                              int job_count, const SortedTap *taps, std::size_t tap_count, int64_t half_taps,
+                              const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
+                              const Table &table, int passes, const Strides &st, unsigned signals, cudaStream_t stream);
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,

@@ -123,8 +123,9 @@ bool stage_times_requested() {
 // A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
 // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
 // (peel.cu); SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns the fold's L2 prefetch off or on, and
-// SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output, whatever the rule says. Unset or other
-// values: the engine's own choice.
+// SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output, and SFFT_SPARSE_BATCH_FOLD=sorted or
+// gather picks the sorted fold (where the design fits it) or the gather fold, whatever the rule says. Unset or
+// other values: the engine's own choice.
 std::string environment(const char *name) {
   const char *v = std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
@@ -332,11 +333,18 @@ class CudaEngine final : public Engine {
     // One fold and one normalisation launch for every signal; the fold's L2 prefetch for device memory only
     // (a managed signal may have pages on the host).
     if (pointer_kind(io.x) != PointerKind::Host) {
-      launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
-                              far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
-                              batch_fold_slices_, batch_prefetch_ && pointer_kind(io.x) == PointerKind::Device,
-                              stream_);
+      if (sorted_taps_count_ > 0) {
+        launch_fold_sorted_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(), jobs_.get(),
+                                       static_cast<int>(jobs_count_), sorted_taps_.get(), sorted_taps_count_,
+                                       d_.half_taps, g, sums, z_.get(), counters_.get(), table_, kRobustPasses,
+                                       strides_, signals, stream_);
+      } else {
+        launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
+                                far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
+                                g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
+                                batch_fold_slices_, batch_prefetch_ && pointer_kind(io.x) == PointerKind::Device,
+                                stream_);
+      }
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
                                    counters_.get(), outputs_.get(), strides_, signals, stream_);
@@ -354,8 +362,9 @@ class CudaEngine final : public Engine {
       timer->report(batch, std::string(batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
                                        : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
                                                                              : "peel per target") +
-                               ", fold " + std::to_string(batch_fold_slices_) + " slices" +
-                               (batch_prefetch_ ? " + prefetch" : ""));
+                               (sorted_taps_count_ > 0 ? std::string(", fold sorted")
+                                                       : ", fold " + std::to_string(batch_fold_slices_) + " slices" +
+                                                             (batch_prefetch_ ? " + prefetch" : "")));
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -542,6 +551,8 @@ class CudaEngine final : public Engine {
   //    fit half the L2 (each of its two partitions caches what its own SMs read): the fold takes the fewest
   //    threads per output (4, 8, 16) that make them fit, or does without the prefetch. Phase-2 figures (H100):
   //    2^16 k100 b1024 complex64 reads R = 0.51 n, 0.54 ms; 2^20 k1000 b64 complex64 R = 0.26 n, 0.38 ms.
+  //  - sorted fold instead (batch.cuh), under the same density condition, when the design fits it
+  //    (sorted_fold_fits: all folded sums in a block's shared memory) and the batch gives every SM a signal.
   void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
     const Geometry &g = d_.geom;
     std::size_t reads = 0;
@@ -572,6 +583,10 @@ class CudaEngine final : public Engine {
     }
     const std::string prefetch = environment("SFFT_SPARSE_BATCH_PREFETCH");
     if (prefetch == "0" || prefetch == "1") batch_prefetch_ = prefetch == "1";
+    const bool sorted =
+        sorted_fold_fits(jobs) && 2 * reads * 32 >= signal_bytes && signals_ >= static_cast<std::size_t>(sms);
+    const std::string fold = environment("SFFT_SPARSE_BATCH_FOLD");
+    if (fold == "sorted" ? sorted_fold_fits(jobs) : fold != "gather" && sorted) upload_sorted_taps(jobs);
     const std::string slices = environment("SFFT_SPARSE_BATCH_FOLD_SLICES");
     if (slices == "4" || slices == "8" || slices == "16")
       batch_fold_slices_ = static_cast<unsigned>(std::stoul(slices));
@@ -582,6 +597,40 @@ class CudaEngine final : public Engine {
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
+  }
+
+  // Whether the sorted fold can run this design: its folded sums fit a block's shared memory (two blocks per
+  // SM), sample indices fit 32 bits, taps p below 2^(32 - kSortedJobBits), every hashing uses the main window.
+  bool sorted_fold_fits(const std::vector<FoldJob> &jobs) const {
+    const std::size_t sums = hashings_ * d_.geom.buckets;
+    const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
+    bool fits = 2 * sums * sizeof(Real) <= kSortedFoldShared && d_.geom.n <= (uint64_t{1} << 32) &&
+                jobs.size() <= (std::size_t{1} << kSortedJobBits);
+    for (const FoldJob &job : jobs)
+      fits = fits && job.far == 0 && taps + job.shift[job.count - 1] <= (uint64_t{1} << (32 - kSortedJobBits));
+    return fits;
+  }
+
+  // Every (job, tap p) pair of the fold, sorted by sample index, to the device (the sorted fold's list).
+  void upload_sorted_taps(const std::vector<FoldJob> &jobs) {
+    const Geometry &g = d_.geom;
+    const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
+    std::vector<SortedTap> list;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const FoldJob &job = jobs[j];
+      for (uint64_t p = 0; p < taps + job.shift[job.count - 1]; ++p) {
+        const uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - d_.half_taps, g);
+        list.push_back({static_cast<uint32_t>(index), static_cast<uint32_t>(p << kSortedJobBits | j)});
+      }
+    }
+    std::sort(list.begin(), list.end(), [](const SortedTap &a, const SortedTap &b) {
+      return a.index != b.index ? a.index < b.index : a.p_job < b.p_job;
+    });
+    sorted_taps_.allocate(list.size());
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(sorted_taps_.get(), list.data(), list.size() * sizeof(SortedTap),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // list dies with this scope
+    sorted_taps_count_ = list.size();
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -763,6 +812,8 @@ class CudaEngine final : public Engine {
   BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_kernels()
   bool batch_prefetch_ = false;
   unsigned batch_fold_slices_ = kFoldSlices;
+  cuda::DeviceBuffer<SortedTap> sorted_taps_;  // the sorted fold's list (choose_batch_kernels), else empty
+  std::size_t sorted_taps_count_ = 0;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;

@@ -139,6 +139,60 @@ __global__ void __launch_bounds__(kFoldOutputs *kSlices)
   }
 }
 
+// The sorted fold (batch.cuh): block = signal blockIdx.y. Shared memory holds its `sums` folded sums (re, im);
+// tap (index, p, job) adds window[p - shift_c] x[index] to bucket (p - shift_c - T) mod B of each hashing c of
+// the job whose window covers it (the gather fold's sums, in another order). Then the sums go to z, with the
+// finiteness flag and the largest exponent as fold_kernel leaves them.
+template <class Real>
+__global__ void __launch_bounds__(kSortedFoldBlock)
+    sorted_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const Real *__restrict__ window,
+                       const FoldJob *__restrict__ job_list, int job_count, const SortedTap *__restrict__ taps,
+                       std::size_t tap_count, int64_t half_taps, Geometry g, std::size_t sums,
+                       Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes, Strides st) {
+  extern __shared__ unsigned char shared_bytes[];
+  auto *acc = reinterpret_cast<Real *>(shared_bytes);  // re, im of sum i at 2i, 2i + 1
+  __shared__ FoldJob jobs[1 << kSortedJobBits];
+  for (int j = static_cast<int>(threadIdx.x); j < job_count; j += static_cast<int>(blockDim.x)) jobs[j] = job_list[j];
+  x += blockIdx.y * x_stride;
+  z += blockIdx.y * st.z;
+  counters += blockIdx.y;
+  reset_stale_slots(signal_table(table, blockIdx.y, st), passes, counters, threadIdx.x, blockDim.x);
+  for (std::size_t i = threadIdx.x; i < 2 * sums; i += blockDim.x) acc[i] = Real(0);
+  __syncthreads();
+  const uint64_t window_taps = 2 * static_cast<uint64_t>(half_taps) + 1;
+  const uint64_t unshift = g.buckets - mod_b(static_cast<uint64_t>(half_taps), g);  // bucket = (tap - T) mod B
+  constexpr uint32_t kJobMask = (1u << kSortedJobBits) - 1;
+#pragma unroll 4
+  for (std::size_t e = threadIdx.x; e < tap_count; e += blockDim.x) {
+    const SortedTap tap = taps[e];
+    const Cplx<Real> v = x[tap.index];
+    const FoldJob &job = jobs[tap.p_job & kJobMask];
+    const uint64_t p = tap.p_job >> kSortedJobBits;
+#pragma unroll
+    for (int c = 0; c < kJobHashings; ++c) {
+      const uint64_t t = p - job.shift[c];  // wraps past the window when p < shift
+      if (c < job.count && t < window_taps) {
+        const Real w = window[t];
+        const std::size_t i = static_cast<std::size_t>(job.hashing[c]) * g.buckets + mod_b(t + unshift, g);
+        atomicAdd(&acc[2 * i], w * v.re);
+        atomicAdd(&acc[2 * i + 1], w * v.im);
+      }
+    }
+  }
+  __syncthreads();
+  bool finite = true;
+  Real largest = 0;
+  for (std::size_t i = threadIdx.x; i < sums; i += blockDim.x) {
+    const Real re = acc[2 * i], im = acc[2 * i + 1];
+    z[i] = {re, im};
+    finite = finite && isfinite(re) && isfinite(im);
+    largest = fmax(largest, fmax(fabs(re), fabs(im)));
+  }
+  if (!finite) atomicOr(&counters->nonfinite, 1u);
+  const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // blockDim: whole warps
+  if (threadIdx.x % 32 == 0 && exponent != 0) atomicMax(&counters->fold_exponent, exponent);
+}
+
 // Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
 // 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
 // (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
@@ -232,6 +286,20 @@ int fold_blocks_per_sm(bool power_of_two, unsigned slices) {
 }
 
 template <class Real>
+void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
+                              int job_count, const SortedTap *taps, std::size_t tap_count, int64_t half_taps,
+                              const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
+                              const Table &table, int passes, const Strides &st, unsigned signals,
+                              cudaStream_t stream) {
+  const std::size_t shared = 2 * sums * sizeof(Real);
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(sorted_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
+  sorted_fold_kernel<Real><<<dim3(1, signals), kSortedFoldBlock, shared, stream>>>(
+      x, x_stride, window, jobs, job_count, taps, tap_count, half_taps, g, sums, z, counters, table, passes, st);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
 void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, uint64_t length,
                        const Real *main_window, const Real *far_window, const FoldJob *jobs, std::size_t outputs,
                        int64_t main_half_taps, int64_t far_half_taps, const Geometry &g, Cplx<Real> *z,
@@ -289,6 +357,14 @@ template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t,
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
                                         Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
                                         unsigned, bool, cudaStream_t);
+template void launch_fold_sorted_batch<float>(const Cplx<float> *, std::size_t, const float *, const FoldJob *, int,
+                                              const SortedTap *, std::size_t, int64_t, const Geometry &, std::size_t,
+                                              Cplx<float> *, Counters *, const Table &, int, const Strides &, unsigned,
+                                              cudaStream_t);
+template void launch_fold_sorted_batch<double>(const Cplx<double> *, std::size_t, const double *, const FoldJob *, int,
+                                               const SortedTap *, std::size_t, int64_t, const Geometry &, std::size_t,
+                                               Cplx<double> *, Counters *, const Table &, int, const Strides &,
+                                               unsigned, cudaStream_t);
 template int fold_blocks_per_sm<float>(bool, unsigned);
 template int fold_blocks_per_sm<double>(bool, unsigned);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,

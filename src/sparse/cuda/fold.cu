@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kSortedFoldBlock)
                        const FoldJob *__restrict__ job_list, int job_count, const SortedTap *__restrict__ taps,
                        std::size_t tap_count, int64_t half_taps, Geometry g, std::size_t sums,
                        Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes, Strides st) {
-  extern __shared__ unsigned char shared_bytes[];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   auto *acc = reinterpret_cast<Real *>(shared_bytes);  // re, im of sum i at 2i, 2i + 1
   __shared__ FoldJob jobs[1 << kSortedJobBits];
   for (int j = static_cast<int>(threadIdx.x); j < job_count; j += static_cast<int>(blockDim.x)) jobs[j] = job_list[j];

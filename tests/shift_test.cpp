@@ -425,6 +425,93 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
   EXPECT_TRUE(saw_general_outer);
 }
 
+// The CUDA kernels' per-thread work (pairs.hpp: chain_walk, tile_bases, tile_element_load) run on the host:
+// chains one at a time and tiles (loads of the whole tile, then its stores) in shuffled order, after the
+// boundary slabs are saved, give NumPy's result; every chain form the kernels instantiate, several unrolls.
+TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
+  using namespace sfft::shift;
+  const std::vector<Case> layouts = {
+      {{101}, 0},         {{7, 9, 11}, 0},  {{7, 9, 11}, 5},   {{5, 7, 3, 40}, 7}, {{6, 5}, 0},
+      {{4, 5, 6, 7}, 0},  {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0}, {{63, 64}, 0},     {{3, 400}, 0},
+      {{400, 3}, 0},      {{3, 4001}, 0},   {{5, 4, 3, 301}, 0}, {{9, 2, 65}, 0}, {{4, 33, 45}, 0},
+      {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55}, {{2, 9, 4, 5}, 0},
+  };
+  std::mt19937_64 rng(11);
+  for (const Case &c : layouts)
+    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
+      for (bool inverse : {false, true}) {
+        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+        if (l.ndim == 0 || is_involution(l)) continue;
+        PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+        const std::size_t n = l.words;
+        std::vector<std::size_t> want(n);
+        for (std::size_t f = 0; f < n; ++f) {
+          std::size_t rem = f, dst = 0, stride = 1;
+          for (int d = l.ndim - 1; d >= 0; --d) {
+            auto e = static_cast<std::size_t>(l.extent[d]);
+            std::size_t i = rem % e;
+            rem /= e;
+            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
+            stride *= e;
+          }
+          want[dst] = f;
+        }
+        for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{5}, p.steps}) {
+          set_batch(p, batch);
+          for (int form = 0; form < 5; ++form) {
+            if (form < 4 && !p.involution) continue;  // chains need σ = σ^-1
+            SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
+                                              << c.mask << " dtype " << dtype << " inverse " << inverse << " batch "
+                                              << batch << " form " << form);
+            std::vector<std::size_t> data(n), saved(p.scratch_words);
+            std::iota(data.begin(), data.end(), std::size_t{0});
+            for (int64_t k = 0; k < p.batches; ++k)
+              for (std::size_t j = 0; j < p.slab; ++j) saved[saved_at(p, k, 0, j)] = data[boundary_word(p, k, j)];
+            if (form < 4) {
+              std::vector<std::size_t> chains(p.scratch_words);
+              std::iota(chains.begin(), chains.end(), std::size_t{0});
+              std::shuffle(chains.begin(), chains.end(), rng);
+              for (std::size_t g : chains) {
+                if (form == 0 && p.inner_dims <= 1)
+                  chain_walk<std::size_t, 1, uint32_t, 8>(data.data(), saved.data(), p, g);
+                else if (form == 1 && p.inner_dims <= 2)
+                  chain_walk<std::size_t, 2, uint32_t, 3>(data.data(), saved.data(), p, g);
+                else if (form == 2 && p.inner_dims <= 4)
+                  chain_walk<std::size_t, 4, uint32_t, 16>(data.data(), saved.data(), p, g);
+                else
+                  chain_walk<std::size_t, kMaxDims, uint64_t, 2>(data.data(), saved.data(), p, g);
+              }
+            } else {
+              const std::size_t per_tile = p.involution ? 1 : p.O;
+              std::vector<std::size_t> tiles(static_cast<std::size_t>(p.batches) * (p.O / per_tile));
+              std::iota(tiles.begin(), tiles.end(), std::size_t{0});
+              std::shuffle(tiles.begin(), tiles.end(), rng);
+              for (std::size_t tile : tiles) {
+                const auto k = static_cast<int64_t>(tile / (p.O / per_tile));
+                const std::size_t o0 = tile % (p.O / per_tile) * per_tile;
+                std::vector<std::pair<int64_t, std::size_t>> stores;
+                for (std::size_t o = o0; o < o0 + per_tile; ++o) {
+                  const TileBases tb = tile_bases(p, k, o);
+                  for (int64_t t = batch_begin(p, k); t < batch_end(p, k); ++t)
+                    for (std::size_t i = 0; i < p.S; ++i) {
+                      std::size_t v1 = 0, v0 = 0;
+                      int64_t d1 = 0, d0 = 0;
+                      const bool has0 = tile_element_load(p, k, tb, o, t, i, inner_image(p, i, 1),
+                                                          inner_image(p, i, -1), data.data(), saved.data(), &v1,
+                                                          &d1, &v0, &d0);
+                      stores.emplace_back(d1, v1);
+                      if (has0) stores.emplace_back(d0, v0);
+                    }
+                }
+                for (auto [at, v] : stores) data[static_cast<std::size_t>(at)] = v;
+              }
+            }
+            ASSERT_EQ(data, want);
+          }
+        }
+      }
+}
+
 // The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
 TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
   std::mt19937_64 rng(5);

@@ -631,12 +631,10 @@ __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__r
   }
 }
 
-// Chains (inner blocks of at least kChainWords words): one thread per (batch, o, i), walking its chain
-// through the batch. Consecutive threads take consecutive i, so every lane's loads and stores are row runs.
-// The thread's own program order is the only order the pass needs (see pairs.hpp): no barrier, no flag. D is
-// the inner dims rounded up (padding dims have extent 1), Inner the type of inner offsets; U steps' loads
-// are issued before their stores. Per step, the three (o, v) blocks a chain touches move by one block, so
-// their offsets are updated by an addition, and only the inner digits are recomputed.
+// Chains (inner blocks of at least kChainWords words, σ an involution): one thread per (batch, o, i), walking
+// its chain through the batch (chain_walk, pairs.hpp). Consecutive threads take consecutive i, and every chain
+// of a warp moves by the same offsets, so each lane's loads and stores are row runs. The thread's own
+// program order is the only order the pass needs: no barrier, no flag.
 constexpr std::size_t kChainWords = 32;
 
 template <class Word>
@@ -651,69 +649,13 @@ __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *_
   __syncthreads();
   const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
   const std::size_t g = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (g >= p.scratch_words) return;  // one thread per (batch, o, i): as many as scratch words
-  const auto k = static_cast<int64_t>(g / p.slab);
-  const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
-  // Inner digits and the per-dim additions of π, π^-1 and one chain step (π^-2), modulo the extent.
-  Inner dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
-  auto rem = static_cast<Inner>(x - o * p.S);
-#pragma unroll
-  for (int d = D - 1; d >= 0; --d) {
-    const bool real = d < p.inner_dims;
-    const int64_t ext = real ? p.inner_e[d] : 1, s = real ? p.inner_s[d] : 0;
-    e[d] = static_cast<Inner>(ext);
-    stride[d] = real ? static_cast<Inner>(p.inner_stride[d]) : 0;
-    dg[d] = rem % e[d];
-    rem /= e[d];
-    add1[d] = static_cast<Inner>(s);
-    addm1[d] = static_cast<Inner>(s == 0 ? 0 : ext - s);
-    addm2[d] = static_cast<Inner>(shift_digit(0, ext, s, -2));
-  }
-  const auto wrap = [](Inner v, Inner ext) { return v >= ext ? v - ext : v; };
-  const int64_t b = batch_begin(p, k), end = batch_end(p, k);
-  const int64_t block = p.rev ? -static_cast<int64_t>(p.S) : static_cast<int64_t>(p.S);
-  // Offsets of the blocks (o, t), (σ o, t + lo) and (σ o, t + lo + 1) at t = b (the last is never read when
-  // b = lo, where v = n is past the axis); the saved middle block of o and boundary block k + 1 of σ o.
-  auto own = static_cast<int64_t>(word_at(p, o, b, 0)), to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
-  auto from0 = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));
-  const std::size_t middle = saved_at(p, 0, o, 0), next = saved_at(p, k + 1, so, 0);
-  for (int64_t t0 = b; t0 < end; t0 += U) {
-    Word v1[U], v0[U];
-    int64_t d1[U], d0[U];
-    bool live[U], has0[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t t = t0 + u;
-      live[u] = t < end;
-      has0[u] = live[u] && t < p.lo;
-      if (!live[u]) continue;
-      Inner at = 0, fwd = 0, back = 0;
-#pragma unroll
-      for (int d = 0; d < D; ++d) {
-        at += dg[d] * stride[d];
-        fwd += wrap(dg[d] + add1[d], e[d]) * stride[d];
-        back += wrap(dg[d] + addm1[d], e[d]) * stride[d];
-        dg[d] = wrap(dg[d] + addm2[d], e[d]);
-      }
-      v1[u] = t == p.lo ? __ldg(saved + middle + at) : data[own + at];
-      d1[u] = to1 + fwd;
-      d0[u] = own + at;
-      if (has0[u]) v0[u] = t + 1 == end ? __ldg(saved + next + back) : data[from0 + back];
-      own += block;
-      to1 += block;
-      from0 += block;
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (live[u]) data[d1[u]] = v1[u];
-      if (has0[u]) data[d0[u]] = v0[u];
-    }
-  }
+  if (g < p.scratch_words) chain_walk<Word, D, Inner, U>(data, saved, p, g);  // one per (batch, o, i)
 }
 
-// Tiles (short inner blocks): a block takes `tile_outer` outer elements x one batch of steps x all inner
-// words, loads both lanes of every element, waits at a barrier (a step's lane 1 overwrites what the previous
-// step's lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
+// Tiles (short inner blocks, or every outer element when σ is no involution): a block takes `tile_outer`
+// outer elements x one batch of steps x all inner words, loads both lanes of every element
+// (tile_element_load, pairs.hpp), waits at a barrier (a step's lane 1 overwrites what the previous step's
+// lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
 // accesses are runs of the (o, v) blocks. Offsets: per outer element, the three blocks at the batch's first
 // step (shared), plus the step's distance and the inner offset.
 constexpr unsigned kMaxTileOuter = 256;
@@ -738,11 +680,11 @@ __global__ void __launch_bounds__(kBlock)
   const auto outer = static_cast<unsigned>(min(static_cast<std::size_t>(tiles.tile_outer), p.O - o0));
   const int64_t b = batch_begin(p, k), end = batch_end(p, k);
   for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) {
-    const std::size_t o = o0 + r, back_o = outer_image(p, o, -1);
-    outer_back[r] = back_o;
-    own[r] = static_cast<int64_t>(word_at(p, o, b, 0));
-    to1[r] = static_cast<int64_t>(word_at(p, outer_image(p, o, 1), b + p.lo, 0));
-    from0[r] = static_cast<int64_t>(word_at(p, back_o, b + p.lo + 1, 0));  // unread when b = lo (v = n)
+    const TileBases t = tile_bases(p, k, o0 + r);
+    outer_back[r] = t.back_o;
+    own[r] = t.own;
+    to1[r] = t.to1;
+    from0[r] = t.from0;
   }
   const auto S = static_cast<uint32_t>(p.S);
   for (uint32_t i = threadIdx.x; i < S; i += blockDim.x) {
@@ -763,15 +705,9 @@ __global__ void __launch_bounds__(kBlock)
     has0[j] = false;
     if (!live[j]) continue;
     const uint32_t ol = by_outer.div(q), r = q - ol * per_outer, tl = by_S.div(r), i = r - tl * S;
-    const int64_t t = b + tl, dist = p.rev ? -static_cast<int64_t>(tl * S) : static_cast<int64_t>(tl * S);
-    const std::size_t o = o0 + ol;
-    v1[j] = t == p.lo ? __ldg(saved + saved_at(p, 0, o, i)) : data[own[ol] + dist + i];
-    d1[j] = to1[ol] + dist + fwd[i];
-    d0[j] = own[ol] + dist + i;
-    has0[j] = t < p.lo;
-    if (has0[j])
-      v0[j] = t + 1 == end ? __ldg(saved + saved_at(p, k + 1, outer_back[ol], back[i]))
-                           : data[from0[ol] + dist + back[i]];
+    const TileBases t{own[ol], to1[ol], from0[ol], outer_back[ol]};
+    has0[j] = tile_element_load(p, k, t, o0 + ol, b + tl, i, fwd[i], back[i], data, saved, &v1[j], &d1[j], &v0[j],
+                                &d0[j]);
   }
   __syncthreads();  // every word this tile overwrites has been read
 #pragma unroll

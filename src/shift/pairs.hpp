@@ -136,4 +136,118 @@ SFFT_HD StepMoves step_moves(const PairPlan &p, int64_t k, int64_t t, std::size_
   return m;
 }
 
+// ---- The CUDA kernels' per-thread work, shared with the host so that tests can run it in any order.
+
+#if defined(__CUDA_ARCH__)  // the device pass (the host compiler does not know the pragma)
+#define SFFT_PAIR_UNROLL _Pragma("unroll")
+#else
+#define SFFT_PAIR_UNROLL
+#endif
+
+// Scratch is read-only during the pass: the read-only cache path on the device.
+template <class Word>
+SFFT_HD Word load_saved(const Word *at) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(at);
+#else
+  return *at;
+#endif
+}
+
+// Chain g (< scratch_words: batch k = g / slab, element x = g % slab) through its batch; σ an involution.
+// Digits of the inner index are Inner (32 bits unless S needs more), D inner dims rounded up (padding dims
+// have extent 1); U steps' loads are issued before their stores (the chain's own order is all the pass
+// needs). Per step the blocks (o, t), (σ o, t + lo), (σ o, t + lo + 1) move by one block: an addition.
+template <class Word, int D, class Inner, int U>
+SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g) {
+  const auto k = static_cast<int64_t>(g / p.slab);
+  const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
+  // Inner digits and the per-dim additions of π, π^-1 and one chain step (π^-2), modulo the extent.
+  Inner dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
+  auto rem = static_cast<Inner>(x - o * p.S);
+  SFFT_PAIR_UNROLL
+  for (int d = D - 1; d >= 0; --d) {
+    const bool real = d < p.inner_dims;
+    const int64_t ext = real ? p.inner_e[d] : 1, s = real ? p.inner_s[d] : 0;
+    e[d] = static_cast<Inner>(ext);
+    stride[d] = real ? static_cast<Inner>(p.inner_stride[d]) : 0;
+    dg[d] = rem % e[d];
+    rem /= e[d];
+    add1[d] = static_cast<Inner>(s);
+    addm1[d] = static_cast<Inner>(s == 0 ? 0 : ext - s);
+    addm2[d] = static_cast<Inner>(shift_digit(0, ext, s, -2));
+  }
+  const auto wrap = [](Inner v, Inner ext) { return v >= ext ? v - ext : v; };
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k);
+  const int64_t block = p.rev ? -static_cast<int64_t>(p.S) : static_cast<int64_t>(p.S);
+  // The block offsets at t = b (the last is never read when b = lo, where v = n is past the axis); the
+  // saved middle block of o and boundary block k + 1 of σ o.
+  auto own = static_cast<int64_t>(word_at(p, o, b, 0)), to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
+  auto from0 = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));
+  const std::size_t middle = saved_at(p, 0, o, 0), next = saved_at(p, k + 1, so, 0);
+  for (int64_t t0 = b; t0 < end; t0 += U) {
+    Word v1[U], v0[U];
+    int64_t d1[U], d0[U];
+    bool live[U], has0[U];
+    SFFT_PAIR_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const int64_t t = t0 + u;
+      live[u] = t < end;
+      has0[u] = live[u] && t < p.lo;
+      if (!live[u]) continue;
+      Inner at = 0, fwd = 0, back = 0;
+      SFFT_PAIR_UNROLL
+      for (int d = 0; d < D; ++d) {
+        at += dg[d] * stride[d];
+        fwd += wrap(dg[d] + add1[d], e[d]) * stride[d];
+        back += wrap(dg[d] + addm1[d], e[d]) * stride[d];
+        dg[d] = wrap(dg[d] + addm2[d], e[d]);
+      }
+      v1[u] = t == p.lo ? load_saved(saved + middle + at) : data[own + at];
+      d1[u] = to1 + fwd;
+      d0[u] = own + at;
+      if (has0[u]) v0[u] = t + 1 == end ? load_saved(saved + next + back) : data[from0 + back];
+      own += block;
+      to1 += block;
+      from0 += block;
+    }
+    SFFT_PAIR_UNROLL
+    for (int u = 0; u < U; ++u) {
+      if (live[u]) data[d1[u]] = v1[u];
+      if (has0[u]) data[d0[u]] = v0[u];
+    }
+  }
+}
+
+// Tiles: per outer element o of batch k, the offsets of (o, b), (σ o, b + lo), (σ^-1 o, b + lo + 1) (the last
+// unread when b = lo) and σ^-1 o.
+struct TileBases {
+  int64_t own, to1, from0;
+  std::size_t back_o;
+};
+
+SFFT_HD TileBases tile_bases(const PairPlan &p, int64_t k, std::size_t o) {
+  const int64_t b = batch_begin(p, k);
+  const std::size_t back_o = outer_image(p, o, -1);
+  return {static_cast<int64_t>(word_at(p, o, b, 0)), static_cast<int64_t>(word_at(p, outer_image(p, o, 1), b + p.lo, 0)),
+          static_cast<int64_t>(word_at(p, back_o, b + p.lo + 1, 0)), back_o};
+}
+
+// Loads of element (o, i) at step t of batch k (tile bases tb of o; fwd_i = π i, back_i = π^-1 i): lane 1's
+// value and destination, and lane 0's if it has one (the return value).
+template <class Word>
+SFFT_HD bool tile_element_load(const PairPlan &p, int64_t k, const TileBases &tb, std::size_t o, int64_t t,
+                               std::size_t i, std::size_t fwd_i, std::size_t back_i, const Word *data,
+                               const Word *saved, Word *v1, int64_t *d1, Word *v0, int64_t *d0) {
+  const auto steps = static_cast<int64_t>(t - batch_begin(p, k)) * static_cast<int64_t>(p.S);
+  const int64_t dist = p.rev ? -steps : steps;
+  *v1 = t == p.lo ? load_saved(saved + saved_at(p, 0, o, i)) : data[tb.own + dist + static_cast<int64_t>(i)];
+  *d1 = tb.to1 + dist + static_cast<int64_t>(fwd_i);
+  *d0 = tb.own + dist + static_cast<int64_t>(i);
+  if (t >= p.lo) return false;
+  *v0 = t + 1 == batch_end(p, k) ? load_saved(saved + saved_at(p, k + 1, tb.back_o, back_i))
+                                 : data[tb.from0 + dist + static_cast<int64_t>(back_i)];
+  return true;
+}
+
 }  // namespace sfft::shift

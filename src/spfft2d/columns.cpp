@@ -228,9 +228,9 @@ struct CostConstants {
 // from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
 // 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
 // those of phase 1.
-// per_gen_term (issue 22 phase 3) is not fitted yet: ~8 instructions per 8 column-terms of a nonzero at the
-// H100's 2.96e13 lane instructions/s, 2.7e-4 ns, with some slack for the twiddle and entry loads.
-constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 3.5e-4};
+// per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2 (4.1e-4 ns per warp-padded
+// term with an even column count, the mirror's 0.7 taken out), with kFourStepPasses.
+constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 5.9e-4};
 constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
@@ -322,6 +322,11 @@ constexpr double kFourStepImbalance = 2.0;
 // With an even column count a nonzero's twiddle for column v also serves column C/2 - v (two additions):
 // about 5.4 instructions per column and nonzero instead of 7.9.
 constexpr double kFourStepMirror = 0.7;
+// The two passes' time in units of streaming the output once: fitted with per_gen_term on the H100 (suite at
+// 16384^2, 2026-11-25: PRUNED 2.35 ms blockdiag .. 3.88 ms band+scattered; a least-squares line in the
+// warp-padded terms, 1.84 ms at zero terms). The ideal is 3 (one write, one read and rewrite); the passes run
+// at about 60 % of the copy bandwidth.
+constexpr double kFourStepPasses = 4.9;
 // Rows of the four-step generation that a warp sums together (float: 16 rows x 2 column halves).
 constexpr uint64_t kFourStepWarpRows = 16;
 
@@ -419,13 +424,13 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   const double launches = (F > 0 ? 3 : 0) + 2 + (shape.direct_columns ? 0 : 1);
   c.pruned = k.per_launch * launches + rows_pass + columns_pass;
   if (shape.four_step) {
-    // [Zero fill, scatter, R2C of the FFT rows,] the two passes: pass 1 sums the direct rows (arithmetic) while
-    // it writes the output (memory), so it takes the longer of the two; pass 2 reads and rewrites the output.
+    // [Zero fill, scatter, R2C of the FFT rows,] the two passes: the generation's warp-padded terms, and the
+    // passes' traffic (one write, one read and rewrite: 3 output sizes, measured as kFourStepPasses).
     const double mirror = m.cols % 2 == 0 ? kFourStepMirror : 1.0;
     const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape);
     c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
-               F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) +
-               std::max(generation, k.per_byte * E * R * W) + k.per_byte * E * 2 * R * W;
+               F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + generation +
+               kFourStepPasses * k.per_byte * E * R * W;
   }
   return c;
 }

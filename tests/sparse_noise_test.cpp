@@ -74,11 +74,13 @@ std::string describe(const sfft_report &r) {
 
 TEST_P(SparseNoise, RecallDownTo3dB) {
   // Bucket noise at B = 4k buckets is what sets recall (per-bucket SNR = SNR * B / (1.5 k)), so these sizes
-  // see what n = 2^24, k = 1000 sees at the same SNR. The bounds leave room for the rows' measured figures
-  // (printed), not for a regression: at 3 dB q = 4 bits per stage recovered 6 % here.
+  // see what n = 2^24, k = 1000 sees at the same SNR. The targets are the (99 % at 10 dB, 95 % at 3 dB,
+  // 99 % for log-uniform magnitudes at 20 dB); the CPU measured no trial below them (mean recall 0.998 at 3 dB,
+  // 1.000 elsewhere; 4 bits per stage, the previous default, found 6 % at 3 dB and 89 % at 10 dB), so 2 % of
+  // the trials may fall short.
   const std::vector<RecallRow> rows = {
-      {16, 10, 1, 10, 0.99, 0.03},   {16, 10, 1, 3, 0.95, 0.10},   {17, 100, 1, 10, 0.99, 0.10},
-      {17, 100, 1, 3, 0.95, 0.10},   {17, 100, 10, 20, 0.99, 0.10},
+      {16, 10, 1, 10, 0.99, 0.02},   {16, 10, 1, 3, 0.95, 0.02},   {17, 100, 1, 10, 0.99, 0.02},
+      {17, 100, 1, 3, 0.95, 0.02},   {17, 100, 10, 20, 0.99, 0.02},
   };
   const Case c = GetParam();
   constexpr int kTrials = 100;

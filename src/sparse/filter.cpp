@@ -411,10 +411,14 @@ Design make_design(uint64_t n, uint64_t k, bool double_precision, const sfft_spa
   d.window = std::move(main.window);
   d.half_taps = main.half_taps;
   // ROBUST far location stages: a phase good to ~tol times the dynamic range is plenty for q-bit stages
-  // under noise, so they take a window of kFarStageTolerance (a third of the taps of 1e-9).
+  // under noise, so they take a window of kFarStageTolerance (a third of the taps of 1e-9). That is every
+  // stage beyond the reference's span, and every stage past the first kNearStages: the CUDA fold reads a
+  // loop's reference, check and first two stages in one job (kJobHashings = 4, src/sparse/cuda/internal.cuh),
+  // and any other hashing alone, where the coarse window costs a third (2 bits per stage: stage 3 at 8B).
+  constexpr int kNearStages = 2;
   if (!exact && tol < kFarStageTolerance) {
     for (int r = 1; r <= g.stages; ++r) {
-      if (stage_shift(g, r) > static_cast<uint64_t>(d.half_taps)) {
+      if (stage_shift(g, r) > static_cast<uint64_t>(d.half_taps) || r > kNearStages) {
         g.first_far_stage = r;
         break;
       }

@@ -173,7 +173,9 @@ class CudaEngine final : public Engine {
       std::vector<std::pair<uint64_t, unsigned>> shared, alone;  // (shift, hashing)
       for (int j = 0; j < per_loop; ++j) {
         uint64_t shift = hashing_shift(g, j);
-        auto &into = j == 0 || (shift <= share_limit && shared.size() < kJobHashings) ? shared : alone;
+        // A hashing of the coarse window (ROBUST's far stages, filter.cpp) is folded alone, with that window.
+        const bool near = !d_.uses_far_window(first + static_cast<std::size_t>(j));
+        auto &into = j == 0 || (near && shift <= share_limit && shared.size() < kJobHashings) ? shared : alone;
         into.push_back({shift, static_cast<unsigned>(first + static_cast<std::size_t>(j))});
       }
       std::sort(shared.begin(), shared.end());

@@ -606,7 +606,7 @@ void cycle_wave_in_place(Word *data, const Layout &l, int axis, cudaStream_t str
 
 // ---- the pair order (in place, not an involution): pairs.hpp
 
-constexpr unsigned kTrialCopy4Wide = 1, kTrialChainDeep = 2, kTrialTileDeep = 4;
+constexpr unsigned kTrialCopy4Wide = 1, kTrialChainDeep = 2, kTrialTileDeep = 4, kTrialManyChains = 8;
 unsigned trial_mask();
 bool trial(unsigned bit) { return (trial_mask() & bit) != 0; }
 
@@ -737,7 +737,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   if (chains) {
     // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
     // scratch stays within one slab or 1/32 of the array.
-    const std::size_t want = (std::size_t{1} << 20) / p.slab + 1;
+    const std::size_t want = (std::size_t{1} << (trial(kTrialManyChains) ? 22 : 20)) / p.slab + 1;
     const auto most = std::max<int64_t>(1, p.n / 32);
     const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
     set_batch(p, (p.steps + batches - 1) / batches);
@@ -782,7 +782,9 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
 // ---- dispatch
 
 // CHECKPOINT ONLY (issue 23; removed after the device comparison): SFFT_SHIFT_TRIAL, a bit mask of kernel
-// variants measured side by side in one device call; SFFT_SHIFT_PREVIOUS_ORDERS=1 the previous in-place orders.
+// variants measured side by side in one device call (1: float32 copy with 8 vectors per thread, 2: chains
+// unrolled twice as deep, 4: float32 tiles of 16 elements per thread, 8: 2^22 chains instead of 2^20);
+// SFFT_SHIFT_PREVIOUS_ORDERS=1 the previous in-place orders.
 unsigned trial_mask() {
   const char *v = std::getenv("SFFT_SHIFT_TRIAL");
   return v ? static_cast<unsigned>(std::strtoul(v, nullptr, 0)) : 0u;

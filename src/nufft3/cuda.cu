@@ -70,7 +70,8 @@ constexpr long long kPruneRound = 8;
 
 // Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
 // "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
-// SFFT_NUFFT3_FFT=full turns the pruned transform off, for A/B measurements (benchmarks/nufft3_bench.py --stages).
+// SFFT_NUFFT3_FFT=full turns the pruned transform off and SFFT_NUFFT3_SPREAD=global spreads with global atomics
+// (spread_global) instead of shared-memory tiles, for A/B measurements (benchmarks/nufft3_bench.py --stages).
 bool env_flag(const char *name, const char *value) {
   const char *v = std::getenv(name);
   if (v == nullptr || *v == '\0') return false;
@@ -1133,7 +1134,7 @@ class CudaEngine final : public Engine {
       budget = optin;
       side = largest(budget);
     }
-    use_tiles_ = bytes(side) <= budget;
+    use_tiles_ = bytes(side) <= budget && !env_flag("SFFT_NUFFT3_SPREAD", "global");
     if (!use_tiles_) side = cap;
     tile_bytes_ = use_tiles_ ? bytes(side) : 0;
     for (int d = 0; d < 3; ++d) {

@@ -46,34 +46,23 @@ __device__ inline bool signal_inactive(const unsigned *active) { return active !
 // the table resets alone.
 void launch_reset_table_batch(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
                               const Strides &st, unsigned signals, cudaStream_t stream);
-// slices: threads per output (kFoldSlices, 8 or 16: more threads per signal, fewer signals in flight).
-// prefetch: each fold block first asks the L2 for its slice of its signal (one bulk prefetch, sm_90), so that
-// the signal comes from DRAM in long sequential runs and the scattered tap reads of the signal's blocks hit the
-// L2; worth it when those reads touch much of the signal and the signals in flight fit the L2 (engine.cu).
 template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, unsigned slices, bool prefetch,
-                       cudaStream_t stream);
-// Batched fold blocks of `slices` threads per output resident per SM (occupancy on the current device).
-template <class Real>
-int fold_blocks_per_sm(bool power_of_two, unsigned slices);
+                       int passes, const Strides &st, unsigned signals, cudaStream_t stream);
 
-// The sorted fold (batches of designs whose folded sums fit a block's shared memory): every (job, tap p) pair
-// the fold reads, sorted by sample index at plan time (index, then p << kSortedJobBits | job). A block per
-// signal walks the list, reading the samples in increasing order (each 32-byte sector once, in sequence) and
-// adding window x sample into its sums in shared memory; then writes them out as the gather fold does.
+// The sorted fold (batches of designs whose folded sums fit a block's shared memory). The samples a design
+// reads are fixed at plan time: every (job, tap p) pair of the fold, as p << kSortedJobBits | job, sorted by the
+// sample it reads. A block per signal walks the list, so a warp's 32 loads fall in a few consecutive lines and
+// each sector comes from DRAM once, in sequence (the gather fold spends a 32-byte sector per tap, in random
+// order), and adds window x sample into its sums in shared memory; then writes them as the gather fold does.
 constexpr int kSortedJobBits = 6;  // jobs per design at most 64; p below 2^26
 constexpr unsigned kSortedFoldBlock = 512;
 constexpr std::size_t kSortedFoldShared = 100 * 1024;  // bytes of sums at most: two blocks per SM
-struct SortedTap {
-  uint32_t index;  // sample index
-  uint32_t p_job;  // tap p of the job's first hashing, and the job
-};
 template <class Real>
 void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
-                              int job_count, const SortedTap *taps, std::size_t tap_count, int64_t half_taps,
+                              int job_count, const uint32_t *taps, std::size_t tap_count, int64_t half_taps,
                               const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
                               const Table &table, int passes, const Strides &st, unsigned signals, cudaStream_t stream);
 template <class Real>

@@ -122,10 +122,8 @@ bool stage_times_requested() {
 
 // A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
 // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
-// (peel.cu); SFFT_SPARSE_BATCH_PREFETCH=0 or 1 turns the fold's L2 prefetch off or on, and
-// SFFT_SPARSE_BATCH_FOLD_SLICES=4, 8 or 16 sets its threads per output, and SFFT_SPARSE_BATCH_FOLD=sorted or
-// gather picks the sorted fold (where the design fits it) or the gather fold, whatever the rule says. Unset or
-// other values: the engine's own choice.
+// (peel.cu), and SFFT_SPARSE_BATCH_FOLD=sorted or gather picks the sorted fold (where the design fits it) or the
+// gather fold, whatever the rule says. Unset or other values: the engine's own choice.
 std::string environment(const char *name) {
   const char *v = std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
@@ -332,9 +330,7 @@ class CudaEngine final : public Engine {
                                     cudaMemcpyHostToDevice, stream_));
     if (timer != nullptr)
       timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
-    // One fold and one normalisation launch for every signal; the fold's L2 prefetch for device memory only
-    // (a managed signal may have pages on the host).
-    if (pointer_kind(io.x) != PointerKind::Host) {
+    if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
       if (sorted_taps_count_ > 0) {
         launch_fold_sorted_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(), jobs_.get(),
                                        static_cast<int>(jobs_count_), sorted_taps_.get(), sorted_taps_count_,
@@ -343,9 +339,7 @@ class CudaEngine final : public Engine {
       } else {
         launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                                 far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                                g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
-                                batch_fold_slices_, batch_prefetch_ && pointer_kind(io.x) == PointerKind::Device,
-                                stream_);
+                                g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
       }
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
@@ -364,9 +358,7 @@ class CudaEngine final : public Engine {
       timer->report(batch, std::string(batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
                                        : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
                                                                              : "peel per target") +
-                               (sorted_taps_count_ > 0 ? std::string(", fold sorted")
-                                                       : ", fold " + std::to_string(batch_fold_slices_) + " slices" +
-                                                             (batch_prefetch_ ? " + prefetch" : "")));
+                               (sorted_taps_count_ > 0 ? ", fold sorted" : ", fold gather"));
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -546,63 +538,39 @@ class CudaEngine final : public Engine {
   //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work);
   //    for designs of at most 4 x kPeelPersistentBlock lanes (B <= 256) and batches of at least two signals per
   //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
-  //    signals stop).
-  //  - fold prefetch: when the scattered tap reads of a signal (R per signal, each costing a 32-byte sector)
-  //    cover at least half its bytes, each signal is better read from DRAM once in sequence (bulk prefetch)
-  //    than sector by sector in random order, provided the signals whose fold blocks are resident at once
-  //    fit half the L2 (each of its two partitions caches what its own SMs read): the fold takes the fewest
-  //    threads per output (4, 8, 16) that make them fit, or does without the prefetch. Phase-2 figures (H100):
-  //    2^16 k100 b1024 complex64 reads R = 0.51 n, 0.54 ms; 2^20 k1000 b64 complex64 R = 0.26 n, 0.38 ms.
-  //  - sorted fold instead (batch.cuh), under the same density condition, when the design fits it
-  //    (sorted_fold_fits: all folded sums in a block's shared memory) and the batch gives every SM a signal.
+  //    signals stop). H100, 2026-11-25, against the per-target layout: 2^20 k1000 b64 peel 0.22 ms (was 0.34),
+  //    2^16 k100 b1024 per signal 0.37 ms (was 0.60).
+  //  - fold: the sorted fold when the design fits it (sorted_fold_fits: its sums in a block's shared memory),
+  //    its taps' sectors (R x 32 bytes, R taps per signal) cover at least half the signal's bytes (else the
+  //    gather fold's scattered sectors are no waste) and the batch gives every SM a signal (a block each).
+  //    The gather fold spends a sector per tap (2^16 k100 b1024: R = 0.51 n, 0.54 ms complex64 on the H100).
+  //    An L2 prefetch of each signal before the gather fold (cp.async.bulk.prefetch.L2, with 4 to 16 threads
+  //    per output to keep the signals in flight within the L2) measured no gain there: 0.58 ms at 2^16, 0.38 /
+  //    0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
   void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
-    const Geometry &g = d_.geom;
     std::size_t reads = 0;
     for (const FoldJob &job : jobs) {
       const int64_t half_taps = job.far ? d_.far_half_taps : d_.half_taps;
       reads += static_cast<std::size_t>(2 * half_taps + 1 + static_cast<int64_t>(job.shift[job.count - 1]));
     }
-    const std::size_t signal_bytes = g.n * sizeof(Cplx<Real>);
-    int sms = 0, l2_bytes = 0;
+    int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
-    const std::size_t blocks_per_signal = blocks_for(jobs.size() * g.buckets, kFoldOutputs);
-    auto in_flight_bytes = [&](unsigned slices) {
-      const std::size_t resident =
-          static_cast<std::size_t>(sms) * static_cast<std::size_t>(fold_blocks_per_sm<Real>(power_of_two(), slices));
-      return std::min(signals_, std::max<std::size_t>(resident / blocks_per_signal, 1)) * signal_bytes;
-    };
-    batch_fold_slices_ = kFoldSlices;
-    batch_prefetch_ = false;
-    if (2 * reads * 32 >= signal_bytes) {
-      for (unsigned slices : {kFoldSlices, 2 * kFoldSlices, 4 * kFoldSlices}) {
-        if (in_flight_bytes(slices) <= static_cast<std::size_t>(l2_bytes) / 2) {
-          batch_fold_slices_ = slices;
-          batch_prefetch_ = true;
-          break;
-        }
-      }
-    }
-    const std::string prefetch = environment("SFFT_SPARSE_BATCH_PREFETCH");
-    if (prefetch == "0" || prefetch == "1") batch_prefetch_ = prefetch == "1";
-    const bool sorted =
-        sorted_fold_fits(jobs) && 2 * reads * 32 >= signal_bytes && signals_ >= static_cast<std::size_t>(sms);
+    const bool sorted = sorted_fold_fits(jobs) && 2 * reads * 32 >= d_.geom.n * sizeof(Cplx<Real>) &&
+                        signals_ >= static_cast<std::size_t>(sms);
     const std::string fold = environment("SFFT_SPARSE_BATCH_FOLD");
     if (fold == "sorted" ? sorted_fold_fits(jobs) : fold != "gather" && sorted) upload_sorted_taps(jobs);
-    const std::string slices = environment("SFFT_SPARSE_BATCH_FOLD_SLICES");
-    if (slices == "4" || slices == "8" || slices == "16")
-      batch_fold_slices_ = static_cast<unsigned>(std::stoul(slices));
-    batch_peel_ = g.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
-                      ? BatchPeel::PerSignal
-                      : BatchPeel::PerBucket;
+    batch_peel_ =
+        d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
+            ? BatchPeel::PerSignal
+            : BatchPeel::PerBucket;
     const std::string peel = environment("SFFT_SPARSE_BATCH_PEEL");
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
   }
 
-  // Whether the sorted fold can run this design: its folded sums fit a block's shared memory (two blocks per
-  // SM), sample indices fit 32 bits, taps p below 2^(32 - kSortedJobBits), every hashing uses the main window.
+  // Whether the sorted fold can run this design: its folded sums fit a block's shared memory, sample indices
+  // fit 32 bits, taps p below 2^(32 - kSortedJobBits), every hashing uses the main window.
   bool sorted_fold_fits(const std::vector<FoldJob> &jobs) const {
     const std::size_t sums = hashings_ * d_.geom.buckets;
     const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
@@ -613,26 +581,25 @@ class CudaEngine final : public Engine {
     return fits;
   }
 
-  // Every (job, tap p) pair of the fold, sorted by sample index, to the device (the sorted fold's list).
+  // Every (job, tap p) pair of the fold, ordered by the sample it reads, to the device (the sorted fold's list).
   void upload_sorted_taps(const std::vector<FoldJob> &jobs) {
     const Geometry &g = d_.geom;
     const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
-    std::vector<SortedTap> list;
+    std::vector<std::pair<uint64_t, uint32_t>> list;  // (sample index, p << kSortedJobBits | job)
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const FoldJob &job = jobs[j];
-      for (uint64_t p = 0; p < taps + job.shift[job.count - 1]; ++p) {
-        const uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - d_.half_taps, g);
-        list.push_back({static_cast<uint32_t>(index), static_cast<uint32_t>(p << kSortedJobBits | j)});
-      }
+      for (uint64_t p = 0; p < taps + job.shift[job.count - 1]; ++p)
+        list.push_back({tap_index(job.base, job.sigma, static_cast<int64_t>(p) - d_.half_taps, g),
+                        static_cast<uint32_t>(p << kSortedJobBits | j)});
     }
-    std::sort(list.begin(), list.end(), [](const SortedTap &a, const SortedTap &b) {
-      return a.index != b.index ? a.index < b.index : a.p_job < b.p_job;
-    });
-    sorted_taps_.allocate(list.size());
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(sorted_taps_.get(), list.data(), list.size() * sizeof(SortedTap),
+    std::sort(list.begin(), list.end());
+    std::vector<uint32_t> p_jobs(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) p_jobs[i] = list[i].second;
+    sorted_taps_.allocate(p_jobs.size());
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(sorted_taps_.get(), p_jobs.data(), p_jobs.size() * sizeof(uint32_t),
                                     cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // list dies with this scope
-    sorted_taps_count_ = list.size();
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // p_jobs dies with this scope
+    sorted_taps_count_ = p_jobs.size();
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -812,9 +779,7 @@ class CudaEngine final : public Engine {
   Strides strides_;          // per-signal distances of the arrays below (zero for one signal)
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
   BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_kernels()
-  bool batch_prefetch_ = false;
-  unsigned batch_fold_slices_ = kFoldSlices;
-  cuda::DeviceBuffer<SortedTap> sorted_taps_;  // the sorted fold's list (choose_batch_kernels), else empty
+  cuda::DeviceBuffer<uint32_t> sorted_taps_;     // the sorted fold's list (choose_batch_kernels), else empty
   std::size_t sorted_taps_count_ = 0;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;

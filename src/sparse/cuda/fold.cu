@@ -12,21 +12,6 @@ __global__ void reset_table_kernel(Table t, int passes, const Counters *counters
                     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
-// Asks the L2 for block blockIdx.x's share of the `bytes` at `begin` (16-byte aligned pieces; the few bytes
-// at a piece's edges that alignment leaves out are only read on demand). A hint: it changes no result.
-__device__ void prefetch_slice(const void *begin, std::size_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const std::size_t slice = (bytes + gridDim.x - 1) / gridDim.x;
-  const std::size_t start = __cvta_generic_to_global(begin) + blockIdx.x * slice;
-  const std::size_t first = (start + 15) & ~std::size_t{15};
-  const std::size_t stop = (blockIdx.x + 1) * slice < bytes ? (blockIdx.x + 1) * slice : bytes;
-  const std::size_t end = (__cvta_generic_to_global(begin) + stop) & ~std::size_t{15};
-  if (end > first)
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(first), "r"(static_cast<unsigned>(end - first))
-                 : "memory");
-#endif
-}
-
 template <class Real>
 __device__ void add_tap(Real w, Cplx<Real> v, Real &re, Real &im) {
   re += w * v.re;
@@ -46,28 +31,27 @@ __device__ Cplx<Real> sample(const Cplx<Real> *__restrict__ x, uint64_t index, u
 }
 
 // z[h*B + i] = sum over taps t = i (mod B) of window[t] * x[sigma_h t + base_h]. Block: kFoldOutputs
-// consecutive (job, bucket) outputs (threadIdx.x) times kSlices threads (threadIdx.y) taking every
+// consecutive (job, bucket) outputs (threadIdx.x) times kFoldSlices threads (threadIdx.y) taking every
 // slice-th tap. The largest component's exponent goes to counters->fold_exponent for normalise_kernel.
 // kPartial: a rank's partial folds of its block (offset, length); they are summed over the ranks on the host
 // before anything reads them, so the kernel leaves the finiteness flag and the exponent to that step.
-template <class Real, bool kPowerOfTwo, bool kPartial, unsigned kSlices = kFoldSlices>
-__global__ void __launch_bounds__(kFoldOutputs *kSlices)
+template <class Real, bool kPowerOfTwo, bool kPartial>
+__global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
     fold_kernel(const Cplx<Real> *__restrict__ x, const Real *__restrict__ main_window,
                 const Real *__restrict__ far_window, const FoldJob *__restrict__ jobs, std::size_t outputs,
                 int64_t main_half_taps, int64_t far_half_taps, Geometry g, Cplx<Real> *__restrict__ z,
                 Counters *counters, ExecOutputs exec_outputs, ExecOutputs *exec_outputs_slot, Table table, int passes,
-                uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st, bool prefetch) {
-  __shared__ Real part[2 * kJobHashings][kSlices][kFoldOutputs];  // re, im per hashing of the job
+                uint64_t block_offset, uint64_t block_length, std::size_t x_stride, Strides st) {
+  __shared__ Real part[2 * kJobHashings][kFoldSlices][kFoldOutputs];  // re, im per hashing of the job
   specialise<kPowerOfTwo>(g);
   // Signal blockIdx.y of a batch (batch.cuh), whose destinations were uploaded before (exec_outputs_slot NULL).
   x += blockIdx.y * x_stride;
-  if (prefetch && threadIdx.x == 0 && threadIdx.y == 0) prefetch_slice(x, g.n * sizeof(Cplx<Real>));
   z += blockIdx.y * st.z;
   counters += blockIdx.y;
   table = signal_table(table, blockIdx.y, st);
   if (exec_outputs_slot != nullptr && blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0)
     *exec_outputs_slot = exec_outputs;
-  constexpr unsigned kFoldThreads = kFoldOutputs * kSlices;
+  constexpr unsigned kFoldThreads = kFoldOutputs * kFoldSlices;
   reset_stale_slots(table, passes, counters,
                     blockIdx.x * static_cast<std::size_t>(kFoldThreads) + threadIdx.y * kFoldOutputs + threadIdx.x,
                     static_cast<std::size_t>(gridDim.x) * kFoldThreads);
@@ -84,7 +68,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kSlices)
     const uint64_t end = taps + job.shift[job.count - 1];  // shifts ascend
     uint64_t p = mod_b(i + static_cast<uint64_t>(half_taps), g) + threadIdx.y * g.buckets;
     uint64_t index = tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g);
-    const uint64_t p_step = g.buckets * kSlices;
+    const uint64_t p_step = g.buckets * kFoldSlices;
     const uint64_t step = mul_mod(job.sigma, p_step, g);
     if (job.count == 1) {
 #pragma unroll 4
@@ -114,7 +98,7 @@ __global__ void __launch_bounds__(kFoldOutputs *kSlices)
   if (threadIdx.y != 0) return;  // warp 0 (kFoldOutputs = 32) finishes
 #pragma unroll
   for (int c = 0; c < kJobHashings; ++c) {
-    for (unsigned s = 1; s < kSlices; ++s) {
+    for (unsigned s = 1; s < kFoldSlices; ++s) {
       re[c] += part[2 * c][s][threadIdx.x];
       im[c] += part[2 * c + 1][s][threadIdx.x];
     }
@@ -139,14 +123,15 @@ __global__ void __launch_bounds__(kFoldOutputs *kSlices)
   }
 }
 
-// The sorted fold (batch.cuh): block = signal blockIdx.y. Shared memory holds its `sums` folded sums (re, im);
-// tap (index, p, job) adds window[p - shift_c] x[index] to bucket (p - shift_c - T) mod B of each hashing c of
-// the job whose window covers it (the gather fold's sums, in another order). Then the sums go to z, with the
-// finiteness flag and the largest exponent as fold_kernel leaves them.
+// The sorted fold (batch.cuh): block = signal blockIdx.y, its `sums` folded sums (re, im) in shared memory.
+// Tap (p, job) reads sample base + sigma (p - T) of the job (in increasing order along the list: a warp's
+// loads fall in a few lines) and adds window[p - shift_h] times it to bucket (p - shift_h - T) mod B of each
+// hashing h of the job whose window covers it: the gather fold's sums, in another order. Then the sums go to z,
+// with the finiteness flag and the largest exponent as fold_kernel leaves them.
 template <class Real>
 __global__ void __launch_bounds__(kSortedFoldBlock)
     sorted_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const Real *__restrict__ window,
-                       const FoldJob *__restrict__ job_list, int job_count, const SortedTap *__restrict__ taps,
+                       const FoldJob *__restrict__ job_list, int job_count, const uint32_t *__restrict__ taps,
                        std::size_t tap_count, int64_t half_taps, Geometry g, std::size_t sums,
                        Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes, Strides st) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -164,16 +149,16 @@ __global__ void __launch_bounds__(kSortedFoldBlock)
   constexpr uint32_t kJobMask = (1u << kSortedJobBits) - 1;
 #pragma unroll 4
   for (std::size_t e = threadIdx.x; e < tap_count; e += blockDim.x) {
-    const SortedTap tap = taps[e];
-    const Cplx<Real> v = x[tap.index];
-    const FoldJob &job = jobs[tap.p_job & kJobMask];
-    const uint64_t p = tap.p_job >> kSortedJobBits;
+    const uint32_t p_job = taps[e];
+    const FoldJob &job = jobs[p_job & kJobMask];
+    const uint64_t p = p_job >> kSortedJobBits;
+    const Cplx<Real> v = x[tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g)];
 #pragma unroll
-    for (int c = 0; c < kJobHashings; ++c) {
-      const uint64_t t = p - job.shift[c];  // wraps past the window when p < shift
-      if (c < job.count && t < window_taps) {
+    for (int h = 0; h < kJobHashings; ++h) {
+      const uint64_t t = p - job.shift[h];  // wraps past the window when p < shift
+      if (h < job.count && t < window_taps) {
         const Real w = window[t];
-        const std::size_t i = static_cast<std::size_t>(job.hashing[c]) * g.buckets + mod_b(t + unshift, g);
+        const std::size_t i = static_cast<std::size_t>(job.hashing[h]) * g.buckets + mod_b(t + unshift, g);
         atomicAdd(&acc[2 * i], w * v.re);
         atomicAdd(&acc[2 * i + 1], w * v.im);
       }
@@ -251,43 +236,25 @@ void launch_fold(bool power_of_two, const Cplx<Real> *x, const Real *main_window
   auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, 0, 0, 0, Strides{}, false);
+      exec_outputs_slot, table, passes, 0, 0, 0, Strides{});
   SFFT_CUDA_CHECK_LAUNCH();
-}
-
-// The batched fold's kernel for `slices` threads per output (4, 8 or 16).
-template <class Real>
-auto batch_fold_kernel(bool power_of_two, unsigned slices) {
-  if (slices == 16) return power_of_two ? fold_kernel<Real, true, false, 16> : fold_kernel<Real, false, false, 16>;
-  if (slices == 8) return power_of_two ? fold_kernel<Real, true, false, 8> : fold_kernel<Real, false, false, 8>;
-  return power_of_two ? fold_kernel<Real, true, false, 4> : fold_kernel<Real, false, false, 4>;
 }
 
 template <class Real>
 void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_stride, const Real *main_window,
                        const Real *far_window, const FoldJob *jobs, std::size_t outputs, int64_t main_half_taps,
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
-                       int passes, const Strides &st, unsigned signals, unsigned slices, bool prefetch,
-                       cudaStream_t stream) {
-  batch_fold_kernel<Real>(
-      power_of_two,
-      slices)<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, slices), 0, stream>>>(
+                       int passes, const Strides &st, unsigned signals, cudaStream_t stream) {
+  auto *fold = power_of_two ? fold_kernel<Real, true, false> : fold_kernel<Real, false, false>;
+  fold<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, ExecOutputs{}, nullptr,
-      table, passes, 0, 0, x_stride, st, prefetch);
+      table, passes, 0, 0, x_stride, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
 template <class Real>
-int fold_blocks_per_sm(bool power_of_two, unsigned slices) {
-  int blocks = 0;
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, batch_fold_kernel<Real>(power_of_two, slices),
-                                                                kFoldOutputs * slices, 0));
-  return blocks;
-}
-
-template <class Real>
 void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
-                              int job_count, const SortedTap *taps, std::size_t tap_count, int64_t half_taps,
+                              int job_count, const uint32_t *taps, std::size_t tap_count, int64_t half_taps,
                               const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
                               const Table &table, int passes, const Strides &st, unsigned signals,
                               cudaStream_t stream) {
@@ -308,7 +275,7 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
   auto *fold = power_of_two ? fold_kernel<Real, true, true> : fold_kernel<Real, false, true>;
   fold<<<blocks_for(outputs, kFoldOutputs), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, exec_outputs,
-      exec_outputs_slot, table, passes, offset, length, 0, Strides{}, false);
+      exec_outputs_slot, table, passes, offset, length, 0, Strides{});
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -349,25 +316,23 @@ template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geomet
 
 template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
-                                       Counters *, const Table &, int, const Strides &, unsigned, unsigned, bool,
-                                       cudaStream_t);
+                                       Counters *, const Table &, int, const Strides &, unsigned, cudaStream_t);
 template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t, const double *, const double *,
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
                                         Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
-                                        unsigned, bool, cudaStream_t);
+                                        cudaStream_t);
+template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
+                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+
 template void launch_fold_sorted_batch<float>(const Cplx<float> *, std::size_t, const float *, const FoldJob *, int,
-                                              const SortedTap *, std::size_t, int64_t, const Geometry &, std::size_t,
+                                              const uint32_t *, std::size_t, int64_t, const Geometry &, std::size_t,
                                               Cplx<float> *, Counters *, const Table &, int, const Strides &, unsigned,
                                               cudaStream_t);
 template void launch_fold_sorted_batch<double>(const Cplx<double> *, std::size_t, const double *, const FoldJob *, int,
-                                               const SortedTap *, std::size_t, int64_t, const Geometry &, std::size_t,
+                                               const uint32_t *, std::size_t, int64_t, const Geometry &, std::size_t,
                                                Cplx<double> *, Counters *, const Table &, int, const Strides &,
                                                unsigned, cudaStream_t);
-template int fold_blocks_per_sm<float>(bool, unsigned);
-template int fold_blocks_per_sm<double>(bool, unsigned);
-template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
-                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

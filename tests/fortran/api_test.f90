@@ -81,6 +81,7 @@ contains
     type(sfft_build_info), target :: b
     type(nufft3_options), target :: n
     type(sfft_sparse_options), target :: s
+    type(sfft_report), target :: r
     integer(c_int64_t) :: c_side(size(f_side))
     integer :: i
     call add('sizeof(sfft_options)', c_sizeof(o))
@@ -120,6 +121,17 @@ contains
     call add('sparse_options.comb_loops', offset(c_loc(s), c_loc(s%comb_loops)))
     call add('sparse_options.comb_width', offset(c_loc(s), c_loc(s%comb_width)))
     call add('sparse_options.comb_keep', offset(c_loc(s), c_loc(s%comb_keep)))
+    call add('sizeof(sfft_report)', c_sizeof(r))
+    call add('report.struct_size', offset(c_loc(r), c_loc(r%struct_size)))
+    call add('report.variant', offset(c_loc(r), c_loc(r%variant)))
+    call add('report.unexplained', offset(c_loc(r), c_loc(r%unexplained)))
+    call add('report.count', offset(c_loc(r), c_loc(r%count)))
+    call add('report.significant', offset(c_loc(r), c_loc(r%significant)))
+    call add('report.unexplained_buckets', offset(c_loc(r), c_loc(r%unexplained_buckets)))
+    call add('report.explained', offset(c_loc(r), c_loc(r%explained)))
+    call add('report.signal_energy', offset(c_loc(r), c_loc(r%signal_energy)))
+    call add('report.noise_floor', offset(c_loc(r), c_loc(r%noise_floor)))
+    call add('report.excess', offset(c_loc(r), c_loc(r%excess)))
     ! Every C enum is passed as integer(c_int).
     do i = 1, 6
       call add('sizeof(an enum)', c_sizeof(0_c_int))

@@ -513,40 +513,74 @@ __global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, SpreadArgs a
   for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<DIM, MW, Real>(g, a, tile, sub);
 }
 
-// Fallback when a tile does not fit in shared memory (3-D with wide kernels): one thread per source,
-// global atomics, sources in tile order for locality.
-template <class Real>
-__global__ void spread_global(Geometry g, SpreadArgs a) {
+// Spreading with global atomics, one thread per source in tile order (for locality in L2): where no tile fits
+// in shared memory, and SFFT_NUFFT3_SPREAD=global. The deconvolution is separable, so it scales each
+// dimension's weights (from the n1-cell correction arrays) instead of the flushed cells. Dimension 0's weights
+// are computed as its loop reaches them, the others' held in registers as in spread_one_tile (at most MW; in
+// 3-D the middle loop stays rolled).
+template <int DIM, int MW, class Real>
+__global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a) {
   const int W = g.kernel.width;
+  constexpr int kUnroll = unroll_count<MW>(), kMiddle = DIM == 3 ? 1 : kUnroll;
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
   Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
-  const Real *corr[3] = {static_cast<const Real *>(a.corr[0]), static_cast<const Real *>(a.corr[1]),
-                         static_cast<const Real *>(a.corr[2])};
+  const Real *cx = static_cast<const Real *>(a.corr[0]);
+  const Real *cy = static_cast<const Real *>(a.corr[1]);
+  const Real *cz = static_cast<const Real *>(a.corr[2]);
+  const long long n2y = g.n2[1], n2z = g.n2[2];
   for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < a.N;
        j += std::size_t(blockDim.x) * gridDim.x) {
-    Cplx<Real> fv = f[a.index[j]], ph = phase[j];
-    Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
-    Real w[3][kMaxWidth];
-    long long cell0[3] = {0, 0, 0}, n2[3] = {1, 1, 1};
-    int wn[3] = {1, 1, 1};
-    w[1][0] = w[2][0] = 1;
-    for (int d = 0; d < g.dim; ++d) {
-      long long first = kernel_weights(g.kernel, pos[d * a.N + j], w[d]);
-      cell0[d] = first + g.n1[d] / 2;
-      for (int i = 0; i < W; ++i) w[d][i] *= corr[d][cell0[d] + i];
-      wn[d] = W;
-      n2[d] = g.n2[d];
+    const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
+    const Real vr = fv.re * ph.re - fv.im * ph.im, vi = fv.re * ph.im + fv.im * ph.re;
+    const Real p0 = pos[j];
+    const long long first0 = static_cast<long long>(ceil(p0 - Real(g.kernel.half_width)));
+    // Source cells c = first + i + n1/2 lie in [0, n1) (the grid is sized for it); FFT index (c - n1/2) mod n2.
+    const long long c0 = first0 + g.n1[0] / 2;
+    Real w1[MW], w2[MW];
+    long long c1 = 0, c2 = 0;
+    if constexpr (DIM > 1) {
+      c1 = weights_of<MW>(g.kernel, pos[a.N + j], w1) + g.n1[1] / 2;
+#pragma unroll kUnroll
+      for (int k = 0; k < MW; ++k)
+        if (k < W) w1[k] *= cy[c1 + k];
     }
-    for (int i = 0; i < wn[0]; ++i) {
-      long long gx = g.dim > 0 ? wrap_dev(cell0[0] + i - g.n1[0] / 2, n2[0]) : 0;
-      for (int k = 0; k < wn[1]; ++k) {
-        long long gy = g.dim > 1 ? wrap_dev(cell0[1] + k - g.n1[1] / 2, n2[1]) : 0;
-        for (int l = 0; l < wn[2]; ++l) {
-          long long gz = g.dim > 2 ? wrap_dev(cell0[2] + l - g.n1[2] / 2, n2[2]) : 0;
-          Real ww = w[0][i] * w[1][k] * w[2][l];
-          atomic_add(grid + (gx * n2[1] + gy) * n2[2] + gz, vr * ww, vi * ww);
+    if constexpr (DIM > 2) {
+      c2 = weights_of<MW>(g.kernel, pos[2 * a.N + j], w2) + g.n1[2] / 2;
+#pragma unroll kUnroll
+      for (int l = 0; l < MW; ++l)
+        if (l < W) w2[l] *= cz[c2 + l];
+    }
+    const long long gy0 = DIM > 1 ? wrap_dev(c1 - g.n1[1] / 2, n2y) : 0;
+    const long long gz0 = DIM > 2 ? wrap_dev(c2 - g.n1[2] / 2, n2z) : 0;
+    for (int i = 0; i < W; ++i) {
+      const Real w0 = kernel_value(g.kernel, Real(first0 + i) - p0) * cx[c0 + i];
+      const Real ar = vr * w0, ai = vi * w0;
+      const long long gx = wrap_dev(c0 + i - g.n1[0] / 2, g.n2[0]);
+      if constexpr (DIM == 1) {
+        atomic_add(grid + gx, ar, ai);
+      } else {
+        long long gy = gy0;
+#pragma unroll kMiddle
+        for (int k = 0; k < MW; ++k) {
+          if (k < W) {
+            const Real br = ar * w1[k], bi = ai * w1[k];
+            Cplx<Real> *line = grid + (gx * n2y + gy) * n2z;
+            if constexpr (DIM == 2) {
+              atomic_add(line, br, bi);
+            } else {
+              long long gz = gz0;
+#pragma unroll kUnroll
+              for (int l = 0; l < MW; ++l) {
+                if (l < W) {
+                  atomic_add(line + gz, br * w2[l], bi * w2[l]);
+                  if (++gz == n2z) gz = 0;
+                }
+              }
+            }
+            if (++gy == n2y) gy = 0;
+          }
         }
       }
     }
@@ -950,7 +984,7 @@ class CudaEngine final : public Engine {
       spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, a);
     } else {
       dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(cfg_.ntransf));
-      spread_global<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, a);
+      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, a);
     }
     SFFT_CUDA_CHECK_LAUNCH();
     if (stage_times_) timer_.mark("spread", stream_);
@@ -1146,18 +1180,18 @@ class CudaEngine final : public Engine {
     }
   }
 
-  // The spreading and interpolation kernels for dim and the kernel width W: register weight arrays of 8 or 16
-  // slots, or the rolled generic loops beyond 16.
+  // The spreading (tiles, or global atomics where use_tiles_ is off) and interpolation kernels for dim and the
+  // kernel width W: register weight arrays of 8 or 16 slots, or the rolled generic loops beyond 16.
   template <int DIM>
   void pick_kernels_for(int W) {
     if (W <= 8) {
-      spread_fn_ = spread_tiles<DIM, 8, Real>;
+      spread_fn_ = use_tiles_ ? spread_tiles<DIM, 8, Real> : spread_global<DIM, 8, Real>;
       interp_fn_ = interpolate<DIM, 8, Real>;
     } else if (W <= 16) {
-      spread_fn_ = spread_tiles<DIM, 16, Real>;
+      spread_fn_ = use_tiles_ ? spread_tiles<DIM, 16, Real> : spread_global<DIM, 16, Real>;
       interp_fn_ = interpolate<DIM, 16, Real>;
     } else {
-      spread_fn_ = spread_tiles<DIM, kMaxWidth, Real>;
+      spread_fn_ = use_tiles_ ? spread_tiles<DIM, kMaxWidth, Real> : spread_global<DIM, kMaxWidth, Real>;
       interp_fn_ = interpolate<DIM, kMaxWidth, Real>;
     }
   }

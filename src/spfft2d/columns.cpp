@@ -2,8 +2,10 @@
 // COO validation and compression into columns, twiddle tables, tile geometry.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
@@ -331,20 +333,21 @@ constexpr double kFourStepPasses = 4.9;
 constexpr uint64_t kFourStepWarpRows = 16;
 
 // The nonzeros the four-step generation steps through per column: each warp's 16 rows as many times as its
-// longest direct row (rows r1 + P r2 for 16 consecutive r2).
+// longest direct row. The rows r1 + P r2 of a block go to its threads by decreasing length (pruned.cu), so a
+// warp's rows are 16 neighbours in that order.
 double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
   std::vector<int64_t> direct(m.rows, 0);
   for (std::size_t j = 0; j < m.row_id.size(); ++j)
     if (!s.fft_row[j]) direct[static_cast<std::size_t>(m.row_id[j])] = m.row_start[j + 1] - m.row_start[j];
   const uint64_t P = s.four_step_p, Q = m.rows / P;
+  std::vector<int64_t> block(Q);
   double terms = 0;
-  for (uint64_t r1 = 0; r1 < P; ++r1)
-    for (uint64_t g = 0; g < Q; g += kFourStepWarpRows) {
-      int64_t longest = 0;
-      for (uint64_t r2 = g; r2 < std::min(Q, g + kFourStepWarpRows); ++r2)
-        longest = std::max(longest, direct[r1 + P * r2]);
-      terms += static_cast<double>(longest) * static_cast<double>(std::min(kFourStepWarpRows, Q - g));
-    }
+  for (uint64_t r1 = 0; r1 < P; ++r1) {
+    for (uint64_t r2 = 0; r2 < Q; ++r2) block[r2] = direct[r1 + P * r2];
+    std::sort(block.begin(), block.end(), std::greater<>());
+    for (uint64_t g = 0; g < Q; g += kFourStepWarpRows)
+      terms += static_cast<double>(block[g]) * static_cast<double>(std::min(kFourStepWarpRows, Q - g));
+  }
   return terms;
 }
 }  // namespace

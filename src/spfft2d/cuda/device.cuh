@@ -208,6 +208,9 @@ struct FourStepArgs {
   // global memory missed L1 once the table outgrew it.
   SharedTwiddles<Real> split_cols{nullptr, 0, 0, 0};
   const Cplx<Real> *tw_rows = nullptr;
+  // Pass 1's rows r2 of block r1 in the order its threads take them (order[r1 Q + i]): by decreasing direct
+  // nonzeros, so that a warp's rows are about as long as each other (a warp sums as long as its longest row).
+  const uint16_t *order = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
@@ -233,6 +236,7 @@ struct PrunedPass {
   uint64_t four_step_p = 0;
   DeviceBuffer<RowEntry<Real>> entries;    // four_step: the direct slots' nonzeros
   DeviceBuffer<Cplx<Real>> tw_cols_split;  // four_step: FourStepArgs::split_cols (lo then hi), when it fits
+  DeviceBuffer<uint16_t> order;            // four_step: FourStepArgs::order
   uint32_t split_lo = 0;
   unsigned split_bits = 0;
   DeviceBuffer<Cplx<Real>> spectra;

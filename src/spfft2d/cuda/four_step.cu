@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Re
   if (split.src != nullptr) split.load(split_tables);
   const uint64_t r1 = blockIdx.y, bx = blockIdx.x, M = a.W - 1;
   for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads<Real>) {
-    const unsigned r2 = task / halves, h = task % halves;
+    const unsigned r2 = a.order[r1 * Q + task / halves], h = task % halves;
     const uint64_t v0 = bx * (Mirror ? G / 2 : G) + h * low;
     C acc[kGenCols];
 #pragma unroll

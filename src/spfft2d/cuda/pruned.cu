@@ -179,6 +179,19 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       p.split_lo = static_cast<uint32_t>(lo_n);
       p.split_bits = bits;
     }
+    // Pass 1's row order: within each block's rows r1 + P r2, by decreasing direct nonzeros (the R2C rows and
+    // empty rows, read or zeroed, last).
+    const uint64_t P = p.four_step_p, Q = m.rows / P;
+    std::vector<int64_t> length(m.rows, 0);
+    for (std::size_t j = 0; j < K; ++j)
+      if (!shape.fft_row[j]) length[static_cast<std::size_t>(m.row_id[j])] = m.row_start[j + 1] - m.row_start[j];
+    std::vector<uint16_t> order(m.rows);
+    for (uint64_t r1 = 0; r1 < P; ++r1) {
+      uint16_t *o = order.data() + r1 * Q;
+      for (uint64_t i = 0; i < Q; ++i) o[i] = static_cast<uint16_t>(i);
+      std::stable_sort(o, o + Q, [&](uint16_t x, uint16_t y) { return length[r1 + P * x] > length[r1 + P * y]; });
+    }
+    p.order = upload(order.data(), order.size());
     // One table of R entries (R <= kFourStepMaxRows): both passes index it directly.
     std::vector<C> rows_tw(m.rows);
     for (uint64_t q = 0; q < m.rows; ++q) rows_tw[q] = device_twiddle<Real>(q, m.rows);
@@ -203,10 +216,10 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
 
 template <class Real>
 std::size_t PrunedPass<Real>::bytes() const {
-  return entries.bytes() + tw_cols_split.bytes() + spectra.bytes() + slot_row.bytes() + row_slot.bytes() +
-         fft_start.bytes() + fft_col.bytes() + fft_weight.bytes() + direct_slot.bytes() + direct_start.bytes() +
-         direct_col.bytes() + direct_weight.bytes() + tw_cols_lo.bytes() + tw_cols_hi.bytes() + tw_rows_lo.bytes() +
-         tw_rows_hi.bytes() + work;
+  return entries.bytes() + tw_cols_split.bytes() + order.bytes() + spectra.bytes() + slot_row.bytes() +
+         row_slot.bytes() + fft_start.bytes() + fft_col.bytes() + fft_weight.bytes() + direct_slot.bytes() +
+         direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() + tw_cols_lo.bytes() + tw_cols_hi.bytes() +
+         tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
 }
 
 template <class Real>
@@ -247,6 +260,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.P = p.four_step_p;
     a.W = W;
     a.mirror = Cn % 2 == 0;
+    a.order = p.order.get();
     events.mark(stream);
     launch_four_step<Real>(a, R, b, stream, events.take());
     events.mark(stream);

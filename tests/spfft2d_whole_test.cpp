@@ -37,8 +37,9 @@ TEST_P(Spfft2d, SparseRowsOfEveryKind) {
   check_matrix(Coo{1, 1, {0}, {0}, {2.5}});
 }
 
-// Power-of-two row counts, where PRUNED's CUDA column pass is the four-step FFT (pruned_shape): every split
-// of its two passes (rows 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 8 x 4 and 32768 = 256 x 128),
+// Power-of-two row counts, where PRUNED's CUDA column pass is the four-step FFT (pruned_shape): every length of
+// its two passes (R = P x Q, pass 1 of length Q: 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 4 x 8,
+// 128 = 8 x 16, 8192 = 64 x 128 and 32768 = 128 x 256),
 // widths that end inside a 128-byte column tile (1, 2, 17, 66, 129 columns of output), prime, odd and even
 // column counts, empty rows, binary and valued, and rows far longer than the others (the pass reads their R2C
 // spectra while it sums the other rows itself).
@@ -49,6 +50,7 @@ TEST_P(Spfft2d, PowerOfTwoRowsOfEveryFourStepSplit) {
   check_matrix(random_matrix(256, 1, 0.3, 83, true));
   check_matrix(random_matrix(1024, 257, 0.005, 84));
   check_matrix(random_matrix(4096, 40, 0.01, 85, true));
+  check_matrix(random_matrix(8192, 5, 0.01, 89, true));
   check_matrix(random_matrix(32768, 3, 0.02, 86));
   check_matrix(random_matrix(65536, 2, 0.01, 87, true));
   Coo mixed = random_matrix(128, 96, 0.02, 88, true);

@@ -363,7 +363,9 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
   if (s.four_step) {
     unsigned bits = 0;
     while ((uint64_t{1} << bits) < R) ++bits;
-    s.four_step_p = uint64_t{1} << ((bits + 1) / 2);
+    // Pass 1 (length Q = R / P) takes the longer half at odd powers: its generation gives every thread of a
+    // block a row only when Q >= 128.
+    s.four_step_p = uint64_t{1} << (bits / 2);
     const double mean = static_cast<double>(m.nnz()) / static_cast<double>(m.row_id.size());
     row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
   }

@@ -20,6 +20,7 @@ namespace {
 struct Coefficient {
   uint64_t freq;
   Cplx<double> value;
+  unsigned votes;  // ROBUST: what this find counts for (bucket_math.hpp's find_votes)
 };
 
 // ROBUST: a voted frequency, its current estimate, and the part of it already subtracted from the buckets.
@@ -274,7 +275,8 @@ class CpuEngine final : public Engine {
           slots[b].found = false;  // its residue is not approved by the comb: no vote
       }
       for (long b = 0; b < buckets; ++b)
-        if (slots[b].found) found_.push_back({slots[b].freq, slots[b].value});
+        if (slots[b].found)
+          found_.push_back({slots[b].freq, slots[b].value, find_votes(cabs2(bucket(h0, static_cast<uint64_t>(b))), nu_)});
       if (d_.variant == Variant::Exact && l == d_.location_loops - 1) {
         double rms = floors_[static_cast<std::size_t>(l)] / d_.floor_relative;
         unresolved_ = 0;
@@ -319,6 +321,7 @@ class CpuEngine final : public Engine {
     candidates_.clear();
     for (int pass = 0; pass < kRobustPasses; ++pass) {
       const double nu = measure_noise(0, d_.total_loops());
+      nu_ = nu;
       noise_limit2_ = noise_robust_limit2(nu);
       std::fill(floors_.begin(), floors_.end(), noise_floor_magnitude(nu));
       found_.clear();
@@ -332,7 +335,9 @@ class CpuEngine final : public Engine {
         bool is_new = !std::binary_search(candidates_.begin(), candidates_.begin() + static_cast<long>(known),
                                           Candidate{freq, {0, 0}, {0, 0}},
                                           [](const Candidate &a, const Candidate &b) { return a.freq < b.freq; });
-        if (static_cast<int>(j - i) >= d_.min_votes && is_new) candidates_.push_back({freq, {0, 0}, {0, 0}});
+        unsigned votes = 0;
+        for (std::size_t f = i; f < j; ++f) votes += found_[f].votes;
+        if (votes >= static_cast<unsigned>(d_.min_votes) && is_new) candidates_.push_back({freq, {0, 0}, {0, 0}});
         i = j;
       }
       std::sort(candidates_.begin(), candidates_.end(),
@@ -347,7 +352,7 @@ class CpuEngine final : public Engine {
       }
     }
     merged_.clear();
-    for (const Candidate &c : candidates_) merged_.push_back({c.freq, c.value});
+    for (const Candidate &c : candidates_) merged_.push_back({c.freq, c.value, 0});
   }
 
   // applied + the median (re and im separately) over all loops of the residual's estimate of freq.
@@ -399,6 +404,7 @@ class CpuEngine final : public Engine {
   std::vector<double> loop_energy_;       // per loop: its reference hashing's energy before any subtraction
   std::vector<double> reference_energy_;  // |z|^2 of every reference bucket (the noise median's scratch)
   double noise_limit2_ = 0;               // ROBUST: the current pass's noise-scaled consistency bound
+  double nu_ = 0;                         // ROBUST: the current pass's noise energy per bucket (0: EXACT)
   Report report_;
   // Comb pre-pass (d_.comb_loops > 0): samples, then their W-point FFTs; selection keys; approved residues.
   HostBuffer<std::complex<Real>> comb_z_;

@@ -150,10 +150,11 @@ class CudaEngine final : public Engine {
       fail(SFFT_ERROR_UNSUPPORTED, "the CUDA backend handles at most ", INT_MAX / (2 * kRobustPasses),
            " candidates and ", kMaxLoops, " loops");
     distinct_capacity_ = robust ? static_cast<std::size_t>(kRobustPasses) * capacity : capacity;
-    // ROBUST candidates need min_votes of the location loops' finds per pass.
+    // ROBUST candidates need min_votes votes of the location loops' finds per pass, a find counting up to
+    // kStrongVotes (bucket_math.hpp's soft votes).
+    const std::size_t finds_per_candidate = (static_cast<std::size_t>(d_.min_votes) + kStrongVotes - 1) / kStrongVotes;
     ranked_capacity_ =
-        robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / static_cast<std::size_t>(d_.min_votes))
-               : distinct_capacity_;
+        robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / finds_per_candidate) : distinct_capacity_;
     signals_ = !robust && ranked_capacity_ <= kRankLimit ? std::max<std::size_t>(batch, 1) : 1;
     if (signals_ > 1 && stage_times_requested()) stage_timer_ = std::make_unique<StageTimer>();
     uint64_t table_size = 2;

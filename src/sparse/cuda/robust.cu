@@ -124,8 +124,9 @@ __global__ void candidate_sums_kernel(Table t, const Counters *counters, NoiseSt
 }
 
 // ROBUST, pass `pass`: decodes every bucket of every location loop against the noise the pass measured (the
-// floor and the noise-scaled consistency bound, bucket_math.hpp); each frequency found gets a vote, unless
-// the comb pre-pass is on (approved != nullptr) and did not approve its residue freq & comb_mask.
+// floor and the noise-scaled consistency bound, bucket_math.hpp); each frequency found gets its find's votes
+// (two when the bucket stands out of the noise), unless the comb pre-pass is on (approved != nullptr) and did
+// not approve its residue freq & comb_mask.
 template <class Real, bool kPowerOfTwo>
 __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const NoiseState *noise, int location_loops,
                             int pass, Geometry g, Table t, Counters *counters, const uint32_t *approved,
@@ -142,7 +143,8 @@ __global__ void vote_kernel(const Cplx<Real> *z, const LoopParams *loops, const 
   Decoded d = decode_bucket(b, load, loops[l], noise_floor_magnitude(nu), g, noise_robust_limit2(nu));
   if (!d.found) return;
   if (approved != nullptr && !comb_approved(approved, d.freq & comb_mask)) return;
-  atomicAdd(&t.votes[static_cast<std::size_t>(pass) * t.size + table_insert(t, d.freq, counters)], 1u);
+  atomicAdd(&t.votes[static_cast<std::size_t>(pass) * t.size + table_insert(t, d.freq, counters)],
+            find_votes(cabs2(load(0)), nu));  // soft votes (bucket_math.hpp)
 }
 
 // ROBUST, pass `pass`: every listed frequency with >= min_votes votes in this pass that is not yet a

@@ -75,7 +75,7 @@ std::string describe(const sfft_report &r) {
 TEST_P(SparseNoise, RecallDownTo3dB) {
   // Bucket noise at B = 4k buckets is what sets recall (per-bucket SNR = SNR * B / (1.5 k)), so these sizes
   // see what n = 2^24, k = 1000 sees at the same SNR. The targets are the (99 % at 10 dB, 95 % at 3 dB,
-  // 99 % for log-uniform magnitudes at 20 dB); the CPU measured no trial below them (mean recall 0.998 at 3 dB,
+  // 99 % for log-uniform magnitudes at 20 dB); the CPU measured no trial below them (mean recall 0.9999 at 3 dB,
   // 1.000 elsewhere; 4 bits per stage, the previous default, found 6 % at 3 dB and 89 % at 10 dB), so 2 % of
   // the trials may fall short.
   const std::vector<RecallRow> rows = {

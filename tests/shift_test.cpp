@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "shift/inplace.hpp"
 #include "shift/pairs.hpp"
 #include "shift_reference.hpp"
 #include "test_support.hpp"
@@ -193,7 +192,7 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
       << sfft_last_error();
   stream.synchronize();
   EXPECT_EQ(std::memcmp(b.get(), want.data(), bytes), 0) << "managed out of place";
-  EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: cycle waves)";
+  EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: the pair order)";
 }
 
 // 4-byte elements at addresses that are not 16-byte aligned take the scalar kernels (out of place) and
@@ -222,96 +221,6 @@ TEST(ShiftCuda, UnalignedFloat32Buffers) {
       EXPECT_TRUE(std::equal(want.begin(), want.end(), padded.begin() + 4))
           << "rank " << shape.size() << (in_place ? " in place" : " out of place");
     }
-}
-
-// The one-pass in-place order (src/shift/inplace.hpp) on its own, independent of thread timing: every word
-// written once with its NumPy-rule source, read from the data either by its writer's own chunk or by an
-// earlier chunk that the writer waits on, or else saved before the pass. Small chunks force many boxes
-// along every dim, so lags across boxes, wraps at the last box and partial wrap planes all occur.
-TEST(ShiftInPlaceOrder, EveryWordReadBeforeItIsOverwritten) {
-  using namespace sfft::shift;
-  const std::vector<Case> layouts = {
-      {{101}, 0},        {{4001}, 0},       {{7, 9, 11}, 0},     {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
-      {{17, 19, 23}, 0}, {{3, 5, 7, 9}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
-      {{63, 64}, 0},     {{1, 301, 1}, 0},  {{3, 400}, 0},       {{400, 3}, 0},
-  };
-  for (const Case &c : layouts)
-    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
-      for (bool inverse : {false, true})
-        for (auto [chunk_words, piece] :
-             {std::pair<std::size_t, std::size_t>{512, 1}, {1024, 256}, {8192, 1}, {4096, 256}}) {
-          SCOPED_TRACE(::testing::Message()
-                       << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "
-                       << dtype << " inverse " << inverse << " chunk " << chunk_words << " piece " << piece);
-          const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
-          if (l.ndim == 0 || is_involution(l)) continue;
-          const InPlacePlan p = make_inplace_plan(l, chunk_words, piece);
-          const std::size_t n = l.words;
-          // Words are their own positions; want = the permutation applied to them.
-          std::vector<std::size_t> word(n), want(n), scratch(p.scratch_words, SIZE_MAX), got(n, SIZE_MAX);
-          std::iota(word.begin(), word.end(), std::size_t{0});
-          for (std::size_t f = 0; f < n; ++f) {  // out[(i + shift) % extent] = in[i] over the layout's dims
-            std::size_t rem = f, dst = 0, stride = 1;
-            for (int d = l.ndim - 1; d >= 0; --d) {
-              auto e = static_cast<std::size_t>(l.extent[d]);
-              std::size_t i = rem % e;
-              rem /= e;
-              dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
-              stride *= e;
-            }
-            want[dst] = f;
-          }
-          for (std::size_t i = 0; i < p.save_pieces; ++i) {
-            SavePiece sp = save_piece(p, i);
-            for (std::size_t x = 0; x < sp.len; ++x) scratch[sp.to + x] = word[sp.from + x];
-          }
-          std::vector<std::size_t> read_by(n, SIZE_MAX), written_by(n, SIZE_MAX);
-          std::vector<std::vector<std::size_t>> waits(p.chunks);
-          for (std::size_t ch = 0; ch < p.chunks; ++ch) {
-            int64_t box[kMaxDims];
-            chunk_box(p, ch, box);
-            const Segments g = row_segments(p, box);
-            const int slots = row_move_slots(p, box);
-            ASSERT_LE(slots, kMaxRowMoves);
-            std::size_t words_in_chunk = 0;
-            for (std::size_t k = 0; k < dependency_count(p, box); ++k) {
-              std::size_t d = dependency(p, box, k);
-              if (d < ch) waits[ch].push_back(d);
-            }
-            for (int s = 0; s < slots; ++s) {
-              RowMove m;
-              if (!row_move(p, box, s, &m)) continue;
-              for (int k = 0; k < 2; ++k) {
-                sfft::shift::Run runs[3];
-                for (int r = 0, nr = source_runs(p, m, g.src[k], g.len[k], runs); r < nr; ++r)
-                  words_in_chunk += (static_cast<std::size_t>(runs[r].len) + p.piece - 1) / p.piece * p.piece;
-                for (int64_t x = 0; x < g.len[k]; ++x) {
-                  std::size_t at, dst = m.dst + static_cast<std::size_t>(g.dst[k] + x);
-                  if (source_word(p, m, g.src[k] + x, &at)) {
-                    ASSERT_EQ(read_by[at], SIZE_MAX) << "word " << at << " read twice";
-                    read_by[at] = ch;
-                    got[dst] = word[at];
-                  } else {
-                    ASSERT_NE(scratch[at], SIZE_MAX) << "scratch word " << at << " read but never saved";
-                    got[dst] = scratch[at];
-                  }
-                  ASSERT_EQ(written_by[dst], SIZE_MAX) << "word " << dst << " written twice";
-                  written_by[dst] = ch;
-                }
-              }
-            }
-            ASSERT_LE(words_in_chunk, chunk_words) << "staged pieces overflow the chunk";
-            if (p.piece > 1) ASSERT_LE(words_in_chunk / p.piece, static_cast<std::size_t>(kMaxPieces));
-          }
-          ASSERT_EQ(got, want);
-          for (std::size_t q = 0; q < n; ++q) {
-            if (read_by[q] == SIZE_MAX || read_by[q] == written_by[q]) continue;
-            ASSERT_LT(read_by[q], written_by[q]) << "word " << q << " overwritten before it is read";
-            const auto &w = waits[written_by[q]];
-            ASSERT_NE(std::find(w.begin(), w.end(), read_by[q]), w.end())
-                << "chunk " << written_by[q] << " does not wait for chunk " << read_by[q];
-          }
-        }
 }
 
 // The pair order (src/shift/pairs.hpp) on its own: after the boundary slabs are saved, items run in any

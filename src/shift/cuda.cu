@@ -3,24 +3,17 @@
 //  - out of place: one read and one write per word; tiles of whole rows (short rows) or row pieces;
 //    4-byte words through aligned 16-byte vectors.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
-//  - in place otherwise (an odd extent is shifted), two orders, each where it measured faster on the H100
-//    (benchmarks/RESULTS.md, fftshift): when the single-cycle dim of largest extent is an outer dim, the
-//    cycle-wave order moves whole slabs along it (one cooperative kernel; scratch = one slab, array size /
-//    that extent); otherwise the one-pass chunk order of inplace.hpp (scratch = the wrap plane of each odd
-//    shifted dim and one flag per chunk).
+//  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
+//    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
+//    blocks of 32 words and more, tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat
+//    on every odd in-place row of the H100 suite but two (c128 511^3 ax0 and ax0,2, within 5 %).
 // Host pointers are staged through stream-ordered device buffers.
-#include <cooperative_groups.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
-#include <type_traits>
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
-#include "shift/inplace.hpp"
 #include "shift/pairs.hpp"
 #include "shift/shift.hpp"
 
@@ -198,10 +191,9 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
 // aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
 // one or two aligned 16-byte source vectors that cover them; vectors across a row end or the wrap point, or
 // at the array's ragged end, go word by word.
-template <unsigned V>  // 16-byte vectors per thread per tile
-constexpr std::size_t tile4() {
-  return std::size_t{kBlock} * V * 4;  // words per tile
-}
+constexpr unsigned kVectors = 4;                       // 16-byte vectors per thread per tile (8: slower)
+constexpr std::size_t kTile4 = kBlock * kVectors * 4;  // words per tile
+constexpr unsigned kTile4Rows = kTile4 / 2 + 2;        // rows have >= 2 words
 
 __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
   switch (sh) {
@@ -218,15 +210,12 @@ __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
 
 struct Copy4 {
   std::size_t L, shift, words, tiles;
-  FastDiv32 by_L;  // valid when L <= the tile (longer rows: an in-tile row index is 0 or 1)
+  FastDiv32 by_L;  // valid when L <= kTile4 (longer rows: an in-tile row index is 0 or 1)
 };
 
-template <unsigned V>
 __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ out, const uint32_t *__restrict__ in,
                                                        Layout l_arg, Copy4 g, RowSource rows_arg) {
-  constexpr std::size_t kTile4 = tile4<V>();
-  constexpr unsigned kVectors = V;
-  __shared__ std::size_t src_row[kTile4 / 2 + 2];  // rows have >= 2 words
+  __shared__ std::size_t src_row[kTile4Rows];
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
   const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
   const Layout &l = sh.l;
@@ -284,331 +273,8 @@ __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ ou
   }
 }
 
-// In place, not an involution: the chunk order of inplace.hpp. Every block takes chunks by ticket and
-// builds the chunk's table of pieces (runs cut into plan.piece words), stages the source words in shared
-// memory (reads from the data bypass L1, which other blocks' writes would leave stale), publishes the
-// chunk's flag, waits for the flags of the chunks whose reads it would overwrite, then writes. Staged word
-// i belongs to piece i / piece: no search, one broadcast table read per warp and piece.
-template <class Word>
-constexpr unsigned staged_per_thread() {
-  return 128 / sizeof(Word);
-}  // 32 KiB of stage per block
-
-struct Piece {
-  std::size_t src, dst;  // first source word (data or scratch) and first destination word
-  uint32_t len;          // words, <= piece
-  uint32_t in_data;
-};
-
-template <class Word>
-__global__ void save_wraps_kernel(Word *__restrict__ saved, const Word *__restrict__ data, InPlacePlan plan) {
-  __shared__ __align__(16) unsigned char plan_bytes[sizeof(InPlacePlan)];
-  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
-  __syncthreads();
-  const InPlacePlan &p = *reinterpret_cast<const InPlacePlan *>(plan_bytes);
-  const unsigned lane = threadIdx.x % 32;
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x / 32) + threadIdx.x / 32; i < p.save_pieces;
-       i += warps) {
-    const SavePiece s = save_piece(p, i);
-    for (std::size_t x = lane; x < s.len; x += 32) saved[s.to + x] = data[s.from + x];
-  }
-}
-
-template <class Word>
-__global__ void __launch_bounds__(kBlock, 3) chunk_kernel(Word *data, const Word *__restrict__ saved, InPlacePlan plan,
-                                                          unsigned long long *ticket, int *read_done) {
-  constexpr unsigned kPer = staged_per_thread<Word>();
-  __shared__ Word stage[kBlock * kPer];
-  __shared__ Piece pieces[kMaxPieces];
-  __shared__ __align__(16) unsigned char plan_bytes[sizeof(InPlacePlan)];
-  __shared__ int64_t box[kMaxDims];
-  __shared__ Segments seg;
-  __shared__ unsigned long long chunk, next;  // next: the ticket taken while the chunk is still at work
-  __shared__ unsigned count;
-  // The plan is indexed by run-time dims: from the kernel parameters it would go to local memory.
-  if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
-  const InPlacePlan &p = *reinterpret_cast<const InPlacePlan *>(plan_bytes);
-  const auto piece = static_cast<uint32_t>(plan.piece);
-  const unsigned shift = __ffs(piece) - 1;
-  if (threadIdx.x == 0) next = atomicAdd(ticket, 1ull);
-  for (;;) {
-    __syncthreads();  // the previous chunk is written: its shared state may be replaced
-    if (threadIdx.x == 0) {
-      chunk = next;
-      count = 0;
-      if (chunk < p.chunks) {
-        chunk_box(p, chunk, box);
-        seg = row_segments(p, box);
-      }
-    }
-    __syncthreads();
-    const std::size_t c = chunk;
-    if (c >= p.chunks) return;
-    // Latencies off the path between the reads and the writes: the next ticket, and this thread's first
-    // dependency (index arithmetic with 64-bit divisions), both taken before the reads.
-    if (threadIdx.x == 0) next = atomicAdd(ticket, 1ull);
-    const std::size_t deps = dependency_count(p, box);
-    const std::size_t first_dep = threadIdx.x < deps ? dependency(p, box, threadIdx.x) : c;
-    for (int s = threadIdx.x, slots = row_move_slots(p, box); s < slots; s += kBlock) {
-      RowMove m;
-      if (!row_move(p, box, s, &m)) continue;
-      for (int k = 0; k < 2; ++k) {
-        Run runs[3];
-        for (int r = 0, nr = source_runs(p, m, seg.src[k], seg.len[k], runs); r < nr; ++r) {
-          const auto len = static_cast<uint32_t>(runs[r].len), n = (len + piece - 1) >> shift;
-          const std::size_t dst = m.dst + static_cast<std::size_t>(seg.dst[k] + (runs[r].col - seg.src[k]));
-          const unsigned first = atomicAdd(&count, n);
-          for (uint32_t q = 0; q < n; ++q)
-            pieces[first + q] = {runs[r].at + q * piece, dst + q * piece, min(piece, len - q * piece),
-                                 runs[r].in_data ? 1u : 0u};
-        }
-      }
-    }
-    __syncthreads();
-    const unsigned n = count;
-    // One pass: the compiler issues every load before the first shared store, which waits for its word.
-#pragma unroll
-    for (unsigned k = 0; k < kPer; ++k) {
-      const unsigned i = threadIdx.x + k * kBlock, q = i >> shift, x = i & (piece - 1);
-      if (q >= n) continue;
-      const Piece &e = pieces[q];
-      if (x < e.len) stage[i] = e.in_data ? __ldcg(data + e.src + x) : saved[e.src + x];
-    }
-    __syncthreads();  // every source word of the chunk has arrived
-    if (threadIdx.x == 0) {
-      __threadfence();
-      atomicExch(read_done + c, 1);
-    }
-    for (std::size_t k = threadIdx.x; k < deps; k += kBlock) {
-      const std::size_t d = k == threadIdx.x ? first_dep : dependency(p, box, k);
-      const volatile int *flag = read_done + d;
-      if (d >= c) continue;
-      while (*flag == 0) __nanosleep(64);
-      __threadfence();  // with the barrier: the chunks' reads happen before this block's writes
-    }
-    __syncthreads();
-#pragma unroll
-    for (unsigned k = 0; k < kPer; ++k) {
-      const unsigned i = threadIdx.x + k * kBlock, q = i >> shift, x = i & (piece - 1);
-      if (q >= n) continue;
-      const Piece &e = pieces[q];
-      if (x < e.len) data[e.dst + x] = stage[i];
-    }
-  }
-}
-
-template <class Word>
-void chunked_in_place(Word *data, const Layout &l, cudaStream_t stream) {
-  const InPlacePlan p = make_inplace_plan(l, std::size_t{kBlock} * staged_per_thread<Word>(), 256);
-  cuda::StreamBuffer saved(p.scratch_words * sizeof(Word), stream);
-  const std::size_t order_bytes = sizeof(unsigned long long) + p.chunks * sizeof(int);  // ticket, chunk flags
-  cuda::StreamBuffer order(order_bytes, stream);
-  SFFT_CUDA_CHECK(cudaMemsetAsync(order.get(), 0, order_bytes, stream));
-  auto *saved_words = static_cast<Word *>(saved.get());
-  if (p.save_pieces > 0) {
-    save_wraps_kernel<Word><<<cuda::grid_for(p.save_pieces * 32, kBlock), kBlock, 0, stream>>>(saved_words, data, p);
-    SFFT_CUDA_CHECK_LAUNCH();
-  }
-  // Persistent blocks, as many as are resident at once: chunks come by ticket, so a block only ever waits
-  // on chunks that running blocks hold, whatever the number of blocks.
-  int device = 0, sms = 0, per_sm = 0;
-  SFFT_CUDA_CHECK(cudaGetDevice(&device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, chunk_kernel<Word>, kBlock, 0));
-  const auto blocks = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>(p.chunks, static_cast<std::size_t>(sms) * std::max(per_sm, 1))));
-  auto *ticket = static_cast<unsigned long long *>(order.get());
-  auto *flags = reinterpret_cast<int *>(ticket + 1);
-  chunk_kernel<Word><<<blocks, kBlock, 0, stream>>>(data, saved_words, p, ticket, flags);
-  SFFT_CUDA_CHECK_LAUNCH();
-}
-
-// ---- the cycle-wave order (in place, one single-cycle outer dim)
-
-namespace cg = cooperative_groups;
-
-// The dim whose rotation is one single cycle (gcd(extent, shift) == 1) with the largest extent, i.e. the
-// smallest slab of scratch; -1 if none.
-int wave_axis(const Layout &l) {
-  int best = -1;
-  for (int d = 0; d < l.ndim; ++d)
-    if (l.shift[d] != 0 && std::gcd(l.extent[d], l.shift[d]) == 1 && (best < 0 || l.extent[d] > l.extent[best]))
-      best = d;
-  return best;
-}
-
-// Divisors of the wave order: plain division (any size) or FastDiv32 (arrays under 2^31 words).
-struct PlainDivisors {
-  std::size_t slab;
-  std::size_t extent[kMaxDims];
-  PlainDivisors(const Layout &l, std::size_t slab_words) : slab(slab_words), extent{} {
-    for (int d = 0; d < l.ndim; ++d) extent[d] = static_cast<std::size_t>(l.extent[d]);
-  }
-  __device__ std::size_t by_slab(std::size_t n) const { return n / slab; }
-  __device__ std::size_t by_extent(int d, std::size_t n) const { return n / extent[d]; }
-};
-
-struct FastDivisors32 {
-  FastDiv32 slab;
-  FastDiv32 extent[kMaxDims];
-  FastDivisors32(const Layout &l, std::size_t slab_words) : slab(static_cast<uint32_t>(slab_words)) {
-    for (int d = 0; d < l.ndim; ++d) extent[d] = FastDiv32(static_cast<uint32_t>(l.extent[d]));
-  }
-  __device__ uint32_t by_slab(uint32_t n) const { return slab.div(n); }
-  __device__ uint32_t by_extent(int d, uint32_t n) const { return extent[d].div(n); }
-};
-
-// Position t = k * slab + r of the wave order writes output slab D_k = (-k * shift) mod extent at in-slab
-// index r, reading input slab D_{k+1} at the in-slab source of r. Returns the write offset; *read gets the
-// read offset, and *from_scratch says the read comes from the saved copy of slab 0 (k + 1 == extent), where
-// *read is an offset into the scratch slab. Index is the arithmetic type (uint32_t with FastDivisors32).
-template <class Index, class Divisors>
-__device__ Index wave_step(const Layout &l, const Divisors &div, int axis, Index slab, Index t, Index *read,
-                           bool *from_scratch) {
-  Index k = div.by_slab(t), r = t - k * slab;
-  Index e = static_cast<Index>(l.extent[axis]);
-  Index back = e - static_cast<Index>(l.shift[axis]);  // -shift mod e
-  // k, back < e: k * back fits 64 bits, and 32 bits when e < 2^16.
-  Index dest_slab, src_slab;
-  if (sizeof(Index) >= 8 || e < 65536u) {
-    Index a = k * back, b = a + back;
-    dest_slab = a - div.by_extent(axis, a) * e;
-    src_slab = b - div.by_extent(axis, b) * e;
-  } else {
-    dest_slab = static_cast<Index>((static_cast<uint64_t>(k) * back) % e);
-    src_slab = static_cast<Index>((static_cast<uint64_t>(k + 1) * back) % e);
-  }
-  // Decompose r over the other dims, mapping each index to its source index.
-  Index w_off = 0, r_off = 0, r_in_slab = 0, stride = 1, slab_stride = 1;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    Index ed = static_cast<Index>(l.extent[d]);
-    if (d == axis) {
-      w_off += dest_slab * stride;
-      r_off += src_slab * stride;
-      stride *= ed;
-      continue;
-    }
-    Index q = div.by_extent(d, r), i = r - q * ed;
-    r = q;
-    Index s = static_cast<Index>(l.shift[d]);
-    Index j = i >= s ? i - s : i + ed - s;
-    w_off += i * stride;
-    r_off += j * stride;
-    r_in_slab += j * slab_stride;
-    stride *= ed;
-    slab_stride *= ed;
-  }
-  *from_scratch = k + 1 == e;
-  *read = *from_scratch ? r_in_slab : r_off;
-  return w_off;
-}
-
-// Offset of the element of slab 0 along `axis` at in-slab position r (C-order over the other dims).
-__device__ std::size_t slab0_offset(const Layout &l, int axis, std::size_t r) {
-  std::size_t off = 0, stride = 1;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    std::size_t ed = static_cast<std::size_t>(l.extent[d]);
-    if (d != axis) {
-      off += (r % ed) * stride;
-      r /= ed;
-    }
-    stride *= ed;
-  }
-  return off;
-}
-
-template <class Word>
-__global__ void gather_slab_kernel(Word *__restrict__ scratch, const Word *__restrict__ data, Layout l, int axis,
-                                   std::size_t slab) {
-  for (std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; r < slab;
-       r += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    scratch[r] = data[slab0_offset(l, axis, r)];
-}
-
-template <class Word, class Index, class Divisors>
-__global__ void __launch_bounds__(kBlock)
-    cycle_wave_kernel(Word *data, const Word *__restrict__ scratch, Layout l, Divisors div, int axis, Index slab) {
-  constexpr unsigned kPerThread = per_thread<Word>();
-  // wave_step indexes the layout and divisors by a run-time dim: from kernel parameters that would put them
-  // in per-thread local memory, so each block keeps one copy in shared memory instead.
-  __shared__ __align__(16) unsigned char layout_bytes[sizeof(Layout)];
-  __shared__ __align__(16) unsigned char div_bytes[sizeof(Divisors)];
-  if (threadIdx.x == 0) {
-    memcpy(layout_bytes, &l, sizeof l);
-    memcpy(div_bytes, &div, sizeof div);
-  }
-  __syncthreads();
-  const Layout &lay = *reinterpret_cast<const Layout *>(layout_bytes);
-  const Divisors &shared_div = *reinterpret_cast<const Divisors *>(div_bytes);
-  cg::grid_group grid = cg::this_grid();
-  const Index words = static_cast<Index>(l.words);
-  const Index threads = static_cast<Index>(gridDim.x) * blockDim.x;
-  const Index me = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // Waves are counted so that no index below exceeds `words + wave` (fits Index: see cycle_wave_in_place).
-  for (Index base = 0; base < words; base += threads * kPerThread) {
-    Word v[kPerThread];
-    Index dst[kPerThread];
-    bool live[kPerThread];
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k) {
-      Index t = base + k * threads + me;
-      live[k] = t < words;
-      if (live[k]) {
-        Index read;
-        bool from_scratch;
-        dst[k] = wave_step<Index>(lay, shared_div, axis, slab, t, &read, &from_scratch);
-        v[k] = from_scratch ? scratch[read] : data[read];
-      }
-    }
-    grid.sync();  // every old value this wave overwrites has been read (by this wave or an earlier one)
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k)
-      if (live[k]) data[dst[k]] = v[k];
-  }
-}
-
-// One cooperative launch: as many resident blocks as fit, each wave read entirely before it is written.
-template <class Word, class Index, class Divisors>
-void launch_cycle_wave(Word *data, const Word *saved, const Layout &l, Divisors div, int axis, std::size_t slab,
-                       cudaStream_t stream) {
-  int device = 0, sms = 0, per_sm = 0, cooperative = 0;
-  SFFT_CUDA_CHECK(cudaGetDevice(&device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative) fail(SFFT_ERROR_UNSUPPORTED, "in-place shift of an odd extent needs cooperative launch");
-  auto kernel = cycle_wave_kernel<Word, Index, Divisors>;
-  SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
-  const std::size_t tile = std::size_t{kBlock} * per_thread<Word>();
-  const std::size_t needed = (l.words + tile - 1) / tile;
-  unsigned blocks = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * per_sm)));
-  Layout layout = l;
-  Index slab_words = static_cast<Index>(slab);
-  void *args[] = {&data, &saved, &layout, &div, &axis, &slab_words};
-  SFFT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void *>(kernel), blocks, kBlock, args, 0, stream));
-}
-
-template <class Word>
-void cycle_wave_in_place(Word *data, const Layout &l, int axis, cudaStream_t stream) {
-  const std::size_t slab = l.words / static_cast<std::size_t>(l.extent[axis]);
-  cuda::StreamBuffer scratch(slab * sizeof(Word), stream);
-  auto *saved = static_cast<Word *>(scratch.get());
-  gather_slab_kernel<Word><<<cuda::grid_for(slab, kBlock), kBlock, 0, stream>>>(saved, data, l, axis, slab);
-  SFFT_CUDA_CHECK_LAUNCH();
-  const Word *saved_const = saved;
-  // 32-bit index arithmetic while every index (plus one wave of slack) fits.
-  if (l.words < (std::size_t{1} << 31))
-    launch_cycle_wave<Word, uint32_t>(data, saved_const, l, FastDivisors32(l, slab), axis, slab, stream);
-  else
-    launch_cycle_wave<Word, std::size_t>(data, saved_const, l, PlainDivisors(l, slab), axis, slab, stream);
-}
-
 // ---- the pair order (in place, not an involution): pairs.hpp
 
-constexpr unsigned kTrialCopy4Wide = 1, kTrialChainDeep = 2, kTrialTileDeep = 4, kTrialManyChains = 8;
-unsigned trial_mask();
-bool trial(unsigned bit) { return (trial_mask() & bit) != 0; }
 
 // Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i]. Each (k, o) block is S
 // contiguous words: a warp per block when S >= 32 (one division per block), else a thread per word.
@@ -643,7 +309,8 @@ constexpr int chain_unroll() {
 }
 
 template <class Word, int D, class Inner, int U>
-__global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
+__global__ void __launch_bounds__(kBlock, D <= 4 ? 4 : 1)  // 64 registers: 4 blocks per SM (the general form: any)
+    chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
@@ -658,6 +325,8 @@ __global__ void __launch_bounds__(kBlock) chain_kernel(Word *data, const Word *_
 // lane 0 reads, in another thread), then stores. Consecutive threads take consecutive (step, i), so
 // accesses are runs of the (o, v) blocks. Offsets: per outer element, the three blocks at the batch's first
 // step (shared), plus the step's distance and the inner offset.
+constexpr unsigned kTilePerThread = 8;  // measured: 16 was slower for 4-byte words (H100, issue 23)
+constexpr unsigned kTileElements = kBlock * kTilePerThread;
 constexpr unsigned kMaxTileOuter = 256;
 
 struct PairTiles {
@@ -665,7 +334,7 @@ struct PairTiles {
   unsigned tile_outer;      // outer elements per tile
 };
 
-template <class Word, unsigned kTilePerThread>
+template <class Word>
 __global__ void __launch_bounds__(kBlock)
     tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
@@ -695,35 +364,39 @@ __global__ void __launch_bounds__(kBlock)
   const auto steps = static_cast<uint32_t>(end - b);
   const uint32_t per_outer = steps * S, count = outer * per_outer;
   const FastDiv32 by_S(S), by_outer(per_outer);
+  // Kept across the barrier: the values, the destinations relative to their outer element's blocks (within
+  // a tile, so 32 bits), that element, and which lanes exist: few registers per word, for occupancy.
   Word v1[kTilePerThread], v0[kTilePerThread];
-  int64_t d1[kTilePerThread], d0[kTilePerThread];
-  bool live[kTilePerThread], has0[kTilePerThread];
+  int32_t r1[kTilePerThread], r0[kTilePerThread];
+  uint32_t outer_of[kTilePerThread];
+  unsigned live = 0, has0 = 0;
 #pragma unroll
   for (unsigned j = 0; j < kTilePerThread; ++j) {
     const uint32_t q = threadIdx.x + j * kBlock;
-    live[j] = q < count;
-    has0[j] = false;
-    if (!live[j]) continue;
+    if (q >= count) break;
     const uint32_t ol = by_outer.div(q), r = q - ol * per_outer, tl = by_S.div(r), i = r - tl * S;
     const TileBases t{own[ol], to1[ol], from0[ol], outer_back[ol]};
-    has0[j] = tile_element_load(p, k, t, o0 + ol, b + tl, i, fwd[i], back[i], data, saved, &v1[j], &d1[j], &v0[j],
-                                &d0[j]);
+    int64_t d1, d0;
+    live |= 1u << j;
+    if (tile_element_load(p, k, t, o0 + ol, b + tl, i, fwd[i], back[i], data, saved, &v1[j], &d1, &v0[j], &d0))
+      has0 |= 1u << j;
+    r1[j] = static_cast<int32_t>(d1 - t.to1);
+    r0[j] = static_cast<int32_t>(d0 - t.own);
+    outer_of[j] = ol;
   }
   __syncthreads();  // every word this tile overwrites has been read
 #pragma unroll
   for (unsigned j = 0; j < kTilePerThread; ++j) {
-    if (live[j]) data[d1[j]] = v1[j];
-    if (has0[j]) data[d0[j]] = v0[j];
+    if (!((live >> j) & 1u)) break;
+    data[to1[outer_of[j]] + r1[j]] = v1[j];
+    if ((has0 >> j) & 1u) data[own[outer_of[j]] + r0[j]] = v0[j];
   }
 }
 
 template <class Word, int D, class Inner>
 void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((p.scratch_words + kBlock - 1) / kBlock);
-  if (trial(kTrialChainDeep))
-    chain_kernel<Word, D, Inner, 2 * chain_unroll<Word>()><<<blocks, kBlock, 0, stream>>>(data, saved, p);
-  else
-    chain_kernel<Word, D, Inner, chain_unroll<Word>()><<<blocks, kBlock, 0, stream>>>(data, saved, p);
+  chain_kernel<Word, D, Inner, chain_unroll<Word>()><<<blocks, kBlock, 0, stream>>>(data, saved, p);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -731,13 +404,12 @@ template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
   const bool chains = p.involution && p.S >= kChainWords;
-  const bool deep_tiles = sizeof(Word) == 4 && trial(kTrialTileDeep);
-  const std::size_t tile_elements = std::size_t{kBlock} * (deep_tiles ? 16 : 8);
+  const std::size_t tile_elements = kTileElements;
   PairTiles tiles{1, 1};
   if (chains) {
     // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
     // scratch stays within one slab or 1/32 of the array.
-    const std::size_t want = (std::size_t{1} << (trial(kTrialManyChains) ? 22 : 20)) / p.slab + 1;
+    const std::size_t want = (std::size_t{1} << 20) / p.slab + 1;
     const auto most = std::max<int64_t>(1, p.n / 32);
     const auto batches = std::min<int64_t>(static_cast<int64_t>(std::min<std::size_t>(want, INT64_MAX)), most);
     set_batch(p, (p.steps + batches - 1) / batches);
@@ -759,10 +431,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   if (!chains) {
     const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;
     if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place tile grid");
-    if (deep_tiles)
-      tile_kernel<Word, 16><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
-    else
-      tile_kernel<Word, 8><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
+    tile_kernel<Word><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -781,35 +450,16 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
 
 // ---- dispatch
 
-// CHECKPOINT ONLY (issue 23; removed after the device comparison): SFFT_SHIFT_TRIAL, a bit mask of kernel
-// variants measured side by side in one device call (1: float32 copy with 8 vectors per thread, 2: chains
-// unrolled twice as deep, 4: float32 tiles of 16 elements per thread, 8: 2^22 chains instead of 2^20);
-// SFFT_SHIFT_PREVIOUS_ORDERS=1 the previous in-place orders.
-unsigned trial_mask() {
-  const char *v = std::getenv("SFFT_SHIFT_TRIAL");
-  return v ? static_cast<unsigned>(std::strtoul(v, nullptr, 0)) : 0u;
-}
-
-template <unsigned V>
-void copy4(uint32_t *out, const uint32_t *in, const Layout &l, const Tiling &g, std::integral_constant<unsigned, V>,
-           cudaStream_t stream) {
-  constexpr std::size_t tile = tile4<V>();
-  const Copy4 c{g.L, g.shift, l.words, (l.words + tile - 1) / tile,
-                FastDiv32(g.L <= tile ? static_cast<uint32_t>(g.L) : 1u)};
-  copy4_kernel<V><<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-  SFFT_CUDA_CHECK_LAUNCH();
-}
-
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
   const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
     if constexpr (sizeof(Word) == 4) {
       if (((reinterpret_cast<std::uintptr_t>(out) | reinterpret_cast<std::uintptr_t>(in)) & 15) == 0) {
-        if (trial(kTrialCopy4Wide))
-          copy4(out, in, l, g, std::integral_constant<unsigned, 8>{}, stream);
-        else
-          copy4(out, in, l, g, std::integral_constant<unsigned, 4>{}, stream);
+        const Copy4 c{g.L, g.shift, l.words, (l.words + kTile4 - 1) / kTile4,
+                      FastDiv32(g.L <= kTile4 ? static_cast<uint32_t>(g.L) : 1u)};
+        copy4_kernel<<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+        SFFT_CUDA_CHECK_LAUNCH();
         return;
       }
     }
@@ -822,18 +472,7 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  // CHECKPOINT ONLY (issue 23, removed after the device comparison): SFFT_SHIFT_PREVIOUS_ORDERS=1 selects the
-  // previous in-place orders, so one device call measures both.
-  if (std::getenv("SFFT_SHIFT_PREVIOUS_ORDERS") == nullptr) {
-    pair_in_place(out, l, stream);
-    return;
-  }
-  const int axis = wave_axis(l);
-  if (axis >= 0 && axis + 1 < l.ndim) {
-    cycle_wave_in_place(out, l, axis, stream);
-    return;
-  }
-  chunked_in_place(out, l, stream);
+  pair_in_place(out, l, stream);
 }
 
 void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {

@@ -157,7 +157,7 @@ SFFT_HD Word load_saved(const Word *at) {
 // Chain g (< scratch_words: batch k = g / slab, element x = g % slab) through its batch; σ an involution.
 // Digits of the inner index are Inner (32 bits unless S needs more), D inner dims rounded up (padding dims
 // have extent 1); U steps' loads are issued before their stores (the chain's own order is all the pass
-// needs). Per step the blocks (o, t), (σ o, t + lo), (σ o, t + lo + 1) move by one block: an addition.
+// needs). Per step the blocks (o, t), (σ o, t + lo), (σ o, t + lo + 1) move by one block.
 template <class Word, int D, class Inner, int U>
 SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g) {
   const auto k = static_cast<int64_t>(g / p.slab);
@@ -185,37 +185,39 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   auto own = static_cast<int64_t>(word_at(p, o, b, 0)), to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
   auto from0 = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));
   const std::size_t middle = saved_at(p, 0, o, 0), next = saved_at(p, k + 1, so, 0);
+  // U steps' loads, then their stores. Only the values and the two inner offsets of each step are kept
+  // across (the blocks' offsets follow from the step), so the kernel stays at a few registers per word:
+  // occupancy, not depth per thread, keeps enough loads in flight.
   for (int64_t t0 = b; t0 < end; t0 += U) {
     Word v1[U], v0[U];
-    int64_t d1[U], d0[U];
-    bool live[U], has0[U];
+    Inner at[U], fwd[U];
     SFFT_PAIR_UNROLL
     for (int u = 0; u < U; ++u) {
-      const int64_t t = t0 + u;
-      live[u] = t < end;
-      has0[u] = live[u] && t < p.lo;
-      if (!live[u]) continue;
-      Inner at = 0, fwd = 0, back = 0;
+      const int64_t t = t0 + u, step = u * block;
+      if (t >= end) break;
+      Inner back = 0;
+      at[u] = 0;
+      fwd[u] = 0;
       SFFT_PAIR_UNROLL
       for (int d = 0; d < D; ++d) {
-        at += dg[d] * stride[d];
-        fwd += wrap(dg[d] + add1[d], e[d]) * stride[d];
+        at[u] += dg[d] * stride[d];
+        fwd[u] += wrap(dg[d] + add1[d], e[d]) * stride[d];
         back += wrap(dg[d] + addm1[d], e[d]) * stride[d];
         dg[d] = wrap(dg[d] + addm2[d], e[d]);
       }
-      v1[u] = t == p.lo ? load_saved(saved + middle + at) : data[own + at];
-      d1[u] = to1 + fwd;
-      d0[u] = own + at;
-      if (has0[u]) v0[u] = t + 1 == end ? load_saved(saved + next + back) : data[from0 + back];
-      own += block;
-      to1 += block;
-      from0 += block;
+      v1[u] = t == p.lo ? load_saved(saved + middle + at[u]) : data[own + step + at[u]];
+      if (t < p.lo) v0[u] = t + 1 == end ? load_saved(saved + next + back) : data[from0 + step + back];
     }
     SFFT_PAIR_UNROLL
     for (int u = 0; u < U; ++u) {
-      if (live[u]) data[d1[u]] = v1[u];
-      if (has0[u]) data[d0[u]] = v0[u];
+      const int64_t t = t0 + u, step = u * block;
+      if (t >= end) break;
+      data[to1 + step + fwd[u]] = v1[u];
+      if (t < p.lo) data[own + step + at[u]] = v0[u];
     }
+    own += U * block;
+    to1 += U * block;
+    from0 += U * block;
   }
 }
 

@@ -162,12 +162,9 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     p.direct_col = upload(direct_col.data(), direct_col.size());
     p.direct_weight = upload(direct_weight.data(), direct_weight.size());
   }
-  auto cols_tw = make_twiddles<Real>(m.cols);
-  p.tw_cols_lo = upload(reinterpret_cast<const C *>(cols_tw.lo.data()), cols_tw.lo.size());
-  p.tw_cols_hi = upload(reinterpret_cast<const C *>(cols_tw.hi.data()), cols_tw.hi.size());
   if (p.four_step) {
     // The generation's twiddles e^{-2 pi i m / C} as lo[m & (lo_n - 1)] * hi[m >> bits] for shared memory
-    // when both tables fit in kFourStepSplitBytes (lo then hi in one buffer).
+    // when both tables fit in kFourStepSplitBytes (lo then hi in one buffer), else the global tables below.
     unsigned bits = 0;
     while ((uint64_t{1} << (2 * bits)) < m.cols) ++bits;
     const uint64_t lo_n = uint64_t{1} << bits, hi_n = (m.cols + lo_n - 1) >> bits;
@@ -200,6 +197,11 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     auto rows_tw = make_twiddles<Real>(m.rows);
     p.tw_rows_lo = upload(reinterpret_cast<const C *>(rows_tw.lo.data()), rows_tw.lo.size());
     p.tw_rows_hi = upload(reinterpret_cast<const C *>(rows_tw.hi.data()), rows_tw.hi.size());
+  }
+  if (!p.four_step || p.tw_cols_split.size() == 0) {
+    auto cols_tw = make_twiddles<Real>(m.cols);
+    p.tw_cols_lo = upload(reinterpret_cast<const C *>(cols_tw.lo.data()), cols_tw.lo.size());
+    p.tw_cols_hi = upload(reinterpret_cast<const C *>(cols_tw.hi.data()), cols_tw.hi.size());
   }
   if (p.fft_slots > 0) {
     // In place in the slots' rows: 2W padded reals in, W complex out (cuFFT's in-place R2C layout).

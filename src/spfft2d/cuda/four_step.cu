@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // PRUNED's column pass at power-of-two row counts (PrunedShape::four_step): the length-R FFT down every column
-// as a four-step FFT R = P x Q of our own, fed straight from the sparse rows, so the spectrum is written
-// three times in all (pass 1 writes it, pass 2 reads and rewrites it) where the cuFFT route wrote the rows'
-// spectra, expanded them into the output and then ran cuFFT's strided column C2C over it.
+// as a four-step FFT R = P x Q of our own, fed straight from the sparse rows, so the output is streamed three
+// times in all (pass 1 writes it, pass 2 reads and rewrites it) where the cuFFT route wrote the rows' spectra,
+// expanded them into the output and then ran cuFFT's strided column C2C over it.
 //
 // With r = r1 + P r2 and u = u2 + Q u1 (r1, u1 < P; r2, u2 < Q), e^{-2 pi i r u / R} =
 // e^{-2 pi i r1 u2 / R} e^{-2 pi i r1 u1 / P} e^{-2 pi i r2 u2 / Q}, so
@@ -11,12 +11,14 @@
 //   pass 2 (one block per u2 and tile of columns): X[u2 + Q u1] = sum_r1 A[r1][u2] w_P^{r1 u1}, read from rows
 //          u2 + Q r1 and written to rows u2 + Q u1: the same rows, so each block works in place on rows of its own.
 // Y[r][v] is an R2C slot's spectrum (rows with many nonzeros, transformed by cuFFT before) or the direct sum
-// over the row's nonzeros, w e^{-2 pi i c v / C}, each thread summing 8 adjacent columns from one exact twiddle
-// per nonzero times powers of the nonzero's step e^{-2 pi i c / C}; the rows' spectra are never stored.
+// over the row's nonzeros, w e^{-2 pi i c v / C}, a thread summing one row for 8 adjacent columns (or 4 and
+// their mirrors C/2 - v when C is even) from one exact twiddle per nonzero times powers of the nonzero's step
+// e^{-2 pi i c / C}; the rows' spectra are never stored. A block's rows go to its threads by decreasing length
+// (FourStepArgs::order), since a warp sums as long as its longest row.
 // Each length-L FFT of a block (L = Q or P, at most 256) is L1 x L2 (L1 = min(L, 16)): an L1-point FFT in
 // registers on every L2-th element, a twiddle, one exchange through shared memory, an L2-point FFT in
-// registers. A block covers 128 bytes of each row (16 complex64 or 8 complex128 columns), so its loads and
-// stores are whole sectors.
+// registers. A block covers 128 bytes of each row (16 complex64 or 8 complex128 columns; pass 1 with mirrors:
+// two runs of 64 bytes), which the odd row width leaves unaligned to sectors in most rows.
 #include <algorithm>
 
 #include "spfft2d/cuda/device.cuh"

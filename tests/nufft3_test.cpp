@@ -759,4 +759,49 @@ TEST(nufft3Cuda, GlobalAtomicSpreadingMatchesTiles) {
   }
 }
 
+// Kernel weights as polynomials (CUDA, SFFT_NUFFT3_WEIGHTS=horner: the CPU path's Horner tables, held to the
+// tap tolerance) meet tol against the direct sum in every dim, both kernels and precisions, and agree with the
+// exp/sqrt weights to well within tol.
+TEST(nufft3Cuda, HornerWeightsMatchDirectSum) {
+  SFFT_SKIP_WITHOUT_GPU();
+  struct Environment {
+    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
+    ~Environment() {
+      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
+      unsetenv("SFFT_NUFFT3_WEIGHTS");
+    }
+  } environment;
+  struct Case {
+    bool is_double;
+    double tol;
+    nufft3_kernel kernel;
+  };
+  for (int dim = 1; dim <= 3; ++dim) {
+    Problem p = standard_problem(dim, false, 2, 101);
+    const std::vector<cd> ref = direct(p, -1, false), ref_ext = direct(p, -1, true);
+    for (Case c : {Case{true, 1e-3, NUFFT3_KERNEL_ES}, Case{true, 1e-7, NUFFT3_KERNEL_ES},
+                   Case{true, 1e-12, NUFFT3_KERNEL_ES}, Case{true, 1e-6, NUFFT3_KERNEL_GAUSSIAN},
+                   Case{false, 1e-2, NUFFT3_KERNEL_ES}, Case{false, 1e-5, NUFFT3_KERNEL_ES}}) {
+      std::vector<cd> got[2];
+      for (int horner = 0; horner < 2; ++horner) {
+        if (horner) {
+          setenv("SFFT_NUFFT3_WEIGHTS", "horner", 1);
+        } else {
+          unsetenv("SFFT_NUFFT3_WEIGHTS");
+        }
+        testing::internal::CaptureStderr();
+        got[horner] = c.is_double ? run<double>(p, Where::CudaDevice, -1, c.tol, c.kernel)
+                                  : run<float>(p, Where::CudaDevice, -1, c.tol, c.kernel);
+        const std::string log = testing::internal::GetCapturedStderr();
+        EXPECT_NE(log.find(horner ? "weights horner" : "weights exp"), std::string::npos) << log;
+        const double err = error_of(got[horner], c.tol < 1e-10 ? ref_ext : ref);
+        std::printf("dim %d %s tol %g kernel %d, %s weights: err %.2e\n", dim, c.is_double ? "double" : "single", c.tol,
+                    static_cast<int>(c.kernel), horner ? "horner" : "exp", err);
+        EXPECT_LE(err, 10 * c.tol) << "dim " << dim << " tol " << c.tol << " horner " << horner;
+      }
+      EXPECT_LE(error_of(got[1], got[0]), c.tol) << "dim " << dim << " tol " << c.tol;
+    }
+  }
+}
+
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "common/checked.hpp"
 #include "common/cuda_util.cuh"
+#include "nufft3/horner.hpp"
 #include "nufft3/params.hpp"
 #include "nufft3/plan.hpp"
 
@@ -70,8 +71,9 @@ constexpr long long kPruneRound = 8;
 
 // Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
 // "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
-// SFFT_NUFFT3_FFT=full turns the pruned transform off and SFFT_NUFFT3_SPREAD=global spreads with global atomics
-// (spread_global) instead of shared-memory tiles, for A/B measurements (benchmarks/nufft3_bench.py --stages).
+// SFFT_NUFFT3_FFT=full turns the pruned transform off, SFFT_NUFFT3_SPREAD=global spreads with global atomics
+// (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=horner evaluates the kernel weights as
+// polynomials (tap_weight) instead of exp/sqrt, for A/B measurements (benchmarks/nufft3_bench.py --stages).
 bool env_flag(const char *name, const char *value) {
   const char *v = std::getenv(name);
   if (v == nullptr || *v == '\0') return false;
@@ -257,7 +259,23 @@ struct Geometry {
   int tiles[3];  // tiles per dimension
   int sign;
   FourierFit fourier;  // phihat at the targets
+  // Kernel weights as polynomials (SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and (degree + 1) x width
+  // coefficients of Real (row 0 the highest power, horner.hpp) replace the exp/sqrt of kernel_value.
+  const void *horner;
+  int horner_degree;
 };
+
+// Weight of tap i of a point at grid coordinate pos whose first cell is `first`: phi(first + i - pos), directly
+// or from the Horner table (the point's offset t = first - pos + W/2 in [0, 1) is the same for every tap).
+template <class Real>
+__device__ __forceinline__ Real tap_weight(const Geometry &g, long long first, Real pos, int i) {
+  if (g.horner_degree == 0) return kernel_value(g.kernel, Real(first + i) - pos);
+  const Real *c = static_cast<const Real *>(g.horner) + i;
+  const Real z = 2 * (Real(first) - pos + Real(g.kernel.half_width)) - 1;
+  Real w = __ldg(c);
+  for (int r = 1; r <= g.horner_degree; ++r) w = w * z + __ldg(c + r * g.kernel.width);
+  return w;
+}
 
 // Grid coordinate, tile key and phase factor of each point (unsorted order).
 template <class Real, bool kTargets>
@@ -403,12 +421,13 @@ constexpr int unroll_count() {
 }
 
 template <int MW, class Real>
-__device__ __forceinline__ long long weights_of(const KernelSpec &k, Real pos, Real (&w)[MW]) {
+__device__ __forceinline__ long long weights_of(const Geometry &g, Real pos, Real (&w)[MW]) {
+  const KernelSpec &k = g.kernel;
   const long long first = static_cast<long long>(ceil(pos - Real(k.half_width)));
   constexpr int kUnroll = unroll_count<MW>();
 #pragma unroll kUnroll
   for (int i = 0; i < MW; ++i)
-    if (i < k.width) w[i] = kernel_value(k, Real(first + i) - pos);
+    if (i < k.width) w[i] = tap_weight(g, first, pos, i);
   return first;
 }
 
@@ -450,12 +469,10 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
     const int local0 = static_cast<int>(first0 + g.n1[0] / 2 - origin[0]);
     Real w1[MW], w2[MW];
     int local1 = 0, local2 = 0;
-    if constexpr (DIM > 1)
-      local1 = static_cast<int>(weights_of<MW>(g.kernel, pos[a.N + j], w1) + g.n1[1] / 2 - origin[1]);
-    if constexpr (DIM > 2)
-      local2 = static_cast<int>(weights_of<MW>(g.kernel, pos[2 * a.N + j], w2) + g.n1[2] / 2 - origin[2]);
+    if constexpr (DIM > 1) local1 = static_cast<int>(weights_of<MW>(g, pos[a.N + j], w1) + g.n1[1] / 2 - origin[1]);
+    if constexpr (DIM > 2) local2 = static_cast<int>(weights_of<MW>(g, pos[2 * a.N + j], w2) + g.n1[2] / 2 - origin[2]);
     for (int i = plane; i < W; i += split) {
-      const Real w0 = kernel_value(g.kernel, Real(first0 + i) - p0);
+      const Real w0 = tap_weight(g, first0, p0, i);
       const Real ar = vr * w0, ai = vi * w0;
       if constexpr (DIM == 1) {
         atomic_add(tile + local0 + i, ar, ai);
@@ -541,13 +558,13 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
     Real w1[MW], w2[MW];
     long long c1 = 0, c2 = 0;
     if constexpr (DIM > 1) {
-      c1 = weights_of<MW>(g.kernel, pos[a.N + j], w1) + g.n1[1] / 2;
+      c1 = weights_of<MW>(g, pos[a.N + j], w1) + g.n1[1] / 2;
 #pragma unroll kUnroll
       for (int k = 0; k < MW; ++k)
         if (k < W) w1[k] *= cy[c1 + k];
     }
     if constexpr (DIM > 2) {
-      c2 = weights_of<MW>(g.kernel, pos[2 * a.N + j], w2) + g.n1[2] / 2;
+      c2 = weights_of<MW>(g, pos[2 * a.N + j], w2) + g.n1[2] / 2;
 #pragma unroll kUnroll
       for (int l = 0; l < MW; ++l)
         if (l < W) w2[l] *= cz[c2 + l];
@@ -555,7 +572,7 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
     const long long gy0 = DIM > 1 ? wrap_dev(c1 - g.n1[1] / 2, n2y) : 0;
     const long long gz0 = DIM > 2 ? wrap_dev(c2 - g.n1[2] / 2, n2z) : 0;
     for (int i = 0; i < W; ++i) {
-      const Real w0 = kernel_value(g.kernel, Real(first0 + i) - p0) * cx[c0 + i];
+      const Real w0 = tap_weight(g, first0, p0, i) * cx[c0 + i];
       const Real ar = vr * w0, ai = vi * w0;
       const long long gx = wrap_dev(c0 + i - g.n1[0] / 2, g.n2[0]);
       if constexpr (DIM == 1) {
@@ -604,8 +621,8 @@ __global__ void __launch_bounds__(kBlock, 3)
     const Real p0 = pos[j];
     const long long first0 = static_cast<long long>(ceil(p0 - Real(g.kernel.half_width)));  // before the wrap
     first[0] = first0;
-    if constexpr (DIM > 1) first[1] = weights_of<MW>(g.kernel, pos[K + j], w1);
-    if constexpr (DIM > 2) first[2] = weights_of<MW>(g.kernel, pos[2 * K + j], w2);
+    if constexpr (DIM > 1) first[1] = weights_of<MW>(g, pos[K + j], w1);
+    if constexpr (DIM > 2) first[2] = weights_of<MW>(g, pos[2 * K + j], w2);
     for (int d = 0; d < DIM; ++d) {
       n2[d] = g.n2[d];
       first[d] = periodic_dev(first[d], n2[d]);
@@ -618,7 +635,7 @@ __global__ void __launch_bounds__(kBlock, 3)
       long long gx = first[0];
       for (int i = 0; i < W; ++i, ++gx) {
         if (gx >= n2[0]) gx -= n2[0];
-        const Real w0 = kernel_value(g.kernel, Real(first0 + i) - p0);
+        const Real w0 = tap_weight(g, first0, p0, i);
         if constexpr (DIM == 1) {
           const Cplx<Real> v = gr[gx];
           sr += v.re * w0;
@@ -741,14 +758,14 @@ __global__ void __launch_bounds__(kBlock)
     const Real pm = pos[kMid * K + j], pl = pos[kLast * K + j];
     const long long fm = static_cast<long long>(ceil(pm - Real(g.kernel.half_width)));
     const long long fl = static_cast<long long>(ceil(pl - Real(g.kernel.half_width)));
-    const Real wm = lane < W ? kernel_value(g.kernel, Real(fm + lane) - pm) : Real(0);
-    const Real wl = kernel_value(g.kernel, Real(fl + cell) - pl);
+    const Real wm = lane < W ? tap_weight(g, fm, pm, lane) : Real(0);
+    const Real wl = tap_weight(g, fl, pl, cell);
     Real wo = 1;
     long long fo = 0;
     if constexpr (DIM == 3) {
       const Real po = pos[j];
       fo = static_cast<long long>(ceil(po - Real(g.kernel.half_width)));
-      wo = lane < W ? kernel_value(g.kernel, Real(fo + lane) - po) : Real(0);
+      wo = lane < W ? tap_weight(g, fo, po, lane) : Real(0);
       fo = periodic_dev(fo, n2o);
     }
     const long long gm0 = periodic_dev(fm, n2m), gl = periodic_dev(fl + cell, n2l);
@@ -815,6 +832,7 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, cfg_.opts.device));
     stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES", nullptr);
+    use_horner_ = env_flag("SFFT_NUFFT3_WEIGHTS", "horner");
   }
 
   void setpts(const Points &p) override {
@@ -857,6 +875,19 @@ class CudaEngine final : public Engine {
                              previous->L_.kernel.kind == k.kind && previous->L_.kernel.width == k.width &&
                              previous->L_.kernel.beta == k.beta && previous->L_.kernel.b == k.b;
     fourier_ = same_kernel ? previous->fourier_ : fit_fourier(k, L_.upsampfac);
+    if (use_horner_) {
+      // The CPU path's polynomial table (held to tap_tolerance, checked in the working precision), carried over
+      // like the fit; its coefficients go to the device on the stream (a few KB).
+      const double tap_tol = tap_tolerance(L_, cfg_.tol);
+      const bool same_table = same_kernel && previous->use_horner_ && previous->tap_tol_ == tap_tol;
+      horner_table_ =
+          same_table ? previous->horner_table_ : fit_horner(k, tap_tol, sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24, 1);
+      tap_tol_ = tap_tol;
+      const std::vector<Real> coeff(horner_table_.coeff.begin(), horner_table_.coeff.end());
+      horner_.allocate(coeff.size());
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(horner_.get(), coeff.data(), coeff.size() * sizeof(Real), cudaMemcpyHostToDevice, stream_));
+    }
 
     Geometry src_geo = geometry(true), tgt_geo = geometry(false);
     choose_tiles(src_geo);
@@ -1071,14 +1102,15 @@ class CudaEngine final : public Engine {
   std::string describe(const GridFft &fft) const {
     std::string grid;
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
-    char text[320];
+    char text[400];
     std::snprintf(text, sizeof text,
                   "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
-                  "tile %d x %u blocks x %d threads%s, interpolation %s",
+                  "tile %d x %u blocks x %d threads%s, interpolation %s, weights %s",
                   sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
                   spread_blocks_, spread_threads_, use_tiles_ ? "" : " (global atomics)",
-                  interp_lanes_ > 1 ? "warp" : "thread");
+                  interp_lanes_ > 1 ? "warp" : "thread",
+                  use_horner_ ? ("horner degree " + std::to_string(horner_table_.degree)).c_str() : "exp");
     return text;
   }
 
@@ -1126,6 +1158,8 @@ class CudaEngine final : public Engine {
     g.kernel = L_.kernel;
     g.sign = cfg_.sign;
     g.fourier = fourier_;
+    g.horner = use_horner_ ? horner_.get() : nullptr;
+    g.horner_degree = use_horner_ ? horner_table_.degree : 0;
     for (int d = 0; d < 3; ++d) {
       g.n1[d] = g.n2[d] = 1;
       g.tile[d] = g.tiles[d] = 1;
@@ -1315,6 +1349,10 @@ class CudaEngine final : public Engine {
   std::size_t scratch_used_ = 0, step_bytes_ = 0, scratch_need_ = 0;
   DeviceBuffer<C> grid_, f_stage_, F_stage_;
   GridFft fft_;
+  bool use_horner_ = false;  // SFFT_NUFFT3_WEIGHTS=horner: kernel weights from horner_table_ (tap_weight)
+  HornerTable horner_table_;
+  double tap_tol_ = 0;
+  DeviceBuffer<Real> horner_;
   bool stage_times_ = false;
   StageTimes timer_;
 };

@@ -2,8 +2,8 @@
 # Type-3 NUFFT (irregular points to irregular frequencies), CPU and CUDA.
 list(APPEND SFFT_SOURCES capi/nufft3_api.cpp src/nufft3/params.cpp src/nufft3/plan.cpp src/nufft3/horner.cpp
      src/nufft3/cpu.cpp src/nufft3/cpu_kernels_generic.cpp)
-# The CUDA plugin: its units and the host code they call (kernel design and grid layout).
-list(APPEND SFFT_CUDA_SOURCES src/nufft3/cuda.cu src/nufft3/params.cpp)
+# The CUDA plugin: its units and the host code they call (kernel design, grid layout, Horner tables).
+list(APPEND SFFT_CUDA_SOURCES src/nufft3/cuda.cu src/nufft3/params.cpp src/nufft3/horner.cpp)
 list(APPEND SFFT_CUDA_SEAMS src/nufft3/cuda_seam.cpp)
 list(APPEND SFFT_EXPORTS nufft3_options_init nufft3_options_init_sized nufft3_create nufft3_set_options nufft3_setpts nufft3_exec
      nufft3_destroy)

@@ -332,20 +332,22 @@ class CudaEngine final : public Engine {
     if (timer != nullptr)
       timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
     if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
-      if (sorted_taps_count_ > 0) {
+      if (sorted_taps_count_ > 0) {                 // folds and normalises
         launch_fold_sorted_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(), jobs_.get(),
                                        static_cast<int>(jobs_count_), sorted_taps_.get(), sorted_taps_count_,
                                        d_.half_taps, g, sums, z_.get(), counters_.get(), table_, kRobustPasses,
+                                       d_.location_loops, d_.floor_relative > 0, energy_.get(), outputs_.get(),
                                        strides_, signals, stream_);
+        if (timer != nullptr) timer->mark("fold+normalise", stream_);
       } else {
         launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                                 far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
                                 g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+        if (timer != nullptr) timer->mark("fold", stream_);
+        launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
+                                     counters_.get(), outputs_.get(), strides_, signals, stream_);
+        if (timer != nullptr) timer->mark("normalise", stream_);
       }
-      if (timer != nullptr) timer->mark("fold", stream_);
-      launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
-                                   counters_.get(), outputs_.get(), strides_, signals, stream_);
-      if (timer != nullptr) timer->mark("normalise", stream_);
     }
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
@@ -648,7 +650,8 @@ class CudaEngine final : public Engine {
       // measurement, on the residual, and the candidates' sums feed the report.
       for (int pass = 0; pass < kRobustPasses; ++pass) {
         launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g,
-                           pass == 0 ? NoiseSum::Signal : NoiseSum::None, d_.accuracy, noise_.get(), s);
+                           pass == 0 ? NoiseSum::Signal : NoiseSum::None, d_.accuracy, table_, counters_.get(),
+                           noise_.get(), s);
         launch_vote<Real>(power_of_two(), z_.get(), loops_.get(), noise_.get(), d_.location_loops, pass, g, table_,
                           counters_.get(), approved, d_.comb_width - 1, s);
         launch_select(table_, pass, d_.min_votes, counters_.get(), distinct_capacity_, s);
@@ -656,9 +659,8 @@ class CudaEngine final : public Engine {
           launch_refine_round<Real>(power_of_two(), refine_blocks, table_, counters_.get(), z_.get(), loops_.get(),
                                     first_hashing_.get(), d_.location_loops, d_.total_loops(), g, s);
       }
-      launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g, NoiseSum::Residual, d_.accuracy,
-                         noise_.get(), s);
-      launch_candidate_sums(table_, counters_.get(), ranked_capacity_, noise_.get(), s);
+      launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g, NoiseSum::Residual, d_.accuracy, table_,
+                         counters_.get(), noise_.get(), s);
     }
     if (ranked_capacity_ <= kRankLimit) {
       // The list is typically about k long (its capacity, every bucket of every loop, is several times

@@ -650,7 +650,8 @@ class CudaEngine final : public Engine {
       // measurement, on the residual, and the candidates' sums feed the report.
       for (int pass = 0; pass < kRobustPasses; ++pass) {
         launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g,
-                           pass == 0 ? NoiseSum::Signal : NoiseSum::None, d_.accuracy, noise_.get(), s);
+                           pass == 0 ? NoiseSum::Signal : NoiseSum::None, d_.accuracy, table_, counters_.get(),
+                           noise_.get(), s);
         launch_vote<Real>(power_of_two(), z_.get(), loops_.get(), noise_.get(), d_.location_loops, pass, g, table_,
                           counters_.get(), approved, d_.comb_width - 1, s);
         launch_select(table_, pass, d_.min_votes, counters_.get(), distinct_capacity_, s);
@@ -658,9 +659,8 @@ class CudaEngine final : public Engine {
           launch_refine_round<Real>(power_of_two(), refine_blocks, table_, counters_.get(), z_.get(), loops_.get(),
                                     first_hashing_.get(), d_.location_loops, d_.total_loops(), g, s);
       }
-      launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g, NoiseSum::Residual, d_.accuracy,
-                         noise_.get(), s);
-      launch_candidate_sums(table_, counters_.get(), ranked_capacity_, noise_.get(), s);
+      launch_noise<Real>(z_.get(), first_hashing_.get(), d_.total_loops(), g, NoiseSum::Residual, d_.accuracy, table_,
+                         counters_.get(), noise_.get(), s);
     }
     if (ranked_capacity_ <= kRankLimit) {
       // The list is typically about k long (its capacity, every bucket of every loop, is several times

@@ -244,18 +244,17 @@ void launch_comb_select(const Cplx<Real> *comb_z, uint64_t width, uint64_t keep,
 
 // robust.cu: the noise measurement (histogram of the reference buckets' energies, its median; `sum` adds their
 // energy to noise->signal (before any subtraction) or noise->residual (after the last refinement, which also
-// sets the report's outlier limit and count), one pass's vote and selection, one refinement round (estimate,
-// subtract), and the candidates' sums for the report.
+// sets the report's outlier limit and count and sums the candidates of table t), one pass's vote and selection,
+// one refinement round (estimate, subtract).
 enum class NoiseSum { None, Signal, Residual };
 template <class Real>
 void launch_noise(const Cplx<Real> *z, const std::size_t *first_hashing, int total_loops, const Geometry &g,
-                  NoiseSum sum, double accuracy, NoiseState *noise, cudaStream_t stream);
+                  NoiseSum sum, double accuracy, const Table &t, const Counters *counters, NoiseState *noise,
+                  cudaStream_t stream);
 template <class Real>
 void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops, const NoiseState *noise,
                  int location_loops, int pass, const Geometry &g, const Table &t, Counters *counters,
                  const uint32_t *approved, uint64_t comb_mask, cudaStream_t stream);
-void launch_candidate_sums(const Table &t, const Counters *counters, std::size_t candidate_capacity,
-                           NoiseState *noise, cudaStream_t stream);
 // The host's report of a ROBUST exec from its result header.
 Report robust_report(const Design &d, const Result &r);
 void launch_select(const Table &t, int pass, int min_votes, Counters *counters, std::size_t distinct_capacity,

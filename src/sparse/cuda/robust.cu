@@ -52,14 +52,18 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // Noise measurement, step 2 (one block): nu from the digit that holds the median (the entry of rank count/2,
-// as the CPU's nth_element picks); after the last refinement also the report's outlier limit and the residual
-// buckets above it. Clears the histogram for the next measurement.
+// as the CPU's nth_element picks); after the last refinement also the report's outlier limit, the residual
+// buckets above it, and |v|^2 of every candidate, summed, with those above the limit (the top-k step sums the
+// returned ones; the difference is what was found but not returned). Clears the histogram for the next
+// measurement.
 __global__ void __launch_bounds__(kNoiseMedianThreads)
-    noise_median_kernel(NoiseState *noise, std::size_t count, NoiseSum sum, double accuracy, int loops) {
+    noise_median_kernel(NoiseState *noise, std::size_t count, NoiseSum sum, double accuracy, int loops,
+                        Table table, const Counters *counters) {
   constexpr unsigned kPer = kNoiseDigits / kNoiseMedianThreads;
   __shared__ unsigned warp_totals[kNoiseMedianThreads / 32];
   __shared__ unsigned median_digit;
   __shared__ unsigned scratch[kNoiseMedianThreads / 32];
+  __shared__ double energy_scratch[kNoiseMedianThreads / 32];
   cuda::wait_for_previous_kernel();
   const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
   unsigned mine[kPer], total = 0;
@@ -97,30 +101,26 @@ __global__ void __launch_bounds__(kNoiseMedianThreads)
     unsigned above = 0;
     for (unsigned q = 0; q < kPer; ++q) above += t * kPer + q > limit ? mine[q] : 0u;
     const unsigned outliers = block_sum(above, scratch);
+    __syncthreads();  // scratch is read by thread 0 above and written again below
+    double found = 0;
+    unsigned found_over = 0;
+    const unsigned candidates = counters->candidates;
+    for (unsigned i = t; i < candidates; i += kNoiseMedianThreads) {
+      const double e = cabs2(table.value[table.candidates[i]]);
+      found += e;
+      found_over += noise_digit(e) > limit ? 1u : 0u;
+    }
+    const double found_energy = block_sum(found, energy_scratch);
+    const unsigned found_outliers = block_sum(found_over, scratch);
     if (t == 0) {
       noise->limit_digit = limit;
       noise->outliers = outliers;
+      noise->found = found_energy;
+      noise->found_outliers = found_outliers;
     }
   }
   for (unsigned q = 0; q < kPer; ++q) noise->histogram[t * kPer + q] = 0;
   if (t == 0) noise->nu = nu;
-}
-
-// The report: |v|^2 of every candidate, summed, and those above the outlier limit (the top-k step sums the
-// returned ones; the difference is what was found but not returned).
-__global__ void candidate_sums_kernel(Table t, const Counters *counters, NoiseState *noise) {
-  __shared__ double energy_scratch[kWarpsPerBlock];
-  __shared__ unsigned outlier_scratch[kWarpsPerBlock];
-  cuda::wait_for_previous_kernel();
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  double e = 0;
-  if (i < counters->candidates) e = cabs2(t.value[t.candidates[i]]);
-  const unsigned over = noise_digit(e) > noise->limit_digit ? 1u : 0u;
-  const double energy = block_sum(e, energy_scratch);
-  const unsigned outliers = block_sum(over, outlier_scratch);
-  if (threadIdx.x != 0) return;
-  if (energy > 0) atomicAdd(&noise->found, energy);
-  if (outliers > 0) atomicAdd(&noise->found_outliers, outliers);
 }
 
 // ROBUST, pass `pass`: decodes every bucket of every location loop against the noise the pass measured (the
@@ -236,12 +236,13 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class Real>
 void launch_noise(const Cplx<Real> *z, const std::size_t *first_hashing, int total_loops, const Geometry &g,
-                  NoiseSum sum, double accuracy, NoiseState *noise, cudaStream_t stream) {
+                  NoiseSum sum, double accuracy, const Table &t, const Counters *counters, NoiseState *noise,
+                  cudaStream_t stream) {
   const std::size_t count = static_cast<std::size_t>(total_loops) * g.buckets;
   cuda::launch_overlapped(noise_histogram_kernel<Real>, std::min(blocks_for(count), kNoiseBlocks), kBlock, stream, z,
                           first_hashing, total_loops, g.buckets, sum, noise);
   cuda::launch_overlapped(noise_median_kernel, 1, kNoiseMedianThreads, stream, noise, count, sum, accuracy,
-                          total_loops);
+                          total_loops, t, counters);
 }
 
 template <class Real>
@@ -251,11 +252,6 @@ void launch_vote(bool power_of_two, const Cplx<Real> *z, const LoopParams *loops
   const std::size_t decoders = static_cast<std::size_t>(location_loops) * g.buckets;
   cuda::launch_overlapped(power_of_two ? vote_kernel<Real, true> : vote_kernel<Real, false>, blocks_for(decoders),
                           kBlock, stream, z, loops, noise, location_loops, pass, g, t, counters, approved, comb_mask);
-}
-
-void launch_candidate_sums(const Table &t, const Counters *counters, std::size_t candidate_capacity,
-                           NoiseState *noise, cudaStream_t stream) {
-  cuda::launch_overlapped(candidate_sums_kernel, blocks_for(candidate_capacity), kBlock, stream, t, counters, noise);
 }
 
 Report robust_report(const Design &d, const Result &r) {
@@ -286,9 +282,9 @@ void launch_refine_round(bool power_of_two, unsigned blocks, const Table &t, Cou
 }
 
 template void launch_noise<float>(const Cplx<float> *, const std::size_t *, int, const Geometry &, NoiseSum, double,
-                                  NoiseState *, cudaStream_t);
+                                  const Table &, const Counters *, NoiseState *, cudaStream_t);
 template void launch_noise<double>(const Cplx<double> *, const std::size_t *, int, const Geometry &, NoiseSum, double,
-                                   NoiseState *, cudaStream_t);
+                                   const Table &, const Counters *, NoiseState *, cudaStream_t);
 template void launch_vote<float>(bool, const Cplx<float> *, const LoopParams *, const NoiseState *, int, int,
                                  const Geometry &, const Table &, Counters *, const uint32_t *, uint64_t, cudaStream_t);
 template void launch_refine_round<float>(bool, unsigned, const Table &, Counters *, Cplx<float> *, const LoopParams *,

@@ -147,11 +147,12 @@ std::size_t block_range_start(const PairPlan &p, std::size_t o, int64_t v0, int6
   return word_at(p, o, p.rev ? v1 - 1 : v0, 0);
 }
 
-// in place, not an involution: the pair order of pairs.hpp. Long inner blocks (S >= kChainWords): items are
-// groups of inner rows (or pieces of a long row) following their chains through a batch, each step two
-// cyclic row copies per row, lane 1 before lane 0 (lane 0 overwrites what lane 1 reads). Short inner blocks:
-// items are batches of steps of one outer element (or of all, see pairs.hpp), lane 0's sources buffered
-// first, then both lanes as block copies (inner dims unshifted) or through tables of π and π^-1.
+// in place, not an involution: the pair order of pairs.hpp. Long inner blocks (S >= kChainWords, σ an
+// involution): items are groups of inner rows (or pieces of a long row) following their chains through a
+// batch, each step two cyclic row copies per row, lane 1 before lane 0 (lane 0 overwrites what lane 1
+// reads). Otherwise items are batches of steps of one outer element (or of all, see pairs.hpp), lane 0's
+// sources buffered first, then both lanes as block copies (inner dims unshifted) or through tables of π
+// and π^-1.
 constexpr std::size_t kChainWords = 64;
 constexpr std::size_t kItemWords = std::size_t{1} << 13;  // words per item and step (chains) or buffered (batches)
 constexpr std::size_t kMaxGroup = 64;                      // inner rows per chain item

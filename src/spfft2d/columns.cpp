@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -332,13 +333,24 @@ constexpr double kFourStepPasses = 4.9;
 // Rows of the four-step generation that a warp sums together (float: 16 rows x 2 column halves).
 constexpr uint64_t kFourStepWarpRows = 16;
 
-// The nonzeros the four-step generation steps through per column: each warp's 16 rows as many times as its
-// longest direct row. The rows r1 + P r2 of a block go to its threads by decreasing length (pruned.cu), so a
-// warp's rows are 16 neighbours in that order.
+// A run entry of the generation (four_step_entries) costs about two single nonzeros per column: its steps and
+// one complex product with D_len (and with the mirror's table).
+constexpr int64_t kFourStepRunCost = 2;
+
+// The entries the four-step generation steps through per column (runs counted kFourStepRunCost times): each
+// warp's 16 rows as many times as its longest direct row. The rows r1 + P r2 of a block go to its threads by decreasing
+// length (pruned.cu), so a warp's rows are 16 neighbours in that order.
 double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
+  const FourStepEntries entries = four_step_entries(m, s);
   std::vector<int64_t> direct(m.rows, 0);
-  for (std::size_t j = 0; j < m.row_id.size(); ++j)
-    if (!s.fft_row[j]) direct[static_cast<std::size_t>(m.row_id[j])] = m.row_start[j + 1] - m.row_start[j];
+  for (std::size_t j = 0, d = 0; j < m.row_id.size(); ++j) {
+    if (s.fft_row[j]) continue;
+    int64_t cost = 0;
+    for (int64_t e = entries.start[d]; e < entries.start[d + 1]; ++e)
+      cost += entries.entry[static_cast<std::size_t>(e)].table >= 0 ? kFourStepRunCost : 1;
+    direct[static_cast<std::size_t>(m.row_id[j])] = cost;
+    ++d;
+  }
   const uint64_t P = s.four_step_p, Q = m.rows / P;
   std::vector<int64_t> block(Q);
   double terms = 0;
@@ -375,6 +387,54 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
     s.fft_rows += s.fft_row[j] ? 1 : 0;
   }
   return s;
+}
+
+FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) {
+  struct Run {
+    int32_t col;
+    int64_t length;
+    double weight;
+  };
+  std::vector<std::vector<Run>> rows;
+  std::map<int64_t, double> saving;  // run length -> terms saved over single nonzeros
+  for (std::size_t j = 0; j < m.row_id.size(); ++j) {
+    if (s.fft_row[j]) continue;
+    std::vector<Run> runs;
+    for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e) {
+      const int32_t c = m.row_col[static_cast<std::size_t>(e)];
+      const double w = m.binary() ? 1.0 : m.row_weight[static_cast<std::size_t>(e)];
+      if (!runs.empty() && runs.back().col + runs.back().length == c && runs.back().weight == w)
+        ++runs.back().length;
+      else
+        runs.push_back(Run{c, 1, w});
+    }
+    for (const Run &r : runs)
+      if (r.length >= kFourStepMinRun) saving[r.length] += static_cast<double>(r.length - 1);
+    rows.push_back(std::move(runs));
+  }
+  FourStepEntries out;
+  std::vector<std::pair<double, int64_t>> best;
+  for (const auto &[length, saved] : saving) best.emplace_back(saved, length);
+  std::sort(best.begin(), best.end(), std::greater<>());
+  best.resize(std::min<std::size_t>(best.size(), std::min<uint64_t>(32, m.rows / 32)));
+  std::map<int64_t, int32_t> table;
+  for (const auto &b : best) {
+    table[b.second] = static_cast<int32_t>(out.run_length.size());
+    out.run_length.push_back(b.second);
+  }
+  out.start.push_back(0);
+  for (const std::vector<Run> &runs : rows) {
+    for (const Run &r : runs) {
+      const auto t = table.find(r.length);
+      if (t != table.end()) {
+        out.entry.push_back({r.col, t->second, r.weight});
+      } else {
+        for (int64_t k = 0; k < r.length; ++k) out.entry.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
+      }
+    }
+    out.start.push_back(static_cast<int64_t>(out.entry.size()));
+  }
+  return out;
 }
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,

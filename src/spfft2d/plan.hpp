@@ -151,6 +151,24 @@ struct PrunedShape {
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
 
+// What the four-step generation sums for the direct rows (not fft_row), in row_id order: their nonzeros, where
+// a run of at least kFourStepMinRun adjacent columns of equal weight whose length has a table is one entry
+// (table >= 0): sum_{k < len} w e^{-2 pi i (col + k) v / C} = w e^{-2 pi i col v / C} D_len(v), one complex
+// product per column instead of len terms (banded rows). Tables go to the lengths that save the most, at most
+// min(32, rows / 32) of them (2 x width elements each: D_len and the mirror's alternating sum).
+constexpr int64_t kFourStepMinRun = 3;
+struct FourStepEntries {
+  struct Entry {
+    int32_t col;
+    int32_t table;  // -1: a single nonzero
+    double weight;
+  };
+  std::vector<int64_t> start;  // direct row d's entries: [start[d], start[d + 1])
+  std::vector<Entry> entry;
+  std::vector<int64_t> run_length;  // of each table
+};
+FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s);
+
 // The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
 // memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).
 spfft2d_method method_of_call(spfft2d_method set, spfft2d_method whole_auto, bool whole_native);

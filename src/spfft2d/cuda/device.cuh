@@ -181,12 +181,13 @@ DeviceBuffer<T> upload(const T *host, std::size_t n) {
   return d;
 }
 
-// One nonzero of a row for the four-step generation: e^{-2 pi i col / C}, its column and weight (1 in binary
-// mode).
+// One entry of a row for the four-step generation (four_step_entries): e^{-2 pi i col / C}, its column, its
+// run table (-1: a single nonzero) and weight (1 in binary mode).
 template <class Real>
 struct RowEntry {
   Cplx<Real> step;
   int32_t col;
+  int32_t table;
   Real weight;
 };
 
@@ -211,6 +212,9 @@ struct FourStepArgs {
   // Pass 1's rows r2 of block r1 in the order its threads take them (order[r1 Q + i]): by decreasing direct
   // nonzeros, so that a warp's rows are about as long as each other (a warp sums as long as its longest row).
   const uint16_t *order = nullptr;
+  // The run tables: table t holds D_len(v) = sum_{k < len} e^{-2 pi i k v / C} at [2 t W, 2 t W + W) and the
+  // mirror's sum_{k < len} (-1)^k e^{-2 pi i k v / C} at [2 t W + W, 2 (t + 1) W).
+  const Cplx<Real> *runs = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
@@ -237,6 +241,7 @@ struct PrunedPass {
   DeviceBuffer<RowEntry<Real>> entries;    // four_step: the direct slots' nonzeros
   DeviceBuffer<Cplx<Real>> tw_cols_split;  // four_step: FourStepArgs::split_cols (lo then hi), when it fits
   DeviceBuffer<uint16_t> order;            // four_step: FourStepArgs::order
+  DeviceBuffer<Cplx<Real>> runs;           // four_step: FourStepArgs::runs
   uint32_t split_lo = 0;
   unsigned split_bits = 0;
   DeviceBuffer<Cplx<Real>> spectra;

@@ -156,11 +156,26 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const S
   for (unsigned j = 0; j < run; ++j) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      acc[j].x += t[i].x;
-      acc[j].y += t[i].y;
-      if (Mirror) {
-        acc[run + j].x = fma(sign[i], t[i].x, acc[run + j].x);
-        acc[run + j].y = fma(-sign[i], t[i].y, acc[run + j].y);
+      if (en[i].table < 0) {
+        acc[j].x += t[i].x;
+        acc[j].y += t[i].y;
+        if (Mirror) {
+          acc[run + j].x = fma(sign[i], t[i].x, acc[run + j].x);
+          acc[run + j].y = fma(-sign[i], t[i].y, acc[run + j].y);
+        }
+      } else {
+        // A run: t D_len(v), and for the mirror (-1)^col conj(t E_len(v)) (FourStepArgs::runs). Columns past
+        // the width read the last one (their sums are never stored).
+        const Cplx<Real> *d = a.runs + static_cast<uint64_t>(en[i].table) * 2 * a.W;
+        const uint64_t v = min(v0 + j, a.W - 1);
+        const Cplx<Real> lo = cmul(t[i], d[v]);
+        acc[j].x += lo.x;
+        acc[j].y += lo.y;
+        if (Mirror) {
+          const Cplx<Real> hi = cmul(t[i], d[a.W + v]);
+          acc[run + j].x = fma(sign[i], hi.x, acc[run + j].x);
+          acc[run + j].y = fma(-sign[i], hi.y, acc[run + j].y);
+        }
       }
       if (j + 1 < run) t[i] = cmul(t[i], en[i].step);
     }

@@ -6,6 +6,7 @@
 // expanded into their rows (every output written once, empty rows as zeros) for the engine's in-place
 // strided C2C down the columns.
 #include <algorithm>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -150,14 +151,34 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   p.fft_start = upload(fft_start.data(), fft_start.size());
   p.fft_col = upload(fft_col.data(), fft_col.size());
   p.fft_weight = upload(fft_weight.data(), fft_weight.size());
-  p.direct_start = upload(direct_start.data(), direct_start.size());
+  // The four-step generation reads the direct rows as entries (single nonzeros and runs with a table).
+  const FourStepEntries generation = p.four_step ? four_step_entries(m, shape) : FourStepEntries{};
   if (p.four_step) {
-    std::vector<RowEntry<Real>> entries(direct_col.size());
-    for (std::size_t e = 0; e < entries.size(); ++e)
-      entries[e] = RowEntry<Real>{device_twiddle<Real>(static_cast<uint64_t>(direct_col[e]), m.cols), direct_col[e],
-                                  direct_weight.empty() ? Real(1) : direct_weight[e]};
+    p.direct_start = upload(generation.start.data(), generation.start.size());
+    std::vector<RowEntry<Real>> entries(generation.entry.size());
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      const FourStepEntries::Entry &g = generation.entry[e];
+      entries[e] = RowEntry<Real>{device_twiddle<Real>(static_cast<uint64_t>(g.col), m.cols), g.col, g.table,
+                                  static_cast<Real>(g.weight)};
+    }
     p.entries = upload(entries.data(), entries.size());
+    // D_len(v) and the mirror's alternating sum for v < W, by powers of e^{-2 pi i v / C} in long double.
+    std::vector<C> runs(checked_mul(2 * generation.run_length.size(), W, "PRUNED run tables"));
+    for (std::size_t t = 0; t < generation.run_length.size(); ++t)
+      for (uint64_t v = 0; v < W; ++v) {
+        const std::complex<double> z0 = twiddle<double>(v, m.cols);
+        const std::complex<long double> z(z0.real(), z0.imag());
+        std::complex<long double> power = 1, d = 0, e = 0;
+        for (int64_t k = 0; k < generation.run_length[t]; ++k, power *= z) {
+          d += power;
+          e += k % 2 == 0 ? power : -power;
+        }
+        runs[2 * t * W + v] = C{static_cast<Real>(d.real()), static_cast<Real>(d.imag())};
+        runs[2 * t * W + W + v] = C{static_cast<Real>(e.real()), static_cast<Real>(e.imag())};
+      }
+    p.runs = upload(runs.data(), runs.size());
   } else {
+    p.direct_start = upload(direct_start.data(), direct_start.size());
     p.direct_slot = upload(direct_slot.data(), direct_slot.size());
     p.direct_col = upload(direct_col.data(), direct_col.size());
     p.direct_weight = upload(direct_weight.data(), direct_weight.size());
@@ -176,12 +197,15 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       p.split_lo = static_cast<uint32_t>(lo_n);
       p.split_bits = bits;
     }
-    // Pass 1's row order: within each block's rows r1 + P r2, by decreasing direct nonzeros (the R2C rows and
-    // empty rows, read or zeroed, last).
+    // Pass 1's row order: within each block's rows r1 + P r2, by decreasing entries (the R2C rows and empty
+    // rows, read or zeroed, last).
     const uint64_t P = p.four_step_p, Q = m.rows / P;
     std::vector<int64_t> length(m.rows, 0);
-    for (std::size_t j = 0; j < K; ++j)
-      if (!shape.fft_row[j]) length[static_cast<std::size_t>(m.row_id[j])] = m.row_start[j + 1] - m.row_start[j];
+    for (std::size_t j = 0, d = 0; j < K; ++j)
+      if (!shape.fft_row[j]) {
+        length[static_cast<std::size_t>(m.row_id[j])] = generation.start[d + 1] - generation.start[d];
+        ++d;
+      }
     std::vector<uint16_t> order(m.rows);
     for (uint64_t r1 = 0; r1 < P; ++r1) {
       uint16_t *o = order.data() + r1 * Q;
@@ -218,7 +242,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
 
 template <class Real>
 std::size_t PrunedPass<Real>::bytes() const {
-  return entries.bytes() + tw_cols_split.bytes() + order.bytes() + spectra.bytes() + slot_row.bytes() +
+  return entries.bytes() + tw_cols_split.bytes() + order.bytes() + runs.bytes() + spectra.bytes() + slot_row.bytes() +
          row_slot.bytes() + fft_start.bytes() + fft_col.bytes() + fft_weight.bytes() + direct_slot.bytes() +
          direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() + tw_cols_lo.bytes() + tw_cols_hi.bytes() +
          tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
@@ -263,6 +287,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.W = W;
     a.mirror = Cn % 2 == 0;
     a.order = p.order.get();
+    a.runs = p.runs.get();
     events.mark(stream);
     launch_four_step<Real>(a, R, b, stream, events.take());
     events.mark(stream);

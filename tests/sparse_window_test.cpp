@@ -106,12 +106,12 @@ TEST(sparse_window, FitMatchesDirectSumsAndBandsHoldTolerance) {
     EXPECT_LE(main.stopband_leak, band_bound(c.tolerance)) << c.label << " n = " << c.n << " k = " << c.k;
     if (g.first_far_stage > 0) {
       WindowReport far = measure(d, d.far_window, d.far_half_taps, g.far_response);
-      std::printf("  %s far stages: %lld taps, fit error %.2e, passband ripple %.2e, stopband %.2e (tolerance 1e-3)\n",
+      std::printf("  %s far stages: %lld taps, fit error %.2e, passband ripple %.2e, stopband %.2e (tolerance 1e-2)\n",
                   c.label, static_cast<long long>(2 * d.far_half_taps + 1), far.fit_error, far.passband_ripple,
                   far.stopband_leak);
-      EXPECT_LE(far.fit_error, fit_bound(1e-3)) << c.label << " far window";
-      EXPECT_LE(far.passband_ripple, 1e-3) << c.label << " far window";
-      EXPECT_LE(far.stopband_leak, 1e-3) << c.label << " far window";
+      EXPECT_LE(far.fit_error, fit_bound(1e-2)) << c.label << " far window";
+      EXPECT_LE(far.passband_ripple, 1e-2) << c.label << " far window";
+      EXPECT_LE(far.stopband_leak, 1e-2) << c.label << " far window";
     }
   }
 }

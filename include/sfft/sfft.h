@@ -394,7 +394,7 @@ typedef struct sfft_sparse_options {
                               a Kaiser-windowed sinc whose response is within it of 1 over the home
                               bucket's central half and below it from one bucket width away;
                               default 1e-14 (EXACT complex128), 1e-7 (EXACT complex64), 1e-9 (ROBUST;
-                              its location stages beyond the window's span use 1e-3); values under
+                              its location stages past the second use 1e-2); values under
                               1e-15 get the 1e-15 window (the double-precision floor). Returned values
                               cannot be more accurate than about 1e3 times it */
   double bucket_factor;    /* in [1, 64]; default 2 (EXACT), 4 (ROBUST): buckets B = the smallest even

@@ -41,8 +41,8 @@ TEST_P(Spfft2d, SparseRowsOfEveryKind) {
 // its two passes (R = P x Q, pass 1 of length Q: 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 4 x 8,
 // 128 = 8 x 16, 8192 = 64 x 128 and 32768 = 128 x 256),
 // widths that end inside a 128-byte column tile (1, 2, 17, 66, 129 columns of output), prime, odd and even
-// column counts, empty rows, binary and valued, and rows far longer than the others (the pass reads their R2C
-// spectra while it sums the other rows itself).
+// column counts, empty rows, binary and valued, rows far longer than the others (the pass reads their R2C
+// spectra while it sums the other rows itself) and bands.
 TEST_P(Spfft2d, PowerOfTwoRowsOfEveryFourStepSplit) {
   check_matrix(random_matrix(16, 7, 0.4, 80));
   check_matrix(random_matrix(32, 33, 0.2, 81, true));
@@ -61,6 +61,12 @@ TEST_P(Spfft2d, PowerOfTwoRowsOfEveryFourStepSplit) {
       mixed.v.push_back(0.5 + static_cast<double>((r + c) % 3));
     }
   check_matrix(mixed);
+  // Bands: runs of adjacent nonzeros of equal weight, which the four-step pass sums through its run tables
+  // (four_step_entries), binary and with two weights per row (runs of 20 and 21 after the edges).
+  check_matrix(banded(1024, 6));
+  Coo weighted = banded(2048, 20);
+  for (std::size_t k = 0; k < weighted.r.size(); ++k) weighted.v.push_back(weighted.c[k] < weighted.r[k] ? 1.0 : -2.5);
+  check_matrix(weighted);
 }
 
 TEST_P(Spfft2d, MethodIsReportedAndFailedSetKeepsIt) {

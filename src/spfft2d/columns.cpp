@@ -416,9 +416,13 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) 
   std::vector<std::pair<double, int64_t>> best;
   for (const auto &[length, saved] : saving) best.emplace_back(saved, length);
   std::sort(best.begin(), best.end(), std::greater<>());
-  best.resize(std::min<std::size_t>(best.size(), std::min<uint64_t>(32, m.rows / 32)));
+  // The tables are made at plan time by len products per element (pruned.cu): at most 2^27 of them.
+  const double width = static_cast<double>(m.cols / 2 + 1);
+  double work = 0;
   std::map<int64_t, int32_t> table;
   for (const auto &b : best) {
+    work += static_cast<double>(b.second) * width;
+    if (out.run_length.size() >= std::min<uint64_t>(32, m.rows / 32) || work > 0x1p27) break;
     table[b.second] = static_cast<int32_t>(out.run_length.size());
     out.run_length.push_back(b.second);
   }

@@ -155,7 +155,8 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
 // a run of at least kFourStepMinRun adjacent columns of equal weight whose length has a table is one entry
 // (table >= 0): sum_{k < len} w e^{-2 pi i (col + k) v / C} = w e^{-2 pi i col v / C} D_len(v), one complex
 // product per column instead of len terms (banded rows). Tables go to the lengths that save the most, at most
-// min(32, rows / 32) of them (2 x width elements each: D_len and the mirror's alternating sum).
+// min(32, rows / 32) of them (2 x width elements each: D_len and the mirror's alternating sum) and 2^27
+// length x width products to make at plan time.
 constexpr int64_t kFourStepMinRun = 3;
 struct FourStepEntries {
   struct Entry {

@@ -117,11 +117,12 @@ void print_header(const char *peer) {
 }
 
 void print_row(const Row &r, Summary &s) {
-  std::printf("| %s | %s | %s | 2^%d | %llu | %s | %g | %.4f | %.4f | %.2e | %.3f | %.3f | %.2fx | %.3f | %.3f | %d |\n",
-              r.where.c_str(), r.variant.c_str(), r.dbl ? "c128" : "c64", r.log2n,
-              static_cast<unsigned long long>(r.k), r.log_uniform ? "log-uniform [1,10]" : "unit", r.snr, r.recall,
-              r.reference_recall, r.rel_l2, r.peer_s * 1e3, r.ours_s * 1e3, r.peer_s / r.ours_s, r.report.explained,
-              r.true_floor > 0 ? r.report.noise_floor / r.true_floor : 0.0, r.report.unexplained);
+  std::printf(
+      "| %s | %s | %s | 2^%d | %llu | %s | %g | %.4f | %.4f | %.2e | %.3f | %.3f | %.2fx | %.3f | %.3f | %d |\n",
+      r.where.c_str(), r.variant.c_str(), r.dbl ? "c128" : "c64", r.log2n, static_cast<unsigned long long>(r.k),
+      r.log_uniform ? "log-uniform [1,10]" : "unit", r.snr, r.recall, r.reference_recall, r.rel_l2, r.peer_s * 1e3,
+      r.ours_s * 1e3, r.peer_s / r.ours_s, r.report.explained,
+      r.true_floor > 0 ? r.report.noise_floor / r.true_floor : 0.0, r.report.unexplained);
   std::fflush(stdout);
   s.min_ratio = std::min(s.min_ratio, r.peer_s / r.ours_s);
   if (!r.log_uniform && r.snr >= 3) s.min_recall_unit_3db = std::min(s.min_recall_unit_3db, r.recall);
@@ -231,8 +232,8 @@ void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, 
           status = sfft_exec(plan, x.data(), freqs.data(), values.data(), &count);
         },
         repeats);
-    Row r{"CPU", v.label, dbl, log2n, k, log_uniform, snr, peer, ours,
-          0,     reference, 0, {}, noise_energy / static_cast<double>(n)};
+    Row r{"CPU", v.label, dbl, log2n,     k, log_uniform, snr,
+          peer,  ours,    0,   reference, 0, {},          noise_energy / static_cast<double>(n)};
     r.report.struct_size = sizeof r.report;
     if (check(status, "sfft_exec") && check(sfft_get_report(plan, 0, &r.report), "sfft_get_report")) {
       freqs.resize(count);
@@ -329,8 +330,7 @@ void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, 
           status = sfft_exec(plan, x, static_cast<uint64_t *>(dfreqs), dvalues, &count);
         },
         repeats);
-    Row r{"GPU", v.label, dbl, log2n, k, log_uniform, snr, peer, ours,
-          0,     reference, 0, {}, noise_energy / nd};
+    Row r{"GPU", v.label, dbl, log2n, k, log_uniform, snr, peer, ours, 0, reference, 0, {}, noise_energy / nd};
     r.report.struct_size = sizeof r.report;
     if (check(status, "sfft_exec") && check(sfft_get_report(plan, 0, &r.report), "sfft_get_report")) {
       std::vector<uint64_t> freqs(count);
@@ -394,8 +394,8 @@ int main(int argc, char **argv) {
     old.knobs.bits_per_stage = 4;
     variants.push_back(old);
   }
-  std::printf("# sparse FFT under white noise, %s, device: %s, %u host threads, median of %d\n",
-              bench::today().c_str(), bench::device_name().c_str(), std::thread::hardware_concurrency(), repeats);
+  std::printf("# sparse FFT under white noise, %s, device: %s, %u host threads, median of %d\n", bench::today().c_str(),
+              bench::device_name().c_str(), std::thread::hardware_concurrency(), repeats);
   std::printf(
       "# recall: planted support found; reference: the full FFT's k largest |X|; rel l2: sfft's values against the "
       "full FFT at the returned frequencies; ratio: FFT time / sfft time\n");

@@ -66,9 +66,8 @@ std::string describe(const sfft_report &r) {
                 "variant %d unexplained %d count %llu significant %llu unexplained_buckets %llu explained %.4f "
                 "signal %.4g noise/bin %.4g excess %.3f",
                 static_cast<int>(r.variant), r.unexplained, static_cast<unsigned long long>(r.count),
-                static_cast<unsigned long long>(r.significant),
-                static_cast<unsigned long long>(r.unexplained_buckets), r.explained, r.signal_energy, r.noise_floor,
-                r.excess);
+                static_cast<unsigned long long>(r.significant), static_cast<unsigned long long>(r.unexplained_buckets),
+                r.explained, r.signal_energy, r.noise_floor, r.excess);
   return text;
 }
 
@@ -79,8 +78,8 @@ TEST_P(SparseNoise, RecallDownTo3dB) {
   // 1.000 elsewhere; 4 bits per stage, the previous default, found 6 % at 3 dB and 89 % at 10 dB), so 2 % of
   // the trials may fall short.
   const std::vector<RecallRow> rows = {
-      {16, 10, 1, 10, 0.99, 0.02},   {16, 10, 1, 3, 0.95, 0.02},   {17, 100, 1, 10, 0.99, 0.02},
-      {17, 100, 1, 3, 0.95, 0.02},   {17, 100, 10, 20, 0.99, 0.02},
+      {16, 10, 1, 10, 0.99, 0.02}, {16, 10, 1, 3, 0.95, 0.02},    {17, 100, 1, 10, 0.99, 0.02},
+      {17, 100, 1, 3, 0.95, 0.02}, {17, 100, 10, 20, 0.99, 0.02},
   };
   const Case c = GetParam();
   constexpr int kTrials = 100;
@@ -100,10 +99,11 @@ TEST_P(SparseNoise, RecallDownTo3dB) {
       failures += recall < row.recall_target;
     }
     const double mean = sum / kTrials, failure_rate = static_cast<double>(failures) / kTrials;
-    std::printf("  n = 2^%d, k = %llu, magnitudes [1, %g], %g dB: mean recall %.4f, worst %.2f, trials below %.2f: "
-                "%d of %d (failure rate %.2f, allowed %.2f)\n",
-                row.log2n, static_cast<unsigned long long>(row.k), row.range, row.snr_db, mean, worst,
-                row.recall_target, failures, kTrials, failure_rate, row.max_failures);
+    std::printf(
+        "  n = 2^%d, k = %llu, magnitudes [1, %g], %g dB: mean recall %.4f, worst %.2f, trials below %.2f: "
+        "%d of %d (failure rate %.2f, allowed %.2f)\n",
+        row.log2n, static_cast<unsigned long long>(row.k), row.range, row.snr_db, mean, worst, row.recall_target,
+        failures, kTrials, failure_rate, row.max_failures);
     EXPECT_GE(mean, row.recall_target) << "n = 2^" << row.log2n << ", k = " << row.k << ", " << row.snr_db << " dB";
     EXPECT_LE(failure_rate, row.max_failures)
         << "n = 2^" << row.log2n << ", k = " << row.k << ", " << row.snr_db << " dB";
@@ -161,8 +161,8 @@ TEST_P(SparseNoise, ReportFlagsWrongAnswers) {
     const std::vector<cd> *x;
     uint64_t k;
   };
-  for (const Wrong &w : {Wrong{"pure noise", &noise, 50}, Wrong{"dense spectrum", &dense.x, 50},
-                         Wrong{"k far too small", &many.x, 4}}) {
+  for (const Wrong &w :
+       {Wrong{"pure noise", &noise, 50}, Wrong{"dense spectrum", &dense.x, 50}, Wrong{"k far too small", &many.x, 4}}) {
     for (sfft_sparse_variant v : {SFFT_SPARSE_AUTO, SFFT_SPARSE_ROBUST, SFFT_SPARSE_EXACT}) {
       SCOPED_TRACE(testing::Message() << w.what << ", variant " << v);
       sfft_report r = exec_report(c, n, w.k, variant_knobs(v), *w.x);

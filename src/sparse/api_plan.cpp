@@ -287,7 +287,8 @@ bool Plan::run_cuda_batch(std::size_t signals, const unsigned char *x, std::size
       return false;
     }
     // The batched kernels peel (EXACT): their report is the unresolved buckets (sfft.h).
-    for (std::size_t i = 0; i < count; ++i) reports_[first + i] = unmeasured_report(Variant::Exact, batch_found_[first + i], batch_unresolved_[i]);
+    for (std::size_t i = 0; i < count; ++i)
+      reports_[first + i] = unmeasured_report(Variant::Exact, batch_found_[first + i], batch_unresolved_[i]);
     if (!auto_variant) continue;
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t s = first + i;

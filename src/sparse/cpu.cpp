@@ -123,7 +123,8 @@ class CpuEngine final : public Engine {
       }
       last = first + 1;
       // The last loop's own finds leave its reference too: it then holds x less every coefficient found.
-      for (std::size_t i = loop_finds; i < found_.size(); ++i) subtract_reference(found_[i].freq, found_[i].value, first);
+      for (std::size_t i = loop_finds; i < found_.size(); ++i)
+        subtract_reference(found_[i].freq, found_[i].value, first);
       merge_duplicates();
     } else {
       robust_passes();
@@ -276,7 +277,8 @@ class CpuEngine final : public Engine {
       }
       for (long b = 0; b < buckets; ++b)
         if (slots[b].found)
-          found_.push_back({slots[b].freq, slots[b].value, find_votes(cabs2(bucket(h0, static_cast<uint64_t>(b))), nu_)});
+          found_.push_back(
+              {slots[b].freq, slots[b].value, find_votes(cabs2(bucket(h0, static_cast<uint64_t>(b))), nu_)});
       if (d_.variant == Variant::Exact && l == d_.location_loops - 1) {
         double rms = floors_[static_cast<std::size_t>(l)] / d_.floor_relative;
         unresolved_ = 0;
@@ -312,9 +314,9 @@ class CpuEngine final : public Engine {
     }
   }
 
-  // ROBUST: each pass decodes every location loop of the current residual, adds the frequencies found by
-  // >= min_votes loops as candidates, and refines all candidates (re-estimate, subtract); a later pass
-  // finds what larger neighbours hid in the earlier one.
+  // ROBUST: each pass decodes every location loop of the current residual, adds the frequencies whose finds
+  // carry >= min_votes votes (soft votes: bucket_math.hpp's find_votes) as candidates, and refines all
+  // candidates (re-estimate, subtract); a later pass finds what larger neighbours hid in the earlier one.
   // The noise per bucket is measured before each pass: on the input's buckets first (the occupied ones
   // raise the median a little: a looser check, a higher floor), then on the residual the pass before left.
   void robust_passes() {

@@ -472,8 +472,8 @@ double noise_energy(double *e, std::size_t count) {
   return noise_from_median_digit(noise_digit(e[count / 2]));
 }
 
-void finish_report(Report &r, const Design &d, double signal, double residual, uint64_t outliers, int loops,
-                   double nu, double kept, double dropped, uint64_t dropped_outliers) {
+void finish_report(Report &r, const Design &d, double signal, double residual, uint64_t outliers, int loops, double nu,
+                   double kept, double dropped, uint64_t dropped_outliers) {
   // sum_b |Z[b]|^2 over a hashing's B buckets is sum_f |X[f]|^2 sum_b G(u_f - b L)^2, whose inner sum samples
   // G^2 at spacing L: S_G / L on average over u_f, exactly so for white noise, within [1, 2] for one
   // coefficient (a coefficient between two buckets is seen by both). So the returned coefficients' energy is

@@ -64,9 +64,9 @@ struct Design {
   // S_G = sum_t window[t]^2 / n: a reference bucket's noise energy per unit of noise energy per bin (white
   // noise of variance s per sample has E|N[f]|^2 = n s per bin and s sum_t window[t]^2 per bucket); ~1.5 L.
   double noise_gain = 0;
-  int64_t half_taps = 0;       // T: the window covers t = -T..T
-  HostVector<double> window;   // 2T+1 taps, window[t + T]
-  int64_t far_half_taps = 0;   // the far location stages' coarser window (geom.first_far_stage > 0)
+  int64_t half_taps = 0;      // T: the window covers t = -T..T
+  HostVector<double> window;  // 2T+1 taps, window[t + T]
+  int64_t far_half_taps = 0;  // the far location stages' coarser window (geom.first_far_stage > 0)
   HostVector<double> far_window;
   // Piecewise fits of the windows' responses (geom.response / geom.far_response point into them); shared,
   // so that they outlive every copy of the design that holds the geometry.
@@ -200,14 +200,14 @@ struct BatchIo {
 // Energies in units of |X|^2.
 struct Report {
   Variant variant = Variant::Exact;
-  uint64_t count = 0;                 // coefficients returned
-  uint64_t significant = 0;           // of them, those above kSignificant x the bucket noise
-  double explained = 1;               // 1 - residual / signal energy, in [0, 1]
-  double signal_energy = 0;           // sum_f |X[f]|^2, estimated from the reference buckets
-  double noise_floor = 0;             // E|N[f]|^2 per bin
-  double excess = 1;                  // residual energy per bucket / the noise per bucket (~1: only noise left)
-  uint64_t unexplained_buckets = 0;   // residual reference buckets above kOutlier x the noise, per loop
-  bool unexplained = false;           // energy left that neither the coefficients nor the noise explain
+  uint64_t count = 0;                // coefficients returned
+  uint64_t significant = 0;          // of them, those above kSignificant x the bucket noise
+  double explained = 1;              // returned energy / signal energy, in [0, 1]
+  double signal_energy = 0;          // sum_f |X[f]|^2: returned energy + the residual's (finish_report)
+  double noise_floor = 0;            // E|N[f]|^2 per bin
+  double excess = 1;                 // residual energy per bucket / the noise per bucket (~1: only noise left)
+  uint64_t unexplained_buckets = 0;  // residual reference buckets above kOutlier x the noise, per loop
+  bool unexplained = false;          // energy left that neither the coefficients nor the noise explain
 };
 
 // The report's statistics over `loops` reference hashings of B buckets: `signal` their energy before any
@@ -216,8 +216,8 @@ struct Report {
 // `kept` the sum of |v|^2 over the returned coefficients, `dropped` over those found but not returned (beyond
 // k), `dropped_outliers` how many of these exceed the limit. The caller sets count and significant, and
 // EXACT's unexplained.
-void finish_report(Report &r, const Design &d, double signal, double residual, uint64_t outliers, int loops,
-                   double nu, double kept, double dropped, uint64_t dropped_outliers);
+void finish_report(Report &r, const Design &d, double signal, double residual, uint64_t outliers, int loops, double nu,
+                   double kept, double dropped, uint64_t dropped_outliers);
 // The report of an exec that measured no energies (the CUDA peeling kernels): count, the unresolved buckets
 // of the last loop (unexplained when there are any), NaN energies.
 Report unmeasured_report(Variant variant, uint64_t count, std::size_t unresolved);

@@ -61,16 +61,16 @@ struct Counters {
 // into nu and clears it. The sums are reset by the top-k step's last block once it has published them.
 struct NoiseState {
   unsigned histogram[kNoiseDigits];
-  double nu;               // noise energy per bucket: the current pass's (vote_kernel), then the residual's
-  unsigned limit_digit;    // the report's outlier limit, as a digit
-  double signal;           // sum of |z|^2 over every reference bucket before any subtraction
-  double residual;         // the same after the last refinement
-  unsigned outliers;       // residual reference buckets above the limit
-  double found;            // sum of |v|^2 over every candidate
-  unsigned found_outliers; // candidates above the limit
-  double kept;             // the same over the returned coefficients (top-k step)
+  double nu;                // noise energy per bucket: the current pass's (vote_kernel), then the residual's
+  unsigned limit_digit;     // the report's outlier limit, as a digit
+  double signal;            // sum of |z|^2 over every reference bucket before any subtraction
+  double residual;          // the same after the last refinement
+  unsigned outliers;        // residual reference buckets above the limit
+  double found;             // sum of |v|^2 over every candidate
+  unsigned found_outliers;  // candidates above the limit
+  double kept;              // the same over the returned coefficients (top-k step)
   unsigned kept_outliers;
-  unsigned significant;    // returned coefficients with |v|^2 > kSignificant nu
+  unsigned significant;  // returned coefficients with |v|^2 > kSignificant nu
 };
 
 // The report's sums as the host reads them (Result; normalised units, `unscale` undoes that).
@@ -189,7 +189,7 @@ struct Finish {
   const ExecOutputs *outputs;  // this exec's destination
   const uint64_t *res_freq;
   const Cplx<Real> *res_val;
-  Result *result;  // mapped pinned memory
+  Result *result;               // mapped pinned memory
   NoiseState *noise = nullptr;  // ROBUST: the report's sums to publish and reset
 };
 

@@ -8,7 +8,7 @@
 namespace sfft::sparse::cuda_stages {
 namespace {
 
-constexpr unsigned kNoiseBlocks = 64;       // histogram blocks at most (they stride over the buckets)
+constexpr unsigned kNoiseBlocks = 64;  // histogram blocks at most (they stride over the buckets)
 constexpr unsigned kNoiseMedianThreads = 1024;
 static_assert(kNoiseDigits % kNoiseMedianThreads == 0, "whole digits per median thread");
 
@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(kBlock)
 // returned ones; the difference is what was found but not returned). Clears the histogram for the next
 // measurement.
 __global__ void __launch_bounds__(kNoiseMedianThreads)
-    noise_median_kernel(NoiseState *noise, std::size_t count, NoiseSum sum, double accuracy, int loops,
-                        Table table, const Counters *counters) {
+    noise_median_kernel(NoiseState *noise, std::size_t count, NoiseSum sum, double accuracy, int loops, Table table,
+                        const Counters *counters) {
   constexpr unsigned kPer = kNoiseDigits / kNoiseMedianThreads;
   __shared__ unsigned warp_totals[kNoiseMedianThreads / 32];
   __shared__ unsigned median_digit;
@@ -241,8 +241,8 @@ void launch_noise(const Cplx<Real> *z, const std::size_t *first_hashing, int tot
   const std::size_t count = static_cast<std::size_t>(total_loops) * g.buckets;
   cuda::launch_overlapped(noise_histogram_kernel<Real>, std::min(blocks_for(count), kNoiseBlocks), kBlock, stream, z,
                           first_hashing, total_loops, g.buckets, sum, noise);
-  cuda::launch_overlapped(noise_median_kernel, 1, kNoiseMedianThreads, stream, noise, count, sum, accuracy,
-                          total_loops, t, counters);
+  cuda::launch_overlapped(noise_median_kernel, 1, kNoiseMedianThreads, stream, noise, count, sum, accuracy, total_loops,
+                          t, counters);
 }
 
 template <class Real>

@@ -225,7 +225,7 @@ def run_peer(peer, env, case, prec, tol, pts):
 
 # --stages: the CUDA backend's A/B switches (read when a plan's points are set), each against the default.
 STAGE_VARIANTS = [("default", {}), ("full FFT", {"SFFT_NUFFT3_FFT": "full"}),
-                  ("thread interp", {"SFFT_NUFFT3_INTERP": "thread"}), ("warp interp", {"SFFT_NUFFT3_INTERP": "warp"}),
+                  ("warp interp", {"SFFT_NUFFT3_INTERP": "warp"}),
                   ("global spread", {"SFFT_NUFFT3_SPREAD": "global"}), ("horner", {"SFFT_NUFFT3_WEIGHTS": "horner"})]
 
 

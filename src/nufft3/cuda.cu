@@ -58,12 +58,10 @@ constexpr int kMaxArrays = 6;
 // sharing one batched plan.
 constexpr double kPruneAtMost = 0.75;
 constexpr int kMaxPrunedTransforms = 4;
-// Interpolation with one warp per target (interpolate_warp) from this kernel width on, per dimension (never in
-// 1-D, where a target's W cells are one line already): in 3-D the per-thread loop keeps the middle dimension's
-// weights in local memory and spills in double from W = 9 on, and each of its loads touches 32 scattered cells.
-// 2-D keeps one thread per target (its weights stay in registers up to W = 16) until measured otherwise.
-// SFFT_NUFFT3_INTERP=warp|thread overrides the rule (W <= 32, 2-D and 3-D), for A/B measurements.
-constexpr int kWarpInterpolationFrom[3] = {kMaxWidth + 1, 33, 9};
+// Interpolation with one warp per target (interpolate_warp) only where SFFT_NUFFT3_INTERP=warp asks for it
+// (W <= 32, 2-D and 3-D; for A/B measurements): on the H100 (single precision, N = K = 1e6, W = 3-6) one thread
+// per target was 1.4-2.7x faster in 1-D to 3-D (its loads are scattered, but a warp's 32 targets share most
+// cells in L1, while a warp per target idles lanes at these widths); wide kernels are not measured yet.
 
 // Lines kept at each end are rounded up to this many, so that a plan whose new points need a few lines more
 // (random points of the same distribution) still takes over the previous points' FFT plans.
@@ -393,10 +391,45 @@ __global__ void grid_correction_kernel(KernelSpec k, FourierFit fit, long long n
   }
 }
 
+// Into global memory: two native reductions (REDG.ADD.F32/F64).
 template <class Real>
 __device__ __forceinline__ void atomic_add(Cplx<Real> *p, Real re, Real im) {
   atomicAdd(&p->re, re);
   atomicAdd(&p->im, im);
+}
+
+// Into shared memory, where sm_90 has no floating-point atomic add: atomicAdd compiles to a load and a
+// compare-and-swap loop (ATOMS.CAST.SPIN) per component, and the H100 stage times put the tiles' spreading at
+// about one such lane operation per clock per SM, most of every exec. One CAS of the whole complex cell (64-bit
+// in single, ATOMS.CAS.128 in double) halves them. The loop compares bit patterns (as the hardware does), so
+// NaN contents cannot make it spin.
+struct alignas(16) Bits128 {
+  unsigned long long lo, hi;
+};
+__device__ __forceinline__ bool same_bits(unsigned long long a, unsigned long long b) { return a == b; }
+__device__ __forceinline__ bool same_bits(const Bits128 &a, const Bits128 &b) { return a.lo == b.lo && a.hi == b.hi; }
+
+template <class Bits, class Real>
+__device__ __forceinline__ void cas_add(Cplx<Real> *p, Real re, Real im) {
+  static_assert(sizeof(Bits) == sizeof(Cplx<Real>) && alignof(Bits) == alignof(Cplx<Real>), "one word per cell");
+  Bits *a = reinterpret_cast<Bits *>(p);
+  Bits seen = *a, expected;
+  do {
+    expected = seen;
+    Cplx<Real> v;
+    memcpy(&v, &expected, sizeof v);
+    v.re += re;
+    v.im += im;
+    Bits next;
+    memcpy(&next, &v, sizeof next);
+    seen = atomicCAS(a, expected, next);
+  } while (!same_bits(seen, expected));
+}
+__device__ __forceinline__ void atomic_add_shared(Cplx<float> *p, float re, float im) {
+  cas_add<unsigned long long>(p, re, im);
+}
+__device__ __forceinline__ void atomic_add_shared(Cplx<double> *p, double re, double im) {
+  cas_add<Bits128>(p, re, im);
 }
 
 struct SpreadArgs {
@@ -475,7 +508,7 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
       const Real w0 = tap_weight(g, first0, p0, i);
       const Real ar = vr * w0, ai = vi * w0;
       if constexpr (DIM == 1) {
-        atomic_add(tile + local0 + i, ar, ai);
+        atomic_add_shared(tile + local0 + i, ar, ai);
       } else {
 #pragma unroll kMiddle
         for (int k = 0; k < MW; ++k) {
@@ -483,11 +516,11 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
             const Real br = ar * w1[k], bi = ai * w1[k];
             Cplx<Real> *line = tile + ((local0 + i) * ey + local1 + k) * ez + local2;
             if constexpr (DIM == 2) {
-              atomic_add(line, br, bi);
+              atomic_add_shared(line, br, bi);
             } else {
 #pragma unroll kUnroll
               for (int l = 0; l < MW; ++l)
-                if (l < W) atomic_add(line + l, br * w2[l], bi * w2[l]);
+                if (l < W) atomic_add_shared(line + l, br * w2[l], bi * w2[l]);
             }
           }
         }
@@ -1234,10 +1267,7 @@ class CudaEngine final : public Engine {
     if (dim == 2) pick_kernels_for<2>(W);
     if (dim == 3) pick_kernels_for<3>(W);
     interp_lanes_ = 1;
-    bool warp = W >= kWarpInterpolationFrom[dim - 1];
-    if (env_flag("SFFT_NUFFT3_INTERP", "warp")) warp = true;
-    if (env_flag("SFFT_NUFFT3_INTERP", "thread")) warp = false;
-    if (dim == 1 || W > 32 || !warp) return;
+    if (dim == 1 || W > 32 || !env_flag("SFFT_NUFFT3_INTERP", "warp")) return;
     interp_fn_ = dim == 2 ? interpolate_warp<2, Real> : interpolate_warp<3, Real>;
     interp_lanes_ = 32;
   }

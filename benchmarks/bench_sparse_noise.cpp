@@ -102,10 +102,20 @@ struct Row {
   double true_floor;
 };
 
-struct Summary {
+struct VariantSummary {
   double min_ratio = 1e300;
   double min_recall_unit_3db = 1, min_recall_log_20db = 1;
   int rows = 0;
+};
+// Per row label (variant), in the order the labels first appear.
+struct Summary {
+  std::vector<std::pair<std::string, VariantSummary>> variants;
+  VariantSummary &of(const std::string &label) {
+    for (auto &v : variants)
+      if (v.first == label) return v.second;
+    variants.push_back({label, VariantSummary{}});
+    return variants.back().second;
+  }
 };
 
 void print_header(const char *peer) {
@@ -116,7 +126,8 @@ void print_header(const char *peer) {
       peer, peer, peer);
 }
 
-void print_row(const Row &r, Summary &s) {
+void print_row(const Row &r, Summary &summary) {
+  VariantSummary &s = summary.of(r.variant);
   std::printf(
       "| %s | %s | %s | 2^%d | %llu | %s | %g | %.4f | %.4f | %.2e | %.3f | %.3f | %.2fx | %.3f | %.3f | %d |\n",
       r.where.c_str(), r.variant.c_str(), r.dbl ? "c128" : "c64", r.log2n, static_cast<unsigned long long>(r.k),
@@ -130,12 +141,12 @@ void print_row(const Row &r, Summary &s) {
   ++s.rows;
 }
 
-void print_summary(const char *what, const Summary &s) {
-  if (s.rows == 0) return;
-  std::printf(
-      "\n%s summary over %d rows: minimum FFT/sfft ratio %.2fx; least recall, unit magnitudes at >= 3 dB: %.4f; "
-      "log-uniform at >= 20 dB: %.4f\n",
-      what, s.rows, s.min_ratio, s.min_recall_unit_3db, s.min_recall_log_20db);
+void print_summary(const char *what, const Summary &summary) {
+  for (const auto &[label, s] : summary.variants)
+    std::printf(
+        "\n%s, %s: summary over %d rows: minimum FFT/sfft ratio %.2fx; least recall, unit magnitudes at >= 3 dB: "
+        "%.4f; log-uniform at >= 20 dB: %.4f\n",
+        what, label.c_str(), s.rows, s.min_ratio, s.min_recall_unit_3db, s.min_recall_log_20db);
 }
 
 sfft_sparse_options knobs_for(sfft_sparse_variant v) {

@@ -207,3 +207,61 @@ TEST(OtherGpu, ShiftRefusesArraysOfAnotherGpuThanOptsDevice) {
   for (std::size_t j = 0; j < b.size(); ++j)  // numpy.fft.fftshift: out[j] = in[(j - 500) mod 1001]
     ASSERT_EQ(b[j], static_cast<float>((j + 501) % 1001)) << "j = " << j;
 }
+
+#if SFFT_TEST_FAMILY_nufft3
+TEST(OtherGpu, Nufft3ExecRefusesArraysOfAnotherGpu) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  o.device = 0;
+  nufft3_plan plan = nullptr;
+  ASSERT_EQ(nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-9, &o), SFFT_SUCCESS) << sfft_last_error();
+  const std::vector<double> x = {-1.0, 0.5, 2.0}, s = {0.0, 1.0};
+  ASSERT_EQ(nufft3_setpts(plan, 3, x.data(), nullptr, nullptr, 2, s.data(), nullptr, nullptr), SFFT_SUCCESS)
+      << sfft_last_error();
+  const std::vector<std::complex<double>> c = {{1, 0}, {0, 1}, {2, 0}};
+  sfft_test::DeviceMemory c_here(3 * sizeof(c[0]), 0), c_there(3 * sizeof(c[0]), 1), f_here(2 * sizeof(c[0]), 0);
+  c_here.upload(c.data(), 3 * sizeof(c[0]));
+  c_there.upload(c.data(), 3 * sizeof(c[0]));
+  EXPECT_EQ(nufft3_exec(plan, c_there.get(), f_here.get()), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("f is memory of CUDA device 1 but the plan runs on device 0"),
+            std::string::npos)
+      << sfft_last_error();
+  ASSERT_EQ(nufft3_exec(plan, c_here.get(), f_here.get()), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<std::complex<double>> F(2);
+  f_here.download(F.data(), 2 * sizeof(F[0]));
+  for (std::size_t k = 0; k < s.size(); ++k) {  // the direct sum F_k = sum_j c_j e^{-i s_k x_j}
+    std::complex<double> direct = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) direct += c[j] * std::polar(1.0, -s[k] * x[j]);
+    EXPECT_LT(std::abs(F[k] - direct), 1e-7 * std::abs(direct) + 1e-9) << "k = " << k;
+  }
+  EXPECT_EQ(nufft3_destroy(plan), SFFT_SUCCESS);
+}
+#endif
+
+#if SFFT_TEST_FAMILY_spfft2d
+TEST(OtherGpu, Spfft2dExecRefusesOutputOfAnotherGpu) {
+  SFFT_SKIP_WITHOUT_GPU();
+  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CUDA;
+  o.device = 0;
+  const int64_t r[] = {0}, cidx[] = {0};
+  spfft2d_plan plan = nullptr;
+  ASSERT_EQ(spfft2d_create(&plan, 4, 4, 1, r, cidx, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
+  const std::size_t bytes = 4 * 3 * 2 * sizeof(float);  // rows x (cols/2 + 1) complex64
+  sfft_test::DeviceMemory here(bytes, 0), there(bytes, 1);
+  EXPECT_EQ(spfft2d_exec(plan, there.get()), SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sfft_last_error()).find("out is memory of CUDA device 1 but the plan runs on device 0"),
+            std::string::npos)
+      << sfft_last_error();
+  ASSERT_EQ(spfft2d_exec(plan, here.get()), SFFT_SUCCESS) << sfft_last_error();
+  std::vector<std::complex<float>> out(12);
+  here.download(out.data(), bytes);
+  for (const std::complex<float> &v : out) EXPECT_EQ(v, std::complex<float>(1.0f, 0.0f));  // FFT of a delta at (0, 0)
+  EXPECT_EQ(spfft2d_destroy(plan), SFFT_SUCCESS);
+}
+#endif

@@ -134,6 +134,8 @@ void Plan::exec(const void *f, void *F) {
   if (backend_ == Backend::Cpu) {
     require(pointer_kind(F) != PointerKind::Device && pointer_kind(f) != PointerKind::Device,
             "the plan runs on the CPU backend (its points were host arrays) but f or F is CUDA device memory");
+  } else {
+    require_arrays_on_device(config_.opts.device, {{f, "f"}, {F, "F"}});
   }
   if (N_ == 0) {
     engine_->zero_output(F, K_ * static_cast<std::size_t>(config_.ntransf));

@@ -52,7 +52,7 @@ std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_d
 
 Plan::Plan(std::shared_ptr<const SparseColumns> matrix, Backend backend, bool double_output, const Options &opts,
            const char *fn)
-    : matrix_(std::move(matrix)), backend_(backend) {
+    : matrix_(std::move(matrix)), backend_(backend), device_(opts.device) {
   require_finite_output(*matrix_, double_output, fn);
   if (backend_ == Backend::Cpu)
     engine_ = double_output ? make_cpu_engine<double>(matrix_, opts) : make_cpu_engine<float>(matrix_, opts);
@@ -68,6 +68,8 @@ void Plan::run(uint64_t row0, uint64_t nrows, void *out) {
   const PointerKind kind = pointer_kind(out);
   if (backend_ == Backend::Cpu)
     require(kind != PointerKind::Device, "out is CUDA device memory but the plan uses the CPU backend");
+  else
+    require_arrays_on_device(device_, {{out, "out"}});
   Sink sink;
   sink.out = out;
   sink.row0 = row0;

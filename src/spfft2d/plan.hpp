@@ -240,6 +240,7 @@ class Plan {
 
   std::shared_ptr<const SparseColumns> matrix_;
   Backend backend_;
+  int device_;  // opts->device: a CUDA plan's output must be host, managed or this device's memory
   std::unique_ptr<Engine> engine_;
 };
 

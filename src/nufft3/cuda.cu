@@ -6,7 +6,8 @@
 // N is small, so that the subproblems fill the GPU) built from the sorted keys and a CUB scan, each
 // subproblem's sources interleaved (a warp's 32 far apart within it), the grid deconvolution. The grid and cuFFT plan
 // of the plan's previous points are taken over when the new grid has the same shape (or one at most kReuseSlack larger:
-// more oversampling only). Temporaries are stream-ordered (cudaMallocAsync). exec: persistent blocks spread the
+// more oversampling only); so are the setpts scratch and, as spares, the previous points' buffers, so that new
+// points every call allocate nothing once the sizes settle. exec: persistent blocks spread the
 // subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution), cuFFT (in 2-D and
 // 3-D pruned to the lines that hold sources and those the targets read), interpolation with one thread per
 // target in tile order. Spreading and interpolation are compiled per dimension and
@@ -58,11 +59,6 @@ constexpr int kMaxArrays = 6;
 // sharing one batched plan.
 constexpr double kPruneAtMost = 0.75;
 constexpr int kMaxPrunedTransforms = 4;
-// Interpolation with one warp per target (interpolate_warp) only where SFFT_NUFFT3_INTERP=warp asks for it
-// (W <= 32, 2-D and 3-D; for A/B measurements): on the H100 (single precision, N = K = 1e6, W = 3-6) one thread
-// per target was 1.4-2.7x faster in 1-D to 3-D (its loads are scattered, but a warp's 32 targets share most
-// cells in L1, while a warp per target idles lanes at these widths); wide kernels are not measured yet.
-
 // Lines kept at each end are rounded up to this many, so that a plan whose new points need a few lines more
 // (random points of the same distribution) still takes over the previous points' FFT plans.
 constexpr long long kPruneRound = 8;
@@ -1266,6 +1262,10 @@ class CudaEngine final : public Engine {
     if (dim == 1) pick_kernels_for<1>(W);
     if (dim == 2) pick_kernels_for<2>(W);
     if (dim == 3) pick_kernels_for<3>(W);
+    // One warp per target (interpolate_warp) only where SFFT_NUFFT3_INTERP=warp asks for it (W <= 32, 2-D and
+    // 3-D; for A/B measurements): on the H100 (single precision, N = K = 1e6, W = 3-6) one thread per target
+    // was 1.4-2.7x faster in 2-D and 3-D (its loads are scattered, but a warp's 32 targets share most cells in
+    // L1, while a warp per target idles lanes at these widths); wide kernels are not measured yet.
     interp_lanes_ = 1;
     if (dim == 1 || W > 32 || !env_flag("SFFT_NUFFT3_INTERP", "warp")) return;
     interp_fn_ = dim == 2 ? interpolate_warp<2, Real> : interpolate_warp<3, Real>;

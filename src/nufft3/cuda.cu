@@ -553,7 +553,7 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
 // 1024 with a large tile; unbounded, the unrolled 3-D loops took 70-134 and left 1-3 blocks per SM.
 template <int DIM, int MW, class Real>
 __global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, SpreadArgs a) {
-  extern __shared__ unsigned char smem[];
+  extern __shared__ __align__(16) unsigned char smem[];  // 16: the double cells take 128-bit compare-and-swaps
   Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
   const unsigned nsub = *a.nsub;
   for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<DIM, MW, Real>(g, a, tile, sub);

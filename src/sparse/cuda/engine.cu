@@ -543,25 +543,18 @@ class CudaEngine final : public Engine {
   //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
   //    signals stop). H100, 2026-11-25, against the per-target layout: 2^20 k1000 b64 peel 0.22 ms (was 0.34),
   //    2^16 k100 b1024 per signal 0.37 ms (was 0.60).
-  //  - fold: the sorted fold when the design fits it (sorted_fold_fits: its sums in a block's shared memory),
-  //    its taps' sectors (R x 32 bytes, R taps per signal) cover at least half the signal's bytes (else the
-  //    gather fold's scattered sectors are no waste) and the batch gives every SM a signal (a block each).
-  //    The gather fold spends a sector per tap (2^16 k100 b1024: R = 0.51 n, 0.54 ms complex64 on the H100).
+  //  - fold: the gather fold (a sector per tap: 2^16 k100 b1024, R = 0.51 n taps, 0.54 ms complex64 on the
+  //    H100). The sorted fold (SFFT_SPARSE_BATCH_FOLD=sorted, designs whose sums fit a block's shared memory)
+  //    measured slower where it was meant to win: 2^16 k100 b1024 fold+normalise 1.17 ms complex64 / 2.48 ms
+  //    complex128, 0.48x cuFFT against the gather fold's 0.75x / 0.96x in the same H100 run (lead, 2026-11-25),
+  //    so it is not chosen by default.
   //    An L2 prefetch of each signal before the gather fold (cp.async.bulk.prefetch.L2, with 4 to 16 threads
   //    per output to keep the signals in flight within the L2) measured no gain there: 0.58 ms at 2^16, 0.38 /
   //    0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
   void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
-    std::size_t reads = 0;
-    for (const FoldJob &job : jobs) {
-      const int64_t half_taps = job.far ? d_.far_half_taps : d_.half_taps;
-      reads += static_cast<std::size_t>(2 * half_taps + 1 + static_cast<int64_t>(job.shift[job.count - 1]));
-    }
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    const bool sorted = sorted_fold_fits(jobs) && 2 * reads * 32 >= d_.geom.n * sizeof(Cplx<Real>) &&
-                        signals_ >= static_cast<std::size_t>(sms);
-    const std::string fold = environment("SFFT_SPARSE_BATCH_FOLD");
-    if (fold == "sorted" ? sorted_fold_fits(jobs) : fold != "gather" && sorted) upload_sorted_taps(jobs);
+    if (environment("SFFT_SPARSE_BATCH_FOLD") == "sorted" && sorted_fold_fits(jobs)) upload_sorted_taps(jobs);
     batch_peel_ =
         d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
             ? BatchPeel::PerSignal

@@ -154,14 +154,24 @@ TEST(Handles, AHandleOfOneFamilyIsNotAPlanOfAnother) {
 
 // Device memory of another GPU than the plan's is refused with the array's name (its kernels would fault, and
 // a fault poisons the process's CUDA context), and the plan stays usable.
-#if SFFT_TEST_FAMILY_sparse
-TEST(OtherGpu, SparseExecRefusesSamplesOfAnotherGpu) {
-  SFFT_SKIP_WITHOUT_GPU();
-  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+#define SFFT_SKIP_WITHOUT_TWO_GPUS()                                                                      \
+  do {                                                                                                    \
+    SFFT_SKIP_WITHOUT_GPU();                                                                              \
+    if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more"; \
+  } while (0)
+
+sfft_options cuda_options_on_device_0() {
   sfft_options o;
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CUDA;
   o.device = 0;
+  return o;
+}
+
+#if SFFT_TEST_FAMILY_sparse
+TEST(OtherGpu, SparseExecRefusesSamplesOfAnotherGpu) {
+  SFFT_SKIP_WITHOUT_TWO_GPUS();
+  const sfft_options o = cuda_options_on_device_0();
   const std::size_t n = 1024;
   std::vector<std::complex<double>> x(n, {0.0, 0.0});
   for (std::size_t i = 0; i < n; ++i) x[i] = std::polar(1.0 / n, 2 * M_PI * 37.0 * i / n);  // one tone at f = 37
@@ -186,8 +196,7 @@ TEST(OtherGpu, SparseExecRefusesSamplesOfAnotherGpu) {
 #endif
 
 TEST(OtherGpu, ShiftRefusesArraysOfAnotherGpuThanOptsDevice) {
-  SFFT_SKIP_WITHOUT_GPU();
-  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
+  SFFT_SKIP_WITHOUT_TWO_GPUS();
   const int64_t shape[1] = {1001};
   const std::size_t bytes = 1001 * sizeof(float);
   std::vector<float> a(1001);
@@ -210,12 +219,8 @@ TEST(OtherGpu, ShiftRefusesArraysOfAnotherGpuThanOptsDevice) {
 
 #if SFFT_TEST_FAMILY_nufft3
 TEST(OtherGpu, Nufft3ExecRefusesArraysOfAnotherGpu) {
-  SFFT_SKIP_WITHOUT_GPU();
-  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
-  sfft_options o;
-  sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CUDA;
-  o.device = 0;
+  SFFT_SKIP_WITHOUT_TWO_GPUS();
+  const sfft_options o = cuda_options_on_device_0();
   nufft3_plan plan = nullptr;
   ASSERT_EQ(nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-9, &o), SFFT_SUCCESS) << sfft_last_error();
   const std::vector<double> x = {-1.0, 0.5, 2.0}, s = {0.0, 1.0};
@@ -243,12 +248,8 @@ TEST(OtherGpu, Nufft3ExecRefusesArraysOfAnotherGpu) {
 
 #if SFFT_TEST_FAMILY_spfft2d
 TEST(OtherGpu, Spfft2dExecRefusesOutputOfAnotherGpu) {
-  SFFT_SKIP_WITHOUT_GPU();
-  if (sfft_cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device here; this test needs two or more";
-  sfft_options o;
-  sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CUDA;
-  o.device = 0;
+  SFFT_SKIP_WITHOUT_TWO_GPUS();
+  const sfft_options o = cuda_options_on_device_0();
   const int64_t r[] = {0}, cidx[] = {0};
   spfft2d_plan plan = nullptr;
   ASSERT_EQ(spfft2d_create(&plan, 4, 4, 1, r, cidx, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "sparse_bench_common.hpp"
 #include "sfft/sfft.h"
 
 #if SFFT_HAVE_CUDA
@@ -36,27 +37,14 @@
 
 namespace {
 
-using cd = std::complex<double>;
+using sparse_bench::cd;
+using sparse_bench::check;
+using sparse_bench::Planted;
+using sparse_bench::plant;
+#if SFFT_HAVE_CUDA
+using sparse_bench::gpu_time;
+#endif
 
-struct Planted {
-  std::vector<uint64_t> freqs;
-  std::vector<cd> values;  // magnitudes log-uniform in [1, 10], random phases
-};
-
-Planted plant(uint64_t n, uint64_t k, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::map<uint64_t, bool> used;
-  Planted p;
-  while (p.freqs.size() < k) {
-    uint64_t f = rng() % n;
-    if (used[f]) continue;
-    used[f] = true;
-    p.freqs.push_back(f);
-    p.values.push_back(std::polar(std::exp(unit(rng) * std::log(10.0)), 2 * M_PI * unit(rng)));
-  }
-  return p;
-}
 
 struct Accuracy {
   double recovery, l1, rel_l2;
@@ -129,11 +117,6 @@ sfft_sparse_options knobs_for(bool exact) {
   return k;
 }
 
-bool check(sfft_status s, const char *what) {
-  if (s == SFFT_SUCCESS) return true;
-  std::printf("%s failed: %s: %s\n", what, sfft_status_string(s), sfft_last_error());
-  return false;
-}
 
 // ---------------------------------------------------------------- CPU: FFTW vs the CPU plan
 
@@ -153,7 +136,7 @@ template <class Real>
 void cpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats) {
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
-  Planted p = plant(n, k, 1000 + length_tag(n));
+  Planted p = plant(n, k, true, 1000 + length_tag(n));
   // x = inverse DFT of the planted spectrum (+ white noise at snr), via FFTW in double.
   std::vector<cd> spectrum(n, cd(0, 0)), xd(n);
   double energy = 0;
@@ -235,14 +218,6 @@ bool cuda_ok(cudaError_t e, const char *what) {
   return false;
 }
 
-double gpu_time(const std::function<void()> &fn, int repeats) {
-  return bench::time_median(
-      [&] {
-        fn();
-        cudaDeviceSynchronize();
-      },
-      repeats);
-}
 
 // A plan to time on a case's signal, and its row label.
 struct PlanRow {
@@ -270,7 +245,7 @@ void gpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats, bool 
   using C = std::complex<Real>;
   const bool dbl = sizeof(Real) == 8;
   const cufftType type = dbl ? CUFFT_Z2Z : CUFFT_C2C;
-  Planted p = plant(n, k, 2000 + length_tag(n) + 7 * k);
+  Planted p = plant(n, k, true, 2000 + length_tag(n) + 7 * k);
   void *spectrum = nullptr, *x = nullptr;
   if (!cuda_ok(cudaMalloc(&spectrum, n * sizeof(C)), "cudaMalloc spectrum") ||
       !cuda_ok(cudaMalloc(&x, n * sizeof(C)), "cudaMalloc x"))

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "sparse_bench_common.hpp"
 #include "sfft/sfft.h"
 
 #if SFFT_HAVE_CUDA
@@ -40,30 +41,14 @@
 
 namespace {
 
-using cd = std::complex<double>;
+using sparse_bench::cd;
+using sparse_bench::check;
+using sparse_bench::Planted;
+using sparse_bench::plant;
+#if SFFT_HAVE_CUDA
+using sparse_bench::gpu_time;
+#endif
 
-struct Planted {
-  std::vector<uint64_t> freqs;
-  std::vector<cd> values;
-  double energy = 0;
-};
-
-Planted plant(uint64_t n, uint64_t k, bool log_uniform, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::map<uint64_t, bool> used;
-  Planted p;
-  while (p.freqs.size() < k) {
-    const uint64_t f = rng() % n;
-    if (used[f]) continue;
-    used[f] = true;
-    const double mag = log_uniform ? std::exp(unit(rng) * std::log(10.0)) : 1.0;
-    p.freqs.push_back(f);
-    p.values.push_back(std::polar(mag, 2 * M_PI * unit(rng)));
-    p.energy += mag * mag;
-  }
-  return p;
-}
 
 // The k largest |X| of the full spectrum (the reference line's support).
 std::vector<uint64_t> top_k(const std::vector<double> &mag2, uint64_t k) {
@@ -156,11 +141,6 @@ sfft_sparse_options knobs_for(sfft_sparse_variant v) {
   return k;
 }
 
-bool check(sfft_status s, const char *what) {
-  if (s == SFFT_SUCCESS) return true;
-  std::printf("%s failed: %s: %s\n", what, sfft_status_string(s), sfft_last_error());
-  return false;
-}
 
 // Values against the full spectrum at the returned frequencies.
 template <class TruthAt>
@@ -260,14 +240,6 @@ void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, 
 // ---------------------------------------------------------------- GPU: cuFFT vs the CUDA plan
 
 #if SFFT_HAVE_CUDA
-double gpu_time(const std::function<void()> &fn, int repeats) {
-  return bench::time_median(
-      [&] {
-        fn();
-        cudaDeviceSynchronize();
-      },
-      repeats);
-}
 
 template <class Real>
 void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, const std::vector<Variant> &variants,

@@ -188,6 +188,7 @@ def test_report_explains_clean_and_flags_noise(rng):
         x = sparse_signal(rng, n, k)
         freqs, values = plan(x)
         r = plan.report
+        assert isinstance(r, sfft.SparseReport)
         assert r.variant == "robust" and not r.unexplained
         assert r.count == len(freqs) == k and r.significant == k
         assert r.explained > 0.999

@@ -28,6 +28,7 @@
 
 #include "common/checked.hpp"
 #include "common/cuda_util.cuh"
+#include "common/env.hpp"
 #include "nufft3/horner.hpp"
 #include "nufft3/params.hpp"
 #include "nufft3/plan.hpp"
@@ -68,11 +69,6 @@ constexpr long long kPruneRound = 8;
 // SFFT_NUFFT3_FFT=full turns the pruned transform off, SFFT_NUFFT3_SPREAD=global spreads with global atomics
 // (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=horner evaluates the kernel weights as
 // polynomials (tap_weight) instead of exp/sqrt, for A/B measurements (benchmarks/nufft3_bench.py --stages).
-bool env_flag(const char *name, const char *value) {
-  const char *v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return false;
-  return value == nullptr ? std::strcmp(v, "0") != 0 : std::strcmp(v, value) == 0;
-}
 
 // Stage times of one setpts or exec: a cudaEvent after each stage, one line to stderr once the stream has
 // synchronised. Host-side work between stages (layout, cuFFT planning) shows in the next stage's time when
@@ -721,7 +717,7 @@ struct GridFft {
 // [-(P + W/2), P + W/2] (2 cells more for the coordinates' rounding to Real).
 GridFft wanted_fft(const Layout &L, const double *s_lo, const double *s_hi, int ntransf) {
   GridFft f;
-  if (L.dim < 2 || ntransf > kMaxPrunedTransforms || env_flag("SFFT_NUFFT3_FFT", "full")) return f;
+  if (L.dim < 2 || ntransf > kMaxPrunedTransforms || env_value("SFFT_NUFFT3_FFT") == "full") return f;
   auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
   const DimLayout &a0 = L.axis[0], &a1 = L.axis[1];
   const double reach = std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale +
@@ -860,8 +856,8 @@ class CudaEngine final : public Engine {
     cuda::DeviceScope scope(cfg_.opts.device);
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, cfg_.opts.device));
-    stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES", nullptr);
-    use_horner_ = env_flag("SFFT_NUFFT3_WEIGHTS", "horner");
+    stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES");
+    use_horner_ = env_value("SFFT_NUFFT3_WEIGHTS") == "horner";
   }
 
   void setpts(const Points &p) override {
@@ -1231,7 +1227,7 @@ class CudaEngine final : public Engine {
       budget = optin;
       side = largest(budget);
     }
-    use_tiles_ = bytes(side) <= budget && !env_flag("SFFT_NUFFT3_SPREAD", "global");
+    use_tiles_ = bytes(side) <= budget && env_value("SFFT_NUFFT3_SPREAD") != "global";
     if (!use_tiles_) side = cap;
     tile_bytes_ = use_tiles_ ? bytes(side) : 0;
     for (int d = 0; d < 3; ++d) {
@@ -1267,7 +1263,7 @@ class CudaEngine final : public Engine {
     // was 1.4-2.7x faster in 2-D and 3-D (its loads are scattered, but a warp's 32 targets share most cells in
     // L1, while a warp per target idles lanes at these widths); wide kernels are not measured yet.
     interp_lanes_ = 1;
-    if (dim == 1 || W > 32 || !env_flag("SFFT_NUFFT3_INTERP", "warp")) return;
+    if (dim == 1 || W > 32 || env_value("SFFT_NUFFT3_INTERP") != "warp") return;
     interp_fn_ = dim == 2 ? interpolate_warp<2, Real> : interpolate_warp<3, Real>;
     interp_lanes_ = 32;
   }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
+#include "common/env.hpp"
 #include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse {
@@ -115,20 +116,6 @@ class StageTimer {
   std::size_t used_ = 0;
 };
 
-bool stage_times_requested() {
-  const char *v = std::getenv("SFFT_SPARSE_STAGE_TIMES");
-  return v != nullptr && *v != '\0' && std::string(v) != "0";
-}
-
-// A/B overrides of the batched engine's kernel choices, read when a batch engine is made (README.md):
-// SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
-// (peel.cu), and SFFT_SPARSE_BATCH_FOLD=sorted or gather picks the sorted fold (where the design fits it) or the
-// gather fold, whatever the rule says. Unset or other values: the engine's own choice.
-std::string environment(const char *name) {
-  const char *v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 template <class Real>
 class CudaEngine final : public Engine {
  public:
@@ -156,7 +143,7 @@ class CudaEngine final : public Engine {
     ranked_capacity_ =
         robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / finds_per_candidate) : distinct_capacity_;
     signals_ = !robust && ranked_capacity_ <= kRankLimit ? std::max<std::size_t>(batch, 1) : 1;
-    if (signals_ > 1 && stage_times_requested()) stage_timer_ = std::make_unique<StageTimer>();
+    if (signals_ > 1 && env_flag("SFFT_SPARSE_STAGE_TIMES")) stage_timer_ = std::make_unique<StageTimer>();
     uint64_t table_size = 2;
     while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
@@ -537,7 +524,10 @@ class CudaEngine final : public Engine {
   const Report &report() const override { return report_; }
 
  private:
-  // The batched engine's kernel variants (batch.cuh), with the A/B overrides (environment()).
+  // The batched engine's kernel variants (batch.cuh). A/B overrides, read when a batch engine is made (README.md):
+  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
+  // (peel.cu), SFFT_SPARSE_BATCH_FOLD=sorted runs the sorted fold where the design fits it; other values: the
+  // engine's own choice.
   //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work);
   //    for designs of at most 4 x kPeelPersistentBlock lanes (B <= 256) and batches of at least two signals per
   //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
@@ -554,12 +544,12 @@ class CudaEngine final : public Engine {
   void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    if (environment("SFFT_SPARSE_BATCH_FOLD") == "sorted" && sorted_fold_fits(jobs)) upload_sorted_taps(jobs);
+    if (env_value("SFFT_SPARSE_BATCH_FOLD") == "sorted" && sorted_fold_fits(jobs)) upload_sorted_taps(jobs);
     batch_peel_ =
         d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
             ? BatchPeel::PerSignal
             : BatchPeel::PerBucket;
-    const std::string peel = environment("SFFT_SPARSE_BATCH_PEEL");
+    const std::string peel = env_value("SFFT_SPARSE_BATCH_PEEL");
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;

@@ -9,10 +9,10 @@
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "common/checked.hpp"
+#include "common/env.hpp"
 #include "spfft2d/cuda/device.cuh"
 
 namespace sfft::spfft2d::gpu {
@@ -122,8 +122,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   p.direct_columns = shape.direct_columns;
   p.four_step = shape.four_step;
   p.four_step_p = shape.four_step_p;
-  const char *times = std::getenv("SFFT_SPFFT2D_STAGE_TIMES");
-  p.stage_times = p.four_step && times != nullptr && *times != '\0' && std::strcmp(times, "0") != 0;
+  p.stage_times = p.four_step && env_flag("SFFT_SPFFT2D_STAGE_TIMES");
   // Slots: the R2C rows first (one batched plan over them), then the direct rows, each in row order.
   std::vector<int32_t> slot_row, row_slot(p.direct_columns ? 0 : m.rows, -1), direct_slot;
   std::vector<int64_t> fft_start{0}, direct_start{0};

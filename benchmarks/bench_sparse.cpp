@@ -37,13 +37,7 @@
 
 namespace {
 
-using sparse_bench::cd;
-using sparse_bench::check;
-using sparse_bench::Planted;
-using sparse_bench::plant;
-#if SFFT_HAVE_CUDA
-using sparse_bench::gpu_time;
-#endif
+using namespace sparse_bench;  // planted spectra, check, gpu_time
 
 
 struct Accuracy {

@@ -5,13 +5,13 @@
 //   strong: n = 2^log2n_strong samples split over the q ranks,
 // against the peer, the single-process sfft_exec with the same seed on the gathered signal (one process, the same
 // thread count per process), and prints both, their ratio (single / distributed: > 1 is faster), the weak
-// efficiency t(q = 1) / t(q), and the communication time: the time spent inside MPI's reduction, broadcast
-// and descriptor gather during sfft_mpi_exec, measured through MPI's profiling interface (PMPI wrappers
-// below). Times: the median over repeats of the slowest rank's time. The summary is the minimum ratio.
-// Each row compares the distributed result with the peer's by sfft_mpi.h's rule (compare() below): "same" when
-// the frequencies come in the same order, "rounding" when they differ only as rounding can make them differ,
-// "NO" otherwise; a line under the table says what differs. Every rank builds its own block of the signal (tones
-// at multiples of the row's rank count, planted_block), so n is limited by the ranks' memory only; the peer
+// efficiency t(q = 1) / t(q), and the communication time: the time spent inside MPI during sfft_mpi_exec (the
+// bucket sums, the descriptor gather, AUTO's agreement and the result's broadcast), measured through MPI's profiling
+// interface (PMPI wrappers below). Times: the median over repeats of the slowest rank's time. The summary is the
+// minimum ratio. Each row compares the distributed result with the peer's by sfft_mpi.h's rule (compare() below):
+// "same" when the frequencies come in the same order, "rounding" when they differ only as rounding can make them
+// differ, "NO" otherwise; a line under the table says what differs. Every rank builds its own block of the signal
+// (tones at multiples of the row's rank count, planted_block), so n is limited by the ranks' memory only; the peer
 // concatenates the same blocks (the same bits). --no-peer leaves out the single-process run (for n that one
 // process cannot hold); each row's result is then checked against the planted tones ("planted": all found,
 // values within the rule's margin). --log2n-strong 0 leaves out the strong-scaling rows.
@@ -50,15 +50,28 @@ double comm_seconds = 0;
 }  // namespace
 
 extern "C" {
-int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+int MPI_Reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   const double t0 = PMPI_Wtime();
-  const int rc = PMPI_Reduce(send, recv, count, type, op, root, comm);
+  const int rc = PMPI_Reduce_scatter(send, recv, counts, type, op, comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
+int MPI_Allgatherv(const void *send, int send_count, MPI_Datatype send_type, void *recv, const int counts[],
+                   const int displs[], MPI_Datatype recv_type, MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Allgatherv(send, send_count, send_type, recv, counts, displs, recv_type, comm);
   if (counting) comm_seconds += PMPI_Wtime() - t0;
   return rc;
 }
 int MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   const double t0 = PMPI_Wtime();
   const int rc = PMPI_Bcast(buffer, count, type, root, comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
+int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Allreduce(send, recv, count, type, op, comm);
   if (counting) comm_seconds += PMPI_Wtime() - t0;
   return rc;
 }
@@ -105,8 +118,7 @@ Spectrum spectrum_of(const std::vector<bench_mpi::Tone> &tones) {
 // Samples [offset, offset + length) of the signal of the tones (x = inverse DFT / n), where n / length divides
 // every tone's frequency: the block is then one length-point inverse FFT of the tones phased by the offset, so
 // each rank builds its own block and no rank needs the whole signal.
-std::vector<cf> planted_block(uint64_t n, const std::vector<bench_mpi::Tone> &tones, uint64_t offset,
-                              uint64_t length) {
+std::vector<cf> planted_block(uint64_t n, const std::vector<bench_mpi::Tone> &tones, uint64_t offset, uint64_t length) {
   std::vector<cf> x(length);
   const uint64_t m = n / length;  // tone f is bin f / m of the block's transform
   for (const bench_mpi::Tone &t : tones) {

@@ -66,7 +66,7 @@ SFFT_API sfft_status sfft_mpi_create(sfft_mpi_plan *plan, uint64_t n, uint64_t k
    device/managed memory for a CUDA plan; freqs and values are host memory. One
    reduction of the folded bucket sums (plus one of the comb samples when ROBUST's comb pre-pass is on),
    then every rank decodes the same buckets. root = SFFT_MPI_ALL_RANKS: every rank writes the coefficients
-   (identical everywhere) as sfft_exec does, *count being each rank's capacity in and number written out;
+   (rank 0's, broadcast: the same bits everywhere) as sfft_exec does, *count being each rank's capacity in and number written out;
    root = r: only rank r reads *count and writes freqs, values and *count; the others may pass NULL for all
    three. root must be the same on every rank. */
 SFFT_API sfft_status sfft_mpi_exec(sfft_mpi_plan plan, const void *x_local, uint64_t *freqs, void *values,

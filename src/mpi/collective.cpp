@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <vector>
 
 namespace sfft::mpi {
 
@@ -95,21 +97,45 @@ void require_tiling(const std::vector<uint64_t> &blocks, std::size_t stride, std
 void sum_identical(const Comm &comm, void *values, std::size_t count, bool double_precision) {
   const MPI_Datatype type = double_precision ? MPI_DOUBLE : MPI_FLOAT;
   const std::size_t real_size = double_precision ? sizeof(double) : sizeof(float);
-  std::size_t reals = 2 * count;
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  const auto rank = static_cast<std::size_t>(comm.rank());
+  const std::size_t reals = 2 * count;
   auto *bytes = static_cast<unsigned char *>(values);
+  std::vector<int> counts(ranks), displs(ranks);
   // MPI counts are ints: chunks of at most 2^30 reals.
   constexpr std::size_t kChunk = std::size_t{1} << 30;
   for (std::size_t done = 0; done < reals; done += kChunk) {
-    const int chunk = static_cast<int>(std::min(kChunk, reals - done));
-    void *at = bytes + done * real_size;
-    // In place at the root; elsewhere the receive buffer is unused and must not alias the send buffer (MPI
-    // forbids aliased arguments, and tree algorithms may use it as scratch at inner nodes).
-    if (comm.rank() == 0)
-      check_mpi(MPI_Reduce(MPI_IN_PLACE, at, chunk, type, MPI_SUM, 0, comm.get()), "MPI_Reduce");
-    else
-      check_mpi(MPI_Reduce(at, nullptr, chunk, type, MPI_SUM, 0, comm.get()), "MPI_Reduce");
-    check_mpi(MPI_Bcast(at, chunk, type, 0, comm.get()), "MPI_Bcast");
+    const std::size_t chunk = std::min(kChunk, reals - done);
+    for (std::size_t r = 0, at = 0; r < ranks; ++r) {
+      const std::size_t slice = chunk / ranks + (r < chunk % ranks ? 1 : 0);
+      counts[r] = static_cast<int>(slice);
+      displs[r] = static_cast<int>(at);
+      at += slice;
+    }
+    unsigned char *at = bytes + done * real_size;
+    // In place, MPI_Reduce_scatter leaves this rank's summed slice at the start of the buffer; MPI_Allgatherv
+    // in place expects it at the slice's own place.
+    check_mpi(MPI_Reduce_scatter(MPI_IN_PLACE, at, counts.data(), type, MPI_SUM, comm.get()), "MPI_Reduce_scatter");
+    if (displs[rank] != 0)
+      std::memmove(at + static_cast<std::size_t>(displs[rank]) * real_size, at,
+                   static_cast<std::size_t>(counts[rank]) * real_size);
+    check_mpi(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, at, counts.data(), displs.data(), type, comm.get()),
+              "MPI_Allgatherv");
   }
+}
+
+bool true_on_every_rank(const Comm &comm, bool mine) {
+  int everywhere = mine ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_LAND, comm.get()), "MPI_Allreduce");
+  return everywhere != 0;
+}
+
+void copy_from_rank0(const Comm &comm, void *data, std::size_t bytes) {
+  auto *at = static_cast<unsigned char *>(data);
+  constexpr std::size_t kChunk = std::size_t{1} << 30;  // MPI counts are ints
+  for (std::size_t done = 0; done < bytes; done += kChunk)
+    check_mpi(MPI_Bcast(at + done, static_cast<int>(std::min(kChunk, bytes - done)), MPI_BYTE, 0, comm.get()),
+              "MPI_Bcast");
 }
 
 }  // namespace sfft::mpi

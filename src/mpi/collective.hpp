@@ -75,8 +75,16 @@ void require_tiling(const std::vector<uint64_t> &blocks, std::size_t stride, std
                     const char *unit);
 
 // Collective: replaces count complex values (float or double pairs) by their sum over the ranks, the same
-// bits on every rank (a reduction to rank 0 and a broadcast: MPI_Allreduce may combine in a different order
-// on different ranks, and ranks that decoded different buckets would return different results).
+// bits on every rank: each rank sums one slice (MPI_Reduce_scatter) and the slices are gathered
+// (MPI_Allgatherv), so every value is summed in one place. MPI_Allreduce may combine in a different order on
+// different ranks, and ranks that decoded different buckets would return different results; a reduction to
+// one rank and a broadcast gives the same bits but moves all the data through that rank twice.
 void sum_identical(const Comm &comm, void *values, std::size_t count, bool double_precision);
+
+// Collective: true on every rank when `mine` is true on every rank (an integer reduction: exact everywhere).
+bool true_on_every_rank(const Comm &comm, bool mine);
+
+// Collective: rank 0's `bytes` bytes at `data` replace every other rank's.
+void copy_from_rank0(const Comm &comm, void *data, std::size_t bytes);
 
 }  // namespace sfft::mpi

@@ -34,13 +34,15 @@ class SparsePlan {
   uint64_t n_ = 0, k_ = 0, offset_ = 0, length_ = 0;
   bool double_precision_ = false;
   Backend backend_ = Backend::Cpu;
-  int device_ = 0;  // opts->device: where a CUDA plan's kernels read x_local
+  int device_ = 0;                               // opts->device: where a CUDA plan's kernels read x_local
   std::unique_ptr<sparse::Engine> engine_;       // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
   std::unique_ptr<sparse::Engine> exact_first_;  // AUTO: tried first, kept when it explains the signal
   // Every rank decodes into these (capacity k) and copies out: the engines' calls, which are collective,
   // then never depend on a rank's own capacity.
   HostVector<uint64_t> freqs_;
   HostVector<unsigned char> values_;
+  std::size_t value_size_ = 0;   // bytes per coefficient value
+  HostVector<uint64_t> shared_;  // rank 0's count, frequencies and values, as broadcast (root = every rank)
 };
 
 }  // namespace sfft::mpi

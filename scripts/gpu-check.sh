@@ -49,11 +49,12 @@ declare -A filter=(
   [sparse_comb_test]='*SparseFft.CombApprovesOnlyLargestResidues/Cuda*:*SparseFft.CombNoisySpectra/CudaDevice_c64'
   [sparse_api_test]='sparse_cuda.*'
   [sparse_batch_test]='sparse_batch/SparseBatch.*/Cuda*:sparse_batch_cuda.*'
+  [sparse_noise_test]='*/Cuda*:-*RecallDownTo3dB*'
   [threads_test]='*ThreadsTest.AllFamiliesTogether/cuda'
   [limits_test]='DeviceLimits.*'
 )
 binaries=()
-for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test sparse_comb_test sparse_api_test sparse_batch_test threads_test limits_test; do
+for b in shift_test nufft3_test spfft2d_test spfft2d_direct_test spfft2d_whole_test sparse_test sparse_comb_test sparse_api_test sparse_batch_test sparse_noise_test threads_test limits_test; do
   [[ -x "$build/tests/$b" ]] && binaries+=("$b")
 done
 [[ ${#binaries[@]} -gt 0 ]] || { echo "gpu-check: no test binaries under $build/tests" >&2; exit 2; }

@@ -75,6 +75,12 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
   if (counting) comm_seconds += PMPI_Wtime() - t0;
   return rc;
 }
+int MPI_Barrier(MPI_Comm comm) {
+  const double t0 = PMPI_Wtime();
+  const int rc = PMPI_Barrier(comm);
+  if (counting) comm_seconds += PMPI_Wtime() - t0;
+  return rc;
+}
 int MPI_Allgather(const void *send, int send_count, MPI_Datatype send_type, void *recv, int recv_count,
                   MPI_Datatype recv_type, MPI_Comm comm) {
   const double t0 = PMPI_Wtime();

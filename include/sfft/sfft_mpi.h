@@ -64,8 +64,9 @@ SFFT_API sfft_status sfft_mpi_create(sfft_mpi_plan *plan, uint64_t n, uint64_t k
 
 /* Collective. x_local: this rank's local_length samples (NULL allowed when local_length = 0), host memory, or
    device/managed memory for a CUDA plan; freqs and values are host memory. One
-   reduction of the folded bucket sums (plus one of the comb samples when ROBUST's comb pre-pass is on),
-   then every rank decodes the same buckets. root = SFFT_MPI_ALL_RANKS: every rank writes the coefficients
+   reduction of the folded bucket sums (on the GPUs, through CUDA IPC, when the ranks' CUDA plans are on one
+   node and their GPUs can read each other's memory; through host memory and MPI otherwise; plus one of the
+   comb samples when ROBUST's comb pre-pass is on), then every rank decodes the same buckets. root = SFFT_MPI_ALL_RANKS: every rank writes the coefficients
    (rank 0's, broadcast: the same bits everywhere) as sfft_exec does, *count being each rank's capacity in and number written out;
    root = r: only rank r reads *count and writes freqs, values and *count; the others may pass NULL for all
    three. root must be the same on every rank. */

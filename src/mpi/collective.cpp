@@ -138,4 +138,34 @@ void copy_from_rank0(const Comm &comm, void *data, std::size_t bytes) {
               "MPI_Bcast");
 }
 
+std::vector<std::vector<unsigned char>> gather_blobs(const Comm &comm, const std::vector<unsigned char> &mine) {
+  constexpr std::size_t kRecord = sizeof(uint64_t) + kMaxBlob;  // length, then the bytes
+  std::vector<unsigned char> record(kRecord, 0);
+  const uint64_t length = mine.size() <= kMaxBlob ? mine.size() : 0;
+  std::memcpy(record.data(), &length, sizeof length);
+  std::memcpy(record.data() + sizeof length, mine.data(), length);
+  std::vector<unsigned char> all(kRecord * static_cast<std::size_t>(comm.size()));
+  check_mpi(MPI_Allgather(record.data(), static_cast<int>(kRecord), MPI_BYTE, all.data(), static_cast<int>(kRecord),
+                          MPI_BYTE, comm.get()),
+            "MPI_Allgather");
+  std::vector<std::vector<unsigned char>> blobs(static_cast<std::size_t>(comm.size()));
+  for (std::size_t r = 0; r < blobs.size(); ++r) {
+    const unsigned char *at = all.data() + r * kRecord;
+    uint64_t n = 0;
+    std::memcpy(&n, at, sizeof n);
+    blobs[r].assign(at + sizeof n, at + sizeof n + std::min<uint64_t>(n, kMaxBlob));
+  }
+  return blobs;
+}
+
+bool on_one_node(const Comm &comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int node_size = 0;
+  const int rc = MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Comm_size");
+  return true_on_every_rank(comm, node_size == comm.size());
+}
+
 }  // namespace sfft::mpi

@@ -87,4 +87,11 @@ bool true_on_every_rank(const Comm &comm, bool mine);
 // Collective: rank 0's `bytes` bytes at `data` replace every other rank's.
 void copy_from_rank0(const Comm &comm, void *data, std::size_t bytes);
 
+// Collective: every rank's `mine` (at most kMaxBlob bytes; a longer one arrives empty), in rank order.
+constexpr std::size_t kMaxBlob = 248;
+std::vector<std::vector<unsigned char>> gather_blobs(const Comm &comm, const std::vector<unsigned char> &mine);
+
+// Collective: true when every rank of comm runs on this node (MPI_COMM_TYPE_SHARED).
+bool on_one_node(const Comm &comm);
+
 }  // namespace sfft::mpi

@@ -101,6 +101,17 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
     }
   });
   agree(*comm_, built);
+  if (backend_ == Backend::Cuda && comm_->size() > 1 && on_one_node(*comm_)) {
+    share_folds(*engine_);
+    if (exact_first_) share_folds(*exact_first_);
+  }
+}
+
+void SparsePlan::share_folds(sparse::Engine &engine) {
+  const bool opened = engine.open_rank_folds(gather_blobs(*comm_, engine.fold_handle()), comm_->rank());
+  // Every rank sums on the devices, or none does: a rank that could not open every buffer (no peer access
+  // between two of the GPUs) makes the others close theirs.
+  if (!true_on_every_rank(*comm_, opened)) engine.close_rank_folds();
 }
 
 void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64_t *count, int root) {
@@ -138,6 +149,7 @@ void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64
   dist.offset = offset_;
   dist.length = length_;
   dist.reduce = [this](void *v, std::size_t c) { sum_identical(*comm_, v, c, double_precision_); };
+  dist.barrier = [this] { check_mpi(MPI_Barrier(comm_->get()), "MPI_Barrier"); };
   // Every rank decodes the same sums, but ranks may still round differently (FFTW_MEASURE picks each rank's
   // FFT algorithm by timing; ranks may run on different processors): a decision that leads to collective calls
   // is agreed, and the coefficients every rank returns are rank 0's.

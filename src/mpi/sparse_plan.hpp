@@ -30,6 +30,10 @@ class SparsePlan {
   void exec(const void *x_local, uint64_t *freqs, void *values, uint64_t *count, int root);
 
  private:
+  // Collective: where every rank's engine can open every other rank's fold buffer (CUDA plans on one node),
+  // they do, and exec sums the folds on the GPUs instead of through host memory.
+  void share_folds(sparse::Engine &engine);
+
   std::unique_ptr<Comm> comm_;
   uint64_t n_ = 0, k_ = 0, offset_ = 0, length_ = 0;
   bool double_precision_ = false;

@@ -156,10 +156,14 @@ void fold_hashings(const Design &d, const std::complex<Real> *x, std::complex<Re
 // everything that reads the folds (normalisation, FFTs, decoding), so every rank decodes the same buckets.
 // It must be called on every rank even when a rank's samples are not finite (the non-finite value then
 // reaches every rank through the sum, and every rank fails with its own message).
+// When the ranks' engines share their fold buffers (Engine::open_rank_folds), the engine sums the window folds
+// on the devices instead, between two calls of barrier(), a barrier over the ranks; reduce still sums the comb
+// samples.
 struct Distribution {
   uint64_t offset = 0;
   uint64_t length = 0;
   std::function<void(void *values, std::size_t count)> reduce;
+  std::function<void()> barrier;
 };
 
 // The folds of a rank's block: fold_hashings over the samples [offset, offset + length) only, x pointing at
@@ -240,6 +244,18 @@ class Engine {
     (void)x, (void)dist, (void)freqs, (void)values, (void)capacity;
     fail(SFFT_ERROR_UNSUPPORTED, "this backend has no distributed (block) fold");
   }
+  // Distributed execution on one node: this engine's fold buffer as a handle that another process of the node
+  // can open (CUDA IPC); empty when the engine has none to share (the CPU engine).
+  virtual std::vector<unsigned char> fold_handle() { return {}; }
+  // Opens every rank's fold buffer (handles[r]: rank r's fold_handle(); rank `self` is this engine's). True
+  // when every one opened: run_block then sums the folds on the device, adding the ranks in rank order (the
+  // same bits on every rank). False leaves none open. Never throws.
+  virtual bool open_rank_folds(const std::vector<std::vector<unsigned char>> &handles, int self) {
+    (void)handles, (void)self;
+    return false;
+  }
+  // Closes what open_rank_folds opened (run_block then calls dist.reduce for the folds again).
+  virtual void close_rank_folds() {}
   // EXACT, after run(): buckets of the last location loop that still held more than eta * (rms bucket
   // magnitude) after peeling but did not decode as one coefficient. 0 means the recovered coefficients
   // explain the signal (to the decoder's precision); noise or an unresolved collision leaves some.

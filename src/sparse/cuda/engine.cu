@@ -38,6 +38,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,6 +115,23 @@ class StageTimer {
   std::vector<cudaEvent_t> events_;
   std::vector<std::string> names_;
   std::size_t used_ = 0;
+};
+
+// Another process's device allocation, opened through CUDA IPC (cudaIpcOpenMemHandle) and closed on destruction.
+class IpcMapping {
+ public:
+  IpcMapping() = default;
+  explicit IpcMapping(void *ptr) : ptr_(ptr) {}
+  ~IpcMapping() {
+    if (ptr_ != nullptr) (void)cudaIpcCloseMemHandle(ptr_);
+  }
+  IpcMapping(IpcMapping &&o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
+  IpcMapping &operator=(IpcMapping &&) = delete;
+  IpcMapping(const IpcMapping &) = delete;
+  IpcMapping &operator=(const IpcMapping &) = delete;
+
+ private:
+  void *ptr_ = nullptr;
 };
 
 template <class Real>
@@ -433,10 +451,68 @@ class CudaEngine final : public Engine {
     return r.count;
   }
 
-  // Distributed execution (plan.hpp's Distribution), with host staging: the rank's partial folds (on the CPU
-  // for host input, by the fold kernel's block variant and a copy to pinned memory for device input) are summed
-  // over the ranks by dist.reduce on the host, checked and normalised there, and continue as run()'s host
-  // input does; the comb samples likewise. Only the H x B folds cross PCIe, whatever the block's length.
+  std::vector<unsigned char> fold_handle() override {
+    try {
+      cuda::DeviceScope scope(device_);
+      cudaIpcMemHandle_t handle;
+      if (signals_ != 1 || cudaIpcGetMemHandle(&handle, z_.get()) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return {};
+      }
+      const auto *bytes = reinterpret_cast<const unsigned char *>(&handle);
+      return std::vector<unsigned char>(bytes, bytes + sizeof handle);
+    } catch (...) {  // no device scope, no memory: this engine's folds stay unshared
+      return {};
+    }
+  }
+
+  bool open_rank_folds(const std::vector<std::vector<unsigned char>> &handles, int self) override {
+    close_rank_folds();
+    try {
+      cuda::DeviceScope scope(device_);
+      std::vector<IpcMapping> mappings;
+      std::vector<const Cplx<Real> *> folds(handles.size());
+      for (std::size_t r = 0; r < handles.size(); ++r) {
+        if (static_cast<int>(r) == self) {
+          folds[r] = z_.get();
+          continue;
+        }
+        cudaIpcMemHandle_t handle;
+        if (handles[r].size() != sizeof handle) return false;
+        std::memcpy(&handle, handles[r].data(), sizeof handle);
+        void *peer = nullptr;
+        if (cudaIpcOpenMemHandle(&peer, handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+          (void)cudaGetLastError();
+          return false;
+        }
+        mappings.emplace_back(peer);
+        folds[r] = static_cast<const Cplx<Real> *>(peer);
+      }
+      rank_fold_pointers_.allocate(folds.size());
+      SFFT_CUDA_CHECK(
+          cudaMemcpy(rank_fold_pointers_.get(), folds.data(), folds.size() * sizeof folds[0], cudaMemcpyHostToDevice));
+      rank_sum_.allocate(hashings_ * d_.geom.buckets);
+      rank_folds_ = std::move(mappings);
+      rank_folds_.resize(handles.size());  // one slot per rank (this rank's stays empty): the count the sum adds
+      return true;
+    } catch (...) {  // a failed allocation or copy: the folds stay unshared
+      close_rank_folds();
+      return false;
+    }
+  }
+
+  void close_rank_folds() override {
+    rank_folds_.clear();
+    rank_fold_pointers_.release();
+    rank_sum_.release();
+  }
+
+  // Distributed execution (plan.hpp's Distribution): the rank's partial folds (on the CPU for host input, by
+  // the fold kernel's block variant for device input) are summed over the ranks, checked and normalised on the
+  // host, and continue as run()'s host input does. Only the H x B folds cross PCIe, whatever the block's length.
+  // The sum: where the ranks' fold buffers are open to each other (open_rank_folds: one node, CUDA IPC), each
+  // rank adds every rank's folds on its own GPU, reading the others over NVLink or PCIe peer access, between two
+  // barriers; otherwise dist.reduce sums them in host memory (MPI). The comb samples always take dist.reduce.
   std::size_t run_block(const void *x, const Distribution &dist, uint64_t *freqs, void *values,
                         std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
@@ -448,19 +524,36 @@ class CudaEngine final : public Engine {
     const auto *samples = static_cast<const std::complex<Real> *>(x);
     const std::size_t count = hashings_ * g.buckets;
     auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
+    const bool sum_on_devices = !rank_folds_.empty();
     if (host_input) {
       launch_reset_table(table_, kRobustPasses, counters_.get(), distinct_capacity_, stream_);
       fold_block(d_, samples, dist.offset, dist.length, fold, threads_);
+      if (sum_on_devices)
+        SFFT_CUDA_CHECK(
+            cudaMemcpyAsync(z_.get(), host_fold_.get(), count * sizeof(Cplx<Real>), cudaMemcpyHostToDevice, stream_));
     } else {  // the fold kernel resets the table, as in run()
       launch_fold_block<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), dist.offset, dist.length,
                               window_.get(), far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps,
                               d_.far_half_taps, g, z_.get(), counters_.get(), destination, outputs_.get(), table_,
                               kRobustPasses, stream_);
-      SFFT_CUDA_CHECK(
-          cudaMemcpyAsync(host_fold_.get(), z_.get(), count * sizeof(Cplx<Real>), cudaMemcpyDeviceToHost, stream_));
-      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
-    dist.reduce(fold, count);
+    if (sum_on_devices) {
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      dist.barrier();  // every rank's partial folds are complete
+      launch_sum_rank_folds<Real>(rank_fold_pointers_.get(), static_cast<int>(rank_folds_.size()), count,
+                                  rank_sum_.get(), stream_);
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(host_fold_.get(), rank_sum_.get(), count * sizeof(Cplx<Real>),
+                                      cudaMemcpyDeviceToHost, stream_));
+      SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      dist.barrier();  // no rank reads this rank's folds any more: z_ may be written again
+    } else {
+      if (!host_input) {
+        SFFT_CUDA_CHECK(
+            cudaMemcpyAsync(host_fold_.get(), z_.get(), count * sizeof(Cplx<Real>), cudaMemcpyDeviceToHost, stream_));
+        SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      }
+      dist.reduce(fold, count);
+    }
     // Device input: the culprit sample cannot be named from the host (length 0: no sample scanned).
     check_reduced_folds(d_, samples, dist.offset, host_input ? dist.length : 0, fold);
     const std::size_t comb_count = static_cast<std::size_t>(d_.comb_loops) * d_.comb_width;
@@ -793,6 +886,11 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<ExecOutputs> outputs_;
   cuda::PinnedBuffer<ExecOutputs> outputs_host_;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
+  // Distributed execution on one node (open_rank_folds): the other ranks' fold buffers, opened (one slot per
+  // rank), the device array of every rank's fold pointer in rank order, and the sum.
+  std::vector<IpcMapping> rank_folds_;
+  cuda::DeviceBuffer<const Cplx<Real> *> rank_fold_pointers_;
+  cuda::DeviceBuffer<Cplx<Real>> rank_sum_;
   cuda::CufftPlan fft_;
   // ROBUST comb pre-pass (empty when off).
   cuda::DeviceBuffer<uint64_t> comb_offsets_;

@@ -307,6 +307,27 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
 }
 
 template <class Real>
+__global__ void sum_rank_folds_kernel(const Cplx<Real> *const *folds, int ranks, std::size_t count, Cplx<Real> *sum) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    Cplx<Real> total = folds[0][i];
+    for (int r = 1; r < ranks; ++r) {
+      const Cplx<Real> v = folds[r][i];
+      total.re += v.re;
+      total.im += v.im;
+    }
+    sum[i] = total;
+  }
+}
+
+template <class Real>
+void launch_sum_rank_folds(const Cplx<Real> *const *folds, int ranks, std::size_t count, Cplx<Real> *sum,
+                           cudaStream_t stream) {
+  sum_rank_folds_kernel<Real><<<blocks_for(count), kBlock, 0, stream>>>(folds, ranks, count, sum);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream) {
   launch_normalise_batch(z, count, g, location_loops, energies, energy, counters, exec_outputs_slot, Strides{}, 1,
@@ -333,6 +354,9 @@ template void launch_fold_block<double>(bool, const Cplx<double> *, uint64_t, ui
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
                                         Cplx<double> *, Counters *, const ExecOutputs &, ExecOutputs *, const Table &,
                                         int, cudaStream_t);
+template void launch_sum_rank_folds<float>(const Cplx<float> *const *, int, std::size_t, Cplx<float> *, cudaStream_t);
+template void launch_sum_rank_folds<double>(const Cplx<double> *const *, int, std::size_t, Cplx<double> *,
+                                            cudaStream_t);
 template void launch_normalise<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                       const Counters *, ExecOutputs *, cudaStream_t);
 template void launch_fold<double>(bool, const Cplx<double> *, const double *, const double *, const FoldJob *,

@@ -221,6 +221,11 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
                        int64_t main_half_taps, int64_t far_half_taps, const Geometry &g, Cplx<Real> *z,
                        Counters *counters, const ExecOutputs &exec_outputs, ExecOutputs *exec_outputs_slot,
                        const Table &table, int passes, cudaStream_t stream);
+// Distributed execution on one node: sum[i] = folds[0][i] + folds[1][i] + ... + folds[ranks - 1][i], added in
+// rank order (the same bits on every rank); folds[r] is rank r's fold buffer, opened through CUDA IPC.
+template <class Real>
+void launch_sum_rank_folds(const Cplx<Real> *const *folds, int ranks, std::size_t count, Cplx<Real> *sum,
+                           cudaStream_t stream);
 template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/checked.hpp"
+#include "common/cuda_stage_timer.cuh"
 #include "common/cuda_util.cuh"
 #include "common/env.hpp"
 #include "nufft3/horner.hpp"
@@ -69,54 +70,6 @@ constexpr long long kPruneRound = 8;
 // SFFT_NUFFT3_FFT=full turns the pruned transform off, SFFT_NUFFT3_SPREAD=global spreads with global atomics
 // (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=horner evaluates the kernel weights as
 // polynomials (tap_weight) instead of exp/sqrt, for A/B measurements (benchmarks/nufft3_bench.py --stages).
-
-// Stage times of one setpts or exec: a cudaEvent after each stage, one line to stderr once the stream has
-// synchronised. Host-side work between stages (layout, cuFFT planning) shows in the next stage's time when
-// the GPU is idle then.
-class StageTimes {
- public:
-  StageTimes() = default;
-  StageTimes(const StageTimes &) = delete;
-  StageTimes &operator=(const StageTimes &) = delete;
-  ~StageTimes() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  }
-  void begin(cudaStream_t s) {
-    used_ = 0;
-    names_.clear();
-    mark("", s);
-  }
-  void mark(const char *name, cudaStream_t s) {
-    if (used_ == events_.size()) {
-      cudaEvent_t e = nullptr;
-      SFFT_CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    names_.emplace_back(name);
-    SFFT_CUDA_CHECK(cudaEventRecord(events_[used_++], s));
-  }
-  void report(const std::string &what, cudaStream_t s) const {
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::string line = "sfft nufft3 " + what + " (ms):";
-    float total = 0;
-    for (std::size_t i = 1; i < used_; ++i) {
-      float ms = 0;
-      SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i - 1], events_[i]));
-      total += ms;
-      char item[96];
-      std::snprintf(item, sizeof item, " %s %.4f", names_[i].c_str(), static_cast<double>(ms));
-      line += item;
-    }
-    char sum[48];
-    std::snprintf(sum, sizeof sum, " | total %.4f\n", static_cast<double>(total));
-    std::fputs((line + sum).c_str(), stderr);
-  }
-
- private:
-  std::vector<cudaEvent_t> events_;
-  std::vector<std::string> names_;
-  std::size_t used_ = 0;
-};
 
 template <class Real>
 struct alignas(2 * sizeof(Real)) Cplx {
@@ -983,9 +936,8 @@ class CudaEngine final : public Engine {
     }
     if (stage_times_) {
       timer_.mark("grid+fft", stream_);
-      timer_.report(
-          "setpts stages, " + describe(reuse_fft ? previous->fft_ : fft_) + (reuse_fft ? ", FFT plans taken over" : ""),
-          stream_);
+      timer_.report("sfft nufft3 setpts stages, " + describe(reuse_fft ? previous->fft_ : fft_) +
+                    (reuse_fft ? ", FFT plans taken over" : "") + " (ms):");
     }
     if (scratch_need_ > scratch_.size()) {
       // Grown for the next points (this one's temporaries are done with it in stream order: cudaFree of the
@@ -1055,7 +1007,7 @@ class CudaEngine final : public Engine {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(F_out, F_dev, F_stage_.bytes(), cudaMemcpyDeviceToHost, stream_));
       if (stage_times_) timer_.mark("download", stream_);
     }
-    if (stage_times_) timer_.report("exec stages, " + describe(fft_), stream_);
+    if (stage_times_) timer_.report("sfft nufft3 exec stages, " + describe(fft_) + " (ms):");
     if (f_host || F_host) SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -1380,7 +1332,7 @@ class CudaEngine final : public Engine {
   double tap_tol_ = 0;
   DeviceBuffer<Real> horner_;
   bool stage_times_ = false;
-  StageTimes timer_;
+  cuda::StageTimer timer_;
 };
 
 }  // namespace

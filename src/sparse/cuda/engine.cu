@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
+#include "common/cuda_stage_timer.cuh"
 #include "common/env.hpp"
 #include "sparse/cuda/batch.cuh"
 
@@ -69,52 +70,6 @@ class GraphExec {
 
  private:
   cudaGraphExec_t exec_ = nullptr;
-};
-
-// Stage times of a batched exec, for profiling (SFFT_SPARSE_STAGE_TIMES set and not "0" when the plan is
-// made; bench_sparse_batch --stages sets it): run_batch then enqueues the pipeline without its graph, with a
-// cudaEvent after each stage, and prints one line to stderr per exec. The events cost the kernels their
-// overlapped (programmatic dependent) launches, so the sum is a little above an untimed exec.
-class StageTimer {
- public:
-  ~StageTimer() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  }
-  void begin(cudaStream_t s) {
-    used_ = 0;
-    names_.clear();
-    mark("", s);
-  }
-  void mark(std::string name, cudaStream_t s) {
-    if (used_ == events_.size()) {
-      cudaEvent_t e = nullptr;
-      SFFT_CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    names_.push_back(std::move(name));
-    SFFT_CUDA_CHECK(cudaEventRecord(events_[used_++], s));
-  }
-  // After the stream has synchronised.
-  void report(std::size_t signals, const std::string &variants) const {
-    std::string line = "sfft sparse batch stages (" + std::to_string(signals) + " signals, " + variants + ", ms):";
-    float total = 0;
-    for (std::size_t i = 1; i < used_; ++i) {
-      float ms = 0;
-      SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i - 1], events_[i]));
-      total += ms;
-      char item[96];
-      std::snprintf(item, sizeof item, " %s %.4f", names_[i].c_str(), static_cast<double>(ms));
-      line += item;
-    }
-    char sum[48];
-    std::snprintf(sum, sizeof sum, " | total %.4f\n", static_cast<double>(total));
-    std::fputs((line + sum).c_str(), stderr);
-  }
-
- private:
-  std::vector<cudaEvent_t> events_;
-  std::vector<std::string> names_;
-  std::size_t used_ = 0;
 };
 
 // Another process's device allocation, opened through CUDA IPC (cudaIpcOpenMemHandle) and closed on destruction.
@@ -161,7 +116,7 @@ class CudaEngine final : public Engine {
     ranked_capacity_ =
         robust ? static_cast<std::size_t>(kRobustPasses) * (capacity / finds_per_candidate) : distinct_capacity_;
     signals_ = !robust && ranked_capacity_ <= kRankLimit ? std::max<std::size_t>(batch, 1) : 1;
-    if (signals_ > 1 && env_flag("SFFT_SPARSE_STAGE_TIMES")) stage_timer_ = std::make_unique<StageTimer>();
+    if (signals_ > 1 && env_flag("SFFT_SPARSE_STAGE_TIMES")) stage_timer_ = std::make_unique<cuda::StageTimer>();
     uint64_t table_size = 2;
     while (table_size < 2 * distinct_capacity_) table_size *= 2;
 
@@ -304,7 +259,7 @@ class CudaEngine final : public Engine {
                                            device_outputs ? io.capacities[s] : 0, 1.0};
     }
     *active_host_.get() = static_cast<unsigned>(batch);
-    StageTimer *timer = stage_timer_.get();
+    cuda::StageTimer *timer = stage_timer_.get();
     if (timer != nullptr) timer->begin(stream_);
     const auto *x = static_cast<const unsigned char *>(io.x);
     const std::size_t x_step = io.x_dist * sizeof(Cplx<Real>);
@@ -363,10 +318,11 @@ class CudaEngine final : public Engine {
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (timer != nullptr)
-      timer->report(batch, std::string(batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
-                                       : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
-                                                                             : "peel per target") +
-                               (sorted_taps_count_ > 0 ? ", fold sorted" : ", fold gather"));
+      timer->report("sfft sparse batch stages (" + std::to_string(batch) + " signals, " +
+                    (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
+                     : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
+                                                           : "peel per target") +
+                    (sorted_taps_count_ > 0 ? ", fold sorted" : ", fold gather") + ", ms):");
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -695,7 +651,7 @@ class CudaEngine final : public Engine {
   // header; its last block also resets the table and fills device outputs. Launch-bound, so
   // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
   // timer (batched execs under SFFT_SPARSE_STAGE_TIMES, never while capturing): an event after each stage.
-  void enqueue_pipeline(cudaStream_t s, StageTimer *timer = nullptr) {
+  void enqueue_pipeline(cudaStream_t s, cuda::StageTimer *timer = nullptr) {
     const Geometry &g = kernel_geom_;
     fft_.set_stream(s);
     cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
@@ -903,8 +859,11 @@ class CudaEngine final : public Engine {
   cuda::CufftPlan comb_fft_;
   std::size_t unresolved_ = 0;
   Report report_;
-  // Batched engines under SFFT_SPARSE_STAGE_TIMES only.
-  std::unique_ptr<StageTimer> stage_timer_;
+  // Stage times of a batched exec, for profiling (SFFT_SPARSE_STAGE_TIMES set and not "0" when the plan is
+  // made; bench_sparse_batch --stages sets it): run_batch then enqueues the pipeline without its graph, with a
+  // cudaEvent after each stage, and prints one line to stderr per exec. The events cost the kernels their
+  // overlapped (programmatic dependent) launches, so the sum is a little above an untimed exec.
+  std::unique_ptr<cuda::StageTimer> stage_timer_;
   GraphExec graph_;  // declared last: destroyed before the buffers and the cuFFT plan it uses
 };
 

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -30,12 +31,16 @@
 
 #include "bench_support.hpp"
 #include "sfft/sfft.h"
+#include "spfft2d/method_names.hpp"
 
 #if SFFT_HAVE_CUDA
 #include <cufft.h>
 #endif
 
 namespace {
+
+using sfft::spfft2d::method_name;
+using sfft::spfft2d::method_named;
 
 #define CHECK_SFFT(x)                                                                             \
   do {                                                                                            \
@@ -115,21 +120,6 @@ Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
 }
 
 double mib(std::size_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
-
-const char *method_name(spfft2d_method m) {
-  switch (m) {
-    case SPFFT2D_METHOD_DIRECT:
-      return "direct";
-    case SPFFT2D_METHOD_DIRECT_ROWS:
-      return "direct_rows";
-    case SPFFT2D_METHOD_DENSE:
-      return "dense";
-    case SPFFT2D_METHOD_PRUNED:
-      return "pruned";
-    default:
-      return "auto";
-  }
-}
 
 const spfft2d_method kExplicit[] = {SPFFT2D_METHOD_DIRECT, SPFFT2D_METHOD_DIRECT_ROWS, SPFFT2D_METHOD_DENSE,
                                     SPFFT2D_METHOD_PRUNED};
@@ -610,14 +600,12 @@ int main(int argc, char **argv) {
       tile_rows = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--method" && i + 1 < argc) {
       const std::string name = argv[++i];
-      method = static_cast<spfft2d_method>(-1);
-      for (spfft2d_method m : {SPFFT2D_METHOD_AUTO, SPFFT2D_METHOD_DIRECT, SPFFT2D_METHOD_DIRECT_ROWS,
-                               SPFFT2D_METHOD_DENSE, SPFFT2D_METHOD_PRUNED})
-        if (name == method_name(m)) method = m;
-      if (method == static_cast<spfft2d_method>(-1)) {
+      const std::optional<spfft2d_method> named = method_named(name);
+      if (!named) {
         std::fprintf(stderr, "unknown method '%s'\n", name.c_str());
         return 2;
       }
+      method = *named;
     } else if (a == "--sizes" && i + 1 < argc) {
       for (const std::string &n : split(argv[++i])) sizes.push_back(std::strtoull(n.c_str(), nullptr, 10));
     } else {

@@ -6,4 +6,4 @@ sfft_add_gtest(spfft2d_whole_test spfft2d_whole_test.cpp)
 sfft_add_gtest(spfft2d_mtx_test spfft2d_mtx_test.cpp)
 # AUTO's cost model (src/spfft2d/columns.cpp, in the internal objects): its picks on the suite's shapes.
 sfft_add_gtest(spfft2d_cost_test spfft2d_cost_test.cpp)
-target_link_libraries(spfft2d_cost_test PRIVATE sfft_internal)
+target_link_libraries(spfft2d_cost_test PRIVATE sfft_internal sfft_spfft2d_method_names)

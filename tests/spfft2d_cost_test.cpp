@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "spfft2d/method_names.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace {
@@ -68,21 +69,6 @@ MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8) {
   return estimate_costs(m, one, CostBackend::Cuda, complex_bytes);
 }
 
-const char *name(spfft2d_method m) {
-  switch (m) {
-    case SPFFT2D_METHOD_DIRECT:
-      return "direct";
-    case SPFFT2D_METHOD_DIRECT_ROWS:
-      return "direct_rows";
-    case SPFFT2D_METHOD_DENSE:
-      return "dense";
-    case SPFFT2D_METHOD_PRUNED:
-      return "pruned";
-    default:
-      return "auto";
-  }
-}
-
 struct Pick {
   std::string family;
   uint64_t n;
@@ -97,7 +83,7 @@ TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
   const Pick &p = GetParam();
   const SparseColumns m = columns(make(p.family, p.n, 101));
   const MethodCosts c = whole_costs(m);
-  EXPECT_STREQ(name(c.cheapest()), name(p.expected))
+  EXPECT_STREQ(method_name(c.cheapest()), method_name(p.expected))
       << p.family << " " << m.rows << "x" << m.cols << " (H100: " << p.measured << "): direct " << c.direct * 1e-6
       << " ms, direct_rows " << c.direct_rows * 1e-6 << ", dense " << c.dense * 1e-6 << ", pruned " << c.pruned * 1e-6;
 }
@@ -137,8 +123,8 @@ TEST(Spfft2dCostTerms, PrimeUniformTwoPercentPicksDirect) {
     for (uint64_t j = 0; j < m.cols; ++j)
       if (u(rng) < 0.02) m.add(i, j);
   const MethodCosts c = whole_costs(columns(m));
-  EXPECT_STREQ(name(c.cheapest()), "direct") << "direct " << c.direct << " ns, direct_rows " << c.direct_rows
-                                             << ", dense " << c.dense << ", pruned " << c.pruned;
+  EXPECT_STREQ(method_name(c.cheapest()), "direct") << "direct " << c.direct << " ns, direct_rows " << c.direct_rows
+                                                    << ", dense " << c.dense << ", pruned " << c.pruned;
 }
 
 // The warp imbalance term: the same number of nonzeros costs DIRECT more when it sits in a few long columns

@@ -13,6 +13,7 @@
 
 #include "cli_util.hpp"
 #include "file_mode.hpp"
+#include "spfft2d/method_names.hpp"
 
 namespace {
 
@@ -141,13 +142,9 @@ int cmd_spfft2d(int argc, char **argv) {
     return 1;
   }
   if (args.has("method")) {
-    const std::string name = args.get("method", "auto");
-    const spfft2d_method method = name == "direct"        ? SPFFT2D_METHOD_DIRECT
-                                  : name == "direct_rows" ? SPFFT2D_METHOD_DIRECT_ROWS
-                                  : name == "dense"       ? SPFFT2D_METHOD_DENSE
-                                  : name == "pruned"      ? SPFFT2D_METHOD_PRUNED
-                                  : name == "auto"        ? SPFFT2D_METHOD_AUTO
-                                                          : static_cast<spfft2d_method>(-1);
+    // An unknown name becomes a value that spfft2d_set_method rejects, with its message.
+    const spfft2d_method method =
+        sfft::spfft2d::method_named(args.get("method", "auto")).value_or(static_cast<spfft2d_method>(-1));
     if (cli::report(spfft2d_set_method(plan, method), "spfft2d_set_method")) {
       spfft2d_destroy(plan);
       return 1;
@@ -179,10 +176,9 @@ int cmd_spfft2d(int argc, char **argv) {
   std::printf("shape:     %" PRIu64 " x %" PRIu64 ", %" PRIu64 " stored nonzeros (%s), output %" PRIu64 " x %" PRIu64
               " %s\n",
               rows, cols, nnz, values ? "values" : "binary", rows, cols / 2 + 1, dbl ? "complex128" : "complex64");
-  const char *method_names[] = {"auto", "direct", "direct_rows", "dense", "pruned"};
   std::printf("backend:   %s, tile %" PRIu64 " rows, workspace %.1f MiB, whole-spectrum method %s\n",
               backend == SFFT_BACKEND_CUDA ? "cuda" : "cpu", tile, static_cast<double>(work) / 1048576.0,
-              method_names[whole_method]);
+              sfft::spfft2d::method_name(whole_method));
   std::printf("time:      create %.3f ms, exec (streamed, incl. checksum) %.3f ms\n", 1e3 * create_s, 1e3 * exec_s);
   std::printf("checksum:  sum |Y| = %.9e\n", sum.sum_abs);
   const double tol = (dbl ? 1e-10 : 1e-4) * std::max(1.0, std::abs(expected_dc));

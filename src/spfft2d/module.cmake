@@ -15,3 +15,8 @@ else()
 endif()
 list(APPEND SFFT_EXPORTS spfft2d_create spfft2d_create_from_mtx spfft2d_exec spfft2d_exec_rows spfft2d_exec_stream
      spfft2d_set_tile_rows spfft2d_set_method spfft2d_get_method spfft2d_get_info spfft2d_destroy)
+# spfft2d_method's names (src/spfft2d/method_names.hpp, header-only, not in the public API) for the CLI,
+# bench_spfft2d and the tests.
+add_library(sfft_spfft2d_method_names INTERFACE)
+target_include_directories(sfft_spfft2d_method_names INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include
+                           ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -23,6 +23,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -32,13 +33,11 @@
 #if SFFT_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <cufft.h>
-#include <curand.h>
 #endif
 
 namespace {
 
-using namespace sparse_bench;  // planted spectra, check, gpu_time
-
+using namespace sparse_bench;  // planted spectra, signal_of, fftw_peer_time, check, gpu_time, device_white_noise
 
 struct Accuracy {
   double recovery, l1, rel_l2;
@@ -111,7 +110,6 @@ sfft_sparse_options knobs_for(bool exact) {
   return k;
 }
 
-
 // ---------------------------------------------------------------- CPU: FFTW vs the CPU plan
 
 // Current resident set size (VmRSS), to measure what a plan holds.
@@ -132,7 +130,7 @@ void cpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats) {
   const bool dbl = sizeof(Real) == 8;
   Planted p = plant(n, k, true, 1000 + length_tag(n));
   // x = inverse DFT of the planted spectrum (+ white noise at snr), via FFTW in double.
-  std::vector<cd> spectrum(n, cd(0, 0)), xd(n);
+  std::vector<cd> spectrum(n, cd(0, 0));
   double energy = 0;
   for (std::size_t i = 0; i < p.freqs.size(); ++i) energy += std::norm(p.values[i]);
   if (std::isfinite(snr)) {
@@ -141,40 +139,8 @@ void cpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats) {
     for (auto &v : spectrum) v = cd(gauss(rng), gauss(rng));
   }
   for (std::size_t i = 0; i < p.freqs.size(); ++i) spectrum[p.freqs[i]] += p.values[i];
-  fftw_plan inverse = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(spectrum.data()),
-                                       reinterpret_cast<fftw_complex *>(xd.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
-  fftw_execute(inverse);
-  fftw_destroy_plan(inverse);
-  std::vector<C> x(n), full(n);
-  for (uint64_t i = 0; i < n; ++i) x[i] = C(xd[i] / static_cast<double>(n));
-
-  // Peer: threaded FFTW, FFTW_MEASURE, all hardware threads.
-  double peer = 0;
-  if (dbl) {
-    fftw_plan_with_nthreads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-    std::vector<C> scratch(n);
-    fftw_plan fp = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(scratch.data()),
-                                    reinterpret_cast<fftw_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftw_execute_dft(fp, reinterpret_cast<fftw_complex *>(x.data()),
-                           reinterpret_cast<fftw_complex *>(full.data()));
-        },
-        repeats);
-    fftw_destroy_plan(fp);
-  } else {
-    fftwf_plan_with_nthreads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-    std::vector<C> scratch(n);
-    fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftwf_complex *>(scratch.data()),
-                                      reinterpret_cast<fftwf_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftwf_execute_dft(fp, reinterpret_cast<fftwf_complex *>(x.data()),
-                            reinterpret_cast<fftwf_complex *>(full.data()));
-        },
-        repeats);
-    fftwf_destroy_plan(fp);
-  }
+  std::vector<C> x = signal_of<Real>(std::move(spectrum)), full(n);
+  const double peer = fftw_peer_time(x, full, repeats);
 
   sfft_options opts;
   sfft_options_init(&opts);
@@ -212,7 +178,6 @@ bool cuda_ok(cudaError_t e, const char *what) {
   return false;
 }
 
-
 // A plan to time on a case's signal, and its row label.
 struct PlanRow {
   std::string label;
@@ -249,18 +214,8 @@ void gpu_case(uint64_t n, uint64_t k, bool exact, double snr, int repeats, bool 
   double energy = 0;
   for (const cd &v : p.values) energy += std::norm(v);
   double nd = static_cast<double>(n);
-  curandGenerator_t gen;
-  curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10);
-  curandSetPseudoRandomGeneratorSeed(gen, 11 + length_tag(n));
-  double sigma = std::isfinite(snr) ? std::sqrt(energy / nd / std::pow(10, snr / 10) / 2) / nd : 0.0;
-  if (dbl) {
-    curandGenerateNormalDouble(gen, static_cast<double *>(spectrum), 2 * n, 0.0, sigma > 0 ? sigma : 1.0);
-  } else {
-    curandGenerateNormal(gen, static_cast<float *>(spectrum), 2 * n, 0.0f,
-                         sigma > 0 ? static_cast<float>(sigma) : 1.0f);
-  }
-  curandDestroyGenerator(gen);
-  if (sigma == 0) cudaMemset(spectrum, 0, n * sizeof(C));
+  const double sigma = std::isfinite(snr) ? std::sqrt(energy / nd / std::pow(10, snr / 10) / 2) / nd : 0.0;
+  device_white_noise(spectrum, n, dbl, sigma, 11 + length_tag(n));
   for (std::size_t i = 0; i < p.freqs.size(); ++i) {
     C v(p.values[i] / nd);
     cudaMemcpy(static_cast<C *>(spectrum) + p.freqs[i], &v, sizeof v, cudaMemcpyHostToDevice);

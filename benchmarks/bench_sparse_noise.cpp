@@ -27,6 +27,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -36,13 +37,11 @@
 #if SFFT_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <cufft.h>
-#include <curand.h>
 #endif
 
 namespace {
 
-using namespace sparse_bench;  // planted spectra, check, gpu_time
-
+using namespace sparse_bench;  // planted spectra, signal_of, fftw_peer_time, check, gpu_time, device_white_noise
 
 // The k largest |X| of the full spectrum (the reference line's support).
 std::vector<uint64_t> top_k(const std::vector<double> &mag2, uint64_t k) {
@@ -135,7 +134,6 @@ sfft_sparse_options knobs_for(sfft_sparse_variant v) {
   return k;
 }
 
-
 // Values against the full spectrum at the returned frequencies.
 template <class TruthAt>
 double rel_l2(const std::vector<uint64_t> &freqs, const std::vector<cd> &values, TruthAt &&truth_at) {
@@ -157,44 +155,14 @@ void cpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, 
   const bool dbl = sizeof(Real) == 8;
   const uint64_t n = uint64_t{1} << log2n;
   const Planted p = plant(n, k, log_uniform, 100 + 7 * static_cast<uint64_t>(log2n) + k);
-  std::vector<cd> spectrum(n), xd(n);
+  std::vector<cd> spectrum(n);
   const double noise_energy = p.energy / std::pow(10, snr / 10);
   std::mt19937_64 rng(17 + static_cast<uint64_t>(snr * 10 + 100));
   std::normal_distribution<double> gauss(0, std::sqrt(noise_energy / static_cast<double>(n) / 2));
   for (auto &v : spectrum) v = cd(gauss(rng), gauss(rng));
   for (std::size_t i = 0; i < k; ++i) spectrum[p.freqs[i]] += p.values[i];
-  fftw_plan inverse = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(spectrum.data()),
-                                       reinterpret_cast<fftw_complex *>(xd.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
-  fftw_execute(inverse);
-  fftw_destroy_plan(inverse);
-  std::vector<C> x(n), full(n), scratch(n);
-  for (uint64_t i = 0; i < n; ++i) x[i] = C(xd[i] / static_cast<double>(n));
-
-  double peer = 0;
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (dbl) {
-    fftw_plan_with_nthreads(threads);
-    fftw_plan fp = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(scratch.data()),
-                                    reinterpret_cast<fftw_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftw_execute_dft(fp, reinterpret_cast<fftw_complex *>(x.data()),
-                           reinterpret_cast<fftw_complex *>(full.data()));
-        },
-        repeats);
-    fftw_destroy_plan(fp);
-  } else {
-    fftwf_plan_with_nthreads(threads);
-    fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftwf_complex *>(scratch.data()),
-                                      reinterpret_cast<fftwf_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftwf_execute_dft(fp, reinterpret_cast<fftwf_complex *>(x.data()),
-                            reinterpret_cast<fftwf_complex *>(full.data()));
-        },
-        repeats);
-    fftwf_destroy_plan(fp);
-  }
+  std::vector<C> x = signal_of<Real>(std::move(spectrum)), full(n);
+  const double peer = fftw_peer_time(x, full, repeats);
   std::vector<double> mag2(n);
   for (uint64_t i = 0; i < n; ++i) mag2[i] = std::norm(cd(full[i]));
   const double reference = recall_of(p, top_k(mag2, k));
@@ -250,15 +218,7 @@ void gpu_rows(int log2n, uint64_t k, bool log_uniform, double snr, int repeats, 
   // Spectrum / n: white noise at snr plus the planted values; x = its unnormalised inverse DFT.
   const double noise_energy = p.energy / std::pow(10, snr / 10);
   const double sigma = std::sqrt(noise_energy / nd / 2) / nd;
-  curandGenerator_t gen;
-  curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10);
-  curandSetPseudoRandomGeneratorSeed(gen, 31 + static_cast<uint64_t>(snr * 10 + 100) + 1000 * log2n);
-  if (dbl) {
-    curandGenerateNormalDouble(gen, static_cast<double *>(spectrum), 2 * n, 0.0, sigma);
-  } else {
-    curandGenerateNormal(gen, static_cast<float *>(spectrum), 2 * n, 0.0f, static_cast<float>(sigma));
-  }
-  curandDestroyGenerator(gen);
+  device_white_noise(spectrum, n, dbl, sigma, 31 + static_cast<uint64_t>(snr * 10 + 100) + 1000 * log2n);
   for (std::size_t i = 0; i < k; ++i) {
     C v;
     BENCH_CUDA(cudaMemcpy(&v, static_cast<C *>(spectrum) + p.freqs[i], sizeof v, cudaMemcpyDeviceToHost));

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pieces shared by the sparse FFT benchmarks (bench_sparse, bench_sparse_noise): planted spectra, status checks,
-// GPU timing.
+// Pieces shared by the sparse FFT benchmarks (bench_sparse, bench_sparse_noise): planted spectra, the signal of a
+// spectrum and the FFTW peer (CPU), status checks, GPU timing, device white noise.
 #pragma once
 
+#include <fftw3.h>
+
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -10,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -17,6 +21,7 @@
 
 #if SFFT_HAVE_CUDA
 #include <cuda_runtime_api.h>
+#include <curand.h>
 #endif
 
 namespace sparse_bench {
@@ -47,6 +52,53 @@ inline Planted plant(uint64_t n, uint64_t k, bool log_uniform, uint64_t seed) {
   return p;
 }
 
+// The signal whose forward DFT is `spectrum`: its inverse DFT (FFTW in double) over n.
+template <class Real>
+std::vector<std::complex<Real>> signal_of(std::vector<cd> spectrum) {
+  const std::size_t n = spectrum.size();
+  std::vector<cd> xd(n);
+  fftw_plan inverse = fftw_plan_dft_1d(static_cast<int>(n), reinterpret_cast<fftw_complex *>(spectrum.data()),
+                                       reinterpret_cast<fftw_complex *>(xd.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+  fftw_execute(inverse);
+  fftw_destroy_plan(inverse);
+  std::vector<std::complex<Real>> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::complex<Real>(xd[i] / static_cast<double>(n));
+  return x;
+}
+
+// The CPU peer: median time of threaded FFTW's forward DFT of x into full (FFTW_MEASURE, every hardware thread;
+// the caller has run fftw_init_threads and fftwf_init_threads).
+template <class Real>
+double fftw_peer_time(std::vector<std::complex<Real>> &x, std::vector<std::complex<Real>> &full, int repeats) {
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::complex<Real>> scratch(x.size());
+  double peer = 0;
+  if constexpr (sizeof(Real) == 8) {
+    fftw_plan_with_nthreads(threads);
+    fftw_plan fp = fftw_plan_dft_1d(static_cast<int>(x.size()), reinterpret_cast<fftw_complex *>(scratch.data()),
+                                    reinterpret_cast<fftw_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
+    peer = bench::time_median(
+        [&] {
+          fftw_execute_dft(fp, reinterpret_cast<fftw_complex *>(x.data()),
+                           reinterpret_cast<fftw_complex *>(full.data()));
+        },
+        repeats);
+    fftw_destroy_plan(fp);
+  } else {
+    fftwf_plan_with_nthreads(threads);
+    fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(x.size()), reinterpret_cast<fftwf_complex *>(scratch.data()),
+                                      reinterpret_cast<fftwf_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
+    peer = bench::time_median(
+        [&] {
+          fftwf_execute_dft(fp, reinterpret_cast<fftwf_complex *>(x.data()),
+                            reinterpret_cast<fftwf_complex *>(full.data()));
+        },
+        repeats);
+    fftwf_destroy_plan(fp);
+  }
+  return peer;
+}
+
 // True on success; else prints what failed and sfft's message.
 inline bool check(sfft_status s, const char *what) {
   if (s == SFFT_SUCCESS) return true;
@@ -63,6 +115,24 @@ inline double gpu_time(const std::function<void()> &fn, int repeats) {
         cudaDeviceSynchronize();
       },
       repeats);
+}
+
+// n complex values on the device (complex128 when dbl, else complex64) whose real and imaginary parts are
+// independent N(0, sigma^2), zeros when sigma is 0: white noise of a spectrum. cuRAND Philox, reproducible per seed.
+inline void device_white_noise(void *spectrum, uint64_t n, bool dbl, double sigma, uint64_t seed) {
+  if (sigma == 0) {
+    cudaMemset(spectrum, 0, n * (dbl ? sizeof(std::complex<double>) : sizeof(std::complex<float>)));
+    return;
+  }
+  curandGenerator_t gen;
+  curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10);
+  curandSetPseudoRandomGeneratorSeed(gen, seed);
+  if (dbl) {
+    curandGenerateNormalDouble(gen, static_cast<double *>(spectrum), 2 * n, 0.0, sigma);
+  } else {
+    curandGenerateNormal(gen, static_cast<float *>(spectrum), 2 * n, 0.0f, static_cast<float>(sigma));
+  }
+  curandDestroyGenerator(gen);
 }
 #endif
 

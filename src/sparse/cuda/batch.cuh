@@ -52,22 +52,6 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
                        int passes, const Strides &st, unsigned signals, cudaStream_t stream);
 
-// The sorted fold (batches of designs whose folded sums fit a block's shared memory). The samples a design
-// reads are fixed at plan time: every (job, tap p) pair of the fold, as p << kSortedJobBits | job, sorted by the
-// sample it reads. A block per signal walks the list, so a warp's 32 loads fall in a few consecutive lines and
-// each sector comes from DRAM once, in sequence (the gather fold spends a 32-byte sector per tap, in random
-// order), and adds window x sample into its sums in shared memory; then writes them normalised, with the
-// floors' energies and the unscale (launch_normalise_batch's work: no normalisation launch follows).
-constexpr int kSortedJobBits = 6;  // jobs per design at most 64; p below 2^26
-constexpr unsigned kSortedFoldBlock = 512;
-constexpr std::size_t kSortedFoldShared = 100 * 1024;  // bytes of sums at most: two blocks per SM
-template <class Real>
-void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
-                              int job_count, const uint32_t *taps, std::size_t tap_count, int64_t half_taps,
-                              const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
-                              const Table &table, int passes, int location_loops, bool energies, double *energy,
-                              ExecOutputs *exec_outputs_slots, const Strides &st, unsigned signals,
-                              cudaStream_t stream);
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,

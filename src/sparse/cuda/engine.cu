@@ -154,7 +154,7 @@ class CudaEngine final : public Engine {
       for (const auto &member : alone) add_job({member});
     }
     jobs_count_ = jobs.size();
-    if (signals_ > 1) choose_batch_kernels(jobs);
+    if (signals_ > 1) choose_batch_peel();
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
     for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
 
@@ -292,22 +292,13 @@ class CudaEngine final : public Engine {
     if (timer != nullptr)
       timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
     if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
-      if (sorted_taps_count_ > 0) {                 // folds and normalises
-        launch_fold_sorted_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(), jobs_.get(),
-                                       static_cast<int>(jobs_count_), sorted_taps_.get(), sorted_taps_count_,
-                                       d_.half_taps, g, sums, z_.get(), counters_.get(), table_, kRobustPasses,
-                                       d_.location_loops, d_.floor_relative > 0, energy_.get(), outputs_.get(),
-                                       strides_, signals, stream_);
-        if (timer != nullptr) timer->mark("fold+normalise", stream_);
-      } else {
-        launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
-                                far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                                g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
-        if (timer != nullptr) timer->mark("fold", stream_);
-        launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
-                                     counters_.get(), outputs_.get(), strides_, signals, stream_);
-        if (timer != nullptr) timer->mark("normalise", stream_);
-      }
+      launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
+                              far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
+                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+      if (timer != nullptr) timer->mark("fold", stream_);
+      launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
+                                   counters_.get(), outputs_.get(), strides_, signals, stream_);
+      if (timer != nullptr) timer->mark("normalise", stream_);
     }
     SFFT_CUDA_CHECK(
         cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
@@ -322,7 +313,7 @@ class CudaEngine final : public Engine {
                     (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
                      : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
                                                            : "peel per target") +
-                    (sorted_taps_count_ > 0 ? ", fold sorted" : ", fold gather") + ", ms):");
+                    ", ms):");
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -573,27 +564,22 @@ class CudaEngine final : public Engine {
   const Report &report() const override { return report_; }
 
  private:
-  // The batched engine's kernel variants (batch.cuh). A/B overrides, read when a batch engine is made (README.md):
+  // The batched engine's peel layout (batch.cuh). A/B override, read when a batch engine is made (README.md):
   // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
-  // (peel.cu), SFFT_SPARSE_BATCH_FOLD=sorted runs the sorted fold where the design fits it; other values: the
-  // engine's own choice.
+  // (peel.cu); other values: the engine's own choice.
   //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work);
   //    for designs of at most 4 x kPeelPersistentBlock lanes (B <= 256) and batches of at least two signals per
   //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
   //    signals stop). H100, 2026-11-25, against the per-target layout: 2^20 k1000 b64 peel 0.22 ms (was 0.34),
   //    2^16 k100 b1024 per signal 0.37 ms (was 0.60).
-  //  - fold: the gather fold (a sector per tap: 2^16 k100 b1024, R = 0.51 n taps, 0.54 ms complex64 on the
-  //    H100). The sorted fold (SFFT_SPARSE_BATCH_FOLD=sorted, designs whose sums fit a block's shared memory)
-  //    measured slower where it was meant to win: 2^16 k100 b1024 fold+normalise 1.17 ms complex64 / 2.48 ms
-  //    complex128, 0.48x cuFFT against the gather fold's 0.75x / 0.96x in the same H100 run (lead, 2026-11-25),
-  //    so it is not chosen by default.
-  //    An L2 prefetch of each signal before the gather fold (cp.async.bulk.prefetch.L2, with 4 to 16 threads
-  //    per output to keep the signals in flight within the L2) measured no gain there: 0.58 ms at 2^16, 0.38 /
-  //    0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
-  void choose_batch_kernels(const std::vector<FoldJob> &jobs) {
+  //  - fold: the gather fold alone (a sector per tap: 2^16 k100 b1024, R = 0.51 n taps, 0.54 ms complex64 on the
+  //    H100). A sorted fold (taps ordered by sample, a block per signal) lost there, 0.48x cuFFT against 0.75x
+  //    (lead, 2026-11-25), and was removed. An L2 prefetch of each signal before the gather fold
+  //    (cp.async.bulk.prefetch.L2, with 4 to 16 threads per output to keep the signals in flight within the L2)
+  //    measured no gain there: 0.58 ms at 2^16, 0.38 / 0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
+  void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    if (env_value("SFFT_SPARSE_BATCH_FOLD") == "sorted" && sorted_fold_fits(jobs)) upload_sorted_taps(jobs);
     batch_peel_ =
         d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
             ? BatchPeel::PerSignal
@@ -602,39 +588,6 @@ class CudaEngine final : public Engine {
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
-  }
-
-  // Whether the sorted fold can run this design: its folded sums fit a block's shared memory, sample indices
-  // fit 32 bits, taps p below 2^(32 - kSortedJobBits), every hashing uses the main window.
-  bool sorted_fold_fits(const std::vector<FoldJob> &jobs) const {
-    const std::size_t sums = hashings_ * d_.geom.buckets;
-    const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
-    bool fits = 2 * sums * sizeof(Real) <= kSortedFoldShared && d_.geom.n <= (uint64_t{1} << 32) &&
-                jobs.size() <= (std::size_t{1} << kSortedJobBits);
-    for (const FoldJob &job : jobs)
-      fits = fits && job.far == 0 && taps + job.shift[job.count - 1] <= (uint64_t{1} << (32 - kSortedJobBits));
-    return fits;
-  }
-
-  // Every (job, tap p) pair of the fold, ordered by the sample it reads, to the device (the sorted fold's list).
-  void upload_sorted_taps(const std::vector<FoldJob> &jobs) {
-    const Geometry &g = d_.geom;
-    const uint64_t taps = 2 * static_cast<uint64_t>(d_.half_taps) + 1;
-    std::vector<std::pair<uint64_t, uint32_t>> list;  // (sample index, p << kSortedJobBits | job)
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      const FoldJob &job = jobs[j];
-      for (uint64_t p = 0; p < taps + job.shift[job.count - 1]; ++p)
-        list.push_back({tap_index(job.base, job.sigma, static_cast<int64_t>(p) - d_.half_taps, g),
-                        static_cast<uint32_t>(p << kSortedJobBits | j)});
-    }
-    std::sort(list.begin(), list.end());
-    std::vector<uint32_t> p_jobs(list.size());
-    for (std::size_t i = 0; i < list.size(); ++i) p_jobs[i] = list[i].second;
-    sorted_taps_.allocate(p_jobs.size());
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(sorted_taps_.get(), p_jobs.data(), p_jobs.size() * sizeof(uint32_t),
-                                    cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // p_jobs dies with this scope
-    sorted_taps_count_ = p_jobs.size();
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -813,10 +766,8 @@ class CudaEngine final : public Engine {
   std::size_t signals_ = 1;  // batch capacity (run_batch); 1: run() only
   Strides strides_;          // per-signal distances of the arrays below (zero for one signal)
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
-  BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_kernels()
-  cuda::DeviceBuffer<uint32_t> sorted_taps_;     // the sorted fold's list (choose_batch_kernels), else empty
-  std::size_t sorted_taps_count_ = 0;
-  cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
+  BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_peel()
+  cuda::DeviceBuffer<unsigned> active_;          // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;
   cuda::DeviceBuffer<double> response_, far_response_;  // kernel_geom_'s response fits point here

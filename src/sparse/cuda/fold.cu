@@ -123,86 +123,6 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   }
 }
 
-// The sorted fold (batch.cuh): block = signal blockIdx.y, its `sums` folded sums (re, im) in shared memory.
-// Tap (p, job) reads sample base + sigma (p - T) of the job (in increasing order along the list: a warp's
-// loads fall in a few lines) and adds window[p - shift_h] times it to bucket (p - shift_h - T) mod B of each
-// hashing h of the job whose window covers it: the gather fold's sums, in another order. The block holds every
-// sum of its signal, so it also does normalise_kernel's work: the sums go to z times 2^shift from their largest
-// exponent, with the floors' energies and the unscale into the signal's destination slot.
-template <class Real>
-__global__ void __launch_bounds__(kSortedFoldBlock)
-    sorted_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const Real *__restrict__ window,
-                       const FoldJob *__restrict__ job_list, int job_count, const uint32_t *__restrict__ taps,
-                       std::size_t tap_count, int64_t half_taps, Geometry g, std::size_t sums,
-                       Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes, int location_loops,
-                       bool energies, double *energy, ExecOutputs *exec_outputs_slots, Strides st) {
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  auto *acc = reinterpret_cast<Real *>(shared_bytes);  // re, im of sum i at 2i, 2i + 1
-  __shared__ FoldJob jobs[1 << kSortedJobBits];
-  __shared__ double loop_energy[kMaxLoops];
-  __shared__ unsigned block_exponent, block_nonfinite;
-  for (int j = static_cast<int>(threadIdx.x); j < job_count; j += static_cast<int>(blockDim.x)) jobs[j] = job_list[j];
-  for (int l = static_cast<int>(threadIdx.x); l < location_loops; l += static_cast<int>(blockDim.x)) loop_energy[l] = 0;
-  if (threadIdx.x == 0) block_exponent = block_nonfinite = 0;
-  x += blockIdx.y * x_stride;
-  z += blockIdx.y * st.z;
-  counters += blockIdx.y;
-  energy += blockIdx.y * st.energy;
-  reset_stale_slots(signal_table(table, blockIdx.y, st), passes, counters, threadIdx.x, blockDim.x);
-  for (std::size_t i = threadIdx.x; i < 2 * sums; i += blockDim.x) acc[i] = Real(0);
-  __syncthreads();
-  const uint64_t window_taps = 2 * static_cast<uint64_t>(half_taps) + 1;
-  const uint64_t unshift = g.buckets - mod_b(static_cast<uint64_t>(half_taps), g);  // bucket = (tap - T) mod B
-  constexpr uint32_t kJobMask = (1u << kSortedJobBits) - 1;
-#pragma unroll 4
-  for (std::size_t e = threadIdx.x; e < tap_count; e += blockDim.x) {
-    const uint32_t p_job = taps[e];
-    const FoldJob &job = jobs[p_job & kJobMask];
-    const uint64_t p = p_job >> kSortedJobBits;
-    const Cplx<Real> v = x[tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g)];
-#pragma unroll
-    for (int h = 0; h < kJobHashings; ++h) {
-      const uint64_t t = p - job.shift[h];  // wraps past the window when p < shift
-      if (h < job.count && t < window_taps) {
-        const Real w = window[t];
-        const std::size_t i = static_cast<std::size_t>(job.hashing[h]) * g.buckets + mod_b(t + unshift, g);
-        atomicAdd(&acc[2 * i], w * v.re);
-        atomicAdd(&acc[2 * i + 1], w * v.im);
-      }
-    }
-  }
-  __syncthreads();
-  bool finite = true;
-  Real largest = 0;
-  for (std::size_t i = threadIdx.x; i < sums; i += blockDim.x) {
-    const Real re = acc[2 * i], im = acc[2 * i + 1];
-    finite = finite && isfinite(re) && isfinite(im);
-    largest = fmax(largest, fmax(fabs(re), fabs(im)));
-  }
-  const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));  // blockDim: whole warps
-  if (threadIdx.x % 32 == 0 && exponent != 0) atomicMax(&block_exponent, exponent);
-  if (!finite) atomicOr(&block_nonfinite, 1u);
-  __syncthreads();
-  const int shift = normalising_shift<Real>(block_exponent);
-  const Real factor = ldexp(Real(1), shift);
-  if (threadIdx.x == 0) {
-    exec_outputs_slots[blockIdx.y].unscale = ldexp(1.0, -shift);
-    if (block_nonfinite != 0) atomicOr(&counters->nonfinite, 1u);
-  }
-  const std::size_t reference_hashings = static_cast<std::size_t>(location_loops) * g.hashings_per_loop;
-  for (std::size_t i = threadIdx.x; i < sums; i += blockDim.x) {
-    const Cplx<Real> v{acc[2 * i] * factor, acc[2 * i + 1] * factor};
-    z[i] = v;
-    const std::size_t h = i / g.buckets;
-    if (energies && h < reference_hashings && h % g.hashings_per_loop == 0)
-      atomicAdd(&loop_energy[h / g.hashings_per_loop], cabs2(widen(v)));
-  }
-  __syncthreads();
-  if (energies)
-    for (int l = static_cast<int>(threadIdx.x); l < location_loops; l += static_cast<int>(blockDim.x))
-      energy[l] = loop_energy[l];
-}
-
 // Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
 // 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
 // (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
@@ -274,22 +194,6 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
   fold<<<dim3(blocks_for(outputs, kFoldOutputs), signals), dim3(kFoldOutputs, kFoldSlices), 0, stream>>>(
       x, main_window, far_window, jobs, outputs, main_half_taps, far_half_taps, g, z, counters, ExecOutputs{}, nullptr,
       table, passes, 0, 0, x_stride, st);
-  SFFT_CUDA_CHECK_LAUNCH();
-}
-
-template <class Real>
-void launch_fold_sorted_batch(const Cplx<Real> *x, std::size_t x_stride, const Real *window, const FoldJob *jobs,
-                              int job_count, const uint32_t *taps, std::size_t tap_count, int64_t half_taps,
-                              const Geometry &g, std::size_t sums, Cplx<Real> *z, Counters *counters,
-                              const Table &table, int passes, int location_loops, bool energies, double *energy,
-                              ExecOutputs *exec_outputs_slots, const Strides &st, unsigned signals,
-                              cudaStream_t stream) {
-  const std::size_t shared = 2 * sums * sizeof(Real);
-  SFFT_CUDA_CHECK(cudaFuncSetAttribute(sorted_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared)));
-  sorted_fold_kernel<Real><<<dim3(1, signals), kSortedFoldBlock, shared, stream>>>(
-      x, x_stride, window, jobs, job_count, taps, tap_count, half_taps, g, sums, z, counters, table, passes,
-      location_loops, energies, energy, exec_outputs_slots, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -376,14 +280,5 @@ template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t,
                                         cudaStream_t);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
-
-template void launch_fold_sorted_batch<float>(const Cplx<float> *, std::size_t, const float *, const FoldJob *, int,
-                                              const uint32_t *, std::size_t, int64_t, const Geometry &, std::size_t,
-                                              Cplx<float> *, Counters *, const Table &, int, int, bool, double *,
-                                              ExecOutputs *, const Strides &, unsigned, cudaStream_t);
-template void launch_fold_sorted_batch<double>(const Cplx<double> *, std::size_t, const double *, const FoldJob *, int,
-                                               const uint32_t *, std::size_t, int64_t, const Geometry &, std::size_t,
-                                               Cplx<double> *, Counters *, const Table &, int, int, bool, double *,
-                                               ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

@@ -79,6 +79,15 @@ const std::vector<Case> &cases() {
       {{3, 5, 7, 9, 11}, 0},
       {{101, 103}, 0},
       {{3, 100003}, 1},
+      // CPU chain items are row ranges of planes (the last two inner dims) moved as rotated tiles: several
+      // plane digits, row groups splitting a plane, pieces of rows longer than an item with two batches, an
+      // unshifted row dim, a trailing unshifted dim (split word), 5-D axis subsets.
+      {{13, 3, 5, 11, 43}, 0},
+      {{33, 129, 257}, 0},
+      {{67, 8195}, 0},
+      {{7, 9, 11, 13, 15}, 0x16},
+      {{5, 7, 9, 11, 3}, 0xF},
+      {{9, 5, 7, 3, 11}, 0x1D},
   };
   return c;
 }

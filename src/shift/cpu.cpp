@@ -112,25 +112,51 @@ struct Word {
   unsigned char b[W];
 };
 
-// Runs of a chunk are often a few dozen words (short rows): an inlined loop, not a memcpy call each.
-template <class T>
-void copy_words(T *to, const T *from, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) to[i] = from[i];
+// Copies n bytes (a multiple of 4) between non-overlapping ranges. The runs of short rows are tens of bytes,
+// where a memcpy call costs as much as the copy: fixed-size moves inline instead, the last one overlapping
+// its predecessor when n is not a multiple of its size. Long runs go to memcpy.
+inline void copy_run(unsigned char *dst, const unsigned char *src, std::size_t n) {
+  if (n > 64) {
+    std::memcpy(dst, src, n);
+  } else if (n >= 32) {
+    for (std::size_t i = 0; i + 32 < n; i += 32) std::memcpy(dst + i, src + i, 32);
+    std::memcpy(dst + n - 32, src + n - 32, 32);
+  } else if (n >= 16) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  }
 }
 
-// Copies w words cyclically within rows of length L: dst[(dc + j) mod L] = src[(sc + j) mod L], j < w.
-template <class T>
-void copy_cyclic(T *dst, int64_t dc, const T *src, int64_t sc, int64_t w, int64_t L) {
+// The runs (at most three) that copy w words cyclically within rows of L words,
+// dst[(dc + j) mod L] = src[(sc + j) mod L] for j < w, as byte offsets and lengths: the same for every row
+// that a chain item moves in one step.
+struct RowRuns {
+  int count = 0;
+  std::size_t dst[3] = {}, src[3] = {}, bytes[3] = {};
+};
+
+RowRuns cyclic_runs(int64_t dc, int64_t sc, int64_t w, int64_t L, std::size_t word_bytes) {
+  RowRuns r;
   while (w > 0) {
     const int64_t run = std::min({w, L - dc, L - sc});
-    if (run >= 32)  // wide copies for long runs; short ones inline
-      std::memcpy(dst + dc, src + sc, static_cast<std::size_t>(run) * sizeof(T));
-    else
-      copy_words(dst + dc, src + sc, run);
+    r.dst[r.count] = static_cast<std::size_t>(dc) * word_bytes;
+    r.src[r.count] = static_cast<std::size_t>(sc) * word_bytes;
+    r.bytes[r.count++] = static_cast<std::size_t>(run) * word_bytes;
     dc = dc + run == L ? 0 : dc + run;
     sc = sc + run == L ? 0 : sc + run;
     w -= run;
   }
+  return r;
+}
+
+void copy_row(unsigned char *dst_row, const unsigned char *src_row, const RowRuns &r) {
+  for (int j = 0; j < r.count; ++j) copy_run(dst_row + r.dst[j], src_row + r.src[j], r.bytes[j]);
 }
 
 // One inner dim's digit moved by π (fwd), π^-1 (back) and one chain step π^-2 (next): additions modulo e.
@@ -148,37 +174,133 @@ std::size_t block_range_start(const PairPlan &p, std::size_t o, int64_t v0, int6
 }
 
 // in place, not an involution: the pair order of pairs.hpp. Long inner blocks (S >= kChainWords, σ an
-// involution): items are groups of inner rows (or pieces of a long row) following their chains through a
-// batch, each step two cyclic row copies per row, lane 1 before lane 0 (lane 0 overwrites what lane 1
-// reads). Otherwise items are batches of steps of one outer element (or of all, see pairs.hpp), lane 0's
-// sources buffered first, then both lanes as block copies (inner dims unshifted) or through tables of π
+// involution): an item is a range of rows of one plane (the last two inner dims; or a piece of a long row)
+// following its chains through a batch. π moves a plane to a plane, rotating its rows and its columns, so per
+// step the item's plane offsets, its first rows and its column runs are worked out once, and each row costs
+// two row copies (lane 1 before lane 0: lane 0 overwrites what lane 1 reads), while the next step's source rows
+// are prefetched. Otherwise items are batches of steps of one outer element (or of all, see pairs.hpp), lane
+// 0's sources buffered first, then both lanes as block copies (inner dims unshifted) or through tables of π
 // and π^-1.
 constexpr std::size_t kChainWords = 64;
 constexpr std::size_t kItemWords = std::size_t{1} << 13;  // words per item and step (chains) or buffered (batches)
-constexpr std::size_t kMaxGroup = 64;                      // inner rows per chain item
+constexpr std::size_t kPrefetchRowBytes = 4096;           // chain rows up to this long are prefetched a step ahead
+
+// One chain item's rows in one step: rows r (lane 1's source, lane 0's destination), π r and π^-1 r of
+// planes of R rows, advanced together with wrap-around.
+struct PlaneRows {
+  int64_t own, fwd, back, R;
+  void next() {
+    own = own + 1 == R ? 0 : own + 1;
+    fwd = fwd + 1 == R ? 0 : fwd + 1;
+    back = back + 1 == R ? 0 : back + 1;
+  }
+};
+
+template <std::size_t W>
+void chain_items(PairPlan &p, unsigned char *data, int threads) {
+  const int cd = p.inner_dims - 1, rd = cd - 1;  // the column dim; the row dim (-1: none)
+  const int plane_dims = std::max(rd, 0);        // inner dims before the plane
+  const int64_t L = p.inner_e[cd], R = rd >= 0 ? p.inner_e[rd] : 1;
+  const DigitMoves cols(L, p.inner_s[cd]), rows = rd >= 0 ? DigitMoves(R, p.inner_s[rd]) : DigitMoves();
+  const std::size_t planes = p.S / static_cast<std::size_t>(R * L), row_bytes = static_cast<std::size_t>(L) * W;
+  const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(L), kItemWords);
+  const std::size_t pieces = (static_cast<std::size_t>(L) + width - 1) / width;
+  const std::size_t group =
+      std::clamp<std::size_t>(kItemWords / static_cast<std::size_t>(L), 1, static_cast<std::size_t>(R));
+  const std::size_t groups = (static_cast<std::size_t>(R) + group - 1) / group;
+  // One batch unless the chains are too few to share among the threads; at most n / 32 batches, so the
+  // scratch stays within one slab or 1/32 of the array.
+  const std::size_t per_batch = p.O * planes * groups * pieces, want = 16 * static_cast<std::size_t>(threads);
+  const auto batches =
+      std::min<int64_t>(static_cast<int64_t>((want + per_batch - 1) / per_batch), std::max<int64_t>(1, p.n / 32));
+  set_batch(p, (p.steps + batches - 1) / batches);
+  HostBuffer<unsigned char> saved(p.scratch_words * W);
+  const auto K = static_cast<std::ptrdiff_t>(p.batches);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t k = 0; k < K; ++k)
+    for (std::size_t o = 0; o < p.O; ++o)
+      std::memcpy(saved.get() + saved_at(p, k, o, 0) * W, data + word_at(p, o, batch_begin(p, k) + p.lo, 0) * W,
+                  p.S * W);
+  DigitMoves moves[kMaxDims];
+  for (int d = 0; d < plane_dims; ++d) moves[d] = DigitMoves(p.inner_e[d], p.inner_s[d]);
+  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * planes * groups * pieces);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+  for (std::ptrdiff_t it = 0; it < items; ++it) {
+    auto rest = static_cast<std::size_t>(it);
+    const std::size_t piece = rest % pieces;
+    rest /= pieces;
+    const std::size_t g = rest % groups;
+    rest /= groups;
+    std::size_t plane = rest % planes;
+    rest /= planes;
+    const std::size_t o = rest % p.O;
+    const auto k = static_cast<int64_t>(rest / p.O);
+    const std::size_t so = outer_image(p, o);
+    const std::size_t nr = std::min(group, static_cast<std::size_t>(R) - g * group);
+    const auto w = static_cast<int64_t>(std::min(width, static_cast<std::size_t>(L) - piece * width));
+    int64_t digit[kMaxDims];  // the chain's plane digits, one step ahead of the copies
+    for (int d = plane_dims - 1; d >= 0; --d) {
+      const auto e = static_cast<std::size_t>(p.inner_e[d]);
+      digit[d] = static_cast<int64_t>(plane % e);
+      plane /= e;
+    }
+    // Step t's moves for the planes the digits hold (the chain's own plane, π and π^-1 of it).
+    const auto plane_moves = [&](int64_t t) {
+      std::size_t at = 0, fwd = 0, back = 0;
+      for (int d = 0; d < plane_dims; ++d) {
+        const DigitMoves &dm = moves[d];
+        at += static_cast<std::size_t>(digit[d]) * p.inner_stride[d];
+        fwd += static_cast<std::size_t>(dm.add(digit[d], dm.fwd)) * p.inner_stride[d];
+        back += static_cast<std::size_t>(dm.add(digit[d], dm.back)) * p.inner_stride[d];
+      }
+      return step_moves(p, k, t, o, so, so, at, fwd, back);
+    };
+    const int64_t end = batch_end(p, k);
+    auto row = static_cast<int64_t>(g * group), col = static_cast<int64_t>(piece * width);
+    StepMoves m = plane_moves(batch_begin(p, k));
+    for (int64_t t = batch_begin(p, k); t < end; ++t) {
+      for (int d = 0; d < plane_dims; ++d) digit[d] = moves[d].add(digit[d], moves[d].next);
+      const StepMoves next = t + 1 < end ? plane_moves(t + 1) : m;
+      const int64_t next_row = rows.add(row, rows.next);
+      unsigned char *dst1 = data + m.dst1 * W, *dst0 = data + m.dst0 * W;
+      const unsigned char *src1 = (m.saved1 ? saved.get() : data) + m.src1 * W;
+      const unsigned char *src0 = m.has0 ? (m.saved0 ? saved.get() : data) + m.src0 * W : nullptr;  // none at t = lo
+      // The next step reads planes a slab away, where the hardware prefetchers start cold on every short
+      // row: its source rows are prefetched while this step copies (its destinations are this step's sources).
+      const bool prefetch = t + 1 < end && row_bytes <= kPrefetchRowBytes;
+      const unsigned char *next1 = (next.saved1 ? saved.get() : data) + next.src1 * W;
+      const unsigned char *next0 = next.has0 ? (next.saved0 ? saved.get() : data) + next.src0 * W : nullptr;
+      const RowRuns lane1 = cyclic_runs(cols.add(col, cols.fwd), col, w, L, W);
+      const RowRuns lane0 = cyclic_runs(col, cols.add(col, cols.back), w, L, W);
+      PlaneRows r{row, rows.add(row, rows.fwd), rows.add(row, rows.back), R};
+      PlaneRows after{next_row, rows.add(next_row, rows.fwd), rows.add(next_row, rows.back), R};
+      for (std::size_t j = 0; j < nr; ++j, r.next(), after.next()) {
+        if (prefetch)
+          for (std::size_t byte = 0; byte < row_bytes; byte += 64) {
+            __builtin_prefetch(next1 + static_cast<std::size_t>(after.own) * row_bytes + byte);
+            if (next0) __builtin_prefetch(next0 + static_cast<std::size_t>(after.back) * row_bytes + byte);
+          }
+        const auto own = static_cast<std::size_t>(r.own) * row_bytes;
+        copy_row(dst1 + static_cast<std::size_t>(r.fwd) * row_bytes, src1 + own, lane1);
+        if (src0) copy_row(dst0 + own, src0 + static_cast<std::size_t>(r.back) * row_bytes, lane0);
+      }
+      m = next;
+      row = next_row;
+      col = cols.add(col, cols.next);
+    }
+  }
+}
 
 template <std::size_t W>
 void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   using T = Word<W>;
   T *data = reinterpret_cast<T *>(bytes);
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
-  const bool chains = p.involution && p.S >= kChainWords;
-  const int64_t L = chains ? p.inner_e[p.inner_dims - 1] : 1;
-  const std::size_t R = p.S / static_cast<std::size_t>(L);  // inner rows (chains)
-  const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(L), kItemWords);
-  const std::size_t pieces = (static_cast<std::size_t>(L) + width - 1) / width;
-  const std::size_t group = std::clamp<std::size_t>(kItemWords / static_cast<std::size_t>(L), 1, kMaxGroup);
-  const std::size_t groups = (R + group - 1) / group;
-  if (chains) {
-    // One batch unless the chains are too few to share among the threads; at most n / 32 batches, so the
-    // scratch stays within one slab or 1/32 of the array.
-    const std::size_t per_batch = p.O * groups * pieces, want = 16 * static_cast<std::size_t>(threads);
-    const auto batches = std::min<int64_t>(static_cast<int64_t>((want + per_batch - 1) / per_batch),
-                                           std::max<int64_t>(1, p.n / 32));
-    set_batch(p, (p.steps + batches - 1) / batches);
-  } else {
-    set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / (p.S * (p.involution ? 1 : p.O)))));
+  if (p.involution && p.S >= kChainWords) {
+    chain_items<W>(p, bytes, threads);
+    return;
   }
+  set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / (p.S * (p.involution ? 1 : p.O)))));
   HostBuffer<T> saved(p.scratch_words);
   const auto K = static_cast<std::ptrdiff_t>(p.batches);
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -187,55 +309,6 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       const std::size_t from = word_at(p, static_cast<std::size_t>(o), batch_begin(p, k) + p.lo, 0);
       std::memcpy(saved.get() + saved_at(p, k, static_cast<std::size_t>(o), 0), data + from, p.S * W);
     }
-  if (chains) {
-    const int rd = p.inner_dims - 1;  // row digits: the inner dims but the last
-    DigitMoves moves[kMaxDims];
-    for (int d = 0; d < p.inner_dims; ++d) moves[d] = DigitMoves(p.inner_e[d], p.inner_s[d]);
-    const DigitMoves cols = moves[rd];
-    const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * groups * pieces);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
-    for (std::ptrdiff_t it = 0; it < items; ++it) {
-      auto rest = static_cast<std::size_t>(it);
-      const std::size_t piece = rest % pieces;
-      rest /= pieces;
-      const std::size_t g = rest % groups;
-      rest /= groups;
-      const std::size_t o = rest % p.O;
-      const auto k = static_cast<int64_t>(rest / p.O);
-      const std::size_t so = outer_image(p, o);
-      const std::size_t r0 = g * group, nr = std::min(group, R - r0);
-      const auto w = static_cast<int64_t>(std::min(width, static_cast<std::size_t>(L) - piece * width));
-      int64_t digit[kMaxDims * kMaxGroup];  // row digits of each chain row at the current step
-      for (std::size_t r = 0; r < nr; ++r) {
-        std::size_t rem = r0 + r;
-        for (int d = rd - 1; d >= 0; --d) {
-          const auto e = static_cast<std::size_t>(p.inner_e[d]);
-          digit[r * kMaxDims + static_cast<std::size_t>(d)] = static_cast<int64_t>(rem % e);
-          rem /= e;
-        }
-      }
-      int64_t col = static_cast<int64_t>(piece * width);
-      for (int64_t t = batch_begin(p, k), end = batch_end(p, k); t < end; ++t) {
-        for (std::size_t r = 0; r < nr; ++r) {
-          int64_t *dg = digit + r * kMaxDims;
-          std::size_t at = 0, fwd = 0, back = 0;
-          for (int d = 0; d < rd; ++d) {
-            const DigitMoves &dm = moves[d];
-            at += static_cast<std::size_t>(dg[d]) * p.inner_stride[d];
-            fwd += static_cast<std::size_t>(dm.add(dg[d], dm.fwd)) * p.inner_stride[d];
-            back += static_cast<std::size_t>(dm.add(dg[d], dm.back)) * p.inner_stride[d];
-            dg[d] = dm.add(dg[d], dm.next);  // the chain's row at the next step
-          }
-          const StepMoves m = step_moves(p, k, t, o, so, so, at, fwd, back);
-          copy_cyclic(data + m.dst1, cols.add(col, cols.fwd), (m.saved1 ? saved.get() : data) + m.src1, col, w, L);
-          if (m.has0)
-            copy_cyclic(data + m.dst0, col, (m.saved0 ? saved.get() : data) + m.src0, cols.add(col, cols.back), w, L);
-        }
-        col = cols.add(col, cols.next);
-      }
-    }
-    return;
-  }
   // Batches of steps over short inner blocks: tables of π and π^-1 on the inner index. An item is one
   // outer element, or every outer element when σ is no involution (its chains visit them all).
   bool identity = true;

@@ -92,10 +92,7 @@ SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t l
             sparse::make_design(n, k, double_precision_, sparse::exact_stage_knobs(resolved), o.seed), o, backend_,
             double_precision_);
       value_size_ = 2 * (double_precision_ ? sizeof(double) : sizeof(float));
-      freqs_.resize(k);
-      values_.resize(k * value_size_);
-      // The count, k frequencies, k values (value_size_ <= 2 words each).
-      shared_.resize(1 + k + k * value_size_ / sizeof(uint64_t));
+      result_.resize(1 + k + k * value_size_ / sizeof(uint64_t));  // value_size_: 1 or 2 words
     } catch (const std::bad_alloc &) {
       fail(SFFT_ERROR_OUT_OF_MEMORY, "host memory allocation failed for the plan's workspaces");
     }
@@ -156,19 +153,14 @@ void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64
   std::size_t found = 0;
   bool exact_kept = false;
   if (exact_first_) {
-    found = exact_first_->run_block(x_local, dist, freqs_.data(), values_.data(), k_);
+    found = exact_first_->run_block(x_local, dist, result_freqs(), result_values(), k_);
     exact_kept = true_on_every_rank(*comm_, exact_first_->unresolved() == 0);
   }
-  if (!exact_kept) found = engine_->run_block(x_local, dist, freqs_.data(), values_.data(), k_);
+  if (!exact_kept) found = engine_->run_block(x_local, dist, result_freqs(), result_values(), k_);
   if (root == SFFT_MPI_ALL_RANKS && comm_->size() > 1) {
-    uint64_t *shared_count = shared_.data();
-    *shared_count = found;
-    std::memcpy(shared_count + 1, freqs_.data(), found * sizeof(uint64_t));
-    std::memcpy(shared_count + 1 + k_, values_.data(), found * value_size_);
-    copy_from_rank0(*comm_, shared_.data(), shared_.size() * sizeof(uint64_t));
-    found = static_cast<std::size_t>(*shared_count);
-    std::memcpy(freqs_.data(), shared_count + 1, found * sizeof(uint64_t));
-    std::memcpy(values_.data(), shared_count + 1 + k_, found * value_size_);
+    result_[0] = found;
+    copy_from_rank0(*comm_, result_.data(), result_.size() * sizeof(uint64_t));
+    found = static_cast<std::size_t>(result_[0]);
   }
   if (!receives) return;
   *count = found;
@@ -176,8 +168,8 @@ void SparsePlan::exec(const void *x_local, uint64_t *freqs, void *values, uint64
     fail(SFFT_ERROR_INVALID_ARGUMENT, "capacity *count = ", capacity, " is smaller than the ", found,
          " coefficients found (a capacity of k = ", k_, " always suffices); *count now holds ", found);
   if (found == 0) return;
-  std::memcpy(freqs, freqs_.data(), found * sizeof(uint64_t));
-  std::memcpy(values, values_.data(), found * value_size_);
+  std::memcpy(freqs, result_freqs(), found * sizeof(uint64_t));
+  std::memcpy(values, result_values(), found * value_size_);
 }
 
 }  // namespace sfft::mpi

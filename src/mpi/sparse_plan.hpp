@@ -41,12 +41,13 @@ class SparsePlan {
   int device_ = 0;                               // opts->device: where a CUDA plan's kernels read x_local
   std::unique_ptr<sparse::Engine> engine_;       // ROBUST or EXACT as asked; AUTO: the ROBUST fallback
   std::unique_ptr<sparse::Engine> exact_first_;  // AUTO: tried first, kept when it explains the signal
-  // Every rank decodes into these (capacity k) and copies out: the engines' calls, which are collective,
-  // then never depend on a rank's own capacity.
-  HostVector<uint64_t> freqs_;
-  HostVector<unsigned char> values_;
-  std::size_t value_size_ = 0;   // bytes per coefficient value
-  HostVector<uint64_t> shared_;  // rank 0's count, frequencies and values, as broadcast (root = every rank)
+  // Every rank decodes into result_ (capacity k) and copies out: the engines' calls, which are collective,
+  // then never depend on a rank's own capacity. Layout: the count, k frequencies, k values, so that one
+  // broadcast of it gives every rank rank 0's coefficients (root = every rank).
+  HostVector<uint64_t> result_;
+  std::size_t value_size_ = 0;  // bytes per coefficient value
+  uint64_t *result_freqs() { return result_.data() + 1; }
+  void *result_values() { return result_.data() + 1 + k_; }
 };
 
 }  // namespace sfft::mpi

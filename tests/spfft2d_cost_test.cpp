@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AUTO's cost model (src/spfft2d/columns.cpp, estimate_costs) on the CUDA backend: the method it picks for
-// representative shapes of the issue-22 suite where the H100 measurement (bench_spfft2d --device,
-// 2026-11-25) separates the best method from the others by a wide margin, and the terms it was refitted
+// representative shapes of the issue-22 suite where the H100 and H200 measurements (bench_spfft2d --device,
+// 2026-11-25 and 2026-11-28) separate the best method from the others by a wide margin, and the terms it was refitted
 // with (the column sums' warp imbalance, the launches of the small transforms). Matrices are built here with
 // the suite's families; the whole spectrum is costed as AUTO costs it, DIRECT as one tile.
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ struct Pick {
   std::string family;
   uint64_t n;
   spfft2d_method expected;
-  // On the H100: AUTO's pick (ms) and the next best explicit method (ms), for the record.
+  // Measured times (ms; H100 unless marked H200) of the best method and the next best, for the record.
   const char *measured;
 };
 
@@ -84,27 +84,24 @@ TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
   const SparseColumns m = columns(make(p.family, p.n, 101));
   const MethodCosts c = whole_costs(m);
   EXPECT_STREQ(method_name(c.cheapest()), method_name(p.expected))
-      << p.family << " " << m.rows << "x" << m.cols << " (H100: " << p.measured << "): direct " << c.direct * 1e-6
+      << p.family << " " << m.rows << "x" << m.cols << " (measured: " << p.measured << "): direct " << c.direct * 1e-6
       << " ms, direct_rows " << c.direct_rows * 1e-6 << ", dense " << c.dense * 1e-6 << ", pruned " << c.pruned * 1e-6;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Suite, Spfft2dCost,
     ::testing::Values(
-        // (power-law is left out until PRUNED's four-step pass is measured again: at 16384^2 dense 2.77, PRUNED
-        // 2.92 before its rows were sorted by length, which the model puts at 2.38; at 8192^2 dense 0.76, PRUNED
-        // 1.00 before the four-step pass, the model now 4 % below dense.)
-        Pick{"uniform", 16384, SPFFT2D_METHOD_DENSE, "dense 2.63, pruned 3.11, direct 3.70"},
-        // (banded and band+scattered 16384^2 are left out until PRUNED is measured again: its runs of adjacent
-        // columns (four_step_entries) are newer than the figures dense 2.62 / pruned 3.88 (band+scattered) and
-        // one-tile direct 2.06 / pruned 2.46 (banded).)
+        Pick{"uniform", 16384, SPFFT2D_METHOD_DENSE, "dense 2.63, pruned 3.11, direct 3.70; H200: dense 2.08, pruned 3.27"},
+        // Hub rows and scattered nonzeros: the four-step generation's single nonzeros (H200, 2026-11-28).
+        Pick{"powerlaw", 16384, SPFFT2D_METHOD_DENSE, "dense 2.80, pruned 3.55; H200: dense 2.22, pruned 3.25"},
+        Pick{"powerlaw", 8192, SPFFT2D_METHOD_DENSE, "H200: dense 0.61, pruned 0.93, direct 1.22"},
+        // Rows of adjacent columns: the generation's run entries.
+        Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.90, dense 2.65; H200: pruned 1.63, dense 2.06"},
         // A large prime: cuFFT's Bluestein makes the dense path 8.5 ms.
         Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 1.74, direct_rows 3.66, dense 8.48"},
         Pick{"band+scattered", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 1.96, direct_rows 4.82"},
         // 1.5 n columns (2^a 3): cuFFT's 2-D R2C is 2.4x the square one for 1.5x the points.
-        // (rectangular 8192 x 12288 is left out until PRUNED's four-step pass is measured there: one-tile direct
-        // 0.81, direct_rows 1.24, dense 1.55; the model puts PRUNED 2 % below DIRECT.)
-        Pick{"rectangular", 16384, SPFFT2D_METHOD_PRUNED, "pruned 3.08, one-tile direct 3.17-3.20, dense 6.36"}),
+        Pick{"rectangular", 16384, SPFFT2D_METHOD_PRUNED, "pruned 3.08, one-tile direct 3.17-3.20, dense 6.36; H200: pruned 3.20, dense 4.92"}),
     [](const ::testing::TestParamInfo<Pick> &info) {
       std::string s = info.param.family + "_" + std::to_string(info.param.n);
       for (char &ch : s)

@@ -231,9 +231,14 @@ struct CostConstants {
 // from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
 // 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
 // those of phase 1.
-// per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2 (4.1e-4 ns per warp-padded
-// term with an even column count, the mirror's 0.7 taken out), with kFourStepPasses.
-constexpr CostConstants kCudaCosts{1.5e-3, 3.7e-4, 3.5e-4, 6.0e-4, 3.5e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 5.9e-4};
+// per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2, with kFourStepPasses.
+// Refit (2026-11-28) on the H200 suite of bench_spfft2d --device (42 matrices, 1024^2 to 16384^2, powers of
+// two, 8219 and 12000, every method measured): AUTO had picked PRUNED where DENSE was up to 1.6x faster, because a
+// single nonzero of the four-step generation cost twice the fitted per_gen_term and a run entry no more than a
+// single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
+// per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
+// H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 1.18e-3};
 constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
@@ -333,11 +338,11 @@ constexpr double kFourStepPasses = 4.9;
 // Rows of the four-step generation that a warp sums together (float: 16 rows x 2 column halves).
 constexpr uint64_t kFourStepWarpRows = 16;
 
-// A run entry of the generation (four_step_entries) costs about two single nonzeros per column: its steps and
-// one complex product with D_len (and with the mirror's table).
-constexpr int64_t kFourStepRunCost = 2;
+// The four-step pass's fixed cost besides its launches (ns): its two passes' tails and table set-up.
+constexpr double kFourStepFixed = 1.0e4;
 
-// The entries the four-step generation steps through per column (runs counted kFourStepRunCost times): each
+// The entries the four-step generation steps through per column (a run of adjacent columns, four_step_entries,
+// costs what a single nonzero does: measured, its product with the run's table hides behind the loads): each
 // warp's 16 rows as many times as its longest direct row. The rows r1 + P r2 of a block go to its threads by decreasing
 // length (pruned.cu), so a warp's rows are 16 neighbours in that order.
 double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
@@ -345,10 +350,7 @@ double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
   std::vector<int64_t> direct(m.rows, 0);
   for (std::size_t j = 0, d = 0; j < m.row_id.size(); ++j) {
     if (s.fft_row[j]) continue;
-    int64_t cost = 0;
-    for (int64_t e = entries.start[d]; e < entries.start[d + 1]; ++e)
-      cost += entries.entry[static_cast<std::size_t>(e)].table >= 0 ? kFourStepRunCost : 1;
-    direct[static_cast<std::size_t>(m.row_id[j])] = cost;
+    direct[static_cast<std::size_t>(m.row_id[j])] = entries.start[d + 1] - entries.start[d];
     ++d;
   }
   const uint64_t P = s.four_step_p, Q = m.rows / P;
@@ -499,7 +501,7 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape);
     c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
                F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + generation +
-               kFourStepPasses * k.per_byte * E * R * W;
+               kFourStepPasses * k.per_byte * E * R * W + kFourStepFixed;
   }
   return c;
 }

@@ -440,7 +440,7 @@ class CudaEngine final : public Engine {
           cudaMemcpy(rank_fold_pointers_.get(), folds.data(), folds.size() * sizeof folds[0], cudaMemcpyHostToDevice));
       rank_sum_.allocate(hashings_ * d_.geom.buckets);
       rank_folds_ = std::move(mappings);
-      rank_folds_.resize(handles.size());  // one slot per rank (this rank's stays empty): the count the sum adds
+      summed_ranks_ = static_cast<int>(handles.size());
       return true;
     } catch (...) {  // a failed allocation or copy: the folds stay unshared
       close_rank_folds();
@@ -449,6 +449,7 @@ class CudaEngine final : public Engine {
   }
 
   void close_rank_folds() override {
+    summed_ranks_ = 0;
     rank_folds_.clear();
     rank_fold_pointers_.release();
     rank_sum_.release();
@@ -471,7 +472,7 @@ class CudaEngine final : public Engine {
     const auto *samples = static_cast<const std::complex<Real> *>(x);
     const std::size_t count = hashings_ * g.buckets;
     auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
-    const bool sum_on_devices = !rank_folds_.empty();
+    const bool sum_on_devices = summed_ranks_ > 0;
     if (host_input) {
       launch_reset_table(table_, kRobustPasses, counters_.get(), distinct_capacity_, stream_);
       fold_block(d_, samples, dist.offset, dist.length, fold, threads_);
@@ -487,7 +488,7 @@ class CudaEngine final : public Engine {
     if (sum_on_devices) {
       SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
       dist.barrier();  // every rank's partial folds are complete
-      launch_sum_rank_folds<Real>(rank_fold_pointers_.get(), static_cast<int>(rank_folds_.size()), count,
+      launch_sum_rank_folds<Real>(rank_fold_pointers_.get(), summed_ranks_, count,
                                   rank_sum_.get(), stream_);
       SFFT_CUDA_CHECK(cudaMemcpyAsync(host_fold_.get(), rank_sum_.get(), count * sizeof(Cplx<Real>),
                                       cudaMemcpyDeviceToHost, stream_));
@@ -793,8 +794,10 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<ExecOutputs> outputs_;
   cuda::PinnedBuffer<ExecOutputs> outputs_host_;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
-  // Distributed execution on one node (open_rank_folds): the other ranks' fold buffers, opened (one slot per
-  // rank), the device array of every rank's fold pointer in rank order, and the sum.
+  // Distributed execution on one node (open_rank_folds): the ranks whose folds each exec adds (0: the folds are
+  // summed on the host), the other ranks' fold buffers as opened, the device array of every rank's fold pointer
+  // in rank order, and the sum.
+  int summed_ranks_ = 0;
   std::vector<IpcMapping> rank_folds_;
   cuda::DeviceBuffer<const Cplx<Real> *> rank_fold_pointers_;
   cuda::DeviceBuffer<Cplx<Real>> rank_sum_;

@@ -189,8 +189,10 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
 
 // Out of place, 4-byte words (rows of odd length: the layout could not widen the word): each thread writes
 // aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
-// one or two aligned 16-byte source vectors that cover them; vectors across a row end or the wrap point, or
-// at the array's ragged end, go word by word.
+// one or two aligned 16-byte source vectors that cover them; the second is the next lane's first wherever that
+// lane reads on in the same run (a shuffle instead of a second load: the H200 profile showed the kernel
+// latency-bound with every second vector a repeated L2 request, L1 hit rate 21 %). Vectors across a row end or
+// the wrap point, or at the array's ragged end, go word by word.
 constexpr unsigned kVectors = 4;                       // 16-byte vectors per thread per tile (8: slower)
 constexpr std::size_t kTile4 = kBlock * kVectors * 4;  // words per tile
 constexpr unsigned kTile4Rows = kTile4 / 2 + 2;        // rows have >= 2 words
@@ -227,28 +229,49 @@ __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ ou
     for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = rows(l, row0 + r);
     __syncthreads();
     const auto in_tile_row = [&](uint32_t o) { return g.L > kTile4 ? uint32_t{o >= g.L} : g.by_L.div(o); };
+    // Phase 1, every vector's first source load in flight at once; phase 2, the second vectors (from the next
+    // lane, or loaded), the funnels, and the word-by-word vectors.
     uint4 v[kVectors];
-    std::size_t at[kVectors];
+    std::size_t at[kVectors], base[kVectors];
+    unsigned sh[kVectors];
+    bool vector[kVectors];
 #pragma unroll
     for (unsigned k = 0; k < kVectors; ++k) {
       const std::size_t f = start + 4 * (threadIdx.x + k * kBlock);
-      at[k] = SIZE_MAX;
+      at[k] = f < end ? f : SIZE_MAX;
+      vector[k] = false;
+      base[k] = 0;
+      sh[k] = 0;
       if (f >= end) continue;
-      at[k] = f;
       const auto o = static_cast<uint32_t>(f - row0 * g.L);
       const uint32_t lr = in_tile_row(o);
       const std::size_t col = o - std::size_t{lr} * g.L;
-      const bool one_run = f + 4 <= g.words && col + 4 <= g.L && (col >= g.shift || col + 4 <= g.shift);
-      if (one_run) {
-        const std::size_t s0 = src_row[lr] + wrap_sub(col, g.shift, g.L), base = s0 & ~std::size_t{3};
-        const auto sh = static_cast<unsigned>(s0 & 3);
-        if (sh == 0 || base + 8 <= g.words) {
-          const uint4 a = __ldg(reinterpret_cast<const uint4 *>(in + base));
-          const uint4 b = sh ? __ldg(reinterpret_cast<const uint4 *>(in + base + 4)) : a;
-          v[k] = funnel(a, b, sh);
-          continue;
-        }
+      if (f + 4 <= g.words && col + 4 <= g.L && (col >= g.shift || col + 4 <= g.shift)) {  // one source run
+        const std::size_t s0 = src_row[lr] + wrap_sub(col, g.shift, g.L);
+        base[k] = s0 & ~std::size_t{3};
+        sh[k] = static_cast<unsigned>(s0 & 3);
+        vector[k] = sh[k] == 0 || base[k] + 8 <= g.words;
       }
+      if (vector[k]) v[k] = __ldg(reinterpret_cast<const uint4 *>(in + base[k]));
+    }
+    const unsigned lane = threadIdx.x % 32;
+#pragma unroll
+    for (unsigned k = 0; k < kVectors; ++k) {
+      const uint4 a = vector[k] ? v[k] : make_uint4(0, 0, 0, 0);
+      // Every lane takes part in the shuffles (the loops are uniform across the warp).
+      const uint4 next{__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
+                       __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1)};
+      const std::size_t next_base = __shfl_down_sync(0xffffffffu, base[k], 1);
+      const bool next_vector = __shfl_down_sync(0xffffffffu, vector[k], 1);
+      if (vector[k]) {
+        if (sh[k] != 0) {
+          const bool from_next = lane < 31 && next_vector && next_base == base[k] + 4;
+          v[k] = funnel(a, from_next ? next : __ldg(reinterpret_cast<const uint4 *>(in + base[k] + 4)), sh[k]);
+        }
+        continue;
+      }
+      if (at[k] == SIZE_MAX) continue;
+      const std::size_t f = at[k];
       uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
       for (unsigned j = 0; j < 4; ++j) {

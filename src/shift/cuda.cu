@@ -271,15 +271,17 @@ __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ ou
         continue;
       }
       if (at[k] == SIZE_MAX) continue;
+      // Word by word, stepping the in-tile row and column (short rows put most vectors here: one division each).
       const std::size_t f = at[k];
+      const auto o = static_cast<uint32_t>(f - row0 * g.L);
+      uint32_t r = in_tile_row(o);
+      std::size_t c = o - std::size_t{r} * g.L;
       uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
       for (unsigned j = 0; j < 4; ++j) {
         if (f + j >= g.words) break;
-        const auto oj = static_cast<uint32_t>(f + j - row0 * g.L);
-        const uint32_t rj = in_tile_row(oj);
-        const std::size_t cj = oj - std::size_t{rj} * g.L;
-        w[j] = in[src_row[rj] + wrap_sub(cj, g.shift, g.L)];
+        w[j] = in[src_row[r] + wrap_sub(c, g.shift, g.L)];
+        if (++c == g.L) c = 0, ++r;
       }
       v[k] = make_uint4(w[0], w[1], w[2], w[3]);
     }
@@ -297,7 +299,6 @@ __global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ ou
 }
 
 // ---- the pair order (in place, not an involution): pairs.hpp
-
 
 // Boundary slabs to scratch before the pass: saved[k][o][i] = in[o][kT + lo][i], a thread per word. (A warp
 // per (k, o) block, tried, left a whole slab to one warp where there is one batch and no outer axis, e.g.

@@ -157,8 +157,8 @@ void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int3
                      uint64_t nrows, const Cplx<Real> *tw_lo, const Cplx<Real> *tw_hi, uint64_t C, uint64_t W,
                      Cplx<Real> *b, cudaStream_t stream);
 template <class Real>
-void launch_scatter_rows(const int64_t *col_ptr, uint64_t C, const int32_t *row, const Real *weight, uint64_t nnz,
-                         uint64_t padded, Real *real_rows, cudaStream_t stream);
+void launch_scatter_rows(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
+                         uint64_t nrows, uint64_t padded, Real *real_rows, cudaStream_t stream);
 
 class Stream {
  public:

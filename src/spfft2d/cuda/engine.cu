@@ -23,11 +23,6 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
     col_ptr[static_cast<std::size_t>(m_->col_id[j]) + 1] = m_->col_start[j + 1] - m_->col_start[j];
   for (std::size_t c = 0; c < m_->cols; ++c) col_ptr[c + 1] += col_ptr[c];
   col_ptr_ = upload(col_ptr.data(), col_ptr.size());
-  row_ = upload(m_->row.data(), m_->row.size());
-  if (!m_->binary()) {
-    std::vector<Real> w(m_->weight.begin(), m_->weight.end());
-    weight_ = upload(w.data(), w.size());
-  }
   {
     std::vector<ColumnEntry<Real>> entries(m_->nnz());
     for (std::size_t e = 0; e < entries.size(); ++e) {
@@ -142,10 +137,10 @@ void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
 template <class Real>
 std::size_t CudaEngine<Real>::workspace_bytes() const {
   return tiled_.z.bytes() + tiled_.work + whole_pass_.z.bytes() + whole_pass_.padded.bytes() + whole_pass_.work +
-         staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + row_.bytes() + weight_.bytes() + entries_.bytes() +
-         heavy_col_.bytes() + tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() +
-         row_col_.bytes() + row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() +
-         chirp_.bytes() + kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
+         staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + entries_.bytes() + heavy_col_.bytes() +
+         tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
+         row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
+         kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
 }
 
 template <class Real>
@@ -313,8 +308,8 @@ void CudaEngine<Real>::compute_whole(spfft2d_method method, C *b) {
   } else {
     auto *real_rows = reinterpret_cast<Real *>(b);
     SFFT_CUDA_CHECK(cudaMemsetAsync(b, 0, R * W * sizeof(C), stream_));
-    launch_scatter_rows<Real>(col_ptr_.get(), layout_.cols, row_.get(), m_->binary() ? nullptr : weight_.get(),
-                              m_->nnz(), 2 * W, real_rows, stream_);
+    launch_scatter_rows<Real>(row_id_.get(), row_start_.get(), row_col_.get(),
+                              m_->binary() ? nullptr : row_weight_.get(), m_->row_id.size(), 2 * W, real_rows, stream_);
     if constexpr (std::is_same_v<Real, float>)
       SFFT_CUFFT_CHECK(cufftExecR2C(dense_r2c_.get(), real_rows, reinterpret_cast<cufftComplex *>(b)));
     else

@@ -82,8 +82,6 @@ class CudaEngine final : public Engine {
   bool stream_ready_ = false;
   Layout layout_;  // tile unset: the geometry the passes share
   DeviceBuffer<int64_t> col_ptr_;
-  DeviceBuffer<int32_t> row_;
-  DeviceBuffer<Real> weight_;
   DeviceBuffer<ColumnEntry<Real>> entries_;  // the nonzeros by column, for the column sums
   DeviceBuffer<int32_t> heavy_col_;          // the columns the column sums give a warp each
   int64_t heavy_limit_ = 0;

@@ -152,10 +152,9 @@ __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops
 }
 
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
-__global__ void __launch_bounds__(kPeelBlock, kPerBucket ? 6 : 1)
-    peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
-                double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters, Strides st,
-                const unsigned *active_signals) {
+__global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                            double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
+                            Strides st, const unsigned *active_signals) {
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal

@@ -65,6 +65,12 @@ const std::vector<Case> &cases() {
       // dims, several outer elements per tile, outer even dims, many batches (1-D); a row longer than a
       // CPU item; an unshifted trailing block.
       {{1000001}, 0},
+      // 1-D around the CUDA rotation's batch sizes (4096 steps of 4-byte words, 2048 of 8-byte ones): one
+      // batch exactly, a last batch of the middle step alone, several batches.
+      {{4097}, 0},
+      {{8191}, 0},
+      {{8193}, 0},
+      {{16385}, 0},
       {{64, 1001}, 0},
       {{10, 4001}, 0},
       {{4, 33, 45}, 0},

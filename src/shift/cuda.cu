@@ -5,8 +5,9 @@
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
-//    blocks of 32 words and more, tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat
-//    on every odd in-place row of the H100 suite but two (c128 511^3 ax0 and ax0,2, within 5 %).
+//    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
+//    words, tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat on every odd
+//    in-place row of the H100 suite but two (c128 511^3 ax0 and ax0,2, within 5 %).
 // Host pointers are staged through stream-ordered device buffers.
 #include <algorithm>
 #include <cstddef>
@@ -409,6 +410,87 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// One odd axis and nothing else (O = S = 1: a 1-D array, or an axis whose neighbours the layout merged away),
+// 4- and 8-byte words. In physical coordinates a batch's lane-1 words move by +lo (ifftshift: -lo) and its
+// lane-0 words by -(lo + 1) (+(lo + 1)), each a contiguous range: the block stages both source ranges in
+// shared memory with aligned 16-byte loads, waits at one barrier (the tile kernel's), and writes both
+// destination ranges with aligned 16-byte stores, each assembled from two staged vectors (funnel); only the
+// ragged ends of a range go word by word. It reads and writes exactly the tile kernel's words of the batch.
+// The tile kernel is instruction-bound on such arrays (H200 profile, 1-D f32: SM 73 %, DRAM 36 %).
+constexpr unsigned kRotateBatchBytes = 16384;                 // steps of a batch, in bytes of one lane
+constexpr unsigned kRotateStage = kRotateBatchBytes / 4 + 8;  // 32-bit cells per staged range (+ edges)
+
+// A contiguous physical range of `len` 32-bit cells from `src` (in the data) moving to src + delta.
+struct RotateRange {
+  int64_t src, len, delta;
+  int64_t skip_low, skip_high;  // cells at either end read from scratch instead (put in place by the caller)
+};
+
+// Stages r's source: cell src + j goes to stage[j + lead], lead = src mod 4, so that aligned data vectors
+// are aligned stage vectors.
+__device__ void stage_range(const uint32_t *__restrict__ data, const RotateRange &r, uint32_t *stage) {
+  const int64_t lo = r.src + r.skip_low, hi = r.src + r.len - r.skip_high, base = r.src & ~int64_t{3};
+  if (lo >= hi) return;
+  const int64_t first = (lo + 3) / 4, last = hi / 4;  // whole vectors [first, last)
+  const int64_t head_end = min(first * 4, hi), tail_begin = max(last * 4, head_end);
+  for (int64_t c = lo + threadIdx.x; c < head_end; c += blockDim.x) stage[c - base] = data[c];
+  for (int64_t c = tail_begin + threadIdx.x; c < hi; c += blockDim.x) stage[c - base] = data[c];
+#pragma unroll 4
+  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x)
+    *reinterpret_cast<uint4 *>(stage + (4 * q - base)) = __ldg(reinterpret_cast<const uint4 *>(data + 4 * q));
+}
+
+// Writes r's destination from its stage (stage_range's layout).
+__device__ void write_range(uint32_t *__restrict__ data, const RotateRange &r, const uint32_t *stage) {
+  const int64_t lo = r.src + r.delta, hi = lo + r.len, base = r.src & ~int64_t{3};
+  const int64_t first = (lo + 3) / 4, last = hi / 4;
+  const int64_t head_end = min(first * 4, hi), tail_begin = max(last * 4, head_end);
+  for (int64_t c = lo + threadIdx.x; c < head_end; c += blockDim.x) data[c] = stage[c - r.delta - base];
+  for (int64_t c = tail_begin + threadIdx.x; c < hi; c += blockDim.x) data[c] = stage[c - r.delta - base];
+  const int64_t from = 4 * first - r.delta - base;  // stage cell of the first whole vector's first cell
+  const auto sh = static_cast<unsigned>(from & 3);
+#pragma unroll 4
+  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x) {
+    const int64_t at = from + 4 * (q - first) - sh;  // aligned
+    const uint4 a = *reinterpret_cast<const uint4 *>(stage + at);
+    const uint4 b = sh != 0 ? *reinterpret_cast<const uint4 *>(stage + at + 4) : a;
+    *reinterpret_cast<uint4 *>(data + 4 * q) = funnel(a, b, sh);
+  }
+}
+
+template <class Word>
+__global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p) {
+  static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
+  constexpr int64_t m = sizeof(Word) / 4;  // 32-bit cells per word
+  __shared__ __align__(16) uint32_t stage1[kRotateStage], stage0[kRotateStage];
+  auto *data = reinterpret_cast<uint32_t *>(words);
+  const auto k = static_cast<int64_t>(blockIdx.x);
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
+  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;  // lane-1 and lane-0 steps
+  // Step lo's lane 1 reads the middle word and the batch's last lane 0 boundary word k + 1, both saved: in
+  // virtual order the last word of their range, physically its top (or, mirrored, its bottom).
+  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
+  RotateRange r1{m * (p.rev ? n - b - c1 : b), m * c1, m * (p.rev ? -lo : lo), 0, 0};
+  RotateRange r0{m * (p.rev ? n - b - lo - 1 - c0 : b + lo + 1), m * c0, m * (p.rev ? lo + 1 : -(lo + 1)), 0, 0};
+  (p.rev ? r1.skip_low : r1.skip_high) = m * saved1;
+  (p.rev ? r0.skip_low : r0.skip_high) = m * saved0;
+  stage_range(data, r1, stage1);
+  stage_range(data, r0, stage0);
+  if (threadIdx.x == 0) {
+    if (saved1 != 0) {
+      const Word w = load_saved(saved + saved_at(p, 0, 0, 0));
+      memcpy(stage1 + (p.rev ? r1.src : r1.src + r1.len - m) - (r1.src & ~int64_t{3}), &w, sizeof w);
+    }
+    if (saved0 != 0) {
+      const Word w = load_saved(saved + saved_at(p, k + 1, 0, 0));
+      memcpy(stage0 + (p.rev ? r0.src : r0.src + r0.len - m) - (r0.src & ~int64_t{3}), &w, sizeof w);
+    }
+  }
+  __syncthreads();  // every word this batch overwrites has been read, and the stages are complete
+  write_range(data, r1, stage1);
+  write_range(data, r0, stage0);
+}
+
 template <class Word, int D, class Inner>
 void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((p.scratch_words + kBlock - 1) / kBlock);
@@ -419,6 +501,19 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
 template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+  if constexpr (sizeof(Word) <= 8) {
+    if (p.O == 1 && p.S == 1 && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0) {
+      set_batch(p, kRotateBatchBytes / sizeof(Word));
+      cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
+      auto *saved = static_cast<Word *>(scratch.get());
+      save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
+      SFFT_CUDA_CHECK_LAUNCH();
+      if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
+      rotate_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p);
+      SFFT_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
   const bool chains = p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
   PairTiles tiles{1, 1};

@@ -2,6 +2,8 @@
 #include "common/cuda_util.cuh"
 
 #include <algorithm>
+#include <mutex>
+#include <vector>
 
 namespace sfft::cuda {
 
@@ -63,14 +65,66 @@ DeviceScope::~DeviceScope() {
   if (previous_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous_) (void)cudaSetDevice(previous_);
 }
 
+namespace {
+
+// Bytes a device's temporary pool keeps mapped across synchronisations.
+constexpr uint64_t kPoolKeepBytes = uint64_t{64} << 20;
+
+// The pool of the library's stream-ordered temporaries on `device`, or nullptr where the device has none (then
+// the default pool serves them). The default pool releases its unused memory at every synchronisation, so
+// each call's temporaries were mapped anew: about 70 us of an in-place shift of 2^26 + 1 floats on the H200
+// (0.23 ms in all, its kernels 0.15 ms). Pools live until the process exits.
+cudaMemPool_t temporary_pool(int device) {
+  static std::mutex mutex;
+  static std::vector<cudaMemPool_t> pools;
+  static std::vector<bool> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto d = static_cast<std::size_t>(device);
+  if (d >= pools.size()) {
+    pools.resize(d + 1, nullptr);
+    made.resize(d + 1, false);
+  }
+  if (!made[d]) {
+    made[d] = true;
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess || !supported) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    uint64_t keep = kPoolKeepBytes;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaMemPoolDestroy(pool);
+      return nullptr;
+    }
+    pools[d] = pool;
+  }
+  return pools[d];
+}
+
+}  // namespace
+
 StreamBuffer::StreamBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
   if (bytes == 0) return;
-  cudaError_t err = cudaMallocAsync(&ptr_, bytes, stream);
+  int device = 0;
+  SFFT_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = temporary_pool(device);
+  cudaError_t err =
+      pool != nullptr ? cudaMallocFromPoolAsync(&ptr_, bytes, pool, stream) : cudaMallocAsync(&ptr_, bytes, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     ptr_ = nullptr;
-    fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE, "cudaMallocAsync of ", bytes,
-         " bytes failed: ", cudaGetErrorString(err));
+    fail(err == cudaErrorMemoryAllocation ? SFFT_ERROR_OUT_OF_MEMORY : SFFT_ERROR_DEVICE,
+         "stream-ordered allocation of ", bytes, " bytes failed: ", cudaGetErrorString(err));
   }
 }
 

@@ -238,6 +238,47 @@ TEST(ShiftCuda, UnalignedFloat32Buffers) {
     }
 }
 
+// CPU out of place (x86-64), rows as whole tasks: a thread with 8 MiB or more of rows up to 4 KiB long to write
+// (kStreamBytes, kShortRowBytes in src/shift/cpu.cpp) writes them through a stage with non-temporal stores; the
+// cases above take ordinary stores. Rows of tens of bytes and of nearly 4 KiB (both crossing flushes of the 4 KiB
+// stage), words of 4, 8 and 16 bytes, a trailing unshifted block, thread counts whose ranges begin and end inside
+// cache lines, and an output one word off a cache line.
+TEST(ShiftCpu, LargeOutOfPlaceStreams) {
+  struct Large {
+    Shape shape;
+    uint32_t mask;
+    sfft_dtype dtype;
+    int threads;
+    bool inverse;
+    std::size_t offset_words;  // the output starts this many words into its buffer
+  };
+  const Large cases[] = {
+      {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 1, false, 0},    {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 2, true, 0},
+      {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 3, false, 1},    {{61, 63, 65, 43}, 0x7, SFFT_FLOAT32, 2, false, 0},
+      {{33, 35, 37, 43}, 0, SFFT_COMPLEX128, 2, false, 0}, {{4099, 509}, 0, SFFT_FLOAT64, 1, true, 1},
+      {{4099, 255}, 0, SFFT_COMPLEX128, 1, false, 0},
+  };
+  for (const Large &c : cases) {
+    SCOPED_TRACE(::testing::Message() << "shape rank " << c.shape.size() << " first " << c.shape[0] << " mask "
+                                      << c.mask << " dtype " << c.dtype << " threads " << c.threads
+                                      << (c.inverse ? " ifftshift" : " fftshift") << " offset " << c.offset_words);
+    const std::size_t elem = sfft_test::shift_dtype_bytes(c.dtype), bytes = count_of(c.shape) * elem;
+    auto in = pattern(bytes, 31);
+    auto want = shift_reference(in, c.shape, c.mask, elem, c.inverse);
+    std::vector<unsigned char> out(bytes + c.offset_words * elem);
+    sfft_options opts;
+    sfft_options_init(&opts);
+    opts.backend = SFFT_BACKEND_CPU;
+    opts.threads = c.threads;
+    auto fn = c.inverse ? ifftshift_nd : fftshift_nd;
+    ASSERT_EQ(fn(out.data() + c.offset_words * elem, in.data(), static_cast<int>(c.shape.size()), c.shape.data(),
+                 c.mask, c.dtype, &opts),
+              SFFT_SUCCESS)
+        << sfft_last_error();
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + static_cast<std::ptrdiff_t>(c.offset_words * elem)));
+  }
+}
+
 // The pair order (src/shift/pairs.hpp) on its own: after the boundary slabs are saved, items run in any
 // order (here: last first, and shuffled) and still give NumPy's result, with every word read from the data
 // before anything overwrites it. Two item shapes, as the backends use them: a chain of one element through

@@ -66,36 +66,39 @@ std::vector<std::complex<Real>> signal_of(std::vector<cd> spectrum) {
   return x;
 }
 
+// FFTW's double and single precision APIs behind one name (the benchmarks link FFTW directly).
+template <class Real>
+struct Fftw {
+  using complex = fftw_complex;
+  using plan = fftw_plan;
+  static constexpr auto plan_with_nthreads = fftw_plan_with_nthreads;
+  static constexpr auto plan_dft_1d = fftw_plan_dft_1d;
+  static constexpr auto execute_dft = fftw_execute_dft;
+  static constexpr auto destroy_plan = fftw_destroy_plan;
+};
+template <>
+struct Fftw<float> {
+  using complex = fftwf_complex;
+  using plan = fftwf_plan;
+  static constexpr auto plan_with_nthreads = fftwf_plan_with_nthreads;
+  static constexpr auto plan_dft_1d = fftwf_plan_dft_1d;
+  static constexpr auto execute_dft = fftwf_execute_dft;
+  static constexpr auto destroy_plan = fftwf_destroy_plan;
+};
+
 // The CPU peer: median time of threaded FFTW's forward DFT of x into full (FFTW_MEASURE, every hardware thread;
 // the caller has run fftw_init_threads and fftwf_init_threads).
 template <class Real>
 double fftw_peer_time(std::vector<std::complex<Real>> &x, std::vector<std::complex<Real>> &full, int repeats) {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  using F = Fftw<Real>;
+  using C = typename F::complex;
+  F::plan_with_nthreads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::complex<Real>> scratch(x.size());
-  double peer = 0;
-  if constexpr (sizeof(Real) == 8) {
-    fftw_plan_with_nthreads(threads);
-    fftw_plan fp = fftw_plan_dft_1d(static_cast<int>(x.size()), reinterpret_cast<fftw_complex *>(scratch.data()),
-                                    reinterpret_cast<fftw_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftw_execute_dft(fp, reinterpret_cast<fftw_complex *>(x.data()),
-                           reinterpret_cast<fftw_complex *>(full.data()));
-        },
-        repeats);
-    fftw_destroy_plan(fp);
-  } else {
-    fftwf_plan_with_nthreads(threads);
-    fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(x.size()), reinterpret_cast<fftwf_complex *>(scratch.data()),
-                                      reinterpret_cast<fftwf_complex *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
-    peer = bench::time_median(
-        [&] {
-          fftwf_execute_dft(fp, reinterpret_cast<fftwf_complex *>(x.data()),
-                            reinterpret_cast<fftwf_complex *>(full.data()));
-        },
-        repeats);
-    fftwf_destroy_plan(fp);
-  }
+  typename F::plan fp = F::plan_dft_1d(static_cast<int>(x.size()), reinterpret_cast<C *>(scratch.data()),
+                                       reinterpret_cast<C *>(full.data()), FFTW_FORWARD, FFTW_MEASURE);
+  const double peer = bench::time_median(
+      [&] { F::execute_dft(fp, reinterpret_cast<C *>(x.data()), reinterpret_cast<C *>(full.data())); }, repeats);
+  F::destroy_plan(fp);
   return peer;
 }
 

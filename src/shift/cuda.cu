@@ -501,23 +501,14 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
 template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
-  if constexpr (sizeof(Word) <= 8) {
-    if (p.O == 1 && p.S == 1 && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0) {
-      set_batch(p, kRotateBatchBytes / sizeof(Word));
-      cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
-      auto *saved = static_cast<Word *>(scratch.get());
-      save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
-      SFFT_CUDA_CHECK_LAUNCH();
-      if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
-      rotate_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p);
-      SFFT_CUDA_CHECK_LAUNCH();
-      return;
-    }
-  }
-  const bool chains = p.involution && p.S >= kChainWords;
+  // A lone odd axis of 4- or 8-byte words in 16-byte aligned data: the staged rotation; else chains or tiles.
+  const bool rotation = sizeof(Word) <= 8 && p.O == 1 && p.S == 1 && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
+  const bool chains = !rotation && p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
   PairTiles tiles{1, 1};
-  if (chains) {
+  if (rotation) {
+    set_batch(p, kRotateBatchBytes / sizeof(Word));
+  } else if (chains) {
     // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them:
     // scratch stays within one slab or 1/32 of the array.
     const std::size_t want = (std::size_t{1} << 20) / p.slab + 1;
@@ -538,6 +529,14 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   auto *saved = static_cast<Word *>(scratch.get());
   save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
   SFFT_CUDA_CHECK_LAUNCH();
+  if (rotation) {
+    if constexpr (sizeof(Word) <= 8) {
+      if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
+      rotate_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p);
+      SFFT_CUDA_CHECK_LAUNCH();
+    }
+    return;
+  }
   if (!chains) {
     const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;
     if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place tile grid");

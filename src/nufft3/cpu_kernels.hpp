@@ -42,7 +42,7 @@ struct InterpTask {
   HornerView<Real> kernel;
   const Real *pos[3];  // sorted target grid coordinates (periodic cells), per dimension
   long long n2[3];     // FFT grid size per dimension (1 past dim)
-  const Real *grid;    // interleaved complex, ntransf x n2_total
+  const Real *grid;    // interleaved complex, ntransf x n2_total; the last dim's cell c holds frequency c - n2/2
   std::size_t n2_total;
   int ntransf;
   const std::size_t *index;          // sorted position -> original target

@@ -133,10 +133,11 @@ void interpolate(const InterpTask<Real> &t) {
   Real *out = reinterpret_cast<Real *>(t.F);
   const Real *fac = reinterpret_cast<const Real *>(t.factor);
   for (std::size_t j = t.begin; j < t.end; ++j) {
-    const long long fx = wrap_first(weights<Real, W>(t.kernel, t.pos[0][j], kx), nx);
+    // The grid's last dimension is shifted by half its extent (InterpTask).
+    const long long fx = wrap_first(weights<Real, W>(t.kernel, t.pos[0][j], kx) + (DIM == 1 ? nx / 2 : 0), nx);
     long long fy = 0, fz = 0;
-    if (DIM >= 2) fy = wrap_first(weights<Real, W>(t.kernel, t.pos[1][j], ky), ny);
-    if (DIM == 3) fz = wrap_first(weights<Real, W>(t.kernel, t.pos[2][j], kz), nz);
+    if (DIM >= 2) fy = wrap_first(weights<Real, W>(t.kernel, t.pos[1][j], ky) + (DIM == 2 ? ny / 2 : 0), ny);
+    if (DIM == 3) fz = wrap_first(weights<Real, W>(t.kernel, t.pos[2][j], kz) + nz / 2, nz);
     if (DIM >= 2)
       for (int a = 0; a < w; ++a) ix[a] = fx + a < nx ? fx + a : fx + a - nx;
     if (DIM == 3)

@@ -14,6 +14,9 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 # pip skips what is already installed at the pinned version.
 "$venv/bin/python" -m pip install -q -r "$root/benchmarks/requirements.txt"
+# NumPy's OpenBLAS threads spin after each BLAS call of the reference sums, taking cores from both libraries'
+# timed runs (3-6 % of a 2-core profile); one thread unless the caller says otherwise.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 if [[ ! -f $build/libsfft.so ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSFFT_ENABLE_CUDA=OFF >/dev/null
 fi

@@ -578,6 +578,14 @@ class CudaEngine final : public Engine {
   //    (lead, 2026-11-25), and was removed. An L2 prefetch of each signal before the gather fold
   //    (cp.async.bulk.prefetch.L2, with 4 to 16 threads per output to keep the signals in flight within the L2)
   //    measured no gain there: 0.58 ms at 2^16, 0.38 / 0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
+  //    A staged fold (a thread per residue r mod B owns every sample x[r + B m] and every sum they feed, so no
+  //    atomics; a block of 128 residues stages 16 KiB of rows at a time by double-buffered cp.async, coalesced,
+  //    and walks a plan-time hit list interleaved by thread; symmetric half window through the L1) was correct
+  //    (sparse_batch_test, memcheck, racecheck) but slower on the H200, 2026-11-28: 2^16 k100 b1024 fold 0.79 /
+  //    2.75 ms complex64 / complex128 against the gather's 0.47 / 0.83. ncu (complex64): issue-bound on a
+  //    latency chain per hit (about 100 instructions per list row, 14 cycles each, 4 warps per scheduler at
+  //    51 KiB of shared memory per block), DRAM 16 %; the list, padded per piece to the longest, doubles the hit
+  //    rows. The gather fold's per-tap work is the same, at full occupancy. Not kept.
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));

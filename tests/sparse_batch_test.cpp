@@ -326,6 +326,44 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
   }
 }
 
+// The batched fold's two kernels (the gather fold and, complex64 only, the column fold, src/sparse/cuda/batch.cuh),
+// each forced by SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000
+// (B = 500: a partial slab of columns); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
+// sfft_exec and the exactly sparse ones FFTW's transform. (Complex128 plans gather both times.)
+TEST_P(SparseBatch, FoldVariantsAgree) {
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched folds take device input";
+  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 15, 40}, {98304, 200}, {100000, 250}}) {
+    const uint64_t x_dist = n + 2;  // 16-byte aligned signals (the column fold's bulk copies)
+    std::vector<Signal> planted_signals;
+    std::vector<std::vector<cd>> signals;
+    for (uint64_t s = 0; s < 6; ++s) {
+      if (s == 1) {
+        planted_signals.push_back(Signal{std::vector<cd>(n), std::vector<cd>(n), {}});
+      } else {
+        const bool noisy = s == 3;
+        planted_signals.push_back(planted(n, k, 900 + s, noisy ? 4.0 : 1000.0, noisy ? 30.0 : INFINITY));
+      }
+      signals.push_back(planted_signals.back().x);
+    }
+    for (const char *fold : {"gather", "column"}) {
+      SCOPED_TRACE(std::string("n ") + std::to_string(n) + ", fold " + fold);
+      ScopedEnvironment environment;
+      environment.set("SFFT_SPARSE_BATCH_FOLD", fold);
+      sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+      std::vector<Coefficients> batched = run_batch(plan, signals, n, k, x_dist, k);
+      for (std::size_t s = 0; s < signals.size(); ++s) {
+        expect_same(batched[s], run_single(plan, signals[s], k), s);
+        if (s == 1) {
+          EXPECT_TRUE(batched[s].freqs.empty()) << "an all-zero signal has no coefficient";
+        } else if (s != 3) {
+          expect_exact(batched[s], planted_signals[s], s);
+        }
+      }
+      EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+    }
+  }
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> v;
   for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})

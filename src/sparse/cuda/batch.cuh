@@ -52,6 +52,48 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
                        int64_t far_half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters, const Table &table,
                        int passes, const Strides &st, unsigned signals, cudaStream_t stream);
 
+// The column fold, for batches of designs whose taps read a large part of each signal (the gather fold spends
+// a 32-byte sector per tap). Seen as rows m of B residues (x[r + B m], L = n / B rows), every tap of a fold
+// output (job j, bucket i) reads residue column r = sigma_j i + c_j (mod B), at rows that step by sigma_j (mod L)
+// from tap to tap. A block owns a slab of kColumnBytes of consecutive residues (kColumnResidues<Real> columns):
+// per signal of its group it stages the slab's L rows in shared memory (cp.async in 16-byte pieces, whole
+// sectors, each sample read once), and each (column, job) item sums its outputs in registers, split over 2^phase_bits
+// lanes that add their sums by shuffles. The window weights come from a plan-time table of the slab (weight of
+// tap slot q, hashing c, column: the weights lanes need do not lie side by side in the window), copied into
+// shared memory once per block.
+constexpr unsigned kColumnThreads = 128;
+constexpr unsigned kColumnBytes = 128;                   // a slab row: whole 32-byte sectors
+constexpr unsigned kColumnRowBytes = kColumnBytes + 16;  // its pitch in shared memory: 16-byte aligned, banks staggered
+template <class Real>
+constexpr unsigned kColumnResidues = kColumnBytes / sizeof(Cplx<Real>);
+constexpr std::size_t kColumnSharedBytes = 70 * 1024;  // three blocks per SM
+constexpr int kMaxColumnJobs = 64;
+struct ColumnJob {
+  uint64_t base, sigma;
+  uint64_t row_step;               // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
+  uint32_t unshift[kJobHashings];  // (B - shift[c] mod B) mod B: hashing c's bucket from the first hashing's
+  unsigned hashing[kJobHashings];
+  int count;
+  unsigned taps;          // tap slots q (ceil((2T + 1 + shift[count - 1]) / B))
+  unsigned first_weight;  // the job's first weight row: row first_weight + c taps + q holds (q, c)
+};
+// Shared memory of a column fold block: the slab (L rows of kColumnRowBytes) and the weights (weight_rows rows
+// of kColumnResidues + 1 against bank conflicts).
+template <class Real>
+constexpr std::size_t column_fold_shared(uint64_t rows, std::size_t weight_rows) {
+  return rows * kColumnRowBytes + weight_rows * (kColumnResidues<Real> + 1) * sizeof(Real);
+}
+// weights: per slab, weight_rows rows of kColumnResidues + 1 (the last unused); buckets[j * B + r]: the bucket of
+// job j's first hashing that column r feeds. `group` signals per block (grid.y = ceil(signals / group)). x and
+// x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies). Instantiated for complex64 (float) only:
+// complex128 measured slower than the gather fold (engine.cu's choose_batch_fold).
+template <class Real>
+void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
+                              const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
+                              int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
+                              const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
+                              cudaStream_t stream);
+
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,

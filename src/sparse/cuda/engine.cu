@@ -4,7 +4,8 @@
 // latency-bound (the fold's random sample reads dominate only at the largest n), so the design minimises
 // dependent steps:
 //  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;
-//    consecutive outputs in a warp read consecutive window taps; no atomics.
+//    consecutive outputs in a warp read consecutive window taps; no atomics. Complex64 batches of designs that
+//    read at least half of each signal fold by columns instead (batch.cuh: each sample read once, coalesced).
 //  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
 //    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
 //    results are scaled back as they are written.
@@ -154,7 +155,10 @@ class CudaEngine final : public Engine {
       for (const auto &member : alone) add_job({member});
     }
     jobs_count_ = jobs.size();
-    if (signals_ > 1) choose_batch_peel();
+    if (signals_ > 1) {
+      choose_batch_peel();
+      choose_batch_fold(jobs);
+    }
     std::vector<std::size_t> first(static_cast<std::size_t>(d_.total_loops()));
     for (int l = 0; l < d_.total_loops(); ++l) first[static_cast<std::size_t>(l)] = d_.first_hashing(l);
 
@@ -291,10 +295,19 @@ class CudaEngine final : public Engine {
                                     cudaMemcpyHostToDevice, stream_));
     if (timer != nullptr)
       timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
+    const bool column = pointer_kind(io.x) != PointerKind::Host && use_column_fold(io);
     if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
-      launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
-                              far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
-                              g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+      if (column) {
+        if constexpr (std::is_same_v<Real, float>)  // column is only ever set for complex64 (choose_batch_fold)
+          launch_fold_column_batch<Real>(
+              static_cast<const Cplx<Real> *>(io.x), io.x_dist, column_jobs_.get(), static_cast<int>(jobs_count_),
+              column_buckets_.get(), column_weights_.get(), column_weight_rows_, column_phase_bits_, d_.half_taps, g,
+              z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, column_group(batch), stream_);
+      } else {
+        launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
+                                far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
+                                g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
+      }
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
                                    counters_.get(), outputs_.get(), strides_, signals, stream_);
@@ -313,7 +326,7 @@ class CudaEngine final : public Engine {
                     (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
                      : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
                                                            : "peel per target") +
-                    ", ms):");
+                    (column ? ", fold column" : ", fold gather") + ", ms):");
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -488,8 +501,7 @@ class CudaEngine final : public Engine {
     if (sum_on_devices) {
       SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
       dist.barrier();  // every rank's partial folds are complete
-      launch_sum_rank_folds<Real>(rank_fold_pointers_.get(), summed_ranks_, count,
-                                  rank_sum_.get(), stream_);
+      launch_sum_rank_folds<Real>(rank_fold_pointers_.get(), summed_ranks_, count, rank_sum_.get(), stream_);
       SFFT_CUDA_CHECK(cudaMemcpyAsync(host_fold_.get(), rank_sum_.get(), count * sizeof(Cplx<Real>),
                                       cudaMemcpyDeviceToHost, stream_));
       SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -597,6 +609,118 @@ class CudaEngine final : public Engine {
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
+  }
+
+  // The batched fold (batch.cuh): the column fold (complex64 only) for designs whose taps read at least half of each
+  // signal (L <= ~260 rows at the default filters) and whose block fits kColumnSharedBytes; the gather fold
+  // otherwise. H200, 2^16 k100 b1024 (2026-11-28): complex64 fold 0.32 ms against the gather's 0.47; complex128
+  // 0.94 ms at best (two lanes per item) against 0.82, and at 2^20 k1000 b64 (a quarter of each signal read)
+  // the column fold lost in both precisions (64-byte slabs: 0.33 / 0.95 ms against 0.30 / 0.61). A second
+  // slab buffer (prefetching the next signal) measured 0.35 ms against 0.32: two blocks per SM instead of three.
+  // A/B override, read when a complex64 batch engine is made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever
+  // the design fits it, whatever the batch).
+  void choose_batch_fold(const std::vector<FoldJob> &jobs) {
+    if constexpr (std::is_same_v<Real, float>) {
+      SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+      const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");
+      if (fold == "gather" || !column_fold_fits(jobs)) return;
+      std::size_t hits = 0;
+      for (const FoldJob &job : jobs) hits += static_cast<std::size_t>(job_end(job));
+      column_forced_ = fold == "column";
+      if (column_forced_ || 2 * hits >= d_.geom.n) upload_column_fold(jobs);
+    }
+  }
+
+  // One past the last tap p a job reads (its hashings' windows, shifted).
+  uint64_t job_end(const FoldJob &job) const {
+    return 2 * static_cast<uint64_t>(d_.half_taps) + 1 + job.shift[job.count - 1];
+  }
+  std::size_t column_weight_rows(const std::vector<FoldJob> &jobs) const {
+    std::size_t rows = 0;
+    for (const FoldJob &job : jobs)
+      rows += static_cast<std::size_t>(job.count) * ((job_end(job) + d_.geom.buckets - 1) / d_.geom.buckets);
+    return rows;
+  }
+
+  bool column_fold_fits(const std::vector<FoldJob> &jobs) const {
+    bool fits = jobs.size() <= static_cast<std::size_t>(kMaxColumnJobs) &&
+                column_fold_shared<Real>(d_.geom.width, column_weight_rows(jobs)) <= kColumnSharedBytes;
+    for (const FoldJob &job : jobs) fits = fits && job.far == 0;
+    return fits;
+  }
+
+  // The column fold's plan-time tables (batch.cuh): the jobs, the bucket each column feeds, and per slab the
+  // weight of every (job, hashing, tap slot, column).
+  void upload_column_fold(const std::vector<FoldJob> &jobs) {
+    const Geometry &g = d_.geom;
+    const uint64_t b = g.buckets, half = static_cast<uint64_t>(d_.half_taps);
+    constexpr unsigned kResidues = kColumnResidues<Real>, kPitch = kResidues + 1;
+    // Lanes per (column, job) item: as many as keep a pass of items within the block.
+    int phase_bits = 0;
+    while ((kResidues * jobs.size()) << (phase_bits + 1) <= kColumnThreads) ++phase_bits;
+    const std::size_t slabs = (b + kResidues - 1) / kResidues, weight_rows = column_weight_rows(jobs);
+    std::vector<ColumnJob> column_jobs(jobs.size());
+    std::vector<uint32_t> buckets(jobs.size() * b);
+    std::vector<Real> weights(slabs * weight_rows * kPitch, Real(0));
+    unsigned first_weight = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const FoldJob &job = jobs[j];
+      ColumnJob &cj = column_jobs[j];
+      cj.base = job.base;
+      cj.sigma = job.sigma;
+      cj.row_step = mul_mod(job.sigma, uint64_t{1} << phase_bits, g) % g.width;
+      cj.count = job.count;
+      cj.taps = static_cast<unsigned>((job_end(job) + b - 1) / b);
+      cj.first_weight = first_weight;
+      for (int c = 0; c < kJobHashings; ++c) {
+        cj.unshift[c] = c < job.count ? static_cast<uint32_t>((b - job.shift[c] % b) % b) : 0;
+        cj.hashing[c] = c < job.count ? job.hashing[c] : 0;
+      }
+      // Column r's taps p = (sigma^-1 (r - base) + T) mod n + B q feed bucket (p - T) mod B = sigma^-1 (r - base)
+      // mod B of the job's first hashing (launch_fold's bucket i; B divides n).
+      const LoopParams &loop = d_.loops[static_cast<std::size_t>(d_.loop_of(job.hashing[0]))];
+      for (uint64_t r = 0; r < b; ++r) {
+        const uint64_t bucket = mul_mod(loop.sigma_inv, mod_n(r + g.n - mod_n(job.base, g), g), g) % b;
+        buckets[j * b + r] = static_cast<uint32_t>(bucket);
+        const uint64_t first_tap = (bucket + half) % b;
+        const std::size_t slab = r / kResidues, column = r % kResidues;
+        for (int c = 0; c < job.count; ++c) {
+          for (unsigned q = 0; q < cj.taps; ++q) {
+            const uint64_t p = first_tap + b * q, tap = p - job.shift[c];  // wraps past the window when p < shift
+            const std::size_t row = first_weight + static_cast<std::size_t>(c) * cj.taps + q;
+            if (p < job_end(job) && tap <= 2 * half)
+              weights[(slab * weight_rows + row) * kPitch + column] = static_cast<Real>(d_.window[tap]);
+          }
+        }
+      }
+      first_weight += static_cast<unsigned>(job.count) * cj.taps;
+    }
+    column_jobs_.allocate(column_jobs.size());
+    column_buckets_.allocate(buckets.size());
+    column_weights_.allocate(weights.size());
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_jobs_.get(), column_jobs.data(), column_jobs.size() * sizeof(ColumnJob),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_buckets_.get(), buckets.data(), buckets.size() * sizeof(uint32_t),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_weights_.get(), weights.data(), weights.size() * sizeof(Real),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors die with this scope
+    column_weight_rows_ = weight_rows;
+    column_phase_bits_ = phase_bits;
+  }
+
+  // Whether this exec folds by columns: the tables are there, the signals are 16-byte aligned (16-byte copies),
+  // and the batch gives every SM a block. The signals per block: about 16 blocks per SM over the grid.
+  bool use_column_fold(const BatchIo &io) const {
+    if (column_weight_rows_ == 0 || reinterpret_cast<std::uintptr_t>(io.x) % 16 != 0 ||
+        io.x_dist * sizeof(Cplx<Real>) % 16 != 0)
+      return false;
+    return io.batch * column_slabs() >= static_cast<std::size_t>(sms_) || column_forced_;
+  }
+  std::size_t column_slabs() const { return (d_.geom.buckets + kColumnResidues<Real> - 1) / kColumnResidues<Real>; }
+  unsigned column_group(std::size_t batch) const {
+    return static_cast<unsigned>(
+        std::max<std::size_t>(1, batch * column_slabs() / (16 * static_cast<std::size_t>(sms_))));
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -776,7 +900,15 @@ class CudaEngine final : public Engine {
   Strides strides_;          // per-signal distances of the arrays below (zero for one signal)
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
   BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_peel()
-  cuda::DeviceBuffer<unsigned> active_;          // batched engines: the exec's batch, read by the graph's kernels
+  // The column fold's tables (choose_batch_fold; column_weight_rows_ = 0: the gather fold) and the SM count.
+  cuda::DeviceBuffer<ColumnJob> column_jobs_;
+  cuda::DeviceBuffer<uint32_t> column_buckets_;
+  cuda::DeviceBuffer<Real> column_weights_;
+  std::size_t column_weight_rows_ = 0;
+  int column_phase_bits_ = 0;
+  bool column_forced_ = false;  // SFFT_SPARSE_BATCH_FOLD=column: whatever the batch
+  int sms_ = 0;
+  cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;
   cuda::DeviceBuffer<double> response_, far_response_;  // kernel_geom_'s response fits point here

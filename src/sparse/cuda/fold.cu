@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sparse FFT, CUDA: the window-fold of every hashing from device input, the normalisation that follows it
 // (scale-safe magnitudes and the floors' energies), and the table reset that starts a host-input exec.
+#include <cuda_pipeline.h>
+
 #include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
@@ -123,6 +125,111 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   }
 }
 
+// The column fold (batch.cuh): block (slab blockIdx.x, signal group blockIdx.y). Per signal: the threads copy
+// the slab's rows (cp.async, 16 bytes each: B is even, so a partial slab's rows are whole pieces too), reset
+// their share of the signal's stale table slots (the fold kernel's duty); then the 2^phase_bits lanes
+// t >> phase_bits of each (column, job) item sum its tap slots q = t (mod 2^phase_bits), add their sums by
+// shuffles, and write them as the gather fold does (exponent, finiteness).
+template <class Real>
+__global__ void __launch_bounds__(kColumnThreads)
+    column_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const ColumnJob *__restrict__ job_list,
+                       int job_count, const uint32_t *__restrict__ buckets, const Real *__restrict__ weights,
+                       std::size_t weight_rows, int phase_bits, int64_t half_taps, Geometry g, unsigned signals,
+                       unsigned group, Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes,
+                       Strides st) {
+  constexpr unsigned kResidues = kColumnResidues<Real>, kWeightPitch = kResidues + 1;
+  constexpr unsigned kPitch = kColumnRowBytes / sizeof(Cplx<Real>);
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const uint64_t rows = g.width;
+  const auto *slab = reinterpret_cast<const Cplx<Real> *>(shared_bytes);           // [rows][kPitch]
+  Real *weight = reinterpret_cast<Real *>(shared_bytes + rows * kColumnRowBytes);  // [weight_rows][kWeightPitch]
+  __shared__ ColumnJob jobs[kMaxColumnJobs];
+  const unsigned t = threadIdx.x;
+  const uint64_t first_residue = blockIdx.x * static_cast<uint64_t>(kResidues);
+  const unsigned columns =
+      static_cast<unsigned>(g.buckets - first_residue < kResidues ? g.buckets - first_residue : kResidues);
+  const unsigned row_bytes = columns * static_cast<unsigned>(sizeof(Cplx<Real>));
+  const unsigned first_signal = blockIdx.y * group, last_signal = min(signals, first_signal + group);
+  const Real *__restrict__ slab_weights = weights + blockIdx.x * weight_rows * kWeightPitch;
+  for (std::size_t i = t; i < weight_rows * kWeightPitch; i += kColumnThreads) weight[i] = slab_weights[i];
+  for (int j = static_cast<int>(t); j < job_count; j += kColumnThreads) jobs[j] = job_list[j];
+  const unsigned phases = 1u << phase_bits, phase = t & (phases - 1);
+  const unsigned items = kResidues * static_cast<unsigned>(job_count), items_per_pass = kColumnThreads >> phase_bits;
+  for (unsigned s = first_signal; s < last_signal; ++s) {
+    const auto *from = reinterpret_cast<const unsigned char *>(x + s * x_stride + first_residue);
+    constexpr unsigned kPieces = kColumnBytes / 16;
+    for (uint64_t e = t; e < rows * kPieces; e += kColumnThreads) {
+      const uint64_t row = e / kPieces, piece = e % kPieces;
+      if (piece * 16 < row_bytes)
+        __pipeline_memcpy_async(shared_bytes + row * kColumnRowBytes + piece * 16,
+                                from + g.buckets * row * sizeof(Cplx<Real>) + piece * 16, 16);
+    }
+    __pipeline_commit();
+    reset_stale_slots(signal_table(table, s, st), passes, counters + s,
+                      blockIdx.x * static_cast<std::size_t>(kColumnThreads) + t,
+                      static_cast<std::size_t>(gridDim.x) * kColumnThreads);
+    __pipeline_wait_prior(0);
+    __syncthreads();  // every thread's pieces of the slab (and, the first time, the weights and jobs)
+    Cplx<Real> *zs = z + s * st.z;
+    bool finite = true;
+    Real largest = 0;
+    for (unsigned pass = 0; pass < items; pass += items_per_pass) {
+      const unsigned item = pass + (t >> phase_bits), column = item % kResidues;
+      const int j = static_cast<int>(item / kResidues);
+      const uint64_t r = first_residue + column;
+      const bool valid = item < items && column < columns;
+      Real re[kJobHashings] = {}, im[kJobHashings] = {};
+      uint64_t bucket = 0;
+      if (valid) {
+        const ColumnJob &job = jobs[j];
+        bucket = buckets[static_cast<std::size_t>(j) * g.buckets + r];
+        // Tap slot q is tap p = (bucket + T) mod B + B q, which reads sample base + sigma (p - T).
+        const uint64_t p = mod_b(bucket + static_cast<uint64_t>(half_taps), g) + g.buckets * phase;
+        uint64_t row = div_b(tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g), g);
+        const Real *w = weight + job.first_weight * kWeightPitch + column;
+        const unsigned taps = job.taps;
+#pragma unroll 2
+        for (unsigned q = phase; q < taps; q += phases) {
+          const Cplx<Real> v = slab[row * kPitch + column];
+#pragma unroll
+          for (int c = 0; c < kJobHashings; ++c) {
+            if (c < job.count) {
+              const Real wt = w[(c * taps + q) * kWeightPitch];
+              re[c] += wt * v.re;
+              im[c] += wt * v.im;
+            }
+          }
+          row += job.row_step;
+          if (row >= rows) row -= rows;
+        }
+      }
+      for (unsigned offset = phases / 2; offset > 0; offset /= 2) {
+#pragma unroll
+        for (int c = 0; c < kJobHashings; ++c) {
+          re[c] += __shfl_xor_sync(0xffffffffu, re[c], offset);
+          im[c] += __shfl_xor_sync(0xffffffffu, im[c], offset);
+        }
+      }
+      if (valid && phase == 0) {
+        const ColumnJob &job = jobs[j];
+#pragma unroll
+        for (int c = 0; c < kJobHashings; ++c) {
+          if (c >= job.count) break;
+          uint64_t b = bucket + job.unshift[c];
+          if (b >= g.buckets) b -= g.buckets;
+          zs[static_cast<std::size_t>(job.hashing[c]) * g.buckets + b] = {re[c], im[c]};
+          finite = finite && isfinite(re[c]) && isfinite(im[c]);
+          largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
+        }
+      }
+    }
+    if (!finite) atomicOr(&counters[s].nonfinite, 1u);
+    const unsigned exponent = __reduce_max_sync(0xffffffffu, biased_exponent(largest));
+    if (t % 32 == 0 && exponent != 0) atomicMax(&counters[s].fold_exponent, exponent);
+    __syncthreads();  // the slab is read before the next signal's copies overwrite it
+  }
+}
+
 // Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
 // 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
 // (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
@@ -211,6 +318,22 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
 }
 
 template <class Real>
+void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
+                              const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
+                              int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
+                              const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
+                              cudaStream_t stream) {
+  const std::size_t shared = column_fold_shared<Real>(g.width, weight_rows);
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(column_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
+  const dim3 grid(blocks_for(g.buckets, kColumnResidues<Real>), (signals + group - 1) / group);
+  column_fold_kernel<Real><<<grid, kColumnThreads, shared, stream>>>(x, x_stride, jobs, job_count, buckets, weights,
+                                                                     weight_rows, phase_bits, half_taps, g, signals,
+                                                                     group, z, counters, table, passes, st);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class Real>
 __global__ void sum_rank_folds_kernel(const Cplx<Real> *const *folds, int ranks, std::size_t count, Cplx<Real> *sum) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -280,5 +403,9 @@ template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t,
                                         cudaStream_t);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+template void launch_fold_column_batch<float>(const Cplx<float> *, std::size_t, const ColumnJob *, int,
+                                              const uint32_t *, const float *, std::size_t, int, int64_t,
+                                              const Geometry &, Cplx<float> *, Counters *, const Table &, int,
+                                              const Strides &, unsigned, unsigned, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

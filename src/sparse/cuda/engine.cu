@@ -616,7 +616,9 @@ class CudaEngine final : public Engine {
   // otherwise. H200, 2^16 k100 b1024 (2026-11-28): complex64 fold 0.32 ms against the gather's 0.47; complex128
   // 0.94 ms at best (two lanes per item) against 0.82, and at 2^20 k1000 b64 (a quarter of each signal read)
   // the column fold lost in both precisions (64-byte slabs: 0.33 / 0.95 ms against 0.30 / 0.61). A second
-  // slab buffer (prefetching the next signal) measured 0.35 ms against 0.32: two blocks per SM instead of three.
+  // slab buffer (prefetching the next signal) measured 0.35 ms against 0.32: two blocks per SM instead of three;
+  // bulk (TMA) copies of the slab's rows, one per 128-byte row on an mbarrier, 0.48 ms; 2, 4 or 8 lanes per
+  // (column, job) item instead of one, 0.33 / 0.36 / 0.44 ms.
   // A/B override, read when a complex64 batch engine is made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever
   // the design fits it, whatever the batch).
   void choose_batch_fold(const std::vector<FoldJob> &jobs) {

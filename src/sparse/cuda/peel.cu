@@ -167,11 +167,11 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
 // Batches of small designs: one block per signal runs every location loop (per bucket, as kPerBucket), a
 // barrier between loops, and stops after the loop that left its signal settled. No launch per loop, and a
 // signal's later loops cost nothing once it has settled; the parallelism is the batch's (signals >> SMs).
-// Three blocks per SM (80 registers, a few spilled words) instead of the two that 91-94 registers allowed: the
-// H200 profile showed it latency-bound at 25 % occupancy; the peel of 2^16 x 1024 signals took 0.336 ms
-// instead of 0.367 ms.
+// Four blocks per SM (64 registers, 136-192 bytes spilled to the L1): the H200 profile showed it latency-bound
+// at 25 % occupancy with two blocks (91-94 registers) and at 33 % with three (80); the peel of 2^16 x 1024
+// signals took 0.367, 0.336 and now 0.294 ms (complex64; complex128 0.31 to 0.28 ms from three to four).
 template <class Real, bool kPowerOfTwo>
-__global__ void __launch_bounds__(kPeelPersistentBlock, 3)
+__global__ void __launch_bounds__(kPeelPersistentBlock, 4)
     peel_signal_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                        double settle_relative, int location_loops, Geometry g, Table t, Counters *counters, Strides st,
                        const unsigned *active_signals) {

@@ -153,6 +153,26 @@ class SparseBatch : public testing::TestWithParam<Case> {
     EXPECT_LE(flipped, 1u) << "signal " << signal << ": values beyond rounding of sfft_exec's";
   }
 
+  // `count` signals of length n for a mixed batch: signal `zero` all zero, signal `noisy` a few tones in white
+  // noise (30 dB), the others k exactly sparse tones; seeds first_seed + index.
+  struct Mixed {
+    std::vector<Signal> planted;
+    std::vector<std::vector<cd>> x;
+  };
+  static Mixed mixed_batch(uint64_t n, uint64_t k, uint64_t count, uint64_t zero, uint64_t noisy, uint64_t first_seed) {
+    Mixed m;
+    for (uint64_t s = 0; s < count; ++s) {
+      if (s == zero) {
+        m.planted.push_back(Signal{std::vector<cd>(n), std::vector<cd>(n), {}});
+      } else {
+        const bool is_noisy = s == noisy;
+        m.planted.push_back(planted(n, k, first_seed + s, is_noisy ? 4.0 : 1000.0, is_noisy ? 30.0 : INFINITY));
+      }
+      m.x.push_back(m.planted.back().x);
+    }
+    return m;
+  }
+
   // Exactly sparse signal: every planted coefficient found, values against FFTW's transform.
   void expect_exact(const Coefficients &c, const Signal &s, std::size_t signal) const {
     std::vector<uint64_t> got = c.freqs, want = s.support;
@@ -173,17 +193,9 @@ class SparseBatch : public testing::TestWithParam<Case> {
 // sfft_exec gives (and, for ROBUST/AUTO, its planted coefficients), and every signal matches sfft_exec.
 TEST_P(SparseBatch, MixedBatchMatchesSingleExecAndFftw) {
   const uint64_t n = 1 << 14, k = 16, x_dist = n + 5, out_dist = k + 3;
-  std::vector<Signal> planted_signals;
-  std::vector<std::vector<cd>> signals;
-  for (uint64_t s = 0; s < 7; ++s) {
-    if (s == 2) {
-      planted_signals.push_back(Signal{std::vector<cd>(n), std::vector<cd>(n), {}});
-    } else {
-      const bool noisy = s == 4;
-      planted_signals.push_back(planted(n, k, 100 + s, noisy ? 4.0 : 1000.0, noisy ? 30.0 : INFINITY));
-    }
-    signals.push_back(planted_signals.back().x);
-  }
+  const Mixed mixed = mixed_batch(n, k, 7, 2, 4, 100);
+  const std::vector<Signal> &planted_signals = mixed.planted;
+  const std::vector<std::vector<cd>> &signals = mixed.x;
   for (sfft_sparse_variant v : {SFFT_SPARSE_EXACT, SFFT_SPARSE_ROBUST, SFFT_SPARSE_AUTO}) {
     SCOPED_TRACE(v == SFFT_SPARSE_EXACT ? "EXACT" : v == SFFT_SPARSE_ROBUST ? "ROBUST" : "AUTO");
     sfft_plan plan = create(n, k, v);
@@ -333,18 +345,10 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
 TEST_P(SparseBatch, FoldVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched folds take device input";
   for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 15, 40}, {98304, 200}, {100000, 250}}) {
-    const uint64_t x_dist = n + 2;  // 16-byte aligned signals (the column fold's bulk copies)
-    std::vector<Signal> planted_signals;
-    std::vector<std::vector<cd>> signals;
-    for (uint64_t s = 0; s < 6; ++s) {
-      if (s == 1) {
-        planted_signals.push_back(Signal{std::vector<cd>(n), std::vector<cd>(n), {}});
-      } else {
-        const bool noisy = s == 3;
-        planted_signals.push_back(planted(n, k, 900 + s, noisy ? 4.0 : 1000.0, noisy ? 30.0 : INFINITY));
-      }
-      signals.push_back(planted_signals.back().x);
-    }
+    const uint64_t x_dist = n + 2;  // 16-byte aligned signals (the column fold copies 16-byte pieces)
+    const Mixed mixed = mixed_batch(n, k, 6, 1, 3, 900);
+    const std::vector<Signal> &planted_signals = mixed.planted;
+    const std::vector<std::vector<cd>> &signals = mixed.x;
     for (const char *fold : {"gather", "column"}) {
       SCOPED_TRACE(std::string("n ") + std::to_string(n) + ", fold " + fold);
       ScopedEnvironment environment;

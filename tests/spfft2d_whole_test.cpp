@@ -1,11 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
-// spfft2d's whole-spectrum methods: PRUNED's row and column passes of every kind, the method reported and
-// kept across a failed set, the whole workspace's out-of-memory path, AUTO's choice by cost.
+// spfft2d's whole-spectrum methods: the CPU's DENSE plans, PRUNED's row and column passes of every kind, the
+// method reported and kept across a failed set, the whole workspace's out-of-memory path, AUTO's choice by cost.
 #include "spfft2d_support.hpp"
 
 namespace {
 
 using namespace spfft2d_test;
+
+// The CPU's DENSE on small grids scatters into an array of the plan and runs FFTW's out-of-place r2c, with one
+// plan for outputs aligned like FFTW's planning arrays and one for any other (src/spfft2d/cpu.cpp): an output
+// starting one element past an aligned address takes the second. Grids above 2^21 cells transform in place.
+// Every output against FFTW's dense r2c_2d in double, in both precisions.
+TEST_P(Spfft2d, CpuDenseOutputOfAnyAlignmentAndLargeGrid) {
+  if (backend().backend != SFFT_BACKEND_CPU || method() != SPFFT2D_METHOD_DENSE)
+    GTEST_SKIP() << "the CPU's DENSE plans";
+  for (const Coo &m : {random_matrix(96, 130, 0.05, 41, true), random_matrix(1500, 1501, 0.0004, 42)}) {
+    spfft2d_plan p = make(m);
+    ASSERT_NE(p, nullptr);
+    const std::size_t n = m.rows * (m.cols / 2 + 1);
+    for (std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+      SCOPED_TRACE(std::to_string(m.rows) + "x" + std::to_string(m.cols) + ", output " + std::to_string(shift) +
+                   " elements past an aligned address");
+      // 64-byte aligned storage (operator new of an over-aligned type), the output `shift` elements into it.
+      struct alignas(64) Line {
+        unsigned char bytes[64];
+      };
+      std::vector<Line> storage((n + 1) * elem() / 64 + 2);
+      unsigned char *out = reinterpret_cast<unsigned char *>(storage.data()) + shift * elem();
+      ASSERT_EQ(spfft2d_exec(p, out), SFFT_SUCCESS) << sfft_last_error();
+      check(m, widen(std::vector<unsigned char>(out, out + n * elem()), n));
+    }
+    EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  }
+}
 
 // Matrices that take each of PRUNED's passes (every method checks them): few nonempty rows, each with many
 // nonzeros (FFT rows, direct column sums), many nonempty rows mixing single nonzeros and full rows (direct and

@@ -52,6 +52,7 @@ struct Api<double> {
   static void destroy(plan p) { fftw_destroy_plan(p); }
   static void plan_with_nthreads(int n) { fftw_plan_with_nthreads(n); }
   static int planner_nthreads() { return planner_nthreads_double(); }
+  static int alignment_of(const void *p) { return fftw_alignment_of(static_cast<double *>(const_cast<void *>(p))); }
 };
 
 template <>
@@ -71,6 +72,7 @@ struct Api<float> {
   static void destroy(plan p) { fftwf_destroy_plan(p); }
   static void plan_with_nthreads(int n) { fftwf_plan_with_nthreads(n); }
   static int planner_nthreads() { return planner_nthreads_float(); }
+  static int alignment_of(const void *p) { return fftwf_alignment_of(static_cast<float *>(const_cast<void *>(p))); }
 };
 
 // Owning FFTW plan. Created under the planner lock with FFTW's planner thread count set for it and then

@@ -154,16 +154,11 @@ class CpuEngine final : public Engine {
   // FFTW_ESTIMATE never touches the planning buffer.
   void plan_whole(spfft2d_method method, Dense &dense, fftw::Plan<Real> &down_columns) {
     require_planning_memory();
-    const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
-    const int R = static_cast<int>(layout_.rows);
-    const int W = static_cast<int>(layout_.width);
+    if (method == SPFFT2D_METHOD_DENSE) return plan_dense(dense);
+    const int R = static_cast<int>(layout_.rows), W = static_cast<int>(layout_.width);
     HostBuffer<Complex> planning(1);
-    if (method == SPFFT2D_METHOD_DENSE) {
-      plan_dense(dense);
-    } else {
-      down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W, 1,
-                                                FFTW_FORWARD, flags, threads_);
-    }
+    down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W, 1,
+                                              FFTW_FORWARD, FFTW_ESTIMATE | FFTW_UNALIGNED, threads_);
   }
 
   // DENSE's r2c. Up to kDenseStagedCells cells, the rows are scattered into a real rows x cols array of the plan

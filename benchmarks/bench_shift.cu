@@ -4,7 +4,8 @@
 // Bandwidth counts bytes read + written (2 x array size). Also spot-checks 4096 random output elements
 // against NumPy's rule and reports the peak device memory the call added.
 // Ends with the minimum ratio in place and out of place.
-//   bench_shift [--repeat R] [--quick]
+//   bench_shift [--repeat R] [--quick] [--mode outplace|inplace] [--shapes NAME,NAME...]
+// --mode: one mode only; --shapes: only the shapes whose names contain one of the comma-separated parts.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,11 +93,20 @@ std::size_t spot_check(const std::vector<unsigned char> &in_sample_src, const vo
 int main(int argc, char **argv) {
   int repeat = 15;
   bool quick = false;
+  std::string mode = "both", shape_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
       repeat = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick"))
       quick = true;
+    else if (!std::strcmp(argv[i], "--mode") && i + 1 < argc)
+      mode = argv[++i];
+    else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc)
+      shape_filter = argv[++i];
+  }
+  if (mode != "both" && mode != "outplace" && mode != "inplace") {
+    std::fprintf(stderr, "bench_shift: --mode is outplace or inplace\n");
+    return 2;
   }
   if (sfft_cuda_device_count() == 0) {
     std::printf("bench_shift: no CUDA device; nothing to measure\n");
@@ -130,6 +140,19 @@ int main(int argc, char **argv) {
       {"64x1024^2 ax1,2", {64, 1024, 1024}, 6},
   };
   if (quick) cases.resize(2);
+  if (!shape_filter.empty()) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at <= shape_filter.size();) {
+      const std::size_t comma = std::min(shape_filter.find(',', at), shape_filter.size());
+      parts.push_back(shape_filter.substr(at, comma - at));
+      at = comma + 1;
+    }
+    std::vector<Case> kept;
+    for (const Case &c : cases)
+      if (std::any_of(parts.begin(), parts.end(), [&](const std::string &p) { return std::strstr(c.name, p.c_str()); }))
+        kept.push_back(c);
+    cases = kept;
+  }
   const sfft_dtype dtypes[] = {SFFT_FLOAT32, SFFT_FLOAT64, SFFT_COMPLEX64, SFFT_COMPLEX128};
   const char *dnames[] = {"f32", "f64", "c64", "c128"};
   const std::size_t dsize[] = {4, 8, 8, 16};
@@ -162,6 +185,7 @@ int main(int argc, char **argv) {
           [&] { BENCH_CUDA(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice, stream)); }, repeat, stream);
       double copy_gbs = 2.0 * bytes / copy_ms / 1e6;
       for (int in_place = 0; in_place < 2; ++in_place) {
+        if ((in_place && mode == "outplace") || (!in_place && mode == "inplace")) continue;
         void *dst = in_place ? d_in : d_out;
         std::size_t used0 = bench::device_used_bytes();
         auto call = [&] {

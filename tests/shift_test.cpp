@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shift/pairs.hpp"
@@ -210,32 +211,33 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: the pair order)";
 }
 
-// 4-byte elements at addresses that are not 16-byte aligned take the scalar kernels (out of place) and
-// 4-byte words (in place): same results.
-TEST(ShiftCuda, UnalignedFloat32Buffers) {
+// Buffers that are not 16-byte aligned (4-byte elements 4 bytes in, 8-byte ones 8 bytes in) take the word-by-word
+// tile kernels out of place, where aligned ones take the staged or vector kernels: same results.
+TEST(ShiftCuda, UnalignedBuffers) {
   SFFT_SKIP_WITHOUT_GPU();
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
-  for (const Shape &shape : {Shape{8191}, Shape{63, 65}, Shape{7, 9, 11}})
-    for (bool in_place : {false, true}) {
-      const std::size_t bytes = count_of(shape) * 4;
-      auto in = pattern(bytes, 23);
-      auto want = shift_reference(in, shape, 0, 4, false);
-      std::vector<unsigned char> padded(bytes + 4, 0);  // the array starts 4 bytes into each buffer
-      std::memcpy(padded.data() + 4, in.data(), bytes);
-      sfft_test::DeviceMemory a(bytes + 4), b(bytes + 4);
-      a.upload(padded.data(), bytes + 4);
-      auto *src = static_cast<unsigned char *>(a.get()) + 4;
-      auto *dst = in_place ? src : static_cast<unsigned char *>(b.get()) + 4;
-      ASSERT_EQ(fftshift_nd(dst, src, static_cast<int>(shape.size()), shape.data(), 0, SFFT_FLOAT32, &opts),
-                SFFT_SUCCESS)
-          << sfft_last_error();
-      sfft_test::device_synchronize();
-      (in_place ? a : b).download(padded.data(), bytes + 4);
-      EXPECT_TRUE(std::equal(want.begin(), want.end(), padded.begin() + 4))
-          << "rank " << shape.size() << (in_place ? " in place" : " out of place");
-    }
+  const std::pair<sfft_dtype, std::size_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX64, 8}};
+  for (const auto &[dtype, elem] : kinds)
+    for (const Shape &shape : {Shape{8191}, Shape{63, 65}, Shape{7, 9, 11}, Shape{70000, 3}})
+      for (bool in_place : {false, true}) {
+        const std::size_t bytes = count_of(shape) * elem;
+        auto in = pattern(bytes, 23);
+        auto want = shift_reference(in, shape, 0, elem, false);
+        std::vector<unsigned char> padded(bytes + elem, 0);  // the array starts one element into each buffer
+        std::memcpy(padded.data() + elem, in.data(), bytes);
+        sfft_test::DeviceMemory a(bytes + elem), b(bytes + elem);
+        a.upload(padded.data(), bytes + elem);
+        auto *src = static_cast<unsigned char *>(a.get()) + elem;
+        auto *dst = in_place ? src : static_cast<unsigned char *>(b.get()) + elem;
+        ASSERT_EQ(fftshift_nd(dst, src, static_cast<int>(shape.size()), shape.data(), 0, dtype, &opts), SFFT_SUCCESS)
+            << sfft_last_error();
+        sfft_test::device_synchronize();
+        (in_place ? a : b).download(padded.data(), bytes + elem);
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), padded.begin() + static_cast<std::ptrdiff_t>(elem)))
+            << "dtype " << dtype << " rank " << shape.size() << (in_place ? " in place" : " out of place");
+      }
 }
 
 // CPU out of place (x86-64), rows as whole tasks: a thread with 8 MiB or more of rows up to 4 KiB long to write
@@ -287,10 +289,10 @@ TEST(ShiftCpu, LargeOutOfPlaceStreams) {
 TEST(ShiftPairOrder, ItemsAreIndependent) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0},         {{4001}, 0},       {{3}, 0},          {{7, 9, 11}, 0},    {{7, 9, 11}, 5},
-      {{5, 7, 3, 40}, 7}, {{6, 5}, 0},       {{4, 5, 6, 7}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0},
-      {{64, 63}, 0},      {{63, 64}, 0},     {{1, 301, 1}, 0},  {{3, 400}, 0},      {{400, 3}, 0},
-      {{2, 9, 4, 5}, 0},  {{8, 5, 6}, 0x3},  {{3, 4001}, 0},   {{5, 4, 3, 301}, 0}, {{3, 70, 3}, 0},
+      {{101}, 0},         {{4001}, 0},      {{3}, 0},          {{7, 9, 11}, 0},     {{7, 9, 11}, 5},
+      {{5, 7, 3, 40}, 7}, {{6, 5}, 0},      {{4, 5, 6, 7}, 0}, {{4, 5, 6, 7}, 0xA}, {{3, 3, 3, 3, 3}, 0},
+      {{64, 63}, 0},      {{63, 64}, 0},    {{1, 301, 1}, 0},  {{3, 400}, 0},       {{400, 3}, 0},
+      {{2, 9, 4, 5}, 0},  {{8, 5, 6}, 0x3}, {{3, 4001}, 0},    {{5, 4, 3, 301}, 0}, {{3, 70, 3}, 0},
       {{9, 2, 65}, 0},
   };
   std::mt19937_64 rng(3);
@@ -396,10 +398,11 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
 TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0},         {{7, 9, 11}, 0},  {{7, 9, 11}, 5},   {{5, 7, 3, 40}, 7}, {{6, 5}, 0},
-      {{4, 5, 6, 7}, 0},  {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0}, {{63, 64}, 0},     {{3, 400}, 0},
-      {{400, 3}, 0},      {{3, 4001}, 0},   {{5, 4, 3, 301}, 0}, {{9, 2, 65}, 0}, {{4, 33, 45}, 0},
-      {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55}, {{2, 9, 4, 5}, 0},
+      {{101}, 0},          {{7, 9, 11}, 0},   {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
+      {{6, 5}, 0},         {{4, 5, 6, 7}, 0}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
+      {{63, 64}, 0},       {{3, 400}, 0},     {{400, 3}, 0},        {{3, 4001}, 0},
+      {{5, 4, 3, 301}, 0}, {{9, 2, 65}, 0},   {{4, 33, 45}, 0},     {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},
+      {{2, 9, 4, 5}, 0},
   };
   std::mt19937_64 rng(11);
   for (const Case &c : layouts)
@@ -425,9 +428,9 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
           set_batch(p, batch);
           for (int form = 0; form < 5; ++form) {
             if (form < 4 && !p.involution) continue;  // chains need σ = σ^-1
-            SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
-                                              << c.mask << " dtype " << dtype << " inverse " << inverse << " batch "
-                                              << batch << " form " << form);
+            SCOPED_TRACE(::testing::Message()
+                         << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "
+                         << dtype << " inverse " << inverse << " batch " << batch << " form " << form);
             std::vector<std::size_t> data(n), saved(p.scratch_words);
             std::iota(data.begin(), data.end(), std::size_t{0});
             for (int64_t k = 0; k < p.batches; ++k)
@@ -461,9 +464,9 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
                     for (std::size_t i = 0; i < p.S; ++i) {
                       std::size_t v1 = 0, v0 = 0;
                       int64_t d1 = 0, d0 = 0;
-                      const bool has0 = tile_element_load(p, k, tb, o, t, i, inner_image(p, i, 1),
-                                                          inner_image(p, i, -1), data.data(), saved.data(), &v1,
-                                                          &d1, &v0, &d0);
+                      const bool has0 =
+                          tile_element_load(p, k, tb, o, t, i, inner_image(p, i, 1), inner_image(p, i, -1), data.data(),
+                                            saved.data(), &v1, &d1, &v0, &d0);
                       stores.emplace_back(d1, v1);
                       if (has0) stores.emplace_back(d0, v0);
                     }

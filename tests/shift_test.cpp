@@ -95,6 +95,14 @@ const std::vector<Case> &cases() {
       {{7, 9, 11, 13, 15}, 0x16},
       {{5, 7, 9, 11, 3}, 0xF},
       {{9, 5, 7, 3, 11}, 0x1D},
+      // In place on CUDA, a leading unshifted axis over blocks that fit in shared memory (src/shift/cuda.cu's
+      // block stage): tiles of many rows with a partial last tile, one row per tile (complex64: 64 KiB, above
+      // the default shared memory of a block; complex128: too large, the pair order), blocks of two shifted
+      // axes, a trailing unshifted split axis.
+      {{200, 511}, 2},
+      {{40, 8191}, 2},
+      {{37, 7, 9}, 6},
+      {{100, 9, 3}, 2},
   };
   return c;
 }

@@ -28,6 +28,21 @@ namespace {
 
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
+// scale * exp(i sign phase) in Real. Single precision takes the phase modulo 2 pi in double and the sine and
+// cosine of the remainder in float: a few times cheaper than double sincos of the whole phase, which was a fifth of
+// nufft3_setpts with N >> K, and within a few float ulps of it.
+template <class Real>
+std::complex<Real> unit_phase(double phase, double sign, double scale = 1) {
+  if constexpr (sizeof(Real) == 4) {
+    constexpr double kTwoPi = 2 * M_PI;
+    const auto r = static_cast<float>(phase - kTwoPi * std::nearbyint(phase * (1 / kTwoPi)));
+    const auto f = static_cast<float>(scale);
+    return {f * std::cos(r), f * static_cast<float>(sign) * std::sin(r)};
+  } else {
+    return {scale * std::cos(phase), scale * sign * std::sin(phase)};
+  }
+}
+
 constexpr long long kTile = 16;             // cells per sorting tile
 constexpr std::size_t kTargetBlock = 2048;  // targets per interpolation work item
 
@@ -101,6 +116,7 @@ class CpuEngine final : public Engine {
     HostVector<long long> first_row(N_);
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
     HostVector<std::size_t> key(N_);
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (std::size_t i = 0; i < N_; ++i) {
       long long cell[2] = {0, 0};
       for (int d = 0; d < std::min(dim, 2); ++d) {
@@ -123,7 +139,7 @@ class CpuEngine final : public Engine {
         src_pos_[d * N_ + j] = static_cast<Real>(xr / ax[d].h1);
         phase += ax[d].tgt_center * xr;
       }
-      src_phase_[j] = Complex(static_cast<Real>(std::cos(phase)), static_cast<Real>(cfg_.sign * std::sin(phase)));
+      src_phase_[j] = unit_phase<Real>(phase, cfg_.sign);
     }
 
     // Chunks of equal source counts; each owns the slab of rows its sources touch.
@@ -159,6 +175,7 @@ class CpuEngine final : public Engine {
     // across the end had to be gathered cell by cell: 3-d with 16 transforms spent 45 % of its interpolation on
     // that path. The kernels add n2 / 2 to the first cell (InterpTask); positions stay small, as float rounds.
     const auto half_shift = [&](int d) { return d == dim - 1 ? static_cast<double>(ax[d].n2 / 2) : 0.0; };
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (std::size_t k = 0; k < K_; ++k) {
       std::size_t t = 0;
       for (int d = 0; d < dim; ++d) {
@@ -182,14 +199,13 @@ class CpuEngine final : public Engine {
         phase += ax[d].src_center * s;
         scale /= fourier_at(kernel, fourier, sr * ax[d].h1);
       }
-      tgt_factor_[j] =
-          Complex(static_cast<Real>(scale * std::cos(phase)), static_cast<Real>(scale * cfg_.sign * std::sin(phase)));
+      tgt_factor_[j] = unit_phase<Real>(phase, cfg_.sign, scale);
     }
 
     HostVector<double> corr;
     for (int d = 0; d < dim; ++d) {
       corr.resize(static_cast<std::size_t>(ax[d].n1));
-      grid_correction(kernel, fourier, ax[d], corr.data());
+      grid_correction(kernel, fourier, ax[d], corr.data(), threads);
       correction_[d].allocate(ax[d].n1);
       // Along the last dimension, (-1)^cell: the FFT's output moves by n2 / 2 (see the targets above).
       for (long long c = 0; c < ax[d].n1; ++c)

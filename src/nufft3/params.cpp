@@ -423,10 +423,11 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
   return fit;  // terms = 0: the quadrature
 }
 
-void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out) {
+void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out, int threads) {
   // phihat is even: cells c and -c share a value (cell -n1/2 has no mirror inside the grid).
   const long long half = a.n1 / 2;
   out[0] = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(-half) / static_cast<double>(a.n2));
+#pragma omp parallel for num_threads(threads) schedule(static) if (half >= 4096)
   for (long long c = 0; c < half; ++c) {
     const double v = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
     out[half + c] = v;

@@ -120,6 +120,6 @@ constexpr double kFourierFitError = 2e-14;
 FourierFit fit_fourier(const KernelSpec &k, double upsampfac);
 
 // 1 / phihat(2 pi c / n2) for c in [-n1/2, n1/2): the grid deconvolution of one dimension.
-void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out);
+void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out, int threads);
 
 }  // namespace sfft::nufft3

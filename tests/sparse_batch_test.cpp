@@ -314,7 +314,7 @@ class ScopedEnvironment {
 
 // The CUDA batch's kernel variants (engine.cu's A/B override, read when the batch engine is made): the peel per
 // (later loop, bucket), per bucket or per signal (every loop in one launch) gives every signal sfft_exec's result
-// and the planted spectrum.
+// and the planted spectrum; the stage-time report shows that the layout asked for ran.
 TEST_P(SparseBatch, KernelVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' variants take device input";
   const uint64_t n = 1 << 15, k = 40;
@@ -328,8 +328,14 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
     SCOPED_TRACE(std::string("peel ") + peel);
     ScopedEnvironment environment;
     environment.set("SFFT_SPARSE_BATCH_PEEL", peel);
+    environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
     sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+    testing::internal::CaptureStderr();
     std::vector<Coefficients> batched = run_batch(plan, signals, n, k, n, k);
+    const std::string report = testing::internal::GetCapturedStderr();
+    std::string layout = std::string("peel ") + peel;
+    std::replace(layout.begin(), layout.end(), '-', ' ');
+    EXPECT_NE(report.find(layout), std::string::npos) << report;
     for (std::size_t s = 0; s < signals.size(); ++s) {
       expect_exact(batched[s], planted_signals[s], s);
       expect_same(batched[s], run_single(plan, signals[s], k), s);
@@ -341,7 +347,8 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
 // The batched fold's two kernels (the gather fold and, complex64 only, the column fold, src/sparse/cuda/batch.cuh),
 // each forced by SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000
 // (B = 500: a partial slab of columns); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
-// sfft_exec and the exactly sparse ones FFTW's transform. (Complex128 plans gather both times.)
+// sfft_exec and the exactly sparse ones FFTW's transform; the stage-time report shows that the fold asked for ran
+// (complex128 plans gather both times).
 TEST_P(SparseBatch, FoldVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched folds take device input";
   for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 15, 40}, {98304, 200}, {100000, 250}}) {
@@ -353,8 +360,16 @@ TEST_P(SparseBatch, FoldVariantsAgree) {
       SCOPED_TRACE(std::string("n ") + std::to_string(n) + ", fold " + fold);
       ScopedEnvironment environment;
       environment.set("SFFT_SPARSE_BATCH_FOLD", fold);
+      environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
       sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+      testing::internal::CaptureStderr();
       std::vector<Coefficients> batched = run_batch(plan, signals, n, k, x_dist, k);
+      const std::string report = testing::internal::GetCapturedStderr();
+      // Each exec's stage line names its fold: the one asked for (complex128 plans always gather).
+      const std::string ran = std::string(", fold ") + (dbl() ? "gather" : fold);
+      const std::string other = std::string(", fold ") + (ran == ", fold gather" ? "column" : "gather");
+      EXPECT_NE(report.find(ran), std::string::npos) << report;
+      EXPECT_EQ(report.find(other), std::string::npos) << report;
       for (std::size_t s = 0; s < signals.size(); ++s) {
         expect_same(batched[s], run_single(plan, signals[s], k), s);
         if (s == 1) {

@@ -660,7 +660,7 @@ class CudaEngine final : public Engine {
     // Lanes per (column, job) item: as many as keep a pass of items within the block.
     int phase_bits = 0;
     while ((kResidues * jobs.size()) << (phase_bits + 1) <= kColumnThreads) ++phase_bits;
-    const std::size_t slabs = (b + kResidues - 1) / kResidues, weight_rows = column_weight_rows(jobs);
+    const std::size_t slabs = column_slabs(), weight_rows = column_weight_rows(jobs);
     std::vector<ColumnJob> column_jobs(jobs.size());
     std::vector<uint32_t> buckets(jobs.size() * b);
     std::vector<Real> weights(slabs * weight_rows * kPitch, Real(0));
@@ -707,6 +707,7 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaMemcpyAsync(column_weights_.get(), weights.data(), weights.size() * sizeof(Real),
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors die with this scope
+    allow_fold_column_shared<Real>(g, weight_rows);
     column_weight_rows_ = weight_rows;
     column_phase_bits_ = phase_bits;
   }
@@ -719,7 +720,7 @@ class CudaEngine final : public Engine {
       return false;
     return io.batch * column_slabs() >= static_cast<std::size_t>(sms_) || column_forced_;
   }
-  std::size_t column_slabs() const { return (d_.geom.buckets + kColumnResidues<Real> - 1) / kColumnResidues<Real>; }
+  std::size_t column_slabs() const { return blocks_for(d_.geom.buckets, kColumnResidues<Real>); }
   unsigned column_group(std::size_t batch) const {
     return static_cast<unsigned>(
         std::max<std::size_t>(1, batch * column_slabs() / (16 * static_cast<std::size_t>(sms_))));

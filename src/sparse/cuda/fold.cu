@@ -318,14 +318,18 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
 }
 
 template <class Real>
+void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows) {
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(column_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(column_fold_shared<Real>(g.width, weight_rows))));
+}
+
+template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
                               const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
                               int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
                               const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
                               cudaStream_t stream) {
   const std::size_t shared = column_fold_shared<Real>(g.width, weight_rows);
-  SFFT_CUDA_CHECK(cudaFuncSetAttribute(column_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared)));
   const dim3 grid(blocks_for(g.buckets, kColumnResidues<Real>), (signals + group - 1) / group);
   column_fold_kernel<Real><<<grid, kColumnThreads, shared, stream>>>(x, x_stride, jobs, job_count, buckets, weights,
                                                                      weight_rows, phase_bits, half_taps, g, signals,
@@ -403,6 +407,7 @@ template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t,
                                         cudaStream_t);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+template void allow_fold_column_shared<float>(const Geometry &, std::size_t);
 template void launch_fold_column_batch<float>(const Cplx<float> *, std::size_t, const ColumnJob *, int,
                                               const uint32_t *, const float *, std::size_t, int, int64_t,
                                               const Geometry &, Cplx<float> *, Counters *, const Table &, int,

@@ -103,6 +103,8 @@ const std::vector<Case> &cases() {
       {{40, 8191}, 2},
       {{37, 7, 9}, 6},
       {{100, 9, 3}, 2},
+      // float32: a one-row stage of 48,884 bytes, above 48 KiB less the kernel's static shared memory.
+      {{3, 12220}, 2},
   };
   return c;
 }

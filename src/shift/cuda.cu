@@ -448,10 +448,11 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class Word>
 void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cudaStream_t stream) {
+  // Always: the default dynamic limit is 48 KiB less the kernel's static shared memory, so a stage just under
+  // 48 KiB needs the attribute too.
   const std::size_t smem = g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t);
-  if (smem > 48 * 1024)
-    SFFT_CUDA_CHECK(cudaFuncSetAttribute(block_stage_kernel<Word>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(block_stage_kernel<Word>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
   block_stage_kernel<Word>
       <<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, smem, stream>>>(data, l, g, RowSource(l));
   SFFT_CUDA_CHECK_LAUNCH();

@@ -191,8 +191,8 @@ void interpolate(const InterpTask<Real> &t) {
               r[v] += sc * x;
             }
           };
-          // In 3-d with fewer than 4 vectors a line (float, W <= 8 on AVX-512), a plane's lines go to kSets
-          // independent accumulators: with one, every line's FMA waited for the previous one (clustered 3-d, 16
+          // In 3-d with fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 8), a plane's lines go to
+          // kSets independent accumulators: with one, every line's FMA waited for the previous one (clustered 3-d, 16
           // transforms, float, W = 7: 10 % of the exec). Wider lines, and 2-d, keep one (more measured slower).
           constexpr int kSets = DIM == 3 && kV < 4 ? 4 / kV : 1;
           if constexpr (kSets > 1) {

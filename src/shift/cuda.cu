@@ -55,7 +55,9 @@ struct Tiling {
   }
 };
 
-__device__ __forceinline__ std::size_t wrap_sub(std::size_t j, std::size_t s, std::size_t L) {
+// (j - s) mod L for j, s < L, in the caller's integer width.
+template <class Index>
+__device__ __forceinline__ Index wrap_sub(Index j, Index s, Index L) {
   return j >= s ? j - s : j + L - s;
 }
 
@@ -192,7 +194,7 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
 }
 
 // Out of place, 4-byte words in rows longer than a stage tile or with vector-aligned runs (the others take
-// staged_copy_kernel, below, which measured 1.2-1.4x faster on them; slower by up to 7 % here): each thread writes
+// staged_copy_kernel, below, which measured 1.1-1.4x faster on them; slower by up to 7 % here): each thread writes
 // aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
 // one or two aligned 16-byte source vectors that cover them; the second is the next lane's first wherever that
 // lane reads on in the same run (a shuffle instead of a second load: the H200 profile showed the kernel
@@ -352,7 +354,7 @@ __global__ void __launch_bounds__(kBlock) staged_copy_kernel(Word *__restrict__ 
         lr = col >= L;
         col -= lr ? L : 0;
       }
-      v[j] = __ldg(in + src_row[lr] + (col >= shift ? col - shift : col + L - shift));
+      v[j] = __ldg(in + src_row[lr] + wrap_sub(col, shift, L));
     }
 #pragma unroll
     for (unsigned j = 0; j < kPer; ++j) {
@@ -441,7 +443,7 @@ __global__ void __launch_bounds__(kBlock)
     __syncthreads();  // the whole tile is staged: the writes below may overwrite any of its words
     for (uint32_t c = threadIdx.x; c < count; c += kBlock) {
       const uint32_t r = g.by_L.div(c), col = c - r * g.L;
-      data[start + c] = stage[src_row[r] + (col >= g.shift ? col - g.shift : col + g.L - g.shift)];
+      data[start + c] = stage[src_row[r] + wrap_sub(col, g.shift, g.L)];
     }
   }
 }

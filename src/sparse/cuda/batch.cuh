@@ -87,16 +87,16 @@ constexpr std::size_t column_fold_shared(uint64_t rows, std::size_t weight_rows)
 // job j's first hashing that column r feeds. `group` signals per block (grid.y = ceil(signals / group)). x and
 // x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies). Instantiated for complex64 (float) only:
 // complex128 measured slower than the gather fold (engine.cu's choose_batch_fold).
-// Lets the column fold kernel take column_fold_shared(g.width, weight_rows) bytes of shared memory on the current
-// device; once, when a plan's tables are uploaded (the launches then only launch).
-template <class Real>
-void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows);
 template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
                               const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
                               int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
                               const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
                               cudaStream_t stream);
+// Lets the column fold kernel take column_fold_shared(g.width, weight_rows) bytes of shared memory on the current
+// device; once, when a plan's tables are uploaded (the launches then only launch).
+template <class Real>
+void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows);
 
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,

@@ -95,16 +95,21 @@ const std::vector<Case> &cases() {
       {{7, 9, 11, 13, 15}, 0x16},
       {{5, 7, 9, 11, 3}, 0xF},
       {{9, 5, 7, 3, 11}, 0x1D},
-      // In place on CUDA, a leading unshifted axis over blocks that fit in shared memory (src/shift/cuda.cu's
-      // block stage): tiles of many rows with a partial last tile, one row per tile (complex64: 64 KiB, above
-      // the default shared memory of a block; complex128: too large, the pair order), blocks of two shifted
-      // axes, a trailing unshifted split axis.
+      // In place on CUDA, a leading unshifted or half-shifted axis over blocks that fit in shared memory
+      // (src/shift/cuda.cu's block stage): tiles of many rows with a partial last tile, one row per tile
+      // (complex64: 64 KiB, above the default shared memory of a block; complex128: too large, the pair order),
+      // blocks of two shifted axes, a trailing unshifted split axis; the same with the leading axis shifted by
+      // half (tiles of block pairs; float32 8191-word rows: 64 KiB pairs, wider words the pair order).
       {{200, 511}, 2},
       {{40, 8191}, 2},
       {{37, 7, 9}, 6},
       {{100, 9, 3}, 2},
       // float32: a one-row stage of 48,884 bytes, above 48 KiB less the kernel's static shared memory.
       {{3, 12220}, 2},
+      {{200, 511}, 3},
+      {{40, 8191}, 3},
+      {{36, 7, 9}, 7},
+      {{100, 9, 3}, 3},
   };
   return c;
 }

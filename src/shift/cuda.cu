@@ -4,8 +4,8 @@
 //    gathered into shared memory and stored as aligned 16-byte vectors; other 4-byte rows through aligned
 //    16-byte vectors; 16-byte words (and outputs not 16-byte aligned) word by word in tiles of rows.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
-//  - in place with the first axis unshifted over blocks that fit in shared memory: tiles of whole blocks
-//    staged and written back shifted.
+//  - in place with the first axis unshifted or shifted by half over blocks that fit in shared memory: tiles of
+//    whole blocks (and their partners) staged and written back shifted.
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
 //    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
@@ -374,30 +374,34 @@ __global__ void __launch_bounds__(kBlock) staged_copy_kernel(Word *__restrict__ 
   }
 }
 
-// ---- in place, a leading unshifted dim over small blocks
+// ---- in place, a leading unshifted or half-shifted dim over small blocks
 
-// With dim 0 unshifted, each block out[o] (the words of one index o of dim 0) is a permutation of in[o] alone.
-// Where a block fits in shared memory a CTA takes a tile of whole blocks: it reads the tile into a stage
-// (coalesced, every word once), waits at a barrier, and writes the tile back shifted, gathering each output
-// word from the stage (a multiply-high row division, a tile-local row table and the wrap). No scratch, no
-// ordering between CTAs. E.g. shifting only the last axis of a batch of rows: 511^3 with axis 2 went through
-// the pair order's tiles at 44-75 % of a device copy (H200).
+// With dim 0 unshifted, each block out[o] (the words of one index o of dim 0) is a permutation of in[o] alone;
+// with dim 0 shifted by half its (even) extent E, of in[o + E/2 mod E]: blocks o and o + E/2 trade places. Where
+// a block (or such a pair) fits in shared memory a CTA takes a tile of whole blocks (and their partners, a second
+// run of the same length E/2 blocks on): it reads the tile into a stage (coalesced, every word once), waits at a
+// barrier, and writes the tile back shifted, gathering each output word from the stage (a multiply-high row
+// division, a tile-local row table and the wrap). No scratch, no ordering between CTAs. E.g. shifting only the
+// last axis of a batch of rows: 511^3 with axis 2 went through the pair order's tiles at 44-75 % of a device
+// copy (H200).
 constexpr std::size_t kBlockStageMaxBytes = 96 * 1024;   // stage and row table; 2 CTAs per SM at the most
 constexpr std::size_t kBlockStageTileBytes = 32 * 1024;  // whole blocks up to this much per tile
 
 struct BlockStage {
-  std::size_t words, tile, tiles;  // tile: words per tile (whole blocks)
-  uint32_t L, shift, tile_rows;    // last dim; rows per tile
+  std::size_t run_words, partner, tile, tiles;  // words of the first runs' domain, the partner run's offset (0:
+                                                // none), words per run and tile (whole blocks), tiles
+  uint32_t L, shift, tile_rows;                 // last dim; rows per run and tile
   FastDiv32 by_L;
 };
 
 // The tile layout for words of `word_bytes` bytes, or tile == 0 when the layout does not qualify.
 BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
   BlockStage g{};
-  if (l.ndim < 2 || l.shift[0] != 0) return g;
+  if (l.ndim < 2 || (l.shift[0] != 0 && 2 * l.shift[0] != l.extent[0])) return g;
+  const std::size_t runs = l.shift[0] != 0 ? 2 : 1;
   const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
   const std::size_t block = l.words / static_cast<std::size_t>(l.extent[0]);
-  const std::size_t block_bytes = block * word_bytes + block / L * sizeof(uint32_t);
+  const std::size_t block_bytes = runs * (block * word_bytes + block / L * sizeof(uint32_t));
   int device = 0, optin = 0;
   SFFT_CUDA_CHECK(cudaGetDevice(&device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -405,9 +409,10 @@ BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
       std::min<std::size_t>(kBlockStageMaxBytes, static_cast<std::size_t>(optin) - sizeof(SharedRows));
   if (block_bytes > most) return g;
   const std::size_t blocks = std::max<std::size_t>(1, kBlockStageTileBytes / block_bytes);
-  g.words = l.words;
+  g.run_words = l.words / runs;
+  g.partner = runs == 2 ? g.run_words : 0;
   g.tile = blocks * block;
-  g.tiles = (l.words + g.tile - 1) / g.tile;
+  g.tiles = (g.run_words + g.tile - 1) / g.tile;
   g.L = static_cast<uint32_t>(L);
   g.shift = static_cast<uint32_t>(l.shift[l.ndim - 1]);
   g.tile_rows = static_cast<uint32_t>(g.tile / L);
@@ -418,32 +423,37 @@ BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
 template <class Word>
 __global__ void __launch_bounds__(kBlock)
     block_stage_kernel(Word *data, Layout l_arg, BlockStage g, RowSource rows_arg) {
+  const unsigned runs = g.partner != 0 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char stage_bytes[];
-  auto *stage = reinterpret_cast<Word *>(stage_bytes);
-  auto *src_row = reinterpret_cast<uint32_t *>(stage_bytes + g.tile * sizeof(Word));  // tile-local
+  auto *stage = reinterpret_cast<Word *>(stage_bytes);                                       // runs x tile words
+  auto *src_row = reinterpret_cast<uint32_t *>(stage_bytes + runs * g.tile * sizeof(Word));  // stage offsets
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
   const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
   constexpr unsigned kBatch = 64 / sizeof(Word) < 16 ? 64 / sizeof(Word) : 16;  // loads in flight per thread
   for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
-    const std::size_t start = tile * g.tile, row0 = tile * g.tile_rows;
-    const auto count = static_cast<uint32_t>(min(g.tile, g.words - start));
-    const uint32_t rows = count / g.L;
+    const std::size_t start = tile * g.tile, row0 = tile * g.tile_rows, partner_row0 = row0 + g.partner / g.L;
+    const auto count = static_cast<uint32_t>(min(g.tile, g.run_words - start));  // words per run
+    const uint32_t rows = count / g.L, staged = runs * count;
+    // Stage cell c of run r (c < count) is data[start + r * partner + c].
+    const auto at = [&](uint32_t c) { return start + (c < count ? c : g.partner + (c - count)); };
     __syncthreads();  // the previous tile's gather has read the stage and the row table
-    for (uint32_t c0 = threadIdx.x; c0 < count; c0 += kBatch * kBlock) {
+    for (uint32_t c0 = threadIdx.x; c0 < staged; c0 += kBatch * kBlock) {
       Word v[kBatch];
 #pragma unroll
       for (unsigned j = 0; j < kBatch; ++j)
-        if (c0 + j * kBlock < count) v[j] = data[start + c0 + j * kBlock];
+        if (c0 + j * kBlock < staged) v[j] = data[at(c0 + j * kBlock)];
 #pragma unroll
       for (unsigned j = 0; j < kBatch; ++j)
-        if (c0 + j * kBlock < count) stage[c0 + j * kBlock] = v[j];
+        if (c0 + j * kBlock < staged) stage[c0 + j * kBlock] = v[j];
     }
-    for (uint32_t r = threadIdx.x; r < rows; r += kBlock)
-      src_row[r] = static_cast<uint32_t>(sh.rows(sh.l, row0 + r) - start);
+    for (uint32_t r = threadIdx.x; r < runs * rows; r += kBlock) {
+      const std::size_t src = sh.rows(sh.l, r < rows ? row0 + r : partner_row0 + (r - rows));
+      src_row[r] = static_cast<uint32_t>(src < start + count ? src - start : src - start - g.partner + count);
+    }
     __syncthreads();  // the whole tile is staged: the writes below may overwrite any of its words
-    for (uint32_t c = threadIdx.x; c < count; c += kBlock) {
-      const uint32_t r = g.by_L.div(c), col = c - r * g.L;
-      data[start + c] = stage[src_row[r] + wrap_sub(col, g.shift, g.L)];
+    for (uint32_t c = threadIdx.x; c < staged; c += kBlock) {
+      const uint32_t r = g.by_L.div(c), col = c - r * g.L;  // runs hold whole rows: r counts on across them
+      data[at(c)] = stage[src_row[r] + wrap_sub(col, g.shift, g.L)];
     }
   }
 }
@@ -452,7 +462,7 @@ template <class Word>
 void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cudaStream_t stream) {
   // Always: the default dynamic limit is 48 KiB less the kernel's static shared memory, so a stage just under
   // 48 KiB needs the attribute too.
-  const std::size_t smem = g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t);
+  const std::size_t smem = (g.partner != 0 ? 2 : 1) * (g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t));
   SFFT_CUDA_CHECK(cudaFuncSetAttribute(block_stage_kernel<Word>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(smem)));
   block_stage_kernel<Word>

@@ -852,7 +852,7 @@ class CudaEngine final : public Engine {
     const bool same_kernel = previous != nullptr && previous->L_.upsampfac == L_.upsampfac &&
                              previous->L_.kernel.kind == k.kind && previous->L_.kernel.width == k.width &&
                              previous->L_.kernel.beta == k.beta && previous->L_.kernel.b == k.b;
-    fourier_ = same_kernel ? previous->fourier_ : fit_fourier(k, L_.upsampfac);
+    fourier_ = same_kernel ? previous->fourier_ : fit_fourier(k, L_.upsampfac, fourier_fit_error(cfg_.tol));
     if (use_horner_) {
       // The CPU path's polynomial table (held to tap_tolerance, checked in the working precision), carried over
       // like the fit; its coefficients go to the device on the stream (a few KB).

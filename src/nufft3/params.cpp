@@ -388,7 +388,9 @@ std::size_t es_design_memo_size() {
   return design_memo().designs.size();
 }
 
-FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
+double fourier_fit_error(double tol) { return std::max(kFourierFitError, 1e-3 * tol); }
+
+FourierFit fit_fourier(const KernelSpec &k, double upsampfac, double max_error) {
   FourierFit fit;
   if (k.kind != KernelKind::ExpSemicircle) return fit;
   // A hair beyond the band: targets at its edge may land there after rounding of h1 and the centring.
@@ -401,7 +403,7 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
     exact[i] = kernel_fourier(k, w[i]);
   }
   // Chebyshev coefficients in z = 2 w^2 / wmax^2 - 1 from n samples at the Chebyshev points.
-  for (int n = 12; n <= kMaxFourierTerms; n += 4) {
+  for (int n = 4; n <= kMaxFourierTerms; n += n < 12 ? 2 : 4) {
     std::vector<double> f(n);
     for (int j = 0; j < n; ++j) {
       const double z = std::cos(M_PI * (j + 0.5) / n);
@@ -418,7 +420,7 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac) {
     }
     double worst = 0;
     for (int i = 0; i < kChecks; ++i) worst = std::max(worst, std::fabs(fourier_at(k, trial, w[i]) / exact[i] - 1));
-    if (worst <= kFourierFitError) return trial;
+    if (worst <= max_error) return trial;
   }
   return fit;  // terms = 0: the quadrature
 }

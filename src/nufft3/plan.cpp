@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/checked.hpp"
 #include "common/dtype.hpp"
@@ -14,20 +15,42 @@ namespace sfft::nufft3 {
 
 template <class Real>
 void scan_host_coordinates(const Real *v, std::size_t n, const char *name, double &lo, double &hi) {
-  double mn = 0, mx = 0;
-  bool bad = false;
-  for (std::size_t i = 0; i < n; ++i) bad |= !std::isfinite(v[i]);
-  if (bad) {
+  // Lane-wise minima, maxima and a non-finite flag over blocks of kLanes (finite: |v| <= the largest finite
+  // value, false for NaN), which the compiler turns into vector compare-selects; a scalar reduction of std::min
+  // is not vectorised (it took 60 us per 1e5 floats in two passes).
+  constexpr std::size_t kLanes = 16;
+  const Real first = n > 0 ? v[0] : Real(0);
+  Real mn[kLanes], mx[kLanes];
+  unsigned bad[kLanes];
+  for (std::size_t l = 0; l < kLanes; ++l) {
+    mn[l] = mx[l] = first;
+    bad[l] = 0;
+  }
+  const std::size_t blocked = n / kLanes * kLanes;
+  for (std::size_t i = 0; i < blocked; i += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const Real x = v[i + l];
+      bad[l] |= !(std::fabs(x) <= std::numeric_limits<Real>::max());
+      mn[l] = x < mn[l] ? x : mn[l];
+      mx[l] = x > mx[l] ? x : mx[l];
+    }
+  }
+  for (std::size_t i = blocked; i < n; ++i) {
+    bad[0] |= !(std::fabs(v[i]) <= std::numeric_limits<Real>::max());
+    mn[0] = v[i] < mn[0] ? v[i] : mn[0];
+    mx[0] = v[i] > mx[0] ? v[i] : mx[0];
+  }
+  for (std::size_t l = 1; l < kLanes; ++l) {
+    bad[0] |= bad[l];
+    mn[0] = mn[l] < mn[0] ? mn[l] : mn[0];
+    mx[0] = mx[l] > mx[0] ? mx[l] : mx[0];
+  }
+  if (bad[0]) {
     for (std::size_t i = 0; i < n; ++i)
       require(std::isfinite(v[i]), name, "[", i, "] is ", std::isnan(v[i]) ? "NaN" : "infinite");
   }
-  if (n > 0) mn = mx = v[0];
-  for (std::size_t i = 1; i < n; ++i) {
-    mn = std::min(mn, static_cast<double>(v[i]));
-    mx = std::max(mx, static_cast<double>(v[i]));
-  }
-  lo = mn;
-  hi = mx;
+  lo = mn[0];
+  hi = mx[0];
 }
 template void scan_host_coordinates<float>(const float *, std::size_t, const char *, double &, double &);
 template void scan_host_coordinates<double>(const double *, std::size_t, const char *, double &, double &);

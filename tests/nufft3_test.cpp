@@ -222,6 +222,34 @@ TEST_P(Nufft3, SingleMeetsTolerances) {
   }
 }
 
+// Centres within 2 % of the half-width are taken as 0 (make_layout: no phase factors to compute); a box offset
+// by 1 % on one side and by 0 on the other, one offset by 5 % (kept), and both kinds in one plan must all meet
+// tol. Sources and targets are shifted in opposite directions so that every phase x s keeps its sign mix.
+TEST_P(Nufft3, CentresNearZeroMeetTolerances) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    const std::size_t n = dim == 1 ? 1500 : dim == 2 ? 700 : 300;
+    const double X = dim == 1 ? 40 : dim == 2 ? 9 : 4, S = dim == 1 ? 25 : dim == 2 ? 14 : 5;
+    for (const double offset : {0.0, 0.01, 0.05}) {
+      std::mt19937_64 rng(31 + dim);
+      Problem p;
+      p.dim = dim;
+      for (int d = 0; d < dim; ++d) {
+        // Dimension 0 offsets both sides, dimension 1 the sources only, dimension 2 the targets only.
+        p.x[d] = points(n, (d == 2 ? 0 : offset) * X, X, false, rng);
+        p.s[d] = points(n, (d == 1 ? 0 : -offset) * S, S, false, rng);
+      }
+      p.f = sfft_test::random_complex<double>(n, 5);
+      const std::vector<cd> ref = direct(p, -1, false);
+      for (double tol : {1e-4, 1e-10}) {
+        const double err = error_of(run<double>(p, GetParam(), -1, tol), ref);
+        EXPECT_LE(err, tol) << "dim " << dim << " offset " << offset << " tol " << tol;
+      }
+      const double err = error_of(run<float>(p, GetParam(), -1, 1e-4), ref);
+      EXPECT_LE(err, 1e-4) << "single, dim " << dim << " offset " << offset;
+    }
+  }
+}
+
 TEST_P(Nufft3, ClusteredPointsAndBothSigns) {
   for (int dim = 1; dim <= 3; ++dim) {
     Problem p = standard_problem(dim, true, 1, 11);

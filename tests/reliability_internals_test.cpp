@@ -200,6 +200,19 @@ TEST(FourierFit, EveryKernelIsFittedWithinItsBound) {
   const KernelSpec k = make_kernel(KernelKind::ExpSemicircle, 1e-3, 2.0, 2, false);
   EXPECT_LT(fit_fourier(k, 2.0, fourier_fit_error(1e-3)).terms, fit_fourier(k, 2.0, kFourierFitError).terms);
 }
+
+// A centre within kCentreSnap of the half-width is taken as 0, the half-width growing to cover the points; a
+// larger offset is kept.
+TEST(Layout, CentresNearZeroAreSnapped) {
+  using namespace sfft::nufft3;
+  const KernelSpec k = make_kernel(KernelKind::ExpSemicircle, 1e-6, 2.0, 1, true);
+  const double x_lo[1] = {-99}, x_hi[1] = {101}, s_lo[1] = {-1.2}, s_hi[1] = {0.8};  // offsets 1 % and 20 %
+  const Layout L = make_layout(1, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e12);
+  EXPECT_EQ(L.axis[0].src_center, 0.0);
+  EXPECT_DOUBLE_EQ(L.axis[0].tgt_center, -0.2);
+  // The snapped side's grid covers [-101, 101]: n1 / 2 cells of h1 reach past 101.
+  EXPECT_GE(L.axis[0].n1 / 2 * L.axis[0].h1, 101.0);
+}
 #endif
 
 }  // namespace

@@ -33,6 +33,7 @@ inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 // nufft3_setpts with N >> K, and within a few float ulps of it.
 template <class Real>
 std::complex<Real> unit_phase(double phase, double sign, double scale = 1) {
+  if (phase == 0) return {static_cast<Real>(scale), 0};  // every centre at 0 (make_layout): no sine or cosine
   if constexpr (sizeof(Real) == 4) {
     constexpr double kTwoPi = 2 * M_PI;
     const auto r = static_cast<float>(phase - kTwoPi * std::nearbyint(phase * (1 / kTwoPi)));

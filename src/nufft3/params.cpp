@@ -294,6 +294,17 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
     double X = x_hi[d] / 2 - x_lo[d] / 2, S = s_hi[d] / 2 - s_lo[d] / 2;
     a.src_center = x_lo[d] + X;
     a.tgt_center = s_lo[d] + S;
+    // A centre within kCentreSnap of its half-width becomes 0 (the half-width grows by it, the grid by at most as
+    // much): setpts then takes no phase factor of the other side's points (their sine and cosine, 0.3 ms per 1e5
+    // points on the CPU), as FINUFFT does for centres within 10 %.
+    if (std::fabs(a.src_center) <= kCentreSnap * X) {
+      X = std::max(std::fabs(x_lo[d]), std::fabs(x_hi[d]));
+      a.src_center = 0;
+    }
+    if (std::fabs(a.tgt_center) <= kCentreSnap * S) {
+      S = std::max(std::fabs(s_lo[d]), std::fabs(s_hi[d]));
+      a.tgt_center = 0;
+    }
     phase_bound += std::max(std::fabs(x_lo[d]), std::fabs(x_hi[d])) * std::max(std::fabs(s_lo[d]), std::fabs(s_hi[d]));
     // h1 S <= pi / upsampfac keeps every target in the kernel's accurate band. Where pi / (upsampfac S) is
     // infinite or huge (all targets at one coordinate, or S near the smallest doubles), X S is that small too

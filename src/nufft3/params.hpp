@@ -56,6 +56,8 @@ constexpr int kMaxEsWidth = 24;
 // in [tol/10, tol] (AchievedErrorLandsInToleranceBand; the benchmark suite). With one budget of 7 for every
 // dim it reached 1.4 tol in 2-d and 1.2 tol in 3-d at some tolerances.
 constexpr double kWorstCaseTolerances[3] = {6, 4.5, 6};
+// Relative offset of the points' centre from 0 (to their half-width) below which make_layout centres them at 0.
+constexpr double kCentreSnap = 0.02;
 // Predicted double-precision rounding error (relative to the outputs) that may come on top of a kernel meeting
 // tol: sigma = 2 predicts up to ~3e-12 in 3-d (measured there with few points: below 1e-12).
 constexpr double kRoundingAllowance = 4e-12;

@@ -208,9 +208,16 @@ class CpuEngine final : public Engine {
 
     HostVector<double> corr;
     for (int d = 0; d < dim; ++d) {
+      // The same kernel on the same grid (new points over the same extents): the previous factors, copied (0.3
+      // ms to compute for 8e4 cells in 1-d).
+      correction_[d].allocate(ax[d].n1);
+      if (same_kernel && previous->L_.axis[d].n1 == ax[d].n1 && previous->L_.axis[d].n2 == ax[d].n2 &&
+          previous->L_.dim == dim) {
+        std::copy(previous->correction_[d].get(), previous->correction_[d].get() + ax[d].n1, correction_[d].get());
+        continue;
+      }
       corr.resize(static_cast<std::size_t>(ax[d].n1));
       grid_correction(kernel, fourier, ax[d], corr.data(), threads);
-      correction_[d].allocate(ax[d].n1);
       // Along the last dimension, (-1)^cell: the FFT's output moves by n2 / 2 (see the targets above).
       for (long long c = 0; c < ax[d].n1; ++c)
         correction_[d][c] = static_cast<Real>(d == dim - 1 && ((c - ax[d].n1 / 2) & 1) ? -corr[c] : corr[c]);

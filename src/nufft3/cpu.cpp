@@ -192,18 +192,26 @@ class CpuEngine final : public Engine {
     counting_sort(key, static_cast<std::size_t>(tiles[0] * tiles[1] * tiles[2]), tgt_index_);
     tgt_pos_.allocate(checked_mul(K_, dim, "dim * K"));
     tgt_factor_.allocate(K_);
+    // In blocks of kLogFourierBlock targets: their deconvolution factors 1 / phihat of every dimension come as
+    // one exp of a sum of logarithms evaluated side by side (target by target, 3.3-7.9 ms of setpts for 1e5
+    // targets in 1-d to 3-d).
+    const std::size_t target_blocks = (K_ + kLogFourierBlock - 1) / kLogFourierBlock;
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t j = 0; j < K_; ++j) {
-      const std::size_t k = tgt_index_[j];
-      double phase = 0, scale = 1;
+    for (std::size_t b = 0; b < target_blocks; ++b) {
+      const std::size_t j0 = b * kLogFourierBlock, m = std::min(kLogFourierBlock, K_ - j0);
+      double phase[kLogFourierBlock] = {}, log_phihat[kLogFourierBlock] = {}, w[kLogFourierBlock];
       for (int d = 0; d < dim; ++d) {
-        double s = static_cast<const Real *>(p.tgt[d])[k];
-        double sr = s - ax[d].tgt_center;
-        tgt_pos_[d * K_ + j] = static_cast<Real>(sr * ax[d].tgt_scale);  // unshifted: the kernels add n2 / 2
-        phase += ax[d].src_center * s;
-        scale /= fourier_at(kernel, fourier, sr * ax[d].h1);
+        for (std::size_t i = 0; i < m; ++i) {
+          const double s = static_cast<const Real *>(p.tgt[d])[tgt_index_[j0 + i]];
+          const double sr = s - ax[d].tgt_center;
+          tgt_pos_[d * K_ + j0 + i] = static_cast<Real>(sr * ax[d].tgt_scale);  // unshifted: the kernels add n2 / 2
+          phase[i] += ax[d].src_center * s;
+          w[i] = sr * ax[d].h1;
+        }
+        add_log_fourier(kernel, fourier, w, m, log_phihat);
       }
-      tgt_factor_[j] = unit_phase<Real>(phase, cfg_.sign, scale);
+      for (std::size_t i = 0; i < m; ++i)
+        tgt_factor_[j0 + i] = unit_phase<Real>(phase[i], cfg_.sign, std::exp(-log_phihat[i]));
     }
 
     HostVector<double> corr;

@@ -436,15 +436,58 @@ FourierFit fit_fourier(const KernelSpec &k, double upsampfac, double max_error) 
   return fit;  // terms = 0: the quadrature
 }
 
+void add_log_fourier(const KernelSpec &k, const FourierFit &fit, const double *w, std::size_t m, double *acc) {
+  if (k.kind == KernelKind::Gaussian) {
+    const double log_peak = 0.5 * std::log(4 * M_PI * k.b);
+    for (std::size_t i = 0; i < m; ++i) acc[i] += log_peak - k.b * w[i] * w[i];
+    return;
+  }
+  double z[kLogFourierBlock], b1[kLogFourierBlock] = {}, b2[kLogFourierBlock] = {};
+  bool outside = fit.terms == 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double w2 = w[i] * w[i];
+    outside |= w2 > fit.wmax2;
+    z[i] = w2 > fit.wmax2 ? 0 : 2 * w2 / fit.wmax2 - 1;
+  }
+  if (fit.terms > 0) {
+    for (int t = fit.terms - 1; t >= 1; --t) {
+      const double c = fit.coeff[t];
+      for (std::size_t i = 0; i < m; ++i) {
+        const double b0 = c + 2 * z[i] * b1[i] - b2[i];
+        b2[i] = b1[i];
+        b1[i] = b0;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    if (!outside || (fit.terms > 0 && w[i] * w[i] <= fit.wmax2)) {
+      acc[i] += fit.coeff[0] + z[i] * b1[i] - b2[i];
+    } else {
+      acc[i] += std::log(kernel_fourier(k, w[i]));
+    }
+  }
+}
+
 void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out, int threads) {
   // phihat is even: cells c and -c share a value (cell -n1/2 has no mirror inside the grid).
   const long long half = a.n1 / 2;
   out[0] = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(-half) / static_cast<double>(a.n2));
+  const long long blocks =
+      (half + static_cast<long long>(kLogFourierBlock) - 1) / static_cast<long long>(kLogFourierBlock);
 #pragma omp parallel for num_threads(threads) schedule(static) if (half >= 4096)
-  for (long long c = 0; c < half; ++c) {
-    const double v = 1 / fourier_at(k, fit, 2 * M_PI * static_cast<double>(c) / static_cast<double>(a.n2));
-    out[half + c] = v;
-    if (c > 0) out[half - c] = v;
+  for (long long b = 0; b < blocks; ++b) {
+    const long long c0 = b * static_cast<long long>(kLogFourierBlock);
+    const auto m = static_cast<std::size_t>(std::min(static_cast<long long>(kLogFourierBlock), half - c0));
+    double w[kLogFourierBlock], log_phihat[kLogFourierBlock] = {};
+    for (std::size_t i = 0; i < m; ++i)
+      w[i] = 2 * M_PI * static_cast<double>(c0 + static_cast<long long>(i)) / static_cast<double>(a.n2);
+    add_log_fourier(k, fit, w, m, log_phihat);
+    for (std::size_t i = 0; i < m; ++i) {
+      const long long c = c0 + static_cast<long long>(i);
+      const double v = std::exp(-log_phihat[i]);
+      out[half + c] = v;
+      if (c > 0) out[half - c] = v;
+    }
   }
 }
 

@@ -125,6 +125,13 @@ constexpr double kFourierFitError = 2e-14;
 double fourier_fit_error(double tol);
 FourierFit fit_fourier(const KernelSpec &k, double upsampfac, double max_error);
 
+// acc[i] += log phihat(w[i]) for i < m (m <= kLogFourierBlock): the fit's Clenshaw recurrences of a block run side
+// by side (one recurrence is a chain of dependent multiply-adds, latency-bound target by target), and a caller
+// that multiplies the factors of several dimensions takes one exp of the sum. Outside the fit (the Gaussian's
+// closed form, the quadrature beyond the fitted band) element by element.
+constexpr std::size_t kLogFourierBlock = 16;
+void add_log_fourier(const KernelSpec &k, const FourierFit &fit, const double *w, std::size_t m, double *acc);
+
 // 1 / phihat(2 pi c / n2) for c in [-n1/2, n1/2): the grid deconvolution of one dimension.
 void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out, int threads);
 

@@ -93,11 +93,12 @@ std::vector<Real> cast(const std::vector<double> &v) {
 // Runs the plan on p; returns F as complex double. Status failures are test failures.
 template <class Real>
 std::vector<cd> run(const Problem &p, Where where, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES,
-                    double upsampfac = 0) {
+                    double upsampfac = 0, int threads = 0) {
   using C = std::complex<Real>;
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
+  opts.threads = threads;
   nufft3_plan plan = nullptr;
   sfft_dtype dt = sizeof(Real) == 8 ? SFFT_COMPLEX128 : SFFT_COMPLEX64;
   EXPECT_EQ(nufft3_create(&plan, p.dim, dt, sign, tol, &opts), SFFT_SUCCESS) << sfft_last_error();
@@ -509,6 +510,33 @@ TEST(nufft3Cpu, EveryInstructionSetVariantMeetsTolerances) {
     }
   }
   unsetenv("SFFT_NUFFT3_ISA");
+}
+
+// Above 2^14 points setpts sorts on several threads (each counts and places a range of the keys); three
+// threads split the points unevenly. The result must match one thread's and direct sums at sampled targets.
+TEST(nufft3Cpu, ManyPointsSortedOnSeveralThreads) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    const std::size_t n = 20000;
+    Problem p = make_problem(dim, n, n, dim == 1 ? 300 : dim == 2 ? 30 : 8, dim == 1 ? 40 : 20, true, 1, 71);
+    const double tol = 1e-9;
+    const std::vector<cd> one = run<double>(p, Where::Cpu, -1, tol, NUFFT3_KERNEL_ES, 0, 1);
+    const std::vector<cd> three = run<double>(p, Where::Cpu, -1, tol, NUFFT3_KERNEL_ES, 0, 3);
+    EXPECT_LE(error_of(three, one), 1e-13) << "dim " << dim;
+    std::vector<cd> got, want;
+    for (std::size_t k = 0; k < n; k += 97) {
+      long double re = 0, im = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        long double ph = 0;
+        for (int d = 0; d < dim; ++d) ph += static_cast<long double>(p.x[d][j]) * p.s[d][k];
+        const double c = std::cos(static_cast<double>(ph)), sn = -std::sin(static_cast<double>(ph));
+        re += p.f[j].real() * c - p.f[j].imag() * sn;
+        im += p.f[j].real() * sn + p.f[j].imag() * c;
+      }
+      want.emplace_back(static_cast<double>(re), static_cast<double>(im));
+      got.push_back(three[k]);
+    }
+    EXPECT_LE(error_of(got, want), tol) << "dim " << dim;
+  }
 }
 
 TEST(nufft3Plan, EmptyInputsZeroTheOutput) {

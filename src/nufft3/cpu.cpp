@@ -145,6 +145,7 @@ class CpuEngine final : public Engine {
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
     const long long row_tile = dim == 1 ? kTile : 1;
+    const int row_shift = dim == 1 ? 4 : 0;  // log2(row_tile)
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
     HostVector<std::size_t> key(N_);
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -154,7 +155,7 @@ class CpuEngine final : public Engine {
         Real pos = static_cast<Real>((static_cast<const Real *>(p.src[d])[i] - ax[d].src_center) / ax[d].h1);
         cell[d] = static_cast<long long>(std::ceil(pos - Real(kernel.half_width))) + ax[d].n1 / 2;
       }
-      key[i] = static_cast<std::size_t>(cell[0] / row_tile * col_tiles + cell[1] / kTile);
+      key[i] = static_cast<std::size_t>((cell[0] >> row_shift) * col_tiles + cell[1] / kTile);  // cells >= 0
     }
     counting_sort(key, static_cast<std::size_t>((rows / row_tile + 1) * col_tiles), src_index_, threads);
 
@@ -200,6 +201,7 @@ class CpuEngine final : public Engine {
     // took twice as long as spreading (W = 13, N = K = 2e4).
     key.resize(K_);
     const long long tile_cells = dim == 3 ? 8 : kTile;
+    const int tile_shift = dim == 3 ? 3 : 4;  // log2(tile_cells)
     long long tiles[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) tiles[d] = ax[d].n2 / tile_cells + 1;
     // Along the last (contiguous) dimension the grid holds its spectrum moved by n2 / 2 (the deconvolution
@@ -213,8 +215,11 @@ class CpuEngine final : public Engine {
       std::size_t t = 0;
       for (int d = 0; d < dim; ++d) {
         double v = (static_cast<const Real *>(p.tgt[d])[k] - ax[d].tgt_center) * ax[d].tgt_scale + half_shift(d);
-        long long c = static_cast<long long>(std::floor(v)) % ax[d].n2;
-        t = t * static_cast<std::size_t>(tiles[d]) + static_cast<std::size_t>((c < 0 ? c + ax[d].n2 : c) / tile_cells);
+        // Targets lie within (-n2, 2 n2) (h1 S <= pi / sigma): one wrap, not a 64-bit remainder per coordinate.
+        long long c = static_cast<long long>(std::floor(v));
+        c = c < 0 ? c + ax[d].n2 : c >= ax[d].n2 ? c - ax[d].n2 : c;
+        if (c < 0 || c >= ax[d].n2) c = (c % ax[d].n2 + ax[d].n2) % ax[d].n2;
+        t = t * static_cast<std::size_t>(tiles[d]) + static_cast<std::size_t>(c >> tile_shift);
       }
       key[k] = t;
     }

@@ -54,16 +54,9 @@ constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one threa
 void counting_sort(const HostVector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order, int threads) {
   const std::size_t n = key.size();
   order.allocate(n);
-  if (threads < 2 || n < kParallelSortPoints) {
-    HostVector<std::size_t> start(nkeys + 1, 0);
-    for (std::size_t k : key) ++start[k + 1];
-    for (std::size_t b = 0; b < nkeys; ++b) start[b + 1] += start[b];
-    for (std::size_t i = 0; i < n; ++i) order[start[key[i]]++] = i;
-    return;
-  }
-  const auto parts = static_cast<std::size_t>(threads);
+  const std::size_t parts = threads > 1 && n >= kParallelSortPoints ? static_cast<std::size_t>(threads) : 1;
   HostVector<std::size_t> start(checked_mul(parts, nkeys, "threads * sort keys"), 0);  // [thread][key]
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(static_cast <int>(parts)) if (parts > 1)
   {
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     const std::size_t lo = n * t / parts, hi = n * (t + 1) / parts;
@@ -144,8 +137,8 @@ class CpuEngine final : public Engine {
     // of 16 rows keeps the counting sort's table small (a key per cell took 1 ms of setpts for 1e5 sources).
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
-    const long long row_tile = dim == 1 ? kTile : 1;
-    const int row_shift = dim == 1 ? 4 : 0;  // log2(row_tile)
+    const int row_shift = dim == 1 ? 4 : 0;  // rows per sorting tile: kTile in 1-d
+    const long long row_tile = 1LL << row_shift;
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
     HostVector<std::size_t> key(N_);
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -200,8 +193,8 @@ class CpuEngine final : public Engine {
     // 3-d, tiles over (x, y) only left each target's W^2 lines spread over the whole z range: interpolation
     // took twice as long as spreading (W = 13, N = K = 2e4).
     key.resize(K_);
-    const long long tile_cells = dim == 3 ? 8 : kTile;
-    const int tile_shift = dim == 3 ? 3 : 4;  // log2(tile_cells)
+    const int tile_shift = dim == 3 ? 3 : 4;  // target tiles of 8 cells a side in 3-d, kTile otherwise
+    const long long tile_cells = 1LL << tile_shift;
     long long tiles[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) tiles[d] = ax[d].n2 / tile_cells + 1;
     // Along the last (contiguous) dimension the grid holds its spectrum moved by n2 / 2 (the deconvolution
@@ -253,8 +246,7 @@ class CpuEngine final : public Engine {
       // The same kernel on the same grid (new points over the same extents): the previous factors, copied (0.3
       // ms to compute for 8e4 cells in 1-d).
       correction_[d].allocate(ax[d].n1);
-      if (same_kernel && previous->L_.axis[d].n1 == ax[d].n1 && previous->L_.axis[d].n2 == ax[d].n2 &&
-          previous->L_.dim == dim) {
+      if (same_kernel && previous->L_.axis[d].n1 == ax[d].n1 && previous->L_.axis[d].n2 == ax[d].n2) {
         std::copy(previous->correction_[d].get(), previous->correction_[d].get() + ax[d].n1, correction_[d].get());
         continue;
       }

@@ -442,30 +442,20 @@ void add_log_fourier(const KernelSpec &k, const FourierFit &fit, const double *w
     for (std::size_t i = 0; i < m; ++i) acc[i] += log_peak - k.b * w[i] * w[i];
     return;
   }
+  // Elements the fit covers run its recurrence; the others (no fit, or beyond its band) take the quadrature.
+  const auto fitted = [&](std::size_t i) { return fit.terms > 0 && w[i] * w[i] <= fit.wmax2; };
   double z[kLogFourierBlock], b1[kLogFourierBlock] = {}, b2[kLogFourierBlock] = {};
-  bool outside = fit.terms == 0;
-  for (std::size_t i = 0; i < m; ++i) {
-    const double w2 = w[i] * w[i];
-    outside |= w2 > fit.wmax2;
-    z[i] = w2 > fit.wmax2 ? 0 : 2 * w2 / fit.wmax2 - 1;
-  }
-  if (fit.terms > 0) {
-    for (int t = fit.terms - 1; t >= 1; --t) {
-      const double c = fit.coeff[t];
-      for (std::size_t i = 0; i < m; ++i) {
-        const double b0 = c + 2 * z[i] * b1[i] - b2[i];
-        b2[i] = b1[i];
-        b1[i] = b0;
-      }
+  for (std::size_t i = 0; i < m; ++i) z[i] = fitted(i) ? 2 * w[i] * w[i] / fit.wmax2 - 1 : 0;
+  for (int t = fit.terms - 1; t >= 1; --t) {
+    const double c = fit.coeff[t];
+    for (std::size_t i = 0; i < m; ++i) {
+      const double b0 = c + 2 * z[i] * b1[i] - b2[i];
+      b2[i] = b1[i];
+      b1[i] = b0;
     }
   }
-  for (std::size_t i = 0; i < m; ++i) {
-    if (!outside || (fit.terms > 0 && w[i] * w[i] <= fit.wmax2)) {
-      acc[i] += fit.coeff[0] + z[i] * b1[i] - b2[i];
-    } else {
-      acc[i] += std::log(kernel_fourier(k, w[i]));
-    }
-  }
+  for (std::size_t i = 0; i < m; ++i)
+    acc[i] += fitted(i) ? fit.coeff[0] + z[i] * b1[i] - b2[i] : std::log(kernel_fourier(k, w[i]));
 }
 
 void grid_correction(const KernelSpec &k, const FourierFit &fit, const DimLayout &a, double *out, int threads) {

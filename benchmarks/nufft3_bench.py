@@ -28,6 +28,7 @@ import numpy as np
 
 SFFT_COMPLEX64, SFFT_COMPLEX128 = 3, 4
 SFFT_BACKEND_CPU, SFFT_BACKEND_CUDA = 1, 2
+NUFFT3_KERNELS = {"es": 0, "gaussian": 1, "pswf": 2}
 
 
 class SfftOptions(C.Structure):
@@ -190,7 +191,7 @@ def run_sfft(sf, env, case, prec, tol, pts):
     n, k = xd.shape[1], sd.shape[1]
     ptr = env["ptr"]
     plan = sf.plan(env["sfft_backend"], dim, SFFT_COMPLEX64 if prec == "single" else SFFT_COMPLEX128, -1, tol,
-                   ntransf=nt, threads=env["threads"])
+                   ntransf=nt, kernel=env["kernel"], threads=env["threads"])
     try:
         xs = [ptr(xd[d]) for d in range(dim)] + [None] * (3 - dim)
         ss = [ptr(sd[d]) for d in range(dim)] + [None] * (3 - dim)
@@ -279,6 +280,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="CPU threads for both libraries (0: all)")
     ap.add_argument("--cases", default="", help="comma-separated substrings selecting suite cases")
     ap.add_argument("--prec", choices=["single", "double", "both"], default="both")
+    ap.add_argument("--kernel", choices=sorted(NUFFT3_KERNELS), default="es", help="sfft's nufft3_kernel")
     ap.add_argument("--max-peer-tols", type=int, default=99, help="use only the loosest peer tolerances")
     ap.add_argument("--stages", default="", help="comma-separated sfft tolerances: instead of the comparison, "
                     "sfft's stage times and its default FFT against the full one (see run_stages)")
@@ -311,10 +313,11 @@ def main():
                                 cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "?"
     except OSError:
         commit = "?"
-    env = dict(gpu=gpu, xp=xp, ptr=ptr, threads=args.threads, timer=Timer(sync, args.repeats),
+    env = dict(gpu=gpu, xp=xp, ptr=ptr, threads=args.threads, kernel=NUFFT3_KERNELS[args.kernel],
+               timer=Timer(sync, args.repeats),
                sfft_backend=SFFT_BACKEND_CUDA if gpu else SFFT_BACKEND_CPU)
     print(f"# nufft3 time vs achieved error, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {device}, commit "
-          f"{commit}, peer {peer_name}, scale {args.scale}, median of {args.repeats}, error on {args.sample} targets")
+          f"{commit}, sfft kernel {args.kernel}, peer {peer_name}, scale {args.scale}, median of {args.repeats}, error on {args.sample} targets")
     print("# ratio = peer time / time of the fastest sfft run at least as accurate as the peer point (> 1: sfft "
           "faster); chosen separately for exec, setpts and end-to-end (e2e = setpts + one exec)")
     precs = ["single", "double"] if args.prec == "both" else [args.prec]

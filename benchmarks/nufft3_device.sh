@@ -43,13 +43,14 @@ if [[ $checks == 1 ]]; then
 # The test binary directly (ctest's PRE_TEST discovery calls the build host's cmake, absent here).
 $build/tests/nufft3_test 2>&1 | tee "$out/tests.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) *\]|Failure" | tail -60
 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $build/tests/nufft3_test \
-  --gtest_filter='*Degenerate*/Cuda:*Batch*/Cuda:*NewPoints*/Cuda:*Curve*/Cuda:nufft3Cuda.*' 2>&1 | tee "$out/memcheck.log" |
+  --gtest_filter='*Degenerate*/Cuda*:*Batch*/Cuda*:*NewPoints*/Cuda*:*Curve*/Cuda*:nufft3Cuda.*' 2>&1 | tee "$out/memcheck.log" |
   grep -E "OK \]|FAILED|SUMMARY"
 compute-sanitizer --tool racecheck --error-exitcode 9 $build/tests/nufft3_test \
-  --gtest_filter='*Degenerate*/Cuda:*Batch*/Cuda:*NewPoints*/Cuda:*Curve*/Cuda:nufft3Cuda.*' 2>&1 | tee "$out/racecheck.log" |
+  --gtest_filter='*Degenerate*/Cuda*:*Batch*/Cuda*:*NewPoints*/Cuda*:*Curve*/Cuda*:nufft3Cuda.*' 2>&1 | tee "$out/racecheck.log" |
   grep -E "OK \]|FAILED|SUMMARY"
 $build/apps/cli/sfft nufft3 --backend cuda 2>&1 | tee "$out/cli.log"
 $build/apps/cli/sfft nufft3 --backend cuda --single --kernel gaussian --tol 1e-4 2>&1 | tee -a "$out/cli.log"
+$build/apps/cli/sfft nufft3 --backend cuda --kernel pswf 2>&1 | tee -a "$out/cli.log"
 fi
 if [[ -n "$peer_build_pid" ]]; then wait "$peer_build_pid"; echo "peer build rc $?"; tail -3 "$out/peer_build.log"; fi
 # The time-versus-achieved-error suite against cuFINUFFT (extra arguments go to the benchmark, e.g. --cases).

@@ -42,7 +42,7 @@ module sfft
   integer(c_int32_t), parameter, public :: SFFT_FAMILY_SHIFT = 1, SFFT_FAMILY_SPARSE = 2, SFFT_FAMILY_NUFFT3 = 4, &
     SFFT_FAMILY_SPFFT2D = 8
   ! nufft3_kernel
-  integer(c_int), parameter, public :: NUFFT3_KERNEL_ES = 0, NUFFT3_KERNEL_GAUSSIAN = 1
+  integer(c_int), parameter, public :: NUFFT3_KERNEL_ES = 0, NUFFT3_KERNEL_GAUSSIAN = 1, NUFFT3_KERNEL_PSWF = 2
   ! spfft2d_method
   integer(c_int), parameter, public :: SPFFT2D_METHOD_AUTO = 0, SPFFT2D_METHOD_DIRECT = 1, &
     SPFFT2D_METHOD_DIRECT_ROWS = 2, SPFFT2D_METHOD_DENSE = 3, SPFFT2D_METHOD_PRUNED = 4

@@ -153,8 +153,8 @@ TEST(DesignMemo, BoundedOverManyUpsampfacs) {
   using namespace sfft::nufft3;
   const KernelSpec first = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
   for (int i = 1; i < 40; ++i) (void)make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25 + 0.05 * i, 1, true);
-  EXPECT_GT(es_design_memo_size(), 0u);
-  EXPECT_LE(es_design_memo_size(), 4 * static_cast<std::size_t>(kMaxEsWidth));
+  EXPECT_GT(design_memo_size(), 0u);
+  EXPECT_LE(design_memo_size(), 4 * static_cast<std::size_t>(kMaxEsWidth));
   // The evicted first sigma is designed again, identically.
   const KernelSpec again = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
   EXPECT_EQ(again.width, first.width);
@@ -170,13 +170,14 @@ TEST(FourierFit, EveryKernelIsFittedWithinItsBound) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(0, 1);
   int kernels = 0;
+  for (const KernelKind kind : {KernelKind::ExpSemicircle, KernelKind::Prolate}) {
   for (const bool is_double : {false, true}) {
     for (double tol = 1e-1; tol >= (is_double ? 1e-14 : 1e-6); tol /= 3) {
       for (const double sigma : {1.25, 2.0}) {
         for (int dim = 1; dim <= 3; ++dim) {
           KernelSpec k;
           try {
-            k = make_kernel(KernelKind::ExpSemicircle, tol, sigma, dim, is_double);
+            k = make_kernel(kind, tol, sigma, dim, is_double);
           } catch (const std::exception &) {
             continue;  // out of reach at this sigma; choose_layout takes the other
           }
@@ -195,10 +196,43 @@ TEST(FourierFit, EveryKernelIsFittedWithinItsBound) {
       }
     }
   }
-  EXPECT_GT(kernels, 100);
+  }
+  EXPECT_GT(kernels, 200);
   // A loose tol takes fewer terms than the tightest bound.
   const KernelSpec k = make_kernel(KernelKind::ExpSemicircle, 1e-3, 2.0, 2, false);
   EXPECT_LT(fit_fourier(k, 2.0, fourier_fit_error(1e-3)).terms, fit_fourier(k, 2.0, kFourierFitError).terms);
+}
+
+// The prolate kernel is psi_0 of bandwidth c, which its own Fourier transform reproduces: the integral of
+// psi_0(z) e^{i c z v} over [-1, 1] is lambda psi_0(v) for |v| <= 1, so phihat(w) / phihat(0) = phi(u) at
+// u = w half_width^2 / c. phihat comes from the Gauss-Legendre quadrature of the kernel's values and phi from its
+// Legendre series (the eigenvector of the prolate operator): they agree only if that vector is psi_0's.
+TEST(ProlateKernel, IsItsOwnFourierTransform) {
+  using namespace sfft::nufft3;
+  for (const double sigma : {1.25, 2.0}) {
+    for (double tol = 1e-2; tol >= 1e-14; tol /= 10) {
+      KernelSpec k;
+      try {
+        k = make_kernel(KernelKind::Prolate, tol, sigma, 1, true);
+      } catch (const std::exception &) {
+        continue;
+      }
+      ASSERT_GT(k.nlegendre, 0);
+      ASSERT_LT(k.nlegendre, kMaxLegendre) << "the series is cut where it is below rounding, not at its capacity";
+      EXPECT_NEAR(kernel_value(k, 0.0), 1.0, 1e-14);
+      const double c = k.beta, hw = k.half_width, peak = kernel_fourier(k, 0);
+      double worst = 0;
+      for (double v = 0; v <= 1.0; v += 1.0 / 64) {
+        worst = std::max(worst, std::fabs(kernel_fourier(k, v * c / hw) / peak - kernel_value(k, v * hw)));
+      }
+      EXPECT_LT(worst, 1e-12) << "W = " << k.width << ", c = " << c << ", sigma = " << sigma;
+      // Even, and positive inside its support.
+      for (double u = 0; u < hw; u += 0.125) {
+        EXPECT_EQ(kernel_value(k, u), kernel_value(k, -u));
+        EXPECT_GT(kernel_value(k, u), 0.0) << "u = " << u;
+      }
+    }
+  }
 }
 
 // A centre within kCentreSnap of the half-width is taken as 0, the half-width growing to cover the points; a

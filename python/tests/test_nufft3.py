@@ -62,7 +62,8 @@ def test_matches_finufft(rng, dim):
 def test_plan_batch_reuse_and_kernels(rng):
     xs, ss = points(rng, 2, 250, 150)
     c = rng.standard_normal((4, 250)) + 1j * rng.standard_normal((4, 250))
-    for kernel, eps, upsampfac in [("es", 1e-8, 0.0), ("es", 1e-8, 1.25), ("gaussian", 1e-6, 0.0)]:
+    for kernel, eps, upsampfac in [("es", 1e-8, 0.0), ("es", 1e-8, 1.25), ("pswf", 1e-8, 0.0), ("pswf", 1e-6, 1.25),
+                                   ("gaussian", 1e-6, 0.0)]:
         with sfft.Plan(3, 2, n_trans=4, eps=eps, isign=-1, kernel=kernel, upsampfac=upsampfac) as plan:
             plan.setpts(xs[0], xs[1], s=ss[0], t=ss[1])
             assert rel_err(plan.execute(c), direct(xs, c, ss, -1)) < 10 * eps

@@ -202,7 +202,7 @@ struct Geometry {
   int tiles[3];  // tiles per dimension
   int sign;
   FourierFit fourier;  // phihat at the targets
-  // Kernel weights as polynomials (SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and (degree + 1) x width
+  // Kernel weights as polynomials (the prolate kernel, or SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and (degree + 1) x width
   // coefficients of Real (row 0 the highest power, horner.hpp) replace the exp/sqrt of kernel_value.
   const void *horner;
   int horner_degree;
@@ -810,7 +810,8 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, cfg_.opts.device));
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, cfg_.opts.device));
     stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES");
-    use_horner_ = env_value("SFFT_NUFFT3_WEIGHTS") == "horner";
+    // The prolate kernel's Legendre series would cost a few dozen FMAs a tap: its weights always come from the table.
+    use_horner_ = env_value("SFFT_NUFFT3_WEIGHTS") == "horner" || cfg_.kernel == KernelKind::Prolate;
   }
 
   void setpts(const Points &p) override {
@@ -1327,7 +1328,7 @@ class CudaEngine final : public Engine {
   std::size_t scratch_used_ = 0, step_bytes_ = 0, scratch_need_ = 0;
   DeviceBuffer<C> grid_, f_stage_, F_stage_;
   GridFft fft_;
-  bool use_horner_ = false;  // SFFT_NUFFT3_WEIGHTS=horner: kernel weights from horner_table_ (tap_weight)
+  bool use_horner_ = false;  // prolate kernel or SFFT_NUFFT3_WEIGHTS=horner: weights from horner_table_ (tap_weight)
   HornerTable horner_table_;
   double tap_tol_ = 0;
   DeviceBuffer<Real> horner_;

@@ -16,6 +16,7 @@ constexpr int kCheckPoints = 40;  // per cell, for the error estimate
 long double kernel_exact(const KernelSpec &k, long double u) {
   if (k.kind == KernelKind::Gaussian) return std::exp(-u * u / (4.0L * k.b));
   long double z = u / k.half_width, r = 1 - z * z;
+  if (k.kind == KernelKind::Prolate) return std::fabs(z) <= 1 ? even_legendre_series(k.legendre, k.nlegendre, z) : 0.0L;
   return r > 0 ? std::exp(k.beta * (std::sqrt(r) - 1)) : 0.0L;
 }
 

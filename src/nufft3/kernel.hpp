@@ -9,29 +9,51 @@
 
 namespace sfft::nufft3 {
 
-enum class KernelKind { ExpSemicircle = 0, Gaussian = 1 };
+// Prolate: the zeroth prolate spheroidal wave function psi_0 of bandwidth c (the function of its support most
+// concentrated in frequency), from its Legendre series; kernel_value evaluates that series (the CPU and CUDA
+// paths spread with Horner tables fitted to it).
+enum class KernelKind { ExpSemicircle = 0, Gaussian = 1, Prolate = 2 };
 
-// Gauss-Legendre nodes on (0, half_width] for the ES Fourier transform: 2 width + 8, at most 48; the
+// Gauss-Legendre nodes on (0, half_width] for the ES and prolate Fourier transforms: 2 width + 8, at most 48; the
 // transform is needed for |w| <= pi / upsampfac only, where that is accurate to rounding up to width 24.
 constexpr int kMaxQuadrature = 48;
 constexpr int kMaxWidth = 64;
+// Even Legendre terms of psi_0: the coefficients fall below 1e-20 of the largest by degree 2 c / 3 + 40, at most
+// 90 for the widest design (c near 67).
+constexpr int kMaxLegendre = 64;
 
 struct KernelSpec {
   KernelKind kind = KernelKind::ExpSemicircle;
   int width = 0;          // cells touched per point and dimension
   double half_width = 0;  // width / 2
-  double beta = 0;        // ES shape parameter
+  double beta = 0;        // shape: ES beta; Prolate bandwidth c
   double b = 0;           // Gaussian: phi(u) = exp(-u^2 / (4 b)), i.e. tau = b dx^2 of Capozzoli et al.
-  int nquad = 0;          // ES: quadrature nodes q_i in (0, half_width) and weights w_i * phi(q_i)
+  int nquad = 0;          // ES, Prolate: quadrature nodes q_i in (0, half_width) and weights w_i * phi(q_i)
   double quad_node[kMaxQuadrature] = {};
   double quad_weight[kMaxQuadrature] = {};
+  int nlegendre = 0;  // Prolate: phi(u) = sum_j legendre[j] P_2j(u / half_width), phi(0) = 1
+  double legendre[kMaxLegendre] = {};
 };
+
+// sum_j a[j] P_2j(z) for |z| <= 1 (Legendre recurrence upwards; stable on [-1, 1]).
+template <class Real>
+SFFT_HD Real even_legendre_series(const double *a, int terms, Real z) {
+  Real p_prev = 1, p = z, sum = Real(a[0]);  // P_0, P_1
+  for (int n = 1; n < 2 * terms - 2; ++n) {
+    const Real next = (Real(2 * n + 1) * z * p - Real(n) * p_prev) / Real(n + 1);
+    p_prev = p;
+    p = next;
+    if (n % 2 == 1) sum += Real(a[(n + 1) / 2]) * p;
+  }
+  return sum;
+}
 
 // phi(u); the caller guarantees |u| <= half_width (+ rounding).
 template <class Real>
 SFFT_HD Real kernel_value(const KernelSpec &k, Real u) {
   if (k.kind == KernelKind::Gaussian) return exp(-u * u / Real(4 * k.b));
   Real z = u / Real(k.half_width);
+  if (k.kind == KernelKind::Prolate) return fabs(z) <= Real(1) ? even_legendre_series(k.legendre, k.nlegendre, z) : Real(0);
   Real r = Real(1) - z * z;
   return r > Real(0) ? exp(Real(k.beta) * (sqrt(r) - Real(1))) : Real(0);
 }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -72,31 +73,89 @@ double resolve_upsampfac(KernelKind kind, double upsampfac) {
   }
   if (upsampfac == 0) return 0;  // chosen per point set by choose_layout
   require(std::isfinite(upsampfac) && upsampfac >= 1.25 && upsampfac <= 4, "upsampfac = ", upsampfac,
-          " must be 0 (automatic) or in [1.25, 4] for the ES kernel");
+          " must be 0 (automatic) or in [1.25, 4] for the ", kind == KernelKind::Prolate ? "prolate" : "ES",
+          " kernel");
   return upsampfac;
 }
 
 namespace {
 
-// Gauss-Legendre rule of the ES Fourier-transform quadrature for a kernel of `width` cells: 2 width + 8 nodes
-// on (0, half_width] (at most kMaxQuadrature), the same for every shape beta.
+// Gauss-Legendre rule of the Fourier-transform quadrature for a kernel of `width` cells: 2 width + 8 nodes on
+// (0, half_width] (at most kMaxQuadrature), the same for every shape.
 struct Quadrature {
   std::vector<double> nodes, weights;
 };
-Quadrature es_quadrature(int width) {
+Quadrature fourier_quadrature(int width) {
   Quadrature q;
   gauss_legendre(2 * std::min(kMaxQuadrature, 2 * width + 8), q.nodes, q.weights);
   return q;
 }
 
-// The ES kernel of `width` cells and shape `beta`, with the quadrature (es_quadrature(width)) of its Fourier
-// transform.
-KernelSpec es_kernel(int width, double beta, const Quadrature &q) {
+// Coefficients of psi_0 of bandwidth c in the even Legendre polynomials, scaled to psi_0(0) = 1 and cut where they
+// fall below 1e-20 of the largest; returns their count. psi_0 is the eigenvector of the prolate operator
+// -d/dz (1 - z^2) d/dz + c^2 z^2 of the smallest eigenvalue, which in the orthonormal even Legendre basis is a
+// symmetric tridiagonal matrix: its eigenvalue by bisection on the Sturm count, the vector by inverse iteration
+// just below it (where the shifted matrix is positive definite, so the factorisation needs no pivoting).
+int prolate_legendre(double c, double *coeff) {
+  constexpr int M = kMaxLegendre;
+  double diag[M], off[M];
+  for (int j = 0; j < M; ++j) {
+    const double n = 2.0 * j;
+    diag[j] = n * (n + 1) + c * c * (2 * n * (n + 1) - 1) / ((2 * n + 3) * (2 * n - 1));
+    off[j] = c * c * (n + 1) * (n + 2) / ((2 * n + 3) * std::sqrt((2 * n + 1) * (2 * n + 5)));
+  }
+  // Pivots of the LDL^T factorisation of T - x; their negative count is the number of eigenvalues below x.
+  double pivot[M];
+  auto factor = [&](double x) {
+    int negative = 0;
+    pivot[0] = diag[0] - x;
+    for (int j = 0; j < M; ++j) {
+      if (j > 0) pivot[j] = diag[j] - x - off[j - 1] * off[j - 1] / pivot[j - 1];
+      if (pivot[j] == 0) pivot[j] = -1e-300;
+      negative += pivot[j] < 0;
+    }
+    return negative;
+  };
+  double lo = -1, hi = diag[0] + 1;  // the Rayleigh quotient at e_0 bounds the smallest eigenvalue above
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
+    const double mid = (lo + hi) / 2;
+    (factor(mid) >= 1 ? hi : lo) = mid;
+  }
+  factor(lo - 1e-9 * hi);
+  double v[M], y[M];
+  std::fill(v, v + M, 1.0);
+  for (int it = 0; it < 4; ++it) {
+    y[0] = v[0];
+    for (int j = 1; j < M; ++j) y[j] = v[j] - off[j - 1] / pivot[j - 1] * y[j - 1];
+    v[M - 1] = y[M - 1] / pivot[M - 1];
+    for (int j = M - 2; j >= 0; --j) v[j] = (y[j] - off[j] * v[j + 1]) / pivot[j];
+    const double largest = std::fabs(*std::max_element(v, v + M, [](double a, double b) {
+      return std::fabs(a) < std::fabs(b);
+    }));
+    for (double &a : v) a /= largest;
+  }
+  // Orthonormal basis sqrt(n + 1/2) P_n to P_n, then psi_0(0) = sum a_j P_2j(0) = 1.
+  int terms = 0;
+  double at_zero = 0, p_even_at_zero = 1;  // P_2j(0) = (-1)^j (2j - 1)!! / (2j)!!
+  for (int j = 0; j < M; ++j) {
+    coeff[j] = v[j] * std::sqrt(2 * j + 0.5);
+    if (j > 0) p_even_at_zero *= -(2.0 * j - 1) / (2.0 * j);
+    at_zero += coeff[j] * p_even_at_zero;
+    if (std::fabs(v[j]) > 1e-20) terms = j + 1;
+  }
+  for (int j = 0; j < M; ++j) coeff[j] = j < terms ? coeff[j] / at_zero : 0;
+  return terms;
+}
+
+// The ES or prolate kernel of `width` cells and shape `shape` (ES beta, prolate c), with the quadrature
+// (fourier_quadrature(width)) of its Fourier transform.
+KernelSpec shaped_kernel(KernelKind kind, int width, double shape, const Quadrature &q) {
   KernelSpec k;
-  k.kind = KernelKind::ExpSemicircle;
+  k.kind = kind;
   k.width = width;
   k.half_width = width / 2.0;
-  k.beta = beta;
+  k.beta = shape;
+  if (kind == KernelKind::Prolate) k.nlegendre = prolate_legendre(shape, k.legendre);
   for (std::size_t i = 0; i < q.nodes.size(); ++i) {
     if (q.nodes[i] <= 0) continue;
     const double u = q.nodes[i] * k.half_width;
@@ -146,16 +205,16 @@ double stage_error(const KernelSpec &k, double sigma) {
       worst = std::max(worst, std::hypot(re / ph - 1, im / ph));
     }
   }
-  if (k.kind != KernelKind::ExpSemicircle) return worst;
+  if (k.kind != KernelKind::ExpSemicircle) return worst;  // the prolate kernel is smooth up to its edges
   // The CPU's polynomial tables cannot follow the square-root edge of the ES kernel below about e^-beta (up to
   // 4 e^-beta in each of the two edge taps); the deconvolution amplifies that by 1 / phihat at the band's edge.
   return worst + 8 * std::exp(-k.beta) / kernel_fourier(k, M_PI / sigma);
 }
 
-// ES kernel of `width` cells with the shape that minimises stage_error at sigma (golden-section search around
-// FINUFFT's beta = 0.97 pi (1 - 1 / (2 sigma)) width, which is near optimal from 6 cells on; narrower kernels
-// want up to 20 % less).
-struct EsDesign {
+// ES or prolate kernel of `width` cells with the shape that minimises stage_error at sigma (golden-section search
+// around FINUFFT's beta = 0.97 pi (1 - 1 / (2 sigma)) width, which is near optimal from 6 cells on; narrower
+// kernels want up to 20 % less; the prolate c has the same role and about the same optimum).
+struct Design {
   KernelSpec kernel;
   double error = 0;
 };
@@ -165,7 +224,7 @@ struct EsDesign {
 constexpr std::size_t kMemoSigmas = 4;
 struct DesignMemo {
   std::mutex mutex;
-  std::map<std::pair<int, double>, EsDesign> designs;
+  std::map<std::tuple<KernelKind, int, double>, Design> designs;
   std::vector<double> sigmas;  // most recently used last
 };
 DesignMemo &design_memo() {
@@ -188,22 +247,22 @@ void touch(DesignMemo &memo, double sigma) {
   const double evicted = order.front();
   order.erase(order.begin());
   for (auto it = memo.designs.begin(); it != memo.designs.end();)
-    it = it->first.second == evicted ? memo.designs.erase(it) : std::next(it);
+    it = std::get<2>(it->first) == evicted ? memo.designs.erase(it) : std::next(it);
 }
 
-EsDesign es_design(int width, double sigma) {
+Design design(KernelKind kind, int width, double sigma) {
   DesignMemo &memo = design_memo();
   {
     std::lock_guard<std::mutex> lock(memo.mutex);
-    auto it = memo.designs.find({width, sigma});
+    auto it = memo.designs.find({kind, width, sigma});
     if (it != memo.designs.end()) {
       touch(memo, sigma);
       return it->second;
     }
   }
   const double nominal = 0.97 * M_PI * (1 - 1 / (2 * sigma)) * width;
-  const Quadrature quadrature = es_quadrature(width);
-  auto error_at = [&](double beta) { return stage_error(es_kernel(width, beta, quadrature), sigma); };
+  const Quadrature quadrature = fourier_quadrature(width);
+  auto error_at = [&](double shape) { return stage_error(shaped_kernel(kind, width, shape, quadrature), sigma); };
   const double g = (std::sqrt(5.0) - 1) / 2;
   double a = 0.75 * nominal, b = 1.05 * nominal;
   double c = b - g * (b - a), d = a + g * (b - a), ec = error_at(c), ed = error_at(d);
@@ -216,11 +275,11 @@ EsDesign es_design(int width, double sigma) {
       d = a + g * (b - a), ed = error_at(d);
     }
   }
-  EsDesign best;
-  best.kernel = es_kernel(width, ec < ed ? c : d, quadrature);
+  Design best;
+  best.kernel = shaped_kernel(kind, width, ec < ed ? c : d, quadrature);
   best.error = std::min(ec, ed);
   std::lock_guard<std::mutex> lock(memo.mutex);
-  memo.designs.emplace(std::make_pair(width, sigma), best);
+  memo.designs.emplace(std::make_tuple(kind, width, sigma), best);
   touch(memo, sigma);
   return best;
 }
@@ -238,7 +297,7 @@ bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim,
   const double kernel_part = stages * stage;
   const double rounding_part = (is_double ? stages * kTapRounding * k.width * u / edge : 0) +
                                kFftRounding * u * std::pow(kernel_fourier(k, 0) / edge, dim);
-  const double budget = kWorstCaseTolerances[dim - 1] * tol;
+  const double budget = kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * tol;
   return kernel_part + rounding_part <= budget ||
          (kernel_part <= budget && rounding_part <= budget + kRoundingAllowance);
 }
@@ -271,14 +330,15 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
     fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of the Gaussian kernel at upsampfac ", upsampfac,
          " in ", dim, "-d; use a larger tol or the ES kernel");
   }
-  // The narrowest ES kernel whose predicted worst case meets the contract for any number of points, not only on
-  // average over many.
+  // The narrowest ES or prolate kernel whose predicted worst case meets the contract for any number of points, not
+  // only on average over many.
   for (int w = 2; w <= kMaxEsWidth; ++w) {
-    const EsDesign e = es_design(w, upsampfac);
+    const Design e = design(kind, w, upsampfac);
     if (meets(e.kernel, e.error, upsampfac, tol, dim, is_double)) return e.kernel;
   }
   fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", upsampfac, " in ", dim,
-       "-d (ES kernels of up to ", kMaxEsWidth, " cells); use a larger upsampfac or 0 (automatic)");
+       "-d (", kind == KernelKind::Prolate ? "prolate" : "ES", " kernels of up to ", kMaxEsWidth,
+       " cells); use a larger upsampfac or 0 (automatic)");
 }
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
@@ -349,7 +409,7 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
-  if (upsampfac != 0 || kind != KernelKind::ExpSemicircle) {
+  if (upsampfac != 0 || kind == KernelKind::Gaussian) {
     return make_layout(dim, make_kernel(kind, tol, upsampfac, dim, is_double), upsampfac, x_lo, x_hi, s_lo, s_hi,
                        bytes_per_cell, memory_limit);
   }
@@ -394,7 +454,7 @@ double tap_tolerance(const Layout &L, double tol) {
   return tol * band_edge / (2 * L.dim * L.kernel.width);
 }
 
-std::size_t es_design_memo_size() {
+std::size_t design_memo_size() {
   std::lock_guard<std::mutex> lock(design_memo().mutex);
   return design_memo().designs.size();
 }
@@ -403,7 +463,7 @@ double fourier_fit_error(double tol) { return std::max(kFourierFitError, 1e-3 * 
 
 FourierFit fit_fourier(const KernelSpec &k, double upsampfac, double max_error) {
   FourierFit fit;
-  if (k.kind != KernelKind::ExpSemicircle) return fit;
+  if (k.kind == KernelKind::Gaussian) return fit;
   // A hair beyond the band: targets at its edge may land there after rounding of h1 and the centring.
   const double wmax = M_PI / upsampfac * (1 + 1e-6);
   fit.wmax2 = wmax * wmax;

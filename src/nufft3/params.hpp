@@ -42,12 +42,12 @@ long long next_smooth_even(long long n);
 // Throws SFFT_ERROR_INVALID_ARGUMENT unless tol is finite and within what the precision can reach.
 void validate_tolerance(double tol, bool is_double);
 // Throws SFFT_ERROR_INVALID_ARGUMENT for an upsampfac the kernel cannot use. Returns the value to use:
-// 0 (ES: automatic, see choose_layout) becomes 2.25 for the Gaussian kernel.
+// 0 (ES, prolate: automatic, see choose_layout) becomes 2.25 for the Gaussian kernel.
 double resolve_upsampfac(KernelKind kind, double upsampfac);
 
-// Widest ES kernel make_kernel picks (wider ones run the CPU's generic-width loops).
+// Widest ES or prolate kernel make_kernel picks (wider ones run the CPU's generic-width loops).
 constexpr int kMaxEsWidth = 24;
-// make_kernel sizes ES kernels so that max(2, dim) times the worst error of one stage (spreading or
+// make_kernel sizes ES and prolate kernels so that max(2, dim) times the worst error of one stage (spreading or
 // interpolation in one dimension) plus rounding is at most kWorstCaseTolerances[dim - 1] tol. Of the 2 dim
 // stage errors, measured with 1 to 8 points (tests/nufft3_test.cpp, FewSources...), the worst outputs add up
 // like 2 in 1-d and 2-d and like 3 in 3-d: the errors peak at different offsets and frequencies and rarely
@@ -56,6 +56,9 @@ constexpr int kMaxEsWidth = 24;
 // in [tol/10, tol] (AchievedErrorLandsInToleranceBand; the benchmark suite). With one budget of 7 for every
 // dim it reached 1.4 tol in 2-d and 1.2 tol in 3-d at some tolerances.
 constexpr double kWorstCaseTolerances[3] = {6, 4.5, 6};
+// The prolate kernel's many-point error is a larger fraction of its worst case than ES's (about 1.3x at widths
+// 10-11 in double), so its budgets are this fraction of ES's.
+constexpr double kProlateBudget = 0.75;
 // Relative offset of the points' centre from 0 (to their half-width) below which make_layout centres them at 0.
 constexpr double kCentreSnap = 0.02;
 // Predicted double-precision rounding error (relative to the outputs) that may come on top of a kernel meeting
@@ -93,7 +96,7 @@ struct CostModel {
 constexpr CostModel kCpuCost{0.6, 40.0};
 constexpr CostModel kCudaCost{2.3, 20.0};
 
-// make_layout with the kernel for tol; upsampfac 0 (ES only) picks sigma = 2 or 1.25, whichever `cost`
+// make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks sigma = 2 or 1.25, whichever `cost`
 // predicts to be faster for N sources and K targets, among those accurate at tol in the precision.
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
@@ -110,8 +113,9 @@ bool adopt_grid_shape(Layout &L, const Layout &prev, double slack);
 // relative (the deconvolution divides by phihat, smallest at the band's edge).
 double tap_tolerance(const Layout &L, double tol);
 
-// ES kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxEsWidth designs each).
-std::size_t es_design_memo_size();
+// ES and prolate kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxEsWidth designs
+// of each kind each).
+std::size_t design_memo_size();
 
 // The Chebyshev fit of phihat over the band |w| <= pi / upsampfac that targets and grid cells use, with the
 // fewest terms (at most kMaxFourierTerms) whose relative error against the quadrature is below max_error; terms =

@@ -83,9 +83,11 @@ void Plan::set_options(const nufft3_options *opts) {
                                              default_options(), "opts", "nufft3_options_init");
   require(full.ntransf >= 1, "opts->ntransf = ", full.ntransf, " must be >= 1");
   const int kernel = enum_value(full.kernel);  // any int may arrive from C
-  require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN, "opts->kernel = ", kernel,
-          " is not a nufft3_kernel");
-  KernelKind kind = kernel == NUFFT3_KERNEL_ES ? KernelKind::ExpSemicircle : KernelKind::Gaussian;
+  require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN || kernel == NUFFT3_KERNEL_PSWF,
+          "opts->kernel = ", kernel, " is not a nufft3_kernel");
+  const KernelKind kind = kernel == NUFFT3_KERNEL_ES       ? KernelKind::ExpSemicircle
+                          : kernel == NUFFT3_KERNEL_PSWF ? KernelKind::Prolate
+                                                           : KernelKind::Gaussian;
   double up = resolve_upsampfac(kind, full.upsampfac);
   (void)make_kernel(kind, config_.tol, up, config_.dim, config_.is_double);
   config_.ntransf = full.ntransf;

@@ -19,7 +19,7 @@ struct Config {
   double tol = 1e-6;
   bool is_double = true;
   KernelKind kernel = KernelKind::ExpSemicircle;
-  double upsampfac = 0;  // 0: automatic (ES)
+  double upsampfac = 0;  // 0: automatic (ES, prolate)
   int ntransf = 1;
   Options opts;
 };

@@ -156,6 +156,7 @@ contains
     call add('SFFT_FAMILY_SPFFT2D', int(SFFT_FAMILY_SPFFT2D, c_int64_t))
     call add('NUFFT3_KERNEL_ES', int(NUFFT3_KERNEL_ES, c_int64_t))
     call add('NUFFT3_KERNEL_GAUSSIAN', int(NUFFT3_KERNEL_GAUSSIAN, c_int64_t))
+    call add('NUFFT3_KERNEL_PSWF', int(NUFFT3_KERNEL_PSWF, c_int64_t))
     call add('SPFFT2D_METHOD_AUTO', int(SPFFT2D_METHOD_AUTO, c_int64_t))
     call add('SPFFT2D_METHOD_DIRECT', int(SPFFT2D_METHOD_DIRECT, c_int64_t))
     call add('SPFFT2D_METHOD_DIRECT_ROWS', int(SPFFT2D_METHOD_DIRECT_ROWS, c_int64_t))

@@ -80,6 +80,7 @@ int sfft_test_c_facts(int64_t *facts, int capacity) {
                          SFFT_FAMILY_SPFFT2D,
                          NUFFT3_KERNEL_ES,
                          NUFFT3_KERNEL_GAUSSIAN,
+                         NUFFT3_KERNEL_PSWF,
                          SPFFT2D_METHOD_AUTO,
                          SPFFT2D_METHOD_DIRECT,
                          SPFFT2D_METHOD_DIRECT_ROWS,

@@ -264,7 +264,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     nufft3_options_init(&o);
     static const int counts[] = {1, 2, 3, 0, -1, 1 << 30};
     o.ntransf = counts[in.byte() % 6];
-    in.enumeration_into(&o.kernel, 0, 2);
+    in.enumeration_into(&o.kernel, 0, 3);
     static const double ups[] = {0, 2.0, 1.5, 4.0, 1.25, 5.0, 3.0, std::numeric_limits<double>::quiet_NaN()};
     o.upsampfac = ups[in.byte() % 8];
     if (in.byte() < 32) o.struct_size = in.byte() % 2 ? 0 : 4;

@@ -58,7 +58,7 @@ TEST(FuzzRegressions, Nufft3KernelFieldFromC) {
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CPU;
   ASSERT_EQ(nufft3_create(&plan, 1, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS) << sfft_last_error();
-  for (int bad : {2, -1, 99, static_cast<int>(0x83961A9Cu)}) {
+  for (int bad : {3, -1, 99, static_cast<int>(0x83961A9Cu)}) {
     SCOPED_TRACE(bad);
     nufft3_options opts;
     nufft3_options_init(&opts);

@@ -14,7 +14,7 @@ from ._sparse import complex_dtype, complex_dtype_of
 
 __all__ = ["Plan", "nufft3", "nufft1d3", "nufft2d3", "nufft3d3"]
 
-_KERNELS = {"es": 0, "gaussian": 1}
+_KERNELS = {"es": 0, "gaussian": 1, "pswf": 2}
 _CODES = {np.dtype(np.complex64): _lib.COMPLEX64, np.dtype(np.complex128): _lib.COMPLEX128}
 _REAL = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 
@@ -40,8 +40,9 @@ class Plan(_lib.PlanHandle):
         Sign of the exponent, +1 or -1; default +1 (finufft's default for type 3).
     dtype : complex64 or complex128
         Precision; coordinates are float32 resp. float64 and are converted to it.
-    kernel : {"es", "gaussian"}
-        Spreading kernel: FINUFFT's "exponential of semicircle" (default) or the Gaussian scheme, whose
+    kernel : {"es", "pswf", "gaussian"}
+        Spreading kernel: FINUFFT's "exponential of semicircle" (default), the prolate spheroidal wave
+        function (FINUFFT 2.5's kernel; often one width narrower at the same eps) or the Gaussian scheme, whose
         smallest reachable eps is larger (see the header).
     upsampfac : float
         Grid oversampling; 0 = automatic.

@@ -227,7 +227,8 @@ def run_peer(peer, env, case, prec, tol, pts):
 # --stages: the CUDA backend's A/B switches (read when a plan's points are set), each against the default.
 STAGE_VARIANTS = [("default", {}), ("full FFT", {"SFFT_NUFFT3_FFT": "full"}),
                   ("warp interp", {"SFFT_NUFFT3_INTERP": "warp"}),
-                  ("global spread", {"SFFT_NUFFT3_SPREAD": "global"}), ("horner", {"SFFT_NUFFT3_WEIGHTS": "horner"})]
+                  ("global spread", {"SFFT_NUFFT3_SPREAD": "global"}), ("atomic tiles", {"SFFT_NUFFT3_SPREAD": "atomic"}),
+                  ("tap tiles", {"SFFT_NUFFT3_SPREAD": "taps"}), ("horner", {"SFFT_NUFFT3_WEIGHTS": "horner"})]
 
 
 def with_env(variables, fn):

@@ -804,10 +804,10 @@ TEST(nufft3Cuda, WarpInterpolationMatchesThreadPerTarget) {
   }
 }
 
-// Spreading with global atomics, one thread per source (CUDA: the fallback where no shared-memory tile fits,
-// and SFFT_NUFFT3_SPREAD=global for A/B measurements) meets tol against the direct sum in every dim and agrees
-// with the shared-memory tiles to rounding (well within tol).
-TEST(nufft3Cuda, GlobalAtomicSpreadingMatchesTiles) {
+// The three spreading methods (SFFT_NUFFT3_SPREAD): tiles with shared-memory atomics, tiles tap by tap (2-D and
+// 3-D; 1-D keeps the atomics), global atomics. Each against the direct sum and against the atomic tiles, at
+// a narrow and a wide kernel, with two transforms per call.
+TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
   SFFT_SKIP_WITHOUT_GPU();
   struct Environment {
     Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
@@ -816,28 +816,25 @@ TEST(nufft3Cuda, GlobalAtomicSpreadingMatchesTiles) {
       unsetenv("SFFT_NUFFT3_SPREAD");
     }
   } environment;
+  const char *methods[] = {"atomic", "taps", "global"};
   for (int dim = 1; dim <= 3; ++dim) {
     Problem p = standard_problem(dim, false, 2, 97);
     const std::vector<cd> ref = direct(p, -1, false);
     for (double tol : {1e-4, 1e-9}) {
       for (bool is_double : {true, false}) {
         if (!is_double && tol < 1e-5) continue;
-        std::vector<cd> got[2];
-        for (int global = 0; global < 2; ++global) {
-          if (global) {
-            setenv("SFFT_NUFFT3_SPREAD", "global", 1);
-          } else {
-            unsetenv("SFFT_NUFFT3_SPREAD");
-          }
+        std::vector<cd> got[3];
+        for (int m = 0; m < 3; ++m) {
+          setenv("SFFT_NUFFT3_SPREAD", methods[m], 1);
           testing::internal::CaptureStderr();
-          got[global] =
-              is_double ? run<double>(p, Where::CudaDevice, -1, tol) : run<float>(p, Where::CudaDevice, -1, tol);
+          got[m] = is_double ? run<double>(p, Where::CudaDevice, -1, tol) : run<float>(p, Where::CudaDevice, -1, tol);
           const std::string log = testing::internal::GetCapturedStderr();
-          EXPECT_EQ(log.find("(global atomics)") != std::string::npos, global == 1) << log;
-          EXPECT_LE(error_of(got[global], ref), tol) << "dim " << dim << " tol " << tol << " global " << global;
+          EXPECT_EQ(log.find("(global atomics)") != std::string::npos, m == 2) << log;
+          EXPECT_EQ(log.find("(by taps)") != std::string::npos, m == 1 && dim >= 2) << log;
+          EXPECT_LE(error_of(got[m], ref), tol) << "dim " << dim << " tol " << tol << " " << methods[m];
+          // They add in different orders: in single precision that alone moved 3-D at 1e-4 by 1.7e-5 (H100).
+          if (m > 0) EXPECT_LE(error_of(got[m], got[0]), tol / 2) << "dim " << dim << " tol " << tol << " " << methods[m];
         }
-        // The two add in different orders: in single precision that alone moved 3-D at 1e-4 by 1.7e-5 (H100).
-        EXPECT_LE(error_of(got[1], got[0]), tol / 2) << "dim " << dim << " tol " << tol;
       }
     }
   }

@@ -409,23 +409,59 @@ __device__ __forceinline__ long long weights_of(const Geometry &g, Real pos, Rea
   return first;
 }
 
+// Subproblem sub's tile: its cells zeroed, its origin (first cell per dimension) in origin[]. Every thread of the
+// block calls it; the barrier before the return lets the caller add into the tile.
+template <int DIM, class Real>
+__device__ void start_tile(const Geometry &g, const SpreadArgs &a, Cplx<Real> *tile, unsigned sub, int (&origin)[3]) {
+  const int cells = a.ext[0] * a.ext[1] * a.ext[2];
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) tile[c] = Cplx<Real>{0, 0};
+  unsigned rest = a.sub_bin[sub];
+  for (int d = 2; d >= 0; --d) origin[d] = 0;
+  for (int d = DIM - 1; d >= 0; --d) {
+    origin[d] = static_cast<int>(rest % g.tiles[d]) * g.tile[d];
+    rest /= g.tiles[d];
+  }
+  __syncthreads();
+}
+
+// Adds the finished tile into the FFT grid with the per-cell deconvolution applied. Every thread of the block
+// calls it after a barrier; the barrier at its end lets the next subproblem zero the tile.
+template <int DIM, class Real>
+__device__ void flush_tile(const Geometry &g, const SpreadArgs &a, const Cplx<Real> *tile, const int (&origin)[3]) {
+  const int ey = a.ext[1], ez = a.ext[2];
+  const int cells = a.ext[0] * ey * ez;
+  Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
+  const Real *cx = static_cast<const Real *>(a.corr[0]);
+  const Real *cy = static_cast<const Real *>(a.corr[1]);
+  const Real *cz = static_cast<const Real *>(a.corr[2]);
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) {
+    Cplx<Real> v = tile[c];
+    if (v.re == Real(0) && v.im == Real(0)) continue;
+    int l[3] = {c / (ey * ez), (c / ez) % ey, c % ez};
+    long long idx = 0;
+    Real corr = 1;
+    bool inside = true;
+    for (int d = 0; d < DIM; ++d) {
+      long long cell = origin[d] + l[d];
+      inside &= cell < g.n1[d];
+      if (!inside) break;
+      corr *= (d == 0 ? cx : d == 1 ? cy : cz)[cell];
+      idx = idx * g.n2[d] + wrap_dev(cell - g.n1[d] / 2, g.n2[d]);
+    }
+    if (inside) atomic_add(grid + idx, v.re * corr, v.im * corr);
+  }
+  __syncthreads();
+}
+
 // One subproblem of spread_tiles (transform blockIdx.y): spread it into the shared tile, then flush the tile
 // into the FFT grid with the per-cell deconvolution applied. Every thread of the block calls it. Dimension 0's
 // weights are computed as its loop reaches them, the others' (at most MW) are held in registers.
 template <int DIM, int MW, class Real>
 __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Real> *tile, unsigned sub) {
   const int W = g.kernel.width;
-  const int ex = a.ext[0], ey = a.ext[1], ez = a.ext[2];
-  const int cells = ex * ey * ez;
-  for (int c = threadIdx.x; c < cells; c += blockDim.x) tile[c] = Cplx<Real>{0, 0};
-  const unsigned bin = a.sub_bin[sub];
-  int origin[3] = {0, 0, 0};
-  unsigned rest = bin;
-  for (int d = DIM - 1; d >= 0; --d) {
-    origin[d] = static_cast<int>(rest % g.tiles[d]) * g.tile[d];
-    rest /= g.tiles[d];
-  }
-  __syncthreads();
+  const int ey = a.ext[1], ez = a.ext[2];
+  int origin[3];
+  start_tile<DIM>(g, a, tile, sub, origin);
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
@@ -473,27 +509,7 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
     }
   }
   __syncthreads();
-  Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
-  const Real *cx = static_cast<const Real *>(a.corr[0]);
-  const Real *cy = static_cast<const Real *>(a.corr[1]);
-  const Real *cz = static_cast<const Real *>(a.corr[2]);
-  for (int c = threadIdx.x; c < cells; c += blockDim.x) {
-    Cplx<Real> v = tile[c];
-    if (v.re == Real(0) && v.im == Real(0)) continue;
-    int l[3] = {c / (ey * ez), (c / ez) % ey, c % ez};
-    long long idx = 0;
-    Real corr = 1;
-    bool inside = true;
-    for (int d = 0; d < DIM; ++d) {
-      long long cell = origin[d] + l[d];
-      inside &= cell < g.n1[d];
-      if (!inside) break;
-      corr *= (d == 0 ? cx : d == 1 ? cy : cz)[cell];
-      idx = idx * g.n2[d] + wrap_dev(cell - g.n1[d] / 2, g.n2[d]);
-    }
-    if (inside) atomic_add(grid + idx, v.re * corr, v.im * corr);
-  }
-  __syncthreads();  // the next subproblem zeroes the tile
+  flush_tile<DIM>(g, a, tile, origin);
 }
 
 // Persistent blocks, blockIdx.y the transform: block b takes subproblems b, b + gridDim.x, ... (each at most
@@ -506,6 +522,84 @@ __global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, SpreadArgs a
   Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
   const unsigned nsub = *a.nsub;
   for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<DIM, MW, Real>(g, a, tile, sub);
+}
+
+// Spreading without shared-memory atomics (2-D and 3-D; the output-driven order of cuFINUFFT's method 3, after
+// NonuniformFFTs.jl): the block's threads take the taps of one source at a time, each thread its own tap of the
+// last two dimensions (its own cell; in 3-D it loops over the W planes of dimension 0), and add with plain loads
+// and stores where spread_tiles needs a compare-and-swap loop per tap; a barrier separates consecutive sources,
+// whose cells may overlap. The sources come in batches of kTapBatch whose strengths, first cells and weights are
+// first computed one per thread into shared memory after the tile (tap_staging_bytes). Where it runs by default:
+// CudaEngine::choose_tiles.
+constexpr int kTapBatch = 64;
+template <int DIM, int MW, class Real>
+constexpr std::size_t tap_staging_bytes() {
+  return kTapBatch * (DIM * MW * sizeof(Real) + sizeof(Cplx<Real>) + 4 * sizeof(int));
+}
+
+template <int DIM, int MW, class Real>
+__global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, SpreadArgs a) {
+  static_assert(DIM == 2 || DIM == 3, "tap by tap in 2-D and 3-D");
+  extern __shared__ __align__(16) unsigned char smem[];
+  Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
+  const std::size_t tile_bytes = static_cast<std::size_t>(a.ext[0]) * a.ext[1] * a.ext[2] * sizeof(Cplx<Real>);
+  Real *weights = reinterpret_cast<Real *>(smem + (tile_bytes + 15) / 16 * 16);  // [kTapBatch][DIM][MW]
+  Cplx<Real> *value = reinterpret_cast<Cplx<Real> *>(weights + kTapBatch * DIM * MW);
+  int4 *corner = reinterpret_cast<int4 *>(value + kTapBatch);  // first local cell per dimension
+  const int W = g.kernel.width, ey = a.ext[1], ez = a.ext[2];
+  // This thread's tap of the last two dimensions (2-D: k of dimension 0, l of dimension 1).
+  const int tk = static_cast<int>(threadIdx.x) / W, tl = static_cast<int>(threadIdx.x) % W;
+  const bool has_tap = static_cast<int>(threadIdx.x) < W * W;
+  const Real *pos = static_cast<const Real *>(a.pos);
+  const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
+  const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
+  const unsigned nsub = *a.nsub;
+  for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) {
+    int origin[3];
+    start_tile<DIM>(g, a, tile, sub, origin);
+    const unsigned begin = a.sub_start[sub], count = a.sub_count[sub];
+    for (unsigned batch = 0; batch < count; batch += kTapBatch) {
+      const unsigned n = min(static_cast<unsigned>(kTapBatch), count - batch);
+      for (unsigned s = threadIdx.x; s < n; s += blockDim.x) {
+        const unsigned j = begin + batch + s;
+        const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
+        value[s] = Cplx<Real>{fv.re * ph.re - fv.im * ph.im, fv.re * ph.im + fv.im * ph.re};
+        int c[3] = {0, 0, 0};
+        for (int d = 0; d < DIM; ++d) {
+          const Real p = pos[d * a.N + j];
+          const long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
+          c[d] = static_cast<int>(first + g.n1[d] / 2 - origin[d]);
+          for (int i = 0; i < W; ++i) weights[(DIM * s + d) * MW + i] = tap_weight(g, first, p, i);
+        }
+        corner[s] = int4{c[0], c[1], c[2], 0};
+      }
+      __syncthreads();
+      for (unsigned s = 0; s < n; ++s) {
+        if (has_tap) {
+          const int4 c = corner[s];
+          const Cplx<Real> v = value[s];
+          const Real *w = weights + DIM * s * MW;
+          if constexpr (DIM == 2) {
+            const Real wt = w[tk] * w[MW + tl];
+            Cplx<Real> &cell = tile[(c.x + tk) * ey + c.y + tl];
+            cell.re += v.re * wt;
+            cell.im += v.im * wt;
+          } else {
+            const Real wkl = w[MW + tk] * w[2 * MW + tl];
+            const Real br = v.re * wkl, bi = v.im * wkl;
+            Cplx<Real> *cell = tile + (static_cast<std::size_t>(c.x) * ey + c.y + tk) * ez + c.z + tl;
+            const std::size_t plane = static_cast<std::size_t>(ey) * ez;
+            for (int i = 0; i < W; ++i, cell += plane) {
+              cell->re += br * w[i];
+              cell->im += bi * w[i];
+            }
+          }
+        }
+        __syncthreads();
+      }
+    }
+    flush_tile<DIM>(g, a, tile, origin);
+  }
 }
 
 // Spreading with global atomics, one thread per source in tile order (for locality in L2): where no tile fits
@@ -905,9 +999,12 @@ class CudaEngine final : public Engine {
       // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
       SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin_));
       int per_sm = 0;
-      SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_fn_, kBlock, tile_bytes_));
-      spread_threads_ = kBlock;
-      if (per_sm < 2) {
+      // Tap by tap: a thread per tap of one source (W^2 rounded up to warps).
+      const int W = L_.kernel.width;
+      spread_threads_ = spread_taps_ ? std::min(kBlock, (W * W + 31) / 32 * 32) : kBlock;
+      SFFT_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_fn_, spread_threads_, tile_bytes_));
+      if (per_sm < 2 && !spread_taps_) {
         // A tile of most of the shared memory (3-D, wide kernels) leaves one block per SM: more threads per
         // block, as many as the kernel's registers allow, keep enough atomics in flight.
         cudaFuncAttributes attr{};
@@ -1086,7 +1183,7 @@ class CudaEngine final : public Engine {
                   "tile %d x %u blocks x %d threads%s, interpolation %s, weights %s",
                   sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
-                  spread_blocks_, spread_threads_, use_tiles_ ? "" : " (global atomics)",
+                  spread_blocks_, spread_threads_, !use_tiles_ ? " (global atomics)" : spread_taps_ ? " (by taps)" : "",
                   interp_lanes_ > 1 ? "warp" : "thread",
                   use_horner_ ? ("horner degree " + std::to_string(horner_table_.degree)).c_str() : "exp");
     return text;
@@ -1173,16 +1270,30 @@ class CudaEngine final : public Engine {
       while (s > 4 && bytes(s) > budget) --s;
       return s;
     };
+    // SFFT_NUFFT3_SPREAD=global|atomic|taps overrides the choice of spreading (A/B measurements). Tap by tap
+    // (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width measured (W = 4 to 15, up to 3.4x); in
+    // 3-D 1.2-3.3x faster at W = 6 to 8, while at W = 4 and 5 1.4-1.8x faster on dense clusters but 1.1-1.7x
+    // slower on uniform points (blocks of W^2 threads). Forced at W = 11 and 14 it was 1.7-5x faster too, but
+    // the test suite has not run with it as the default there yet.
+    const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
+    const bool want_taps = dim >= 2 && W <= 16 &&
+                           (spread == "taps" || (spread.empty() && (dim == 2 || (W >= 6 && W <= 8))));
+    std::size_t staging = 0;
+    if (dim == 2) staging = W <= 8 ? tap_staging_bytes<2, 8, Real>() : tap_staging_bytes<2, 16, Real>();
+    if (dim == 3) staging = W <= 8 ? tap_staging_bytes<3, 8, Real>() : tap_staging_bytes<3, 16, Real>();
     const std::size_t optin = static_cast<std::size_t>(std::max(smem_optin_, 0));
-    std::size_t budget = std::min(kTileBytes, optin);
+    // The tile's share of the block's shared memory (the staging of tap-by-tap spreading comes on top).
+    const std::size_t room = want_taps && optin > staging + 16 ? optin - staging - 16 : optin;
+    std::size_t budget = std::min(kTileBytes, room);
     int side = largest(budget);
-    if (side < std::min(cap, W - 1) && optin > budget) {
-      budget = optin;
+    if (side < std::min(cap, W - 1) && room > budget) {
+      budget = room;
       side = largest(budget);
     }
-    use_tiles_ = bytes(side) <= budget && env_value("SFFT_NUFFT3_SPREAD") != "global";
+    use_tiles_ = bytes(side) <= budget && spread != "global";
     if (!use_tiles_) side = cap;
-    tile_bytes_ = use_tiles_ ? bytes(side) : 0;
+    spread_taps_ = use_tiles_ && want_taps && room < optin;
+    tile_bytes_ = use_tiles_ ? (bytes(side) + 15) / 16 * 16 + (spread_taps_ ? staging : 0) : 0;
     for (int d = 0; d < 3; ++d) {
       tile_ext_[d] = d < dim ? side + W - 1 : 1;
       if (d < dim) {
@@ -1198,9 +1309,11 @@ class CudaEngine final : public Engine {
   void pick_kernels_for(int W) {
     if (W <= 8) {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, 8, Real> : spread_global<DIM, 8, Real>;
+      if constexpr (DIM > 1) spread_fn_ = spread_taps_ ? spread_tiles_by_taps<DIM, 8, Real> : spread_fn_;
       interp_fn_ = interpolate<DIM, 8, Real>;
     } else if (W <= 16) {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, 16, Real> : spread_global<DIM, 16, Real>;
+      if constexpr (DIM > 1) spread_fn_ = spread_taps_ ? spread_tiles_by_taps<DIM, 16, Real> : spread_fn_;
       interp_fn_ = interpolate<DIM, 16, Real>;
     } else {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, kMaxWidth, Real> : spread_global<DIM, kMaxWidth, Real>;
@@ -1317,7 +1430,8 @@ class CudaEngine final : public Engine {
   unsigned interp_lanes_ = 1;  // threads per target: 1 (interpolate) or 32 (interpolate_warp)
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;
-  std::size_t tile_bytes_ = 0;
+  bool spread_taps_ = false;  // spread_tiles_by_taps
+  std::size_t tile_bytes_ = 0;  // dynamic shared memory of the spreading kernel (tile, and staging by taps)
   int tile_ext_[3] = {1, 1, 1};
   PointBuffers pts_, spare_;
   // setpts' temporaries (range scan, keys, sort, bin tables): one buffer that each step carves from its start,

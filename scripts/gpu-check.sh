@@ -41,7 +41,7 @@ fi
 # Small, GPU-only subsets per binary: each covers the family's kernels, host staging and user streams.
 declare -A filter=(
   [shift_test]='*ShiftTest.MatchesNumpyDefinition/cuda_device_dtype1:*ShiftTest.MatchesNumpyDefinition/cuda_device_dtype3:ShiftCuda.UnalignedBuffers:*ShiftTest.MatchesNumpyDefinition/cuda_staged_host_dtype4:ShiftRoundTrip.*'
-  [nufft3_test]='*Nufft3.DegenerateExtentsAndSinglePoints/Cuda*:*Nufft3.BatchMatchesDirectSumPerVector/Cuda*:*Nufft3.GaussianSchemeMeetsTolerances/Cuda*:*Nufft3.FewSourcesMeetToleranceInEveryDim/Cuda*:Nufft3Cuda.*'
+  [nufft3_test]='*Nufft3.DegenerateExtentsAndSinglePoints/Cuda*:*Nufft3.BatchMatchesDirectSumPerVector/Cuda*:*Nufft3.GaussianSchemeMeetsTolerances/Cuda*:*Nufft3.FewSourcesMeetToleranceInEveryDim/Cuda*:nufft3Cuda.*'
   [spfft2d_test]='*Spfft2d.EmptyRowsAndColumnsSingleNonzeroAllZero/Cuda_*:*Spfft2d.FailedCallsLeaveOutputUntouchedAndPlanUsable/Cuda_*:Spfft2dArgs.CpuPlanRejectsDeviceOutput'
   [spfft2d_direct_test]='*Spfft2d.TiledRowsAndStreamAreBitIdenticalToOneShot/Cuda_c64_*:*Spfft2d.AutoWholeSpectrumAsOneDirectTile/Cuda_c64_deviceout_auto:*Spfft2d.HubColumnsAgainstFftw/Cuda_c64_deviceout_direct'
   [spfft2d_whole_test]='*Spfft2d.SparseRowsOfEveryKind/Cuda_*_pruned'

@@ -121,6 +121,14 @@ sfft_options options_from(const Args &args) {
   return opts;
 }
 
+nufft3_kernel nufft3_kernel_from(const Args &args) {
+  const std::string k = args.get("kernel", "es");
+  if (k == "es") return NUFFT3_KERNEL_ES;
+  if (k == "pswf") return NUFFT3_KERNEL_PSWF;
+  if (k == "gaussian") return NUFFT3_KERNEL_GAUSSIAN;
+  throw std::invalid_argument("--kernel must be es, pswf or gaussian, got '" + k + "'");
+}
+
 void write_summary(const std::string &path, const std::vector<std::pair<std::string, std::string>> &fields) {
   const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   const bool json = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;

@@ -38,6 +38,9 @@ std::vector<int64_t> parse_list(const std::string &text, char sep);
 // Parses --backend cpu|cuda|auto into opts (defaults otherwise).
 sfft_options options_from(const Args &args);
 
+// --kernel es|pswf|gaussian (default es) as a nufft3_kernel; throws std::invalid_argument on another name.
+nufft3_kernel nufft3_kernel_from(const Args &args);
+
 // Writes key/value pairs as JSON (path ends in .json) or CSV (.csv).
 void write_summary(const std::string &path, const std::vector<std::pair<std::string, std::string>> &fields);
 

@@ -17,7 +17,8 @@ namespace {
 void usage() {
   std::printf(
       "usage: sfft nufft3 --sources X.npy --targets S.npy --strengths C.npy [--tol T] [--sign -1|1]\n"
-      "                   [--out F.npy] [--plot F.png] [--summary S.json|S.csv] [--backend cpu|cuda|auto]\n"
+      "                   [--kernel es|pswf|gaussian] [--out F.npy] [--plot F.png] [--summary S.json|S.csv]\n"
+      "                   [--backend cpu|cuda|auto]\n"
       "       sfft nufft3 [--elements N] [--radius R] [--grid G] [--tol T] [--kernel es|pswf|gaussian]\n"
       "                   [--single] [--backend cpu|cuda|auto] [--threads T]\n"
       "With files: F[k] = sum_j c[j] exp(sign i x_j . s_k) for sources X (N,) or (N, dim), targets S (K,) or\n"
@@ -37,12 +38,9 @@ int run(const cli::Args &args, const sfft_options &opts) {
   const double radius = args.get_double("radius", 20);
   const double tol = args.get_double("tol", sizeof(Real) == 8 ? 1e-9 : 1e-5);
   const std::string kernel = args.get("kernel", "es");
+  const nufft3_kernel kind = cli::nufft3_kernel_from(args);
   if (n < 1 || grid < 2 || !(radius > 0)) {
     std::fprintf(stderr, "sfft nufft3: --elements >= 1, --grid >= 2 and --radius > 0 are required\n");
-    return 2;
-  }
-  if (kernel != "es" && kernel != "pswf" && kernel != "gaussian") {
-    std::fprintf(stderr, "sfft nufft3: --kernel must be es, pswf or gaussian\n");
     return 2;
   }
   const double golden = M_PI * (3 - std::sqrt(5.0));
@@ -64,7 +62,7 @@ int run(const cli::Args &args, const sfft_options &opts) {
   if (int rc = cli::report(nufft3_create(&plan, 2, dtype, 1, tol, &opts), "nufft3_create")) return rc;
   nufft3_options no;
   nufft3_options_init(&no);
-  no.kernel = kernel == "es" ? NUFFT3_KERNEL_ES : kernel == "pswf" ? NUFFT3_KERNEL_PSWF : NUFFT3_KERNEL_GAUSSIAN;
+  no.kernel = kind;
   int rc = cli::report(nufft3_set_options(plan, &no), "nufft3_set_options");
   auto t0 = std::chrono::steady_clock::now();
   if (rc == 0)

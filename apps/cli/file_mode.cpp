@@ -229,7 +229,8 @@ int sparse_file(const Args &args, const std::string &input) {
 #if SFFT_CLI_HAS_NUFFT3
 int nufft3_files(const Args &args) {
   reject_unknown(args,
-                 {"sources", "targets", "strengths", "tol", "sign", "out", "plot", "summary", "backend", "threads"},
+                 {"sources", "targets", "strengths", "tol", "sign", "kernel", "out", "plot", "summary", "backend",
+                  "threads"},
                  "sfft nufft3");
   for (const char *need : {"sources", "targets", "strengths"})
     if (!args.has(need))
@@ -251,6 +252,7 @@ int nufft3_files(const Args &args) {
   const bool single = xs.dtype == "f4" && ss.dtype == "f4" && (cs.dtype == "c8" || cs.dtype == "f4");
   const double tol = args.get_double("tol", single ? 1e-5 : 1e-9);
   const int sign = static_cast<int>(args.get_int("sign", -1));
+  const nufft3_kernel kernel = nufft3_kernel_from(args);
   // Coordinates per dimension (the library takes one array per dimension).
   std::vector<double> x = xs.to_real("--sources"), s = ss.to_real("--targets");
   std::vector<std::vector<double>> xd(dim, std::vector<double>(N)), sd(dim, std::vector<double>(K));
@@ -273,6 +275,7 @@ int nufft3_files(const Args &args) {
   nufft3_options nopts;
   nufft3_options_init(&nopts);
   nopts.ntransf = ntransf;
+  nopts.kernel = kernel;
   sfft_status st = nufft3_set_options(plan, &nopts);
   auto coords = [&](auto &v, int d) -> const void * {
     return d < dim ? static_cast<const void *>(v[d].data()) : nullptr;

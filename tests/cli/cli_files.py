@@ -135,6 +135,15 @@ def main():
         num = math.sqrt(sum(abs(F[t * K + k] - exact[k]) ** 2 for k in range(K)))
         worst = max(worst, num / math.sqrt(sum(abs(e) ** 2 for e in exact)))
     check(worst < 1e-8, f"nufft3 relative error {worst:.2e}")
+    # The same with the PSWF kernel; an unknown kernel name is a usage error.
+    run("nufft3", "--sources", p("xs.npy"), "--targets", p("ss.npy"), "--strengths", p("cs.npy"), "--tol", "1e-10",
+        "--kernel", "pswf", "--out", p("Fp.npy"), "--backend", "cpu")
+    Fp = unpack_cplx(read_npy(p("Fp.npy"))[1], "<2d")
+    diff = math.sqrt(sum(abs(a - b) ** 2 for a, b in zip(Fp, F)) / sum(abs(b) ** 2 for b in F))
+    check(0 < diff < 1e-8, f"nufft3 --kernel pswf differs from es by {diff:.2e}")
+    err = run("nufft3", "--sources", p("xs.npy"), "--targets", p("ss.npy"), "--strengths", p("cs.npy"), "--kernel",
+              "kb", "--backend", "cpu", expect=2).stderr
+    check("--kernel must be es, pswf or gaussian" in err, f"nufft3 --kernel kb: {err}")
 
     # spfft2d from COO .npz archives (stored and deflated, as np.savez / scipy.sparse.save_npz write them).
     rows, cols = 6, 7

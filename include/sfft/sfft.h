@@ -220,7 +220,9 @@ typedef enum nufft3_kernel {
                                  at 1e-5, ES 7), the achieved error then nearer tol; below 1e-7 (double) the
                                  same widths as ES at about half its error. On tightly clustered points, whose
                                  errors average out less, it exceeds tol more often than ES (up to 1.5 tol at
-                                 1e-3 and 1e-5 on dense 3-D clusters; ES 0.2-0.4 tol). upsampfac as for ES */
+                                 1e-3 and 1e-5 on dense 3-D clusters; ES 0.2-0.4 tol). At equal achieved error
+                                 it ran about as fast as ES on both backends' suites (benchmarks/RESULTS.md).
+                                 upsampfac as for ES */
 } nufft3_kernel;
 
 typedef struct nufft3_options {

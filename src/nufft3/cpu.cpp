@@ -30,11 +30,16 @@ inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
 // scale * exp(i sign phase) in Real. Single precision takes the phase modulo 2 pi in double and the sine and
 // cosine of the remainder in float: a few times cheaper than double sincos of the whole phase, which was a fifth of
-// nufft3_setpts with N >> K, and within a few float ulps of it.
+// nufft3_setpts with N >> K, and within a few float ulps of it. Beyond kReducedPhase that remainder keeps fewer
+// digits than float (and from about 1e46 radians it overflows float: the outputs were NaN for coordinates near
+// float's largest value), so such phases take the double sine and cosine, whose reduction is exact.
+constexpr double kReducedPhase = 0x1p40;
 template <class Real>
 std::complex<Real> unit_phase(double phase, double sign, double scale = 1) {
   if (phase == 0) return {static_cast<Real>(scale), 0};  // every centre at 0 (make_layout): no sine or cosine
   if constexpr (sizeof(Real) == 4) {
+    if (!(std::fabs(phase) < kReducedPhase))
+      return {static_cast<float>(scale * std::cos(phase)), static_cast<float>(scale * sign * std::sin(phase))};
     constexpr double kTwoPi = 2 * M_PI;
     const auto r = static_cast<float>(phase - kTwoPi * std::nearbyint(phase * (1 / kTwoPi)));
     const auto f = static_cast<float>(scale);

@@ -217,6 +217,29 @@ TEST(FuzzRegressions, Nufft3CancellingOutputsMeetToleranceOfTheTerms) {
   EXPECT_LE(static_cast<double>(std::sqrt(num) / std::max(std::sqrt(den), 0.5L * std::sqrt(2.0L) * f_l1)), 10 * tol);
 }
 
+// Found by fuzz_nufft3 (tests/fuzz/corpus/nufft3/regression-single-huge-phases.bin): single precision, 2-D, one
+// source at y = 3.4e38 and targets at t = 3.4e38 gave NaN outputs. The phases (1.2e77 radians, within double) were
+// reduced modulo 2 pi in double and the remainder, whose rounding there is about 1e61, overflowed float. Now
+// phases beyond 2^40 radians take the double sine and cosine. One source: every output has the strength's modulus.
+TEST(FuzzRegressions, Nufft3SingleHugePhasesStayFinite) {
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  nufft3_plan plan = nullptr;
+  ASSERT_EQ(nufft3_create(&plan, 2, SFFT_COMPLEX64, 1, 1.578125e-6, &o), SFFT_SUCCESS) << sfft_last_error();
+  const float x[1] = {-9.75909042f}, y[1] = {3.4e38f};
+  const float s[4] = {1.02647436f, -6.23425627f, 3.4e38f, 12.0658274f}, t[4] = {3.4e38f, 3.4e38f, 3.4e38f, 1.5f};
+  ASSERT_EQ(nufft3_setpts(plan, 1, x, y, nullptr, 4, s, t, nullptr), SFFT_SUCCESS) << sfft_last_error();
+  const std::complex<float> f[1] = {{0.75f, -0.5f}};
+  std::complex<float> F[4];
+  ASSERT_EQ(nufft3_exec(plan, f, F), SFFT_SUCCESS) << sfft_last_error();
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(std::isfinite(F[k].real()) && std::isfinite(F[k].imag())) << "target " << k;
+    EXPECT_NEAR(std::abs(F[k]), std::abs(f[0]), 1e-5) << "target " << k;
+  }
+  nufft3_destroy(plan);
+}
+
 // Found by fuzz_nufft3 (tests/fuzz/corpus/nufft3/regression-phase-overflow.bin): 2-D, sources with y up to 1e300
 // and every target at t = 1e300 gave NaN outputs. The centring phases (x - C) D and C s overflowed to inf
 // (their cos is NaN); the exact phases x*s reach 1e600 radians, beyond double. Now setpts refuses such points

@@ -420,7 +420,8 @@ TEST_P(Nufft3, FewSourcesMeetToleranceInEveryDim) {
 }
 
 INSTANTIATE_TEST_SUITE_P(nufft3, Nufft3,
-                         ::testing::Values(Variant{Where::Cpu, NUFFT3_KERNEL_ES}, Variant{Where::Cpu, NUFFT3_KERNEL_PSWF},
+                         ::testing::Values(Variant{Where::Cpu, NUFFT3_KERNEL_ES},
+                                           Variant{Where::Cpu, NUFFT3_KERNEL_PSWF},
                                            Variant{Where::CudaDevice, NUFFT3_KERNEL_ES},
                                            Variant{Where::CudaDevice, NUFFT3_KERNEL_PSWF}),
                          [](const auto &info) {
@@ -833,7 +834,8 @@ TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
           EXPECT_EQ(log.find("(by taps)") != std::string::npos, m == 1 && dim >= 2) << log;
           EXPECT_LE(error_of(got[m], ref), tol) << "dim " << dim << " tol " << tol << " " << methods[m];
           // They add in different orders: in single precision that alone moved 3-D at 1e-4 by 1.7e-5 (H100).
-          if (m > 0) EXPECT_LE(error_of(got[m], got[0]), tol / 2) << "dim " << dim << " tol " << tol << " " << methods[m];
+          if (m > 0)
+            EXPECT_LE(error_of(got[m], got[0]), tol / 2) << "dim " << dim << " tol " << tol << " " << methods[m];
         }
       }
     }

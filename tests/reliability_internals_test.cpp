@@ -154,7 +154,7 @@ TEST(DesignMemo, BoundedOverManyUpsampfacs) {
   const KernelSpec first = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
   for (int i = 1; i < 40; ++i) (void)make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25 + 0.05 * i, 1, true);
   EXPECT_GT(design_memo_size(), 0u);
-  EXPECT_LE(design_memo_size(), 4 * static_cast<std::size_t>(kMaxEsWidth));
+  EXPECT_LE(design_memo_size(), 4 * static_cast<std::size_t>(kMaxShapedWidth));
   // The evicted first sigma is designed again, identically.
   const KernelSpec again = make_kernel(KernelKind::ExpSemicircle, 1e-4, 1.25, 1, true);
   EXPECT_EQ(again.width, first.width);

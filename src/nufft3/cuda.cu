@@ -202,8 +202,8 @@ struct Geometry {
   int tiles[3];  // tiles per dimension
   int sign;
   FourierFit fourier;  // phihat at the targets
-  // Kernel weights as polynomials (the prolate kernel, or SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and (degree + 1) x width
-  // coefficients of Real (row 0 the highest power, horner.hpp) replace the exp/sqrt of kernel_value.
+  // Kernel weights as polynomials (the prolate kernel, or SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and
+  // (degree + 1) x width coefficients of Real (row 0 the highest power, horner.hpp) replace kernel_value.
   const void *horner;
   int horner_degree;
 };
@@ -1002,8 +1002,7 @@ class CudaEngine final : public Engine {
       // Tap by tap: a thread per tap of one source (W^2 rounded up to warps).
       const int W = L_.kernel.width;
       spread_threads_ = spread_taps_ ? std::min(kBlock, (W * W + 31) / 32 * 32) : kBlock;
-      SFFT_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_fn_, spread_threads_, tile_bytes_));
+      SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_fn_, spread_threads_, tile_bytes_));
       if (per_sm < 2 && !spread_taps_) {
         // A tile of most of the shared memory (3-D, wide kernels) leaves one block per SM: more threads per
         // block, as many as the kernel's registers allow, keep enough atomics in flight.
@@ -1183,7 +1182,10 @@ class CudaEngine final : public Engine {
                   "tile %d x %u blocks x %d threads%s, interpolation %s, weights %s",
                   sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
-                  spread_blocks_, spread_threads_, !use_tiles_ ? " (global atomics)" : spread_taps_ ? " (by taps)" : "",
+                  spread_blocks_, spread_threads_,
+                  !use_tiles_    ? " (global atomics)"
+                  : spread_taps_ ? " (by taps)"
+                                 : "",
                   interp_lanes_ > 1 ? "warp" : "thread",
                   use_horner_ ? ("horner degree " + std::to_string(horner_table_.degree)).c_str() : "exp");
     return text;
@@ -1276,8 +1278,8 @@ class CudaEngine final : public Engine {
     // slower on uniform points (blocks of W^2 threads). Forced at W = 11 and 14 it was 1.7-5x faster too, but
     // the test suite has not run with it as the default there yet.
     const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
-    const bool want_taps = dim >= 2 && W <= 16 &&
-                           (spread == "taps" || (spread.empty() && (dim == 2 || (W >= 6 && W <= 8))));
+    const bool want_taps =
+        dim >= 2 && W <= 16 && (spread == "taps" || (spread.empty() && (dim == 2 || (W >= 6 && W <= 8))));
     std::size_t staging = 0;
     if (dim == 2) staging = W <= 8 ? tap_staging_bytes<2, 8, Real>() : tap_staging_bytes<2, 16, Real>();
     if (dim == 3) staging = W <= 8 ? tap_staging_bytes<3, 8, Real>() : tap_staging_bytes<3, 16, Real>();
@@ -1430,7 +1432,7 @@ class CudaEngine final : public Engine {
   unsigned interp_lanes_ = 1;  // threads per target: 1 (interpolate) or 32 (interpolate_warp)
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;
-  bool spread_taps_ = false;  // spread_tiles_by_taps
+  bool spread_taps_ = false;    // spread_tiles_by_taps
   std::size_t tile_bytes_ = 0;  // dynamic shared memory of the spreading kernel (tile, and staging by taps)
   int tile_ext_[3] = {1, 1, 1};
   PointBuffers pts_, spare_;

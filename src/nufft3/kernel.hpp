@@ -53,7 +53,8 @@ template <class Real>
 SFFT_HD Real kernel_value(const KernelSpec &k, Real u) {
   if (k.kind == KernelKind::Gaussian) return exp(-u * u / Real(4 * k.b));
   Real z = u / Real(k.half_width);
-  if (k.kind == KernelKind::Prolate) return fabs(z) <= Real(1) ? even_legendre_series(k.legendre, k.nlegendre, z) : Real(0);
+  if (k.kind == KernelKind::Prolate)
+    return fabs(z) <= Real(1) ? even_legendre_series(k.legendre, k.nlegendre, z) : Real(0);
   Real r = Real(1) - z * z;
   return r > Real(0) ? exp(Real(k.beta) * (sqrt(r) - Real(1))) : Real(0);
 }

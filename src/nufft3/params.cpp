@@ -41,6 +41,11 @@ void gauss_legendre(int n, std::vector<double> &nodes, std::vector<double> &weig
   }
 }
 
+// The kernel's name in messages.
+const char *kernel_name(KernelKind kind) {
+  return kind == KernelKind::Prolate ? "prolate" : kind == KernelKind::Gaussian ? "Gaussian" : "ES";
+}
+
 // Largest source-grid spacing in coordinate units: h1 n2 / (2 pi) must stay finite for any n2 < 2^31.
 constexpr double kLargestSpacing = 1e290;
 
@@ -73,8 +78,7 @@ double resolve_upsampfac(KernelKind kind, double upsampfac) {
   }
   if (upsampfac == 0) return 0;  // chosen per point set by choose_layout
   require(std::isfinite(upsampfac) && upsampfac >= 1.25 && upsampfac <= 4, "upsampfac = ", upsampfac,
-          " must be 0 (automatic) or in [1.25, 4] for the ", kind == KernelKind::Prolate ? "prolate" : "ES",
-          " kernel");
+          " must be 0 (automatic) or in [1.25, 4] for the ", kernel_name(kind), " kernel");
   return upsampfac;
 }
 
@@ -129,9 +133,8 @@ int prolate_legendre(double c, double *coeff) {
     for (int j = 1; j < M; ++j) y[j] = v[j] - off[j - 1] / pivot[j - 1] * y[j - 1];
     v[M - 1] = y[M - 1] / pivot[M - 1];
     for (int j = M - 2; j >= 0; --j) v[j] = (y[j] - off[j] * v[j + 1]) / pivot[j];
-    const double largest = std::fabs(*std::max_element(v, v + M, [](double a, double b) {
-      return std::fabs(a) < std::fabs(b);
-    }));
+    const double largest =
+        std::fabs(*std::max_element(v, v + M, [](double a, double b) { return std::fabs(a) < std::fabs(b); }));
     for (double &a : v) a /= largest;
   }
   // Orthonormal basis sqrt(n + 1/2) P_n to P_n, then psi_0(0) = sum a_j P_2j(0) = 1.
@@ -332,13 +335,12 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
   }
   // The narrowest ES or prolate kernel whose predicted worst case meets the contract for any number of points, not
   // only on average over many.
-  for (int w = 2; w <= kMaxEsWidth; ++w) {
+  for (int w = 2; w <= kMaxShapedWidth; ++w) {
     const Design e = design(kind, w, upsampfac);
     if (meets(e.kernel, e.error, upsampfac, tol, dim, is_double)) return e.kernel;
   }
-  fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", upsampfac, " in ", dim,
-       "-d (", kind == KernelKind::Prolate ? "prolate" : "ES", " kernels of up to ", kMaxEsWidth,
-       " cells); use a larger upsampfac or 0 (automatic)");
+  fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", upsampfac, " in ", dim, "-d (",
+       kernel_name(kind), " kernels of up to ", kMaxShapedWidth, " cells); use a larger upsampfac or 0 (automatic)");
 }
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,

@@ -46,7 +46,7 @@ void validate_tolerance(double tol, bool is_double);
 double resolve_upsampfac(KernelKind kind, double upsampfac);
 
 // Widest ES or prolate kernel make_kernel picks (wider ones run the CPU's generic-width loops).
-constexpr int kMaxEsWidth = 24;
+constexpr int kMaxShapedWidth = 24;
 // make_kernel sizes ES and prolate kernels so that max(2, dim) times the worst error of one stage (spreading or
 // interpolation in one dimension) plus rounding is at most kWorstCaseTolerances[dim - 1] tol. Of the 2 dim
 // stage errors, measured with 1 to 8 points (tests/nufft3_test.cpp, FewSources...), the worst outputs add up
@@ -113,8 +113,8 @@ bool adopt_grid_shape(Layout &L, const Layout &prev, double slack);
 // relative (the deconvolution divides by phihat, smallest at the band's edge).
 double tap_tolerance(const Layout &L, double tol);
 
-// ES and prolate kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxEsWidth designs
-// of each kind each).
+// ES and prolate kernel designs make_kernel keeps for reuse; bounded (a few sigmas' worth, kMaxShapedWidth
+// designs of each kind each).
 std::size_t design_memo_size();
 
 // The Chebyshev fit of phihat over the band |w| <= pi / upsampfac that targets and grid cells use, with the

@@ -85,9 +85,11 @@ void Plan::set_options(const nufft3_options *opts) {
   const int kernel = enum_value(full.kernel);  // any int may arrive from C
   require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN || kernel == NUFFT3_KERNEL_PSWF,
           "opts->kernel = ", kernel, " is not a nufft3_kernel");
-  const KernelKind kind = kernel == NUFFT3_KERNEL_ES       ? KernelKind::ExpSemicircle
-                          : kernel == NUFFT3_KERNEL_PSWF ? KernelKind::Prolate
-                                                           : KernelKind::Gaussian;
+  static_assert(static_cast<int>(KernelKind::ExpSemicircle) == NUFFT3_KERNEL_ES &&
+                    static_cast<int>(KernelKind::Gaussian) == NUFFT3_KERNEL_GAUSSIAN &&
+                    static_cast<int>(KernelKind::Prolate) == NUFFT3_KERNEL_PSWF,
+                "KernelKind numbers the kernels as nufft3_kernel does");
+  const auto kind = static_cast<KernelKind>(kernel);
   double up = resolve_upsampfac(kind, full.upsampfac);
   (void)make_kernel(kind, config_.tol, up, config_.dim, config_.is_double);
   config_.ntransf = full.ntransf;

@@ -821,7 +821,7 @@ TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
   for (int dim = 1; dim <= 3; ++dim) {
     Problem p = standard_problem(dim, false, 2, 97);
     const std::vector<cd> ref = direct(p, -1, false);
-    for (double tol : {1e-4, 1e-9}) {
+    for (double tol : {1e-2, 1e-4, 1e-9}) {
       for (bool is_double : {true, false}) {
         if (!is_double && tol < 1e-5) continue;
         std::vector<cd> got[3];

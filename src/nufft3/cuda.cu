@@ -537,6 +537,9 @@ constexpr std::size_t tap_staging_bytes() {
   return kTapBatch * (DIM * MW * sizeof(Real) + sizeof(Cplx<Real>) + 4 * sizeof(int));
 }
 
+// Planes of dimension 0 a 3-D tap-by-tap block spreads at once: as many of the W as `threads` holds W^2 taps of.
+__host__ __device__ inline int tap_planes(int W, int threads) { return max(1, min(W, threads / (W * W))); }
+
 template <int DIM, int MW, class Real>
 __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, SpreadArgs a) {
   static_assert(DIM == 2 || DIM == 3, "tap by tap in 2-D and 3-D");
@@ -547,9 +550,13 @@ __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, Sprea
   Cplx<Real> *value = reinterpret_cast<Cplx<Real> *>(weights + kTapBatch * DIM * MW);
   int4 *corner = reinterpret_cast<int4 *>(value + kTapBatch);  // first local cell per dimension
   const int W = g.kernel.width, ey = a.ext[1], ez = a.ext[2];
-  // This thread's tap of the last two dimensions (2-D: k of dimension 0, l of dimension 1).
-  const int tk = static_cast<int>(threadIdx.x) / W, tl = static_cast<int>(threadIdx.x) % W;
-  const bool has_tap = static_cast<int>(threadIdx.x) < W * W;
+  // This thread's tap of the last two dimensions (2-D: k of dimension 0, l of dimension 1). In 3-D the block
+  // covers `planes` planes of dimension 0 at once (tap_planes: all W where W^3 fits the block), this thread
+  // the planes ti, ti + planes, ...
+  const int t = static_cast<int>(threadIdx.x), W2 = W * W;
+  const int planes = DIM == 3 ? tap_planes(W, static_cast<int>(blockDim.x)) : 1;
+  const int ti = t / W2, tk = t % W2 / W, tl = t % W;
+  const bool has_tap = t < planes * W2;
   const Real *pos = static_cast<const Real *>(a.pos);
   const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
   const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
@@ -587,9 +594,9 @@ __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, Sprea
           } else {
             const Real wkl = w[MW + tk] * w[2 * MW + tl];
             const Real br = v.re * wkl, bi = v.im * wkl;
-            Cplx<Real> *cell = tile + (static_cast<std::size_t>(c.x) * ey + c.y + tk) * ez + c.z + tl;
             const std::size_t plane = static_cast<std::size_t>(ey) * ez;
-            for (int i = 0; i < W; ++i, cell += plane) {
+            Cplx<Real> *cell = tile + (static_cast<std::size_t>(c.x + ti) * ey + c.y + tk) * ez + c.z + tl;
+            for (int i = ti; i < W; i += planes, cell += planes * plane) {
               cell->re += br * w[i];
               cell->im += bi * w[i];
             }
@@ -999,9 +1006,10 @@ class CudaEngine final : public Engine {
       // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
       SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin_));
       int per_sm = 0;
-      // Tap by tap: a thread per tap of one source (W^2 rounded up to warps).
+      // Tap by tap: a thread per tap of one source (2-D: W^2; 3-D: W^2 per plane, tap_planes planes; whole warps).
       const int W = L_.kernel.width;
-      spread_threads_ = spread_taps_ ? std::min(kBlock, (W * W + 31) / 32 * 32) : kBlock;
+      const int taps = cfg_.dim == 3 ? tap_planes(W, kBlock) * W * W : W * W;
+      spread_threads_ = spread_taps_ ? std::min(kBlock, (taps + 31) / 32 * 32) : kBlock;
       SFFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spread_fn_, spread_threads_, tile_bytes_));
       if (per_sm < 2 && !spread_taps_) {
         // A tile of most of the shared memory (3-D, wide kernels) leaves one block per SM: more threads per
@@ -1273,13 +1281,12 @@ class CudaEngine final : public Engine {
       return s;
     };
     // SFFT_NUFFT3_SPREAD=global|atomic|taps overrides the choice of spreading (A/B measurements). Tap by tap
-    // (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width measured (W = 4 to 15, up to 3.4x); in
-    // 3-D 1.2-3.3x faster at W = 6 to 8, while at W = 4 and 5 1.4-1.8x faster on dense clusters but 1.1-1.7x
-    // slower on uniform points (blocks of W^2 threads). Forced at W = 11 and 14 it was 1.7-5x faster too, but
-    // the test suite has not run with it as the default there yet.
+    // against the shared-memory atomics (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width
+    // measured (W = 4 to 15, up to 3.4x); in 3-D 1.2-4x faster at every width measured (W = 4 to 14; W <= 6
+    // with a thread per tap of all three dimensions, which the W^2-thread blocks lost to the atomics on uniform
+    // points).
     const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
-    const bool want_taps =
-        dim >= 2 && W <= 16 && (spread == "taps" || (spread.empty() && (dim == 2 || (W >= 6 && W <= 8))));
+    const bool want_taps = dim >= 2 && W <= 16 && (spread.empty() || spread == "taps");
     std::size_t staging = 0;
     if (dim == 2) staging = W <= 8 ? tap_staging_bytes<2, 8, Real>() : tap_staging_bytes<2, 16, Real>();
     if (dim == 3) staging = W <= 8 ? tap_staging_bytes<3, 8, Real>() : tap_staging_bytes<3, 16, Real>();

@@ -35,6 +35,10 @@ struct SpreadTask {
   long long offset[3];                  // subgrid index of first cell 0, per dimension
   std::size_t stride0, stride1;         // subgrid cells per step in dimension 0 and 1
   Real *sub;                            // interleaved complex subgrid, added to
+  // Transforms spread at once (each source's weights computed once for all of them): transform g's strengths
+  // at f + g * f_stride, its subgrid at sub + 2 * g * sub_stride (cells).
+  int count;
+  std::size_t f_stride, sub_stride;
 };
 
 template <class Real>

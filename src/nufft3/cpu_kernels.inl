@@ -73,43 +73,47 @@ void spread(const SpreadTask<Real> &t) {
   const int wp = W > 0 ? padded_width<Real, W>() : w;
   const int wl = W > 0 ? line_width<Real, W>() : w;
   alignas(64) Real kx[kMaxStride], ky[kMaxStride], kz[kMaxStride], kv[2 * kMaxWidth];
-  Real *__restrict sub = t.sub;
   const Real *fr = reinterpret_cast<const Real *>(t.f);
   const Real *pr = reinterpret_cast<const Real *>(t.phase);
   for (std::size_t j = t.begin; j < t.end; ++j) {
     const std::size_t src = t.index[j];
-    const Real fre = fr[2 * src], fim = fr[2 * src + 1], pre = pr[2 * j], pim = pr[2 * j + 1];
-    const Real vr = fre * pre - fim * pim, vi = fre * pim + fim * pre;
+    const Real pre = pr[2 * j], pim = pr[2 * j + 1];
     const long long cx = weights<Real, W>(t.kernel, t.pos[0][j], kx) + t.offset[0];
     long long cy = 0, cz = 0;
     if (DIM >= 2) cy = weights<Real, W>(t.kernel, t.pos[1][j], ky) + t.offset[1];
     if (DIM == 3) cz = weights<Real, W>(t.kernel, t.pos[2][j], kz) + t.offset[2];
-    // The last dimension's weights times the strength, interleaved like the grid: each line is one real axpy.
     const Real *last = DIM == 1 ? kx : DIM == 2 ? ky : kz;
+    for (int g = 0; g < t.count; ++g) {
+      const std::size_t fi = 2 * (static_cast<std::size_t>(g) * t.f_stride + src);
+      const Real fre = fr[fi], fim = fr[fi + 1];
+      const Real vr = fre * pre - fim * pim, vi = fre * pim + fim * pre;
+      Real *__restrict sub = t.sub + 2 * static_cast<std::size_t>(g) * t.sub_stride;
+      // The last dimension's weights times the strength, interleaved like the grid: each line is one real axpy.
 #pragma omp simd
-    for (int b = 0; b < wp; ++b) {
-      kv[2 * b] = vr * last[b];
-      kv[2 * b + 1] = vi * last[b];
-    }
-    if (DIM == 1) {
-      Real *__restrict out = sub + 2 * cx;
-#pragma omp simd
-      for (int e = 0; e < 2 * wl; ++e) out[e] += kv[e];
-    } else if (DIM == 2) {
-      for (int a = 0; a < w; ++a) {
-        Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) + cy);
-        const Real s = kx[a];
-#pragma omp simd
-        for (int e = 0; e < 2 * wl; ++e) out[e] += s * kv[e];
+      for (int b = 0; b < wp; ++b) {
+        kv[2 * b] = vr * last[b];
+        kv[2 * b + 1] = vi * last[b];
       }
-    } else {
-      for (int a = 0; a < w; ++a) {
-        for (int b = 0; b < w; ++b) {
-          Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) +
-                                            (cy + b) * static_cast<long long>(t.stride1) + cz);
-          const Real s = kx[a] * ky[b];
+      if (DIM == 1) {
+        Real *__restrict out = sub + 2 * cx;
+#pragma omp simd
+        for (int e = 0; e < 2 * wl; ++e) out[e] += kv[e];
+      } else if (DIM == 2) {
+        for (int a = 0; a < w; ++a) {
+          Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) + cy);
+          const Real s = kx[a];
 #pragma omp simd
           for (int e = 0; e < 2 * wl; ++e) out[e] += s * kv[e];
+        }
+      } else {
+        for (int a = 0; a < w; ++a) {
+          for (int b = 0; b < w; ++b) {
+            Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) +
+                                              (cy + b) * static_cast<long long>(t.stride1) + cz);
+            const Real s = kx[a] * ky[b];
+#pragma omp simd
+            for (int e = 0; e < 2 * wl; ++e) out[e] += s * kv[e];
+          }
         }
       }
     }

@@ -323,6 +323,29 @@ TEST_P(Nufft3, BatchMatchesDirectSumPerVector) {
   }
 }
 
+// Each vector of a batch is the transform of that vector alone, to rounding: the CPU spreads batches several
+// transforms at a time (all widths in 1-D and 2-D, up to 4 in 3-D, where tol 1e-2 lands), the GPU one grid each.
+TEST_P(Nufft3, BatchVectorsEqualSingleTransforms) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    const Problem batch = standard_problem(dim, false, 6, 37);
+    for (double tol : {1e-2, 1e-9}) {
+      for (bool is_double : {true, false}) {
+        if (!is_double && tol < 1e-5) continue;
+        const std::vector<cd> got = is_double ? transform<double>(batch, 1, tol) : transform<float>(batch, 1, tol);
+        for (int tr = 0; tr < batch.ntransf; ++tr) {
+          Problem one = batch;
+          one.ntransf = 1;
+          one.f.assign(batch.f.begin() + tr * batch.N(), batch.f.begin() + (tr + 1) * batch.N());
+          const std::vector<cd> alone = is_double ? transform<double>(one, 1, tol) : transform<float>(one, 1, tol);
+          const double diff = sfft_test::relative_l2_error(got.data() + tr * batch.K(), alone.data(), batch.K());
+          EXPECT_LE(diff, is_double ? 1e-13 : 1e-5)
+              << "dim " << dim << " tol " << tol << " vector " << tr << (is_double ? " double" : " single");
+        }
+      }
+    }
+  }
+}
+
 TEST_P(Nufft3, GaussianSchemeMeetsTolerances) {
   if (kernel() != NUFFT3_KERNEL_ES) GTEST_SKIP() << "the Gaussian kernel runs once per backend";
   for (int dim = 1; dim <= 3; ++dim) {

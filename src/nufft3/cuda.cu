@@ -1282,7 +1282,7 @@ class CudaEngine final : public Engine {
     };
     // SFFT_NUFFT3_SPREAD=global|atomic|taps overrides the choice of spreading (A/B measurements). Tap by tap
     // against the shared-memory atomics (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width
-    // measured (W = 4 to 15, up to 3.4x); in 3-D 1.2-4x faster at every width measured (W = 4 to 14; W <= 6
+    // measured (W = 4 to 15, up to 3.4x); in 3-D 1.3-5x faster at every width measured (W = 4 to 14; W <= 6
     // with a thread per tap of all three dimensions, which the W^2-thread blocks lost to the atomics on uniform
     // points).
     const std::string spread = env_value("SFFT_NUFFT3_SPREAD");

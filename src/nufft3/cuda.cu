@@ -290,12 +290,14 @@ __global__ void fill_subproblems(const unsigned *start, const unsigned *end, con
                                  unsigned *nsub) {
   for (std::size_t b = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; b < nbins;
        b += std::size_t(blockDim.x) * gridDim.x) {
-    const unsigned count = end[b] - start[b];
-    unsigned o = offset[b];
-    for (unsigned done = 0; done < count; done += limit, ++o) {
-      sub_bin[o] = static_cast<unsigned>(b);
-      sub_start[o] = start[b] + done;
-      sub_count[o] = min(limit, count - done);
+    // Equal parts (a bin of limit + 1 sources: two of about limit / 2, not limit and 1).
+    const unsigned count = end[b] - start[b], parts = (count + limit - 1) / limit;
+    for (unsigned i = 0; i < parts; ++i) {
+      const unsigned from = static_cast<unsigned>(static_cast<unsigned long long>(i) * count / parts);
+      const unsigned to = static_cast<unsigned>(static_cast<unsigned long long>(i + 1) * count / parts);
+      sub_bin[offset[b] + i] = static_cast<unsigned>(b);
+      sub_start[offset[b] + i] = start[b] + from;
+      sub_count[offset[b] + i] = to - from;
     }
     if (b == 0) *nsub = offset[nbins];
   }
@@ -434,15 +436,28 @@ __device__ void flush_tile(const Geometry &g, const SpreadArgs &a, const Cplx<Re
   const Real *cx = static_cast<const Real *>(a.corr[0]);
   const Real *cy = static_cast<const Real *>(a.corr[1]);
   const Real *cz = static_cast<const Real *>(a.corr[2]);
-  for (int c = threadIdx.x; c < cells; c += blockDim.x) {
-    Cplx<Real> v = tile[c];
+  // The cell's local coordinates l advance by the block's stride with carries: three integer divisions a
+  // cell cost more than the rest of the flush at W = 4 in 2-D.
+  const int stride = static_cast<int>(blockDim.x);
+  const int step[3] = {stride / (ey * ez), stride / ez % ey, stride % ez};
+  int l[3] = {static_cast<int>(threadIdx.x) / (ey * ez), static_cast<int>(threadIdx.x) / ez % ey,
+              static_cast<int>(threadIdx.x) % ez};
+  for (int c = threadIdx.x; c < cells; c += stride) {
+    const int here[3] = {l[0], l[1], l[2]};
+    l[2] += step[2];
+    const int carry2 = l[2] >= ez;
+    l[2] -= carry2 * ez;
+    l[1] += step[1] + carry2;
+    const int carry1 = l[1] >= ey;
+    l[1] -= carry1 * ey;
+    l[0] += step[0] + carry1;
+    const Cplx<Real> v = tile[c];
     if (v.re == Real(0) && v.im == Real(0)) continue;
-    int l[3] = {c / (ey * ez), (c / ez) % ey, c % ez};
     long long idx = 0;
     Real corr = 1;
     bool inside = true;
     for (int d = 0; d < DIM; ++d) {
-      long long cell = origin[d] + l[d];
+      const long long cell = origin[d] + here[d];
       inside &= cell < g.n1[d];
       if (!inside) break;
       corr *= (d == 0 ? cx : d == 1 ? cy : cz)[cell];
@@ -532,24 +547,23 @@ __global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, SpreadArgs a
 // first computed one per thread into shared memory after the tile (tap_staging_bytes). Where it runs by default:
 // CudaEngine::choose_tiles.
 constexpr int kTapBatch = 64;
-template <int DIM, int MW, class Real>
-constexpr std::size_t tap_staging_bytes() {
-  return kTapBatch * (DIM * MW * sizeof(Real) + sizeof(Cplx<Real>) + 4 * sizeof(int));
+__host__ __device__ constexpr std::size_t tap_staging_bytes(int dim, int W, std::size_t real_bytes) {
+  return kTapBatch * (static_cast<std::size_t>(dim * W) * real_bytes + 2 * real_bytes + 4 * sizeof(int));
 }
 
 // Planes of dimension 0 a 3-D tap-by-tap block spreads at once: as many of the W as `threads` holds W^2 taps of.
 __host__ __device__ inline int tap_planes(int W, int threads) { return max(1, min(W, threads / (W * W))); }
 
-template <int DIM, int MW, class Real>
+template <int DIM, class Real>
 __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, SpreadArgs a) {
   static_assert(DIM == 2 || DIM == 3, "tap by tap in 2-D and 3-D");
   extern __shared__ __align__(16) unsigned char smem[];
   Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
   const std::size_t tile_bytes = static_cast<std::size_t>(a.ext[0]) * a.ext[1] * a.ext[2] * sizeof(Cplx<Real>);
-  Real *weights = reinterpret_cast<Real *>(smem + (tile_bytes + 15) / 16 * 16);  // [kTapBatch][DIM][MW]
-  Cplx<Real> *value = reinterpret_cast<Cplx<Real> *>(weights + kTapBatch * DIM * MW);
-  int4 *corner = reinterpret_cast<int4 *>(value + kTapBatch);  // first local cell per dimension
   const int W = g.kernel.width, ey = a.ext[1], ez = a.ext[2];
+  Real *weights = reinterpret_cast<Real *>(smem + (tile_bytes + 15) / 16 * 16);  // [kTapBatch][DIM][W]
+  Cplx<Real> *value = reinterpret_cast<Cplx<Real> *>(weights + kTapBatch * DIM * W);
+  int4 *corner = reinterpret_cast<int4 *>(value + kTapBatch);  // first local cell per dimension
   // This thread's tap of the last two dimensions (2-D: k of dimension 0, l of dimension 1). In 3-D the block
   // covers `planes` planes of dimension 0 at once (tap_planes: all W where W^3 fits the block), this thread
   // the planes ti, ti + planes, ...
@@ -576,27 +590,43 @@ __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, Sprea
           const Real p = pos[d * a.N + j];
           const long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
           c[d] = static_cast<int>(first + g.n1[d] / 2 - origin[d]);
-          for (int i = 0; i < W; ++i) weights[(DIM * s + d) * MW + i] = tap_weight(g, first, p, i);
+          for (int i = 0; i < W; ++i) weights[(DIM * s + d) * W + i] = tap_weight(g, first, p, i);
         }
         corner[s] = int4{c[0], c[1], c[2], 0};
       }
       __syncthreads();
+      // The next source's staged values are read before this source's cells are added (the barrier between
+      // sources keeps the compiler from moving the reads up), so their latency overlaps the adds.
+      int4 c_next{};
+      Cplx<Real> v_next{};
+      Real wkl_next = 0, w0_next = 0;
+      auto stage = [&](unsigned s) {
+        const Real *w = weights + DIM * s * W;
+        c_next = corner[s];
+        v_next = value[s];
+        wkl_next = w[(DIM - 2) * W + tk] * w[(DIM - 1) * W + tl];
+        if constexpr (DIM == 3) w0_next = w[ti];
+      };
+      if (has_tap) stage(0);
       for (unsigned s = 0; s < n; ++s) {
         if (has_tap) {
-          const int4 c = corner[s];
-          const Cplx<Real> v = value[s];
-          const Real *w = weights + DIM * s * MW;
+          const int4 c = c_next;
+          const Cplx<Real> v = v_next;
+          const Real wkl = wkl_next, w0 = w0_next;
+          if (s + 1 < n) stage(s + 1);
           if constexpr (DIM == 2) {
-            const Real wt = w[tk] * w[MW + tl];
             Cplx<Real> &cell = tile[(c.x + tk) * ey + c.y + tl];
-            cell.re += v.re * wt;
-            cell.im += v.im * wt;
+            cell.re += v.re * wkl;
+            cell.im += v.im * wkl;
           } else {
-            const Real wkl = w[MW + tk] * w[2 * MW + tl];
             const Real br = v.re * wkl, bi = v.im * wkl;
             const std::size_t plane = static_cast<std::size_t>(ey) * ez;
+            const Real *w = weights + DIM * s * W;
             Cplx<Real> *cell = tile + (static_cast<std::size_t>(c.x + ti) * ey + c.y + tk) * ez + c.z + tl;
-            for (int i = ti; i < W; i += planes, cell += planes * plane) {
+            cell->re += br * w0;
+            cell->im += bi * w0;
+            for (int i = ti + planes; i < W; i += planes) {
+              cell += planes * plane;
               cell->re += br * w[i];
               cell->im += bi * w[i];
             }
@@ -1269,7 +1299,19 @@ class CudaEngine final : public Engine {
   // the device's opt-in shared memory instead. None fits there either -> global-atomic spreading.
   void choose_tiles(Geometry &g) {
     const int dim = cfg_.dim, W = L_.kernel.width;
-    const int cap = dim == 1 ? 1024 : dim == 2 ? 32 : 16;
+    // SFFT_NUFFT3_SPREAD=global|atomic|taps overrides the choice of spreading (A/B measurements). Tap by tap
+    // against the shared-memory atomics (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width
+    // measured (W = 4 to 15, up to 3.4x); in 3-D 1.3-5x faster at every width measured (W = 4 to 14; W <= 6
+    // with a thread per tap of all three dimensions, which the W^2-thread blocks lost to the atomics on uniform
+    // points).
+    const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
+    const bool want_taps = dim >= 2 && W <= 16 && (spread.empty() || spread == "taps");
+    // Tap by tap in 2-D, small tiles: its blocks (one to eight warps) wait on a barrier per source, so the SM
+    // needs many of them resident, and more subproblems spread clustered sources over more blocks. H200, exec
+    // ms, N = K = 1e6, sides 32 / 16 / 8: W = 4 double uniform 0.75 / 0.46 / 0.44, Gaussian blobs 0.62 / 0.41 /
+    // 0.35; W = 5 single uniform 0.30 / 0.27 / 0.21, double spiral 0.79 / 0.57 / 0.48; W = 7 single uniform
+    // 0.42 / 0.35 / 0.36; W = 12 double uniform 1.27 / 1.17 / 1.23.
+    const int cap = dim == 1 ? 1024 : dim == 2 ? (want_taps ? (W <= 5 ? 8 : 16) : 32) : 16;
     auto bytes = [&](int s) {
       std::size_t cells = 1;
       for (int d = 0; d < dim; ++d) cells *= static_cast<std::size_t>(s + W - 1);
@@ -1280,16 +1322,7 @@ class CudaEngine final : public Engine {
       while (s > 4 && bytes(s) > budget) --s;
       return s;
     };
-    // SFFT_NUFFT3_SPREAD=global|atomic|taps overrides the choice of spreading (A/B measurements). Tap by tap
-    // against the shared-memory atomics (H200, exec, N = K = 1e6): in 2-D as fast or faster at every width
-    // measured (W = 4 to 15, up to 3.4x); in 3-D 1.3-5x faster at every width measured (W = 4 to 14; W <= 6
-    // with a thread per tap of all three dimensions, which the W^2-thread blocks lost to the atomics on uniform
-    // points).
-    const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
-    const bool want_taps = dim >= 2 && W <= 16 && (spread.empty() || spread == "taps");
-    std::size_t staging = 0;
-    if (dim == 2) staging = W <= 8 ? tap_staging_bytes<2, 8, Real>() : tap_staging_bytes<2, 16, Real>();
-    if (dim == 3) staging = W <= 8 ? tap_staging_bytes<3, 8, Real>() : tap_staging_bytes<3, 16, Real>();
+    const std::size_t staging = dim >= 2 ? tap_staging_bytes(dim, W, sizeof(Real)) : 0;
     const std::size_t optin = static_cast<std::size_t>(std::max(smem_optin_, 0));
     // The tile's share of the block's shared memory (the staging of tap-by-tap spreading comes on top).
     const std::size_t room = want_taps && optin > staging + 16 ? optin - staging - 16 : optin;
@@ -1318,16 +1351,16 @@ class CudaEngine final : public Engine {
   void pick_kernels_for(int W) {
     if (W <= 8) {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, 8, Real> : spread_global<DIM, 8, Real>;
-      if constexpr (DIM > 1) spread_fn_ = spread_taps_ ? spread_tiles_by_taps<DIM, 8, Real> : spread_fn_;
       interp_fn_ = interpolate<DIM, 8, Real>;
     } else if (W <= 16) {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, 16, Real> : spread_global<DIM, 16, Real>;
-      if constexpr (DIM > 1) spread_fn_ = spread_taps_ ? spread_tiles_by_taps<DIM, 16, Real> : spread_fn_;
       interp_fn_ = interpolate<DIM, 16, Real>;
     } else {
       spread_fn_ = use_tiles_ ? spread_tiles<DIM, kMaxWidth, Real> : spread_global<DIM, kMaxWidth, Real>;
       interp_fn_ = interpolate<DIM, kMaxWidth, Real>;
     }
+    if constexpr (DIM > 1)
+      if (spread_taps_) spread_fn_ = spread_tiles_by_taps<DIM, Real>;  // W <= 16 (choose_tiles)
   }
   void pick_kernels(int dim, int W) {
     if (dim == 1) pick_kernels_for<1>(W);
@@ -1381,8 +1414,13 @@ class CudaEngine final : public Engine {
     // shrinks until there are about kSubproblemsPerSm subproblems per SM, trading extra tile flushes for
     // occupancy. At most ceil(N / limit) + min(bins, N) of them: the table is sized for that bound and its
     // actual length stays on the device (pts_.nsub), read by the spreading blocks.
+    // Tap by tap, a subproblem also holds at most twice the mean tile's sources (n / nbins over the sources'
+    // box), so that dense tiles of clustered points are shared among blocks (H200, W = 4-5 in 2-D, exec ms:
+    // Gaussian blobs 0.41 -> 0.35, spiral 0.57 -> 0.48; uniform points unchanged).
     const std::size_t wanted = static_cast<std::size_t>(sm_count_) * kSubproblemsPerSm;
-    const std::size_t per_block = ((n + wanted - 1) / wanted + 31) / 32 * 32;
+    std::size_t per_block = (n + wanted - 1) / wanted;
+    if (spread_taps_) per_block = std::min(per_block, 2 * n / nbins);
+    per_block = (per_block + 31) / 32 * 32;
     const unsigned limit = static_cast<unsigned>(std::clamp<std::size_t>(per_block, kMinSubproblem, kMaxSubproblem));
     max_subproblems_ = (n + limit - 1) / limit + std::min(nbins, n);
     obtain(pts_.sub_bin, spare ? &spare->sub_bin : nullptr, max_subproblems_);

@@ -11,6 +11,10 @@ gives the accuracy they need). Error: relative l2 over all transforms on --sampl
 For each peer point the table shows the fastest sfft run that is at least as accurate, separately for execute,
 setpts, and end-to-end (setpts + one execute: new points every call), as ratios peer/sfft (> 1: sfft faster).
 The summary gives the MINIMUM ratio over the suite, and how sfft's achieved errors sit against the requested tol.
+On the GPU each row also gives the device memory each plan holds after its setpts and exec (the peer's, and that
+of the sfft run in the exec column; cudaMemGetInfo around the plan's life with the runtime's default pool
+trimmed; sfft's process-wide pool of temporaries, which keeps up to 64 MiB mapped, counts where it grew during
+the plan's calls), and the summary the largest sfft / peer ratio.
 
   python3 benchmarks/nufft3_bench.py --lib build/libsfft.so --backend cuda
   benchmarks/nufft3_cpu.sh --scale 0.05          # CPU: installs the pinned FINUFFT into a venv, then runs this
@@ -185,11 +189,34 @@ class Timer:
         return statistics.median(ts)
 
 
+def device_bytes_in_use(env):
+    """GPU: device memory in use now, after the CUDA runtime's default stream-ordered pool is trimmed (so that
+    freed temporaries do not count); None on the CPU backend, where no plan memory is reported."""
+    if not env["gpu"]:
+        return None
+    xp = env["xp"]
+    env["timer"].sync()
+    rt = xp.cuda.runtime
+    try:
+        rt.memPoolTrimTo(rt.deviceGetDefaultMemPool(xp.cuda.Device().id), 0)
+    except (AttributeError, xp.cuda.runtime.CUDARuntimeError):
+        pass
+    free, total = rt.memGetInfo()
+    return total - free
+
+
+def held_by_plan(env, before):
+    """Bytes a live plan holds after its setpts and exec (GPU only)."""
+    now = device_bytes_in_use(env)
+    return None if now is None else max(0, now - before)
+
+
 def run_sfft(sf, env, case, prec, tol, pts):
     xd, sd, cd, F, idx = pts
     dim, nt = case["dim"], case["ntransf"]
     n, k = xd.shape[1], sd.shape[1]
     ptr = env["ptr"]
+    before = device_bytes_in_use(env)
     plan = sf.plan(env["sfft_backend"], dim, SFFT_COMPLEX64 if prec == "single" else SFFT_COMPLEX128, -1, tol,
                    ntransf=nt, kernel=env["kernel"], threads=env["threads"])
     try:
@@ -199,7 +226,8 @@ def run_sfft(sf, env, case, prec, tol, pts):
         exe = lambda: sf.check(sf.lib.nufft3_exec(plan, ptr(cd), ptr(F)), "nufft3_exec")
         t_set = env["timer"].median(setpts)
         t_exec = env["timer"].median(exe)
-        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], F[:, idx], env["ref"]))
+        held = held_by_plan(env, before)
+        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], F[:, idx], env["ref"]), held=held)
     finally:
         sf.lib.nufft3_destroy(plan)
 
@@ -208,6 +236,7 @@ def run_peer(peer, env, case, prec, tol, pts):
     xd, sd, cd, F, idx = pts
     dim, nt = case["dim"], case["ntransf"]
     kw = {} if env["gpu"] else {"nthreads": env["threads"] or os.cpu_count()}
+    before = device_bytes_in_use(env)
     plan = peer.Plan(3, dim, n_trans=nt, eps=tol, isign=-1, dtype="complex64" if prec == "single" else "complex128",
                      **kw)
     names = "xyz"[:dim] + "stu"[:dim]
@@ -219,9 +248,10 @@ def run_peer(peer, env, case, prec, tol, pts):
     exe = lambda: plan.execute(data, out=out)
     t_set = env["timer"].median(setpts)
     t_exec = env["timer"].median(exe)
+    held = held_by_plan(env, before)
     err = rel_err(env["xp"], F[:, idx], env["ref"])
     del plan
-    return dict(tol=tol, setpts=t_set, exec=t_exec, err=err)
+    return dict(tol=tol, setpts=t_set, exec=t_exec, err=err, held=held)
 
 
 # --stages: the CUDA backend's A/B switches (read when a plan's points are set), each against the default.
@@ -325,6 +355,7 @@ def main():
     rng = np.random.default_rng(1)
     n_base = int(round(1e6 * args.scale))
     mins = {}  # (metric, prec) -> (ratio, where)
+    memory_max = {}  # prec -> (sfft plan bytes / peer plan bytes, where), GPU only
     misses = []
     bands = []  # (prec, tol, err) of sfft runs
     stage_ratios = {}  # --stages: variant -> exec time / the default's, over the cases and tolerances
@@ -368,7 +399,7 @@ def main():
             title = f"{case['name']}, N={n}, K={k}, ntransf={case['ntransf']}, {prec}"
             print(f"\n## {title}")
             print(f"{'peer tol':>9}{'peer err':>10}{'setpts':>9}{'exec':>9} |{'sfft tol':>9}{'err':>10}{'setpts':>9}"
-                  f"{'exec':>9} | {'exec x':>7}{'setpts x':>9}{'e2e x':>7}")
+                  f"{'exec':>9} | {'exec x':>7}{'setpts x':>9}{'e2e x':>7}" + (" | peer MiB sfft MiB" if gpu else ""))
             for p in theirs:
                 ex = best_match(ours, p["err"], lambda r: r["exec"])
                 st = best_match(ours, p["err"], lambda r: r["setpts"])
@@ -380,8 +411,15 @@ def main():
                     continue
                 r = dict(exec=p["exec"] / ex["exec"], setpts=p["setpts"] / st["setpts"],
                          e2e=(p["setpts"] + p["exec"]) / (ee["setpts"] + ee["exec"]))
+                memory = ""
+                if p["held"] is not None and ex["held"] is not None:
+                    # Plan memory: the peer's plan against the sfft plan of the exec column's run.
+                    memory = f" | {p['held'] / 2**20:>8.1f} {ex['held'] / 2**20:>8.1f}"
+                    ratio = ex["held"] / max(p["held"], 1)
+                    if prec not in memory_max or ratio > memory_max[prec][0]:
+                        memory_max[prec] = (ratio, f"{case['name']}, peer tol {p['tol']:.0e}")
                 print(f"{line}{ex['tol']:>9.0e}{ex['err']:>10.2e}{ex['setpts'] * 1e3:>7.1f}ms{ex['exec'] * 1e3:>7.1f}ms"
-                      f" | {r['exec']:>6.2f}x{r['setpts']:>8.2f}x{r['e2e']:>6.2f}x", flush=True)
+                      f" | {r['exec']:>6.2f}x{r['setpts']:>8.2f}x{r['e2e']:>6.2f}x{memory}", flush=True)
                 for m, v in r.items():
                     if (m, prec) not in mins or v < mins[(m, prec)][0]:
                         mins[(m, prec)] = (v, f"{case['name']}, peer tol {p['tol']:.0e}")
@@ -404,6 +442,10 @@ def main():
         vals = [mins[(m, p)][0] for p in precs if (m, p) in mins]
         if vals:
             print(f"min {m:<7}{'both':<7}{min(vals):>7.2f}x")
+    for prec in precs:
+        if prec in memory_max:
+            v, where = memory_max[prec]
+            print(f"max plan memory sfft / peer {prec:<7}{v:>5.2f}x   at {where}")
     for miss in misses:
         print(f"no sfft run as accurate as: {miss}")
     print("\n## sfft achieved error against the requested tol (all runs of the suite)")

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // CUDA engine of the type-3 NUFFT. setpts: coordinates read where they are (host arrays staged), one
-// range/finiteness scan of all of them with a single read-back (the layout needs the ranges), then all on the
-// device without further host round trips: rescaling and phihat at the targets (its Chebyshev fit), CUB radix
-// sort of sources and targets by grid tile, subproblems of at most kMaxSubproblem sources per tile (fewer when
-// N is small, so that the subproblems fill the GPU) built from the sorted keys and a CUB scan, each
-// subproblem's sources interleaved (a warp's 32 far apart within it), the grid deconvolution. The grid and cuFFT plan
-// of the plan's previous points are taken over when the new grid has the same shape (or one at most kReuseSlack larger:
-// more oversampling only); so are the setpts scratch and, as spares, the previous points' buffers, so that new
-// points every call allocate nothing once the sizes settle. exec: persistent blocks spread the
-// subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution), cuFFT (in 2-D and
-// 3-D pruned to the lines that hold sources and those the targets read), interpolation with one thread per
-// target in tile order. Spreading and interpolation are compiled per dimension and
-// width class (<= 8, <= 16, wider) so that the kernel weights stay in registers; wide 3-D kernels take tiles of up to
-// the device's opt-in shared memory. All on the plan's stream; exec allocates nothing.
+// range/finiteness scan of all of them with a single read-back (the layout needs the ranges), then all on the device
+// (1-D: one more read-back, the busiest cell's count): rescaling and phihat at the targets (its Chebyshev fit), CUB
+// radix sort of sources and targets by grid tile (1-D sources by cell), subproblems of at most kMaxSubproblem
+// sources per tile (fewer when N is small, so that the subproblems fill the GPU) built from the sorted keys and a
+// CUB scan, each subproblem's sources interleaved (a warp's 32 far apart within it), the grid deconvolution. The
+// grid and cuFFT plan of the plan's previous points are taken over when the new grid has the same shape (or one at
+// most kReuseSlack larger: more oversampling only); so are the setpts scratch and, as spares, the previous points'
+// buffers, so that new points every call allocate nothing once the sizes settle. exec: persistent blocks spread the
+// subproblems into shared-memory tiles and flush each once (fused with the grid deconvolution; 1-D sources spread
+// evenly are gathered instead, a thread per grid cell), cuFFT (in 2-D and 3-D pruned to the lines that hold sources
+// and those the targets read), interpolation with one thread per target in tile order. Spreading and interpolation
+// are compiled per dimension and width class (<= 8, <= 16, wider) so that the kernel weights stay in registers; wide
+// 3-D kernels take tiles of up to the device's opt-in shared memory. All on the plan's stream; exec allocates
+// nothing.
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -276,6 +278,13 @@ __global__ void bin_bounds(const unsigned *keys, std::size_t n, unsigned *start,
   }
 }
 
+// Cell numbers (sorted) -> tile numbers, in place.
+__global__ void tile_of_cell(unsigned *keys, std::size_t n, unsigned tile) {
+  for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n;
+       j += std::size_t(blockDim.x) * gridDim.x)
+    keys[j] /= tile;
+}
+
 // Subproblems of each bin: ceil(count / limit); subs[nbins] stays 0 so that its exclusive scan ends in the total.
 __global__ void count_subproblems(const unsigned *start, const unsigned *end, std::size_t nbins, unsigned limit,
                                   unsigned *subs) {
@@ -383,7 +392,9 @@ struct SpreadArgs {
   std::size_t N;
   const unsigned *index;  // sorted -> original
   const unsigned *sub_bin, *sub_start, *sub_count;
-  const unsigned *nsub;  // subproblems in the table (device memory: setpts never reads it back)
+  const unsigned *nsub;        // subproblems in the table (device memory: setpts never reads it back)
+  const unsigned *cell_start;  // spread_gather_1d: first sorted source of each cell, n1 + 1 entries
+  unsigned gather_lanes;       // spread_gather_1d: threads per grid cell
   const void *pos, *phase, *f, *corr[3];
   void *grid;
   std::size_t n2_total;
@@ -713,6 +724,82 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
   }
 }
 
+// 1-D spreading by gathering, where the sources are spread evenly enough (choose_gathering): sources sorted by
+// cell (cell_start: the first sorted source of each of the n1 cells, n1 + 1 entries), `lanes` consecutive
+// threads per grid cell (a power of two up to 32) share the sum over the sources whose kernel covers it and
+// the first of them writes the cell once, scaled by its deconvolution. No atomics, no zeroing pass and no tile
+// flush: grid cells that no source cell maps to are written as zeros. The weights are the tiles' (tap_weight
+// of the same first cell and tap), each source's value is formed once per covered cell (W times in all).
+template <class Real>
+__global__ void __launch_bounds__(kBlock) spread_gather_1d(Geometry g, SpreadArgs a) {
+  const long long n1 = g.n1[0], n2 = g.n2[0], half = n1 / 2;
+  const int W = g.kernel.width;
+  const unsigned lanes = a.gather_lanes;
+  const Real *pos = static_cast<const Real *>(a.pos);
+  const Cplx<Real> *phase = static_cast<const Cplx<Real> *>(a.phase);
+  const Cplx<Real> *f = static_cast<const Cplx<Real> *>(a.f) + blockIdx.y * a.N;
+  Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
+  const Real *corr = static_cast<const Real *>(a.corr[0]);
+  const long long total = n2 * lanes, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // The loop condition is the warp's (the stride is whole warps): every lane takes part in the shuffles.
+  for (long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+       thread - static_cast<long long>(threadIdx.x & 31) < total; thread += stride) {
+    const long long m = thread / lanes;  // grid index; it holds source cell c, (c - n1/2) mod n2 = m
+    const unsigned part = static_cast<unsigned>(thread % lanes);
+    const long long c = m < n1 - half ? m + half : m - n2 + half;
+    const bool covered = m < n2 && c >= 0 && c < n1;
+    Real sr = 0, si = 0;
+    if (covered) {
+      const unsigned from = a.cell_start[c - W + 1 > 0 ? c - W + 1 : 0], to = a.cell_start[c + 1];
+      for (unsigned j = from + part; j < to; j += lanes) {
+        const Real p = pos[j];
+        const long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
+        const Real w = tap_weight(g, first, p, static_cast<int>(c - half - first));
+        const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
+        sr += w * (fv.re * ph.re - fv.im * ph.im);
+        si += w * (fv.re * ph.im + fv.im * ph.re);
+      }
+    }
+    for (unsigned off = lanes / 2; off > 0; off /= 2) {
+      sr += __shfl_xor_sync(0xffffffffu, sr, off);
+      si += __shfl_xor_sync(0xffffffffu, si, off);
+    }
+    if (m < n2 && part == 0) {
+      const Real cc = covered ? corr[c] : Real(0);
+      grid[m] = Cplx<Real>{sr * cc, si * cc};
+    }
+  }
+}
+
+// sr, si += the W cells of a line from cell `first` (of n, wrapping where kWrap) weighted by w.
+template <int MW, bool kWrap, class Real>
+__device__ __forceinline__ void line_sum(const Cplx<Real> *line, long long first, long long n, int W,
+                                         const Real (&w)[MW], Real &sr, Real &si) {
+  constexpr int kUnroll = unroll_count<MW>();
+  if constexpr (kWrap) {
+    long long c = first;
+#pragma unroll kUnroll
+    for (int k = 0; k < MW; ++k) {
+      if (k < W) {
+        const Cplx<Real> v = line[c];
+        sr += v.re * w[k];
+        si += v.im * w[k];
+        if (++c == n) c = 0;
+      }
+    }
+  } else {
+    const Cplx<Real> *p = line + first;
+#pragma unroll kUnroll
+    for (int k = 0; k < MW; ++k) {
+      if (k < W) {
+        const Cplx<Real> v = p[k];
+        sr += v.re * w[k];
+        si += v.im * w[k];
+      }
+    }
+  }
+}
+
 // One thread per target (tile order): weighted sum of the W^dim neighbourhood for every transform. Dimension
 // 0's weights are computed as its loop reaches them (once per transform: W exps against W^dim loads), the
 // others' are held in registers (at most MW). At most 85 registers a thread (launch bounds), so that 3 blocks
@@ -738,6 +825,9 @@ __global__ void __launch_bounds__(kBlock, 3)
     }
     const Cplx<Real> fac = factor[j];
     const std::size_t t = index[j];
+    // 2-D: a line's W cells without a wrap (most targets) take one address, the taps at fixed offsets (H200,
+    // K >> N 2-D, exec ms: double 1e-5 0.403 -> 0.360; in 3-D the same slowed uniform double 1e-5 2.19 -> 2.32).
+    const bool contiguous = first[DIM - 1] + W <= n2[DIM - 1];
     for (int tr = 0; tr < ntransf; ++tr) {
       const Cplx<Real> *gr = grid + tr * n2_total;
       Real sr = 0, si = 0;
@@ -749,6 +839,15 @@ __global__ void __launch_bounds__(kBlock, 3)
           const Cplx<Real> v = gr[gx];
           sr += v.re * w0;
           si += v.im * w0;
+        } else if constexpr (DIM == 2) {
+          Real ar = 0, ai = 0;
+          const Cplx<Real> *row = gr + gx * n2[1];
+          if (contiguous)
+            line_sum<MW, false>(row, first[1], n2[1], W, w1, ar, ai);
+          else
+            line_sum<MW, true>(row, first[1], n2[1], W, w1, ar, ai);
+          sr += ar * w0;
+          si += ai * w0;
         } else {
           Real ar = 0, ai = 0;
 #pragma unroll kMiddle
@@ -757,25 +856,19 @@ __global__ void __launch_bounds__(kBlock, 3)
               long long gy = first[1] + k;
               if (gy >= n2[1]) gy -= n2[1];
               const Cplx<Real> *line = gr + (gx * n2[1] + gy) * n2[2];
-              if constexpr (DIM == 2) {
-                const Cplx<Real> v = line[0];
-                ar += v.re * w1[k];
-                ai += v.im * w1[k];
-              } else {
-                Real br = 0, bi = 0;
+              Real br = 0, bi = 0;
 #pragma unroll kUnroll
-                for (int l = 0; l < MW; ++l) {
-                  if (l < W) {
-                    long long gz = first[2] + l;
-                    if (gz >= n2[2]) gz -= n2[2];
-                    const Cplx<Real> v = line[gz];
-                    br += v.re * w2[l];
-                    bi += v.im * w2[l];
-                  }
+              for (int l = 0; l < MW; ++l) {
+                if (l < W) {
+                  long long gz = first[2] + l;
+                  if (gz >= n2[2]) gz -= n2[2];
+                  const Cplx<Real> v = line[gz];
+                  br += v.re * w2[l];
+                  bi += v.im * w2[l];
                 }
-                ar += br * w1[k];
-                ai += bi * w1[k];
               }
+              ar += br * w1[k];
+              ai += bi * w1[k];
             }
           }
           sr += ar * w0;
@@ -929,7 +1022,7 @@ class CudaEngine final : public Engine {
   // the price is a second set of point buffers held by the plan, about (N + K) (4 + (dim + 2) sizeof(Real))
   // bytes (the grid not included).
   struct PointBuffers {
-    DeviceBuffer<unsigned> src_index, tgt_index, sub_bin, sub_start, sub_count, nsub;
+    DeviceBuffer<unsigned> src_index, tgt_index, sub_bin, sub_start, sub_count, nsub, cell_start;
     DeviceBuffer<Real> src_pos, tgt_pos, correction[3];
     DeviceBuffer<C> src_phase, tgt_factor;
   };
@@ -1036,7 +1129,7 @@ class CudaEngine final : public Engine {
       SFFT_CUDA_CHECK_LAUNCH();
     }
     if (stage_times_) timer_.mark("corrections", stream_);
-    if (use_tiles_) {
+    if (use_tiles_ && !gather_) {
       // The attribute is process-wide per kernel: every plan sets the same value (the device's opt-in
       // maximum), so concurrent plans with different tile sizes cannot lower it under each other.
       SFFT_CUDA_CHECK(cudaFuncSetAttribute(spread_fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin_));
@@ -1111,8 +1204,10 @@ class CudaEngine final : public Engine {
       if (stage_times_) timer_.mark("upload", stream_);
     }
     C *F_dev = F_host ? F_stage_.get() : F;
-    SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, grid_.bytes(), stream_));
-    if (stage_times_) timer_.mark("zero", stream_);
+    if (!gather_) {  // the gathering writes every cell
+      SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, grid_.bytes(), stream_));
+      if (stage_times_) timer_.mark("zero", stream_);
+    }
     SpreadArgs a{};
     a.N = N_;
     a.index = pts_.src_index.get();
@@ -1120,6 +1215,8 @@ class CudaEngine final : public Engine {
     a.sub_start = pts_.sub_start.get();
     a.sub_count = pts_.sub_count.get();
     a.nsub = pts_.nsub.get();
+    a.cell_start = pts_.cell_start.get();
+    a.gather_lanes = gather_lanes_;
     a.pos = pts_.src_pos.get();
     a.phase = pts_.src_phase.get();
     a.f = f;
@@ -1127,7 +1224,11 @@ class CudaEngine final : public Engine {
     a.grid = grid_.get();
     a.n2_total = L_.n2_total;
     for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
-    if (use_tiles_) {
+    if (gather_) {
+      const std::size_t threads = checked_mul(static_cast<std::size_t>(L_.axis[0].n2), gather_lanes_, "grid threads");
+      dim3 grid(cuda::grid_for(threads, kBlock), static_cast<unsigned>(cfg_.ntransf));
+      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, a);
+    } else if (use_tiles_) {
       dim3 grid(spread_blocks_, static_cast<unsigned>(cfg_.ntransf));
       spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, a);
     } else {
@@ -1222,13 +1323,15 @@ class CudaEngine final : public Engine {
     char text[400];
     std::snprintf(text, sizeof text,
                   "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
-                  "tile %d x %u blocks x %d threads%s, interpolation %s, weights %s",
+                  "tile %d x %u blocks x %d threads%s%s, interpolation %s, weights %s",
                   sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
                   spread_blocks_, spread_threads_,
-                  !use_tiles_    ? " (global atomics)"
+                  gather_        ? " (gathered by cells, "
+                  : !use_tiles_  ? " (global atomics)"
                   : spread_taps_ ? " (by taps)"
                                  : "",
+                  gather_ ? (std::to_string(gather_lanes_) + " threads a cell)").c_str() : "",
                   interp_lanes_ > 1 ? "warp" : "thread",
                   use_horner_ ? ("horner degree " + std::to_string(horner_table_.degree)).c_str() : "exp");
     return text;
@@ -1381,15 +1484,71 @@ class CudaEngine final : public Engine {
     interp_lanes_ = 32;
   }
 
+  // 1-D sources sorted by cell (keys_sorted, ncells): their first sorted position per cell into
+  // pts_.cell_start, then whether to spread them by gathering (gather_, gather_lanes_, spread_fn_). A thread per
+  // cell sums what its cell's kernel covers, so the busiest cell sets a warp's time: gathering is taken where no
+  // cell holds more than 16 + 4 times the mean (uniform points: about 9 at the mean 0.5; clusters go to the
+  // tiles, whose subproblems share a dense tile among blocks), or where SFFT_NUFFT3_SPREAD=gather asks for it.
+  // The one read-back of setpts after the range scan: the busiest cell's count.
+  bool choose_gathering(const unsigned *keys_sorted, std::size_t n, std::size_t ncells, bool forced,
+                        std::vector<std::unique_ptr<cuda::StreamBuffer>> &keep, PointBuffers *spare) {
+    unsigned *start = temporary<unsigned>(keep, ncells, stream_);
+    unsigned *end = temporary<unsigned>(keep, ncells, stream_);
+    unsigned *count = temporary<unsigned>(keep, ncells + 1, stream_);
+    unsigned *busiest = temporary<unsigned>(keep, 1, stream_);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(start, 0, ncells * sizeof(unsigned), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(end, 0, ncells * sizeof(unsigned), stream_));
+    SFFT_CUDA_CHECK(cudaMemsetAsync(count + ncells, 0, sizeof(unsigned), stream_));
+    bin_bounds<<<cuda::grid_for(n, kBlock), kBlock, 0, stream_>>>(keys_sorted, n, start, end);
+    SFFT_CUDA_CHECK_LAUNCH();
+    count_subproblems<<<cuda::grid_for(ncells, kBlock), kBlock, 0, stream_>>>(start, end, ncells, 1, count);
+    SFFT_CUDA_CHECK_LAUNCH();
+    obtain(pts_.cell_start, spare ? &spare->cell_start : nullptr, ncells + 1);
+    std::size_t scan_bytes = 0, max_bytes = 0;
+    const int items = static_cast<int>(ncells + 1);
+    SFFT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, count, pts_.cell_start.get(), items, stream_));
+    SFFT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, count, busiest, items, stream_));
+    void *temp = temporary<unsigned char>(keep, std::max(scan_bytes, max_bytes), stream_);
+    SFFT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, count, pts_.cell_start.get(), items, stream_));
+    SFFT_CUDA_CHECK(cub::DeviceReduce::Max(temp, max_bytes, count, busiest, items, stream_));
+    unsigned most = 0;
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(&most, busiest, sizeof most, cudaMemcpyDeviceToHost, stream_));
+    SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const double mean = static_cast<double>(n) / static_cast<double>(ncells);
+    gather_ = forced || most <= 16 + 4 * mean;
+    if (!gather_) return false;
+    spread_fn_ = spread_gather_1d<Real>;
+    // Threads per cell: enough for about two resident grids of threads on the device, at most 32 and at
+    // most the sources a cell's sum holds on average (W times the mean).
+    const long long cells = L_.axis[0].n2;
+    const double wanted = 2.0 * 2048.0 * sm_count_;
+    const double per_sum = std::max(1.0, mean * L_.kernel.width);
+    gather_lanes_ = 1;
+    while (gather_lanes_ < 32 && static_cast<double>(cells) * gather_lanes_ < wanted && 2.0 * gather_lanes_ <= per_sum)
+      gather_lanes_ *= 2;
+    return true;
+  }
+
   // Rescales, keys and radix-sorts n points; for the sources also builds the subproblem table (pts_.sub_bin ..
   // pts_.nsub) and interleaves each subproblem's sources, all on the device.
   template <bool kTargets>
   void sort_points(const Geometry &g, const Coords<Real> &coords, std::size_t n, DeviceBuffer<Real> &pos,
                    DeviceBuffer<C> &factor, DeviceBuffer<unsigned> &index, PointBuffers *spare) {
     const int dim = cfg_.dim;
+    // 1-D sources are sorted by cell (tiles of one cell): the gathering needs each cell's sources, and the
+    // order by cell is also one by tile where the tiles spread them after all.
+    const std::string spread = env_value("SFFT_NUFFT3_SPREAD");
+    const bool by_cell = !kTargets && dim == 1 && (spread.empty() || spread == "gather") &&
+                         L_.axis[0].n1 < std::numeric_limits<int>::max();
+    Geometry key_geo = g;
+    if (by_cell) {
+      key_geo.tile[0] = 1;
+      key_geo.tiles[0] = static_cast<int>(std::min<long long>(L_.axis[0].n1, std::numeric_limits<int>::max()));
+    }
+    if (!kTargets) gather_ = false;
     std::size_t nbins = 1;
-    for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(g.tiles[d]), "tiles");
-    require(nbins < (1ull << 31) - 1, "too many grid tiles (", nbins, ")");
+    for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(key_geo.tiles[d]), "tiles");
+    require(nbins < (1ull << 31) - 1, "too many grid ", by_cell ? "cells" : "tiles", " (", nbins, ")");
     std::vector<std::unique_ptr<cuda::StreamBuffer>> keep;
     begin_step();
     Real *pos_tmp = temporary<Real>(keep, n * dim, stream_);
@@ -1398,7 +1557,7 @@ class CudaEngine final : public Engine {
     unsigned *keys_sorted = temporary<unsigned>(keep, n, stream_);
     unsigned *order = temporary<unsigned>(keep, n, stream_);
     const unsigned grid = cuda::grid_for(n, kBlock);
-    prepare_points<Real, kTargets><<<grid, kBlock, 0, stream_>>>(g, coords, n, pos_tmp, fac_tmp, keys, order);
+    prepare_points<Real, kTargets><<<grid, kBlock, 0, stream_>>>(key_geo, coords, n, pos_tmp, fac_tmp, keys, order);
     SFFT_CUDA_CHECK_LAUNCH();
     int end_bit = 1;
     while (end_bit < 32 && (1ull << end_bit) < nbins) ++end_bit;
@@ -1412,6 +1571,18 @@ class CudaEngine final : public Engine {
       gather_points<Real><<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
       SFFT_CUDA_CHECK_LAUNCH();
       return;
+    }
+    if (by_cell) {
+      if (choose_gathering(keys_sorted, n, nbins, spread == "gather", keep, spare)) {
+        gather_points<Real>
+            <<<grid, kBlock, 0, stream_>>>(dim, n, index.get(), pos_tmp, fac_tmp, pos.get(), factor.get());
+        SFFT_CUDA_CHECK_LAUNCH();
+        return;
+      }
+      // Tiles after all: the keys become tile numbers.
+      tile_of_cell<<<grid, kBlock, 0, stream_>>>(keys_sorted, n, static_cast<unsigned>(g.tile[0]));
+      SFFT_CUDA_CHECK_LAUNCH();
+      nbins = static_cast<std::size_t>(g.tiles[0]);
     }
 
     // Subproblems: each non-empty tile, split into runs of at most `limit` sources. A small problem has only a
@@ -1483,6 +1654,8 @@ class CudaEngine final : public Engine {
   Geometry src_geo_{}, tgt_geo_{};
   bool use_tiles_ = false;
   bool spread_taps_ = false;    // spread_tiles_by_taps
+  bool gather_ = false;         // spread_gather_1d (1-D sources spread evenly enough; sort_points decides)
+  unsigned gather_lanes_ = 1;   // its threads per grid cell
   std::size_t tile_bytes_ = 0;  // dynamic shared memory of the spreading kernel (tile, and staging by taps)
   int tile_ext_[3] = {1, 1, 1};
   PointBuffers pts_, spare_;

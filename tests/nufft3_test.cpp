@@ -150,6 +150,44 @@ double error_of(const std::vector<cd> &got, const std::vector<cd> &want) {
   return sfft_test::relative_l2_error(got.data(), want.data(), want.size());
 }
 
+// For the CUDA tests of the A/B switches: stage-time lines on (SFFT_NUFFT3_STAGE_TIMES; they name the methods a
+// run took) and the switch `variable` cleared again when the test ends.
+class StageLog {
+ public:
+  explicit StageLog(const char *variable) : variable_(variable) { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
+  ~StageLog() {
+    unsetenv("SFFT_NUFFT3_STAGE_TIMES");
+    unsetenv(variable_);
+  }
+  StageLog(const StageLog &) = delete;
+  StageLog &operator=(const StageLog &) = delete;
+  // Sets the switch, or clears it where value is null.
+  void set(const char *value) const {
+    if (value != nullptr) {
+      setenv(variable_, value, 1);
+    } else {
+      unsetenv(variable_);
+    }
+  }
+
+ private:
+  const char *variable_;
+};
+
+// run() on the CUDA device in the precision asked, with what it printed to stderr.
+struct LoggedRun {
+  std::vector<cd> values;
+  std::string log;
+};
+LoggedRun run_logged(const Problem &p, bool is_double, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES) {
+  testing::internal::CaptureStderr();
+  LoggedRun r;
+  r.values = is_double ? run<double>(p, Where::CudaDevice, sign, tol, kernel)
+                       : run<float>(p, Where::CudaDevice, sign, tol, kernel);
+  r.log = testing::internal::GetCapturedStderr();
+  return r;
+}
+
 // The accuracy tests run on each backend with the ES and the PSWF kernel.
 struct Variant {
   Where where;
@@ -749,13 +787,7 @@ TEST(nufft3Cuda, HostPointersAreStaged) {
 // single 3e-5) leaves about half of each dimension empty; with 5 transforms the plan keeps the full transform.
 TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
   SFFT_SKIP_WITHOUT_GPU();
-  struct Environment {
-    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
-    ~Environment() {
-      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
-      unsetenv("SFFT_NUFFT3_FFT");
-    }
-  } environment;
+  const StageLog fft("SFFT_NUFFT3_FFT");
   for (int dim : {2, 3}) {
     for (int ntransf : {1, 3, 5}) {
       Problem p = dim == 2 ? make_problem(2, 900, 700, 9, 14, false, ntransf, 81)
@@ -765,15 +797,10 @@ TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
         const double tol = is_double ? 1e-9 : 3e-5;
         std::vector<cd> got[2];
         for (int full = 0; full < 2; ++full) {
-          if (full) {
-            setenv("SFFT_NUFFT3_FFT", "full", 1);
-          } else {
-            unsetenv("SFFT_NUFFT3_FFT");
-          }
-          testing::internal::CaptureStderr();
-          got[full] =
-              is_double ? run<double>(p, Where::CudaDevice, -1, tol) : run<float>(p, Where::CudaDevice, -1, tol);
-          const std::string log = testing::internal::GetCapturedStderr();
+          fft.set(full ? "full" : nullptr);
+          const LoggedRun r = run_logged(p, is_double, -1, tol);
+          got[full] = r.values;
+          const std::string &log = r.log;
           const bool pruned = !full && ntransf <= 4;
           EXPECT_NE(log.find(pruned ? "fft pruned" : "fft full"), std::string::npos) << log;
           const double err = error_of(got[full], ref);
@@ -793,13 +820,7 @@ TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
 // warp load) and with several transforms; the stage-time line names the kernel that ran.
 TEST(nufft3Cuda, WarpInterpolationMatchesThreadPerTarget) {
   SFFT_SKIP_WITHOUT_GPU();
-  struct Environment {
-    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
-    ~Environment() {
-      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
-      unsetenv("SFFT_NUFFT3_INTERP");
-    }
-  } environment;
+  const StageLog interp("SFFT_NUFFT3_INTERP");
   for (int dim : {2, 3}) {
     Problem p =
         dim == 2 ? make_problem(2, 800, 700, 9, 14, false, 2, 91) : make_problem(3, 400, 350, 4, 5, false, 2, 91);
@@ -811,15 +832,10 @@ TEST(nufft3Cuda, WarpInterpolationMatchesThreadPerTarget) {
     for (Case c : {Case{true, 1e-4}, Case{true, 1e-7}, Case{true, 1e-11}, Case{false, 1e-3}, Case{false, 3e-5}}) {
       std::vector<cd> got[2];
       for (int warp = 0; warp < 2; ++warp) {
-        if (warp) {
-          setenv("SFFT_NUFFT3_INTERP", "warp", 1);
-        } else {
-          unsetenv("SFFT_NUFFT3_INTERP");
-        }
-        testing::internal::CaptureStderr();
-        got[warp] =
-            c.is_double ? run<double>(p, Where::CudaDevice, 1, c.tol) : run<float>(p, Where::CudaDevice, 1, c.tol);
-        const std::string log = testing::internal::GetCapturedStderr();
+        interp.set(warp ? "warp" : nullptr);
+        const LoggedRun r = run_logged(p, c.is_double, 1, c.tol);
+        got[warp] = r.values;
+        const std::string &log = r.log;
         EXPECT_NE(log.find(warp ? "interpolation warp" : "interpolation thread"), std::string::npos) << log;
         const double err = error_of(got[warp], c.tol < 1e-10 ? ref_ext : ref);
         std::printf("dim %d %s tol %g, %s interpolation: err %.2e\n", dim, c.is_double ? "double" : "single", c.tol,
@@ -836,13 +852,7 @@ TEST(nufft3Cuda, WarpInterpolationMatchesThreadPerTarget) {
 // the direct sum and against the atomic tiles, at a narrow and a wide kernel, with two transforms per call.
 TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
   SFFT_SKIP_WITHOUT_GPU();
-  struct Environment {
-    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
-    ~Environment() {
-      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
-      unsetenv("SFFT_NUFFT3_SPREAD");
-    }
-  } environment;
+  const StageLog spread("SFFT_NUFFT3_SPREAD");
   const char *methods[] = {"atomic", "taps", "global", "gather"};
   for (int dim = 1; dim <= 3; ++dim) {
     Problem p = standard_problem(dim, false, 2, 97);
@@ -852,10 +862,10 @@ TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
         if (!is_double && tol < 1e-5) continue;
         std::vector<cd> got[4];
         for (int m = 0; m < 4; ++m) {
-          setenv("SFFT_NUFFT3_SPREAD", methods[m], 1);
-          testing::internal::CaptureStderr();
-          got[m] = is_double ? run<double>(p, Where::CudaDevice, -1, tol) : run<float>(p, Where::CudaDevice, -1, tol);
-          const std::string log = testing::internal::GetCapturedStderr();
+          spread.set(methods[m]);
+          const LoggedRun r = run_logged(p, is_double, -1, tol);
+          got[m] = r.values;
+          const std::string &log = r.log;
           EXPECT_EQ(log.find("(global atomics)") != std::string::npos, m == 2) << log;
           EXPECT_EQ(log.find("(by taps)") != std::string::npos, m == 1 && dim >= 2) << log;
           EXPECT_EQ(log.find("(gathered by cells") != std::string::npos, m == 3 && dim == 1) << log;
@@ -876,13 +886,7 @@ TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
 // cells are too coarse for any tol), with one and three transforms, and agrees with the atomic tiles.
 TEST(nufft3Cuda, OneDimensionalSpreadingGathersEvenSources) {
   SFFT_SKIP_WITHOUT_GPU();
-  struct Environment {
-    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
-    ~Environment() {
-      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
-      unsetenv("SFFT_NUFFT3_SPREAD");
-    }
-  } environment;
+  const StageLog spread("SFFT_NUFFT3_SPREAD");
   struct Case {
     std::size_t N;
     double X;
@@ -899,15 +903,10 @@ TEST(nufft3Cuda, OneDimensionalSpreadingGathersEvenSources) {
         if (!is_double && (tol < 1e-5 || c.X > 1000)) continue;
         std::vector<cd> got[2];
         for (int atomic = 0; atomic < 2; ++atomic) {
-          if (atomic) {
-            setenv("SFFT_NUFFT3_SPREAD", "atomic", 1);
-          } else {
-            unsetenv("SFFT_NUFFT3_SPREAD");
-          }
-          testing::internal::CaptureStderr();
-          got[atomic] =
-              is_double ? run<double>(p, Where::CudaDevice, 1, tol) : run<float>(p, Where::CudaDevice, 1, tol);
-          const std::string log = testing::internal::GetCapturedStderr();
+          spread.set(atomic ? "atomic" : nullptr);
+          const LoggedRun r = run_logged(p, is_double, 1, tol);
+          got[atomic] = r.values;
+          const std::string &log = r.log;
           const std::size_t at = log.find("(gathered by cells, ");
           EXPECT_EQ(at != std::string::npos, !atomic && !c.clustered) << log;
           if (at != std::string::npos) lanes_seen.insert(std::atoi(log.c_str() + at + 20));
@@ -932,13 +931,7 @@ TEST(nufft3Cuda, OneDimensionalSpreadingGathersEvenSources) {
 // exp/sqrt weights to well within tol.
 TEST(nufft3Cuda, HornerWeightsMatchDirectSum) {
   SFFT_SKIP_WITHOUT_GPU();
-  struct Environment {
-    Environment() { setenv("SFFT_NUFFT3_STAGE_TIMES", "1", 1); }
-    ~Environment() {
-      unsetenv("SFFT_NUFFT3_STAGE_TIMES");
-      unsetenv("SFFT_NUFFT3_WEIGHTS");
-    }
-  } environment;
+  const StageLog weights("SFFT_NUFFT3_WEIGHTS");
   struct Case {
     bool is_double;
     double tol;
@@ -952,15 +945,10 @@ TEST(nufft3Cuda, HornerWeightsMatchDirectSum) {
                    Case{false, 1e-2, NUFFT3_KERNEL_ES}, Case{false, 1e-5, NUFFT3_KERNEL_ES}}) {
       std::vector<cd> got[2];
       for (int horner = 0; horner < 2; ++horner) {
-        if (horner) {
-          setenv("SFFT_NUFFT3_WEIGHTS", "horner", 1);
-        } else {
-          unsetenv("SFFT_NUFFT3_WEIGHTS");
-        }
-        testing::internal::CaptureStderr();
-        got[horner] = c.is_double ? run<double>(p, Where::CudaDevice, -1, c.tol, c.kernel)
-                                  : run<float>(p, Where::CudaDevice, -1, c.tol, c.kernel);
-        const std::string log = testing::internal::GetCapturedStderr();
+        weights.set(horner ? "horner" : nullptr);
+        const LoggedRun r = run_logged(p, c.is_double, -1, c.tol, c.kernel);
+        got[horner] = r.values;
+        const std::string &log = r.log;
         EXPECT_NE(log.find(horner ? "weights horner" : "weights exp"), std::string::npos) << log;
         const double err = error_of(got[horner], c.tol < 1e-10 ? ref_ext : ref);
         std::printf("dim %d %s tol %g kernel %d, %s weights: err %.2e\n", dim, c.is_double ? "double" : "single", c.tol,

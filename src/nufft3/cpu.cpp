@@ -342,6 +342,10 @@ class CpuEngine final : public Engine {
       kernels_.spread(task);
     }
 
+    if (dim == 1) {
+      reduce_1d(grid, count, threads);
+      return;
+    }
     // Row-parallel reduction of the subgrids, deconvolution and placement into the zero-padded FFT grid.
     const long long n2y = dim > 1 ? ax[1].n2 : 1, n2z = dim > 2 ? ax[2].n2 : 1;
     const std::size_t row2 = static_cast<std::size_t>(n2y * n2z);
@@ -377,6 +381,49 @@ class CpuEngine final : public Engine {
           }
         }
       }
+    }
+  }
+
+  // spread_group's reduction in 1-D, where a row is one cell (the row loop's bookkeeping per cell took 7 % of a
+  // uniform 1-D double exec at W = 13): blocks of cells, each the sum of the chunks' subgrids that cover it,
+  // deconvolved and placed at grid index (c - n1/2) mod n2; the n2 - n1 indices no cell maps to are zeroed.
+  void reduce_1d(Complex *grid, int count, int threads) {
+    constexpr long long kCells = 4096;
+    const long long n1 = L_.axis[0].n1, n2 = L_.axis[0].n2, half = n1 / 2;
+    const long long blocks = (n1 + kCells - 1) / kCells;
+    const Real *corr = correction_[0].get();
+#pragma omp parallel for num_threads(threads) schedule(static) collapse(2)
+    for (int g = 0; g < count; ++g) {
+      for (long long b = 0; b < blocks; ++b) {
+        Complex *out = grid + static_cast<std::size_t>(g) * L_.n2_total;
+        const Complex *subs = subgrids_.get() + static_cast<std::size_t>(g) * sub_cells_;
+        const long long lo = b * kCells, hi = std::min(n1, lo + kCells);
+        // Cells [lo, hi) in at most two runs of consecutive grid indices (split where c - n1/2 turns >= 0).
+        const long long split = std::clamp(half, lo, hi);
+        const long long run_lo[2] = {lo, split}, run_hi[2] = {split, hi};
+        for (int r = 0; r < 2; ++r) {
+          if (run_lo[r] == run_hi[r]) continue;
+          Complex *dst = out + (run_lo[r] - half + (r == 0 ? n2 : 0));
+          const long long cells = run_hi[r] - run_lo[r];
+          std::fill(dst, dst + cells, Complex(0));
+          for (const Chunk &ch : chunks_) {
+            const long long from = std::max(run_lo[r], ch.row_lo), to = std::min(run_hi[r], ch.row_lo + ch.rows);
+            if (ch.begin == ch.end || from >= to) continue;
+            const Complex *src = subs + ch.offset + static_cast<std::size_t>(from - ch.row_lo);
+            Complex *d = dst + (from - run_lo[r]);
+            for (long long i = 0; i < to - from; ++i) d[i] += src[i];
+          }
+          const Real *cc = corr + run_lo[r];
+          for (long long i = 0; i < cells; ++i) dst[i] *= cc[i];
+        }
+      }
+    }
+    // Grid indices [n1 - n1/2, n2 - n1/2): no source cell.
+    const long long gap_lo = n1 - half, gap = n2 - n1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int g = 0; g < count; ++g) {
+      Complex *out = grid + static_cast<std::size_t>(g) * L_.n2_total + gap_lo;
+      std::fill(out, out + gap, Complex(0));
     }
   }
 

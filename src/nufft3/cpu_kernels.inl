@@ -188,6 +188,9 @@ void interpolate(const InterpTask<Real> &t) {
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
       for (int q = 0; q < group; ++q) {
+        // Outputs go to the caller's order: the one kPrefetchSources targets ahead is fetched for writing.
+        const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchSources;
+        if (ahead < t.end) __builtin_prefetch(out + 2 * (static_cast<std::size_t>(tr) * t.K + t.index[ahead]), 1);
         const Real *kx = taps + q * 3 * S, *ky = kx + S, *kz = ky + S;
         const long long fx = first[q][0], fy = DIM >= 2 ? first[q][1] : 0;
         if (DIM >= 2)

@@ -67,7 +67,8 @@ inline long long weights(const HornerView<Real> &k, Real pos, Real *__restrict w
   return static_cast<long long>(first);
 }
 
-constexpr std::size_t kPrefetchSources = 8;
+// Points ahead whose strengths (spreading) or output locations (interpolation) are prefetched.
+constexpr std::size_t kPrefetchAhead = 8;
 
 template <class Real, int W, int DIM>
 void spread(const SpreadTask<Real> &t) {
@@ -79,9 +80,9 @@ void spread(const SpreadTask<Real> &t) {
   const Real *pr = reinterpret_cast<const Real *>(t.phase);
   for (std::size_t j = t.begin; j < t.end; ++j) {
     // The strengths are read in the caller's order, a cache miss per source and transform once they outgrow
-    // the cache (ntransf 16); fetched kPrefetchSources sources ahead, the misses overlap the spreading.
-    if (j + kPrefetchSources < t.end) {
-      const std::size_t ahead = t.index[j + kPrefetchSources];
+    // the cache (ntransf 16); fetched kPrefetchAhead sources ahead, the misses overlap the spreading.
+    if (j + kPrefetchAhead < t.end) {
+      const std::size_t ahead = t.index[j + kPrefetchAhead];
       for (int g = 0; g < t.count; ++g)
         __builtin_prefetch(fr + 2 * (static_cast<std::size_t>(g) * t.f_stride + ahead));
     }
@@ -188,8 +189,8 @@ void interpolate(const InterpTask<Real> &t) {
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
       for (int q = 0; q < group; ++q) {
-        // Outputs go to the caller's order: the one kPrefetchSources targets ahead is fetched for writing.
-        const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchSources;
+        // Outputs go to the caller's order: the one kPrefetchAhead targets ahead is fetched for writing.
+        const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchAhead;
         if (ahead < t.end) __builtin_prefetch(out + 2 * (static_cast<std::size_t>(tr) * t.K + t.index[ahead]), 1);
         const Real *kx = taps + q * 3 * S, *ky = kx + S, *kz = ky + S;
         const long long fx = first[q][0], fy = DIM >= 2 ? first[q][1] : 0;

@@ -929,6 +929,9 @@ TEST(nufft3Cuda, OneDimensionalSpreadingGathersEvenSources) {
 // Kernel weights as polynomials (CUDA, SFFT_NUFFT3_WEIGHTS=horner: the CPU path's Horner tables, held to the
 // tap tolerance) meet tol against the direct sum in every dim, both kernels and precisions, and agree with the
 // exp/sqrt weights to well within tol.
+// Three ways to the kernel weights: exp/sqrt (SFFT_NUFFT3_WEIGHTS=exp), the default (polynomials passed as a
+// kernel argument up to 16 cells, exp/sqrt beyond) and =horner (the same, the device's Horner table beyond:
+// here the Gaussian kernel's 30 cells). Each against the direct sum, and the polynomial ways against exp.
 TEST(nufft3Cuda, HornerWeightsMatchDirectSum) {
   SFFT_SKIP_WITHOUT_GPU();
   const StageLog weights("SFFT_NUFFT3_WEIGHTS");
@@ -937,25 +940,33 @@ TEST(nufft3Cuda, HornerWeightsMatchDirectSum) {
     double tol;
     nufft3_kernel kernel;
   };
+  struct Mode {
+    const char *env, *name;
+  };
+  const Mode modes[3] = {{"exp", "exp"}, {nullptr, "default"}, {"horner", "horner"}};
   for (int dim = 1; dim <= 3; ++dim) {
     Problem p = standard_problem(dim, false, 2, 101);
     const std::vector<cd> ref = direct(p, -1, false), ref_ext = direct(p, -1, true);
     for (Case c : {Case{true, 1e-3, NUFFT3_KERNEL_ES}, Case{true, 1e-7, NUFFT3_KERNEL_ES},
                    Case{true, 1e-12, NUFFT3_KERNEL_ES}, Case{true, 1e-6, NUFFT3_KERNEL_GAUSSIAN},
                    Case{false, 1e-2, NUFFT3_KERNEL_ES}, Case{false, 1e-5, NUFFT3_KERNEL_ES}}) {
-      std::vector<cd> got[2];
-      for (int horner = 0; horner < 2; ++horner) {
-        weights.set(horner ? "horner" : nullptr);
+      // The Gaussian kernel's 30 cells are more than the polynomials take: its interpolation keeps the others.
+      const bool polys = c.kernel != NUFFT3_KERNEL_GAUSSIAN;
+      const std::string expect[3] = {"weights exp", polys ? "weights polynomial degree " : "weights exp",
+                                     polys ? "weights polynomial degree " : "weights horner degree "};
+      std::vector<cd> got[3];
+      for (int m = 0; m < 3; ++m) {
+        weights.set(modes[m].env);
         const LoggedRun r = run_logged(p, c.is_double, -1, c.tol, c.kernel);
-        got[horner] = r.values;
-        const std::string &log = r.log;
-        EXPECT_NE(log.find(horner ? "weights horner" : "weights exp"), std::string::npos) << log;
-        const double err = error_of(got[horner], c.tol < 1e-10 ? ref_ext : ref);
+        got[m] = r.values;
+        EXPECT_NE(r.log.find(expect[m]), std::string::npos) << modes[m].name << ": " << r.log;
+        const double err = error_of(got[m], c.tol < 1e-10 ? ref_ext : ref);
         std::printf("dim %d %s tol %g kernel %d, %s weights: err %.2e\n", dim, c.is_double ? "double" : "single", c.tol,
-                    static_cast<int>(c.kernel), horner ? "horner" : "exp", err);
-        EXPECT_LE(err, 10 * c.tol) << "dim " << dim << " tol " << c.tol << " horner " << horner;
+                    static_cast<int>(c.kernel), modes[m].name, err);
+        EXPECT_LE(err, 10 * c.tol) << "dim " << dim << " tol " << c.tol << " weights " << modes[m].name;
       }
       EXPECT_LE(error_of(got[1], got[0]), c.tol) << "dim " << dim << " tol " << c.tol;
+      EXPECT_LE(error_of(got[2], got[0]), c.tol) << "dim " << dim << " tol " << c.tol;
     }
   }
 }

@@ -70,8 +70,9 @@ constexpr long long kPruneRound = 8;
 // Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
 // "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
 // SFFT_NUFFT3_FFT=full turns the pruned transform off, SFFT_NUFFT3_SPREAD=global spreads with global atomics
-// (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=horner evaluates the kernel weights as
-// polynomials (tap_weight) instead of exp/sqrt, for A/B measurements (benchmarks/nufft3_bench.py --stages).
+// (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=exp computes the kernel weights from
+// exp/sqrt instead of polynomials (TapPolynomials), =horner those of kernels wider than TapPolynomials takes
+// from the device's Horner table, for A/B measurements (benchmarks/nufft3_bench.py --stages).
 
 template <class Real>
 struct alignas(2 * sizeof(Real)) Cplx {
@@ -204,8 +205,9 @@ struct Geometry {
   int tiles[3];  // tiles per dimension
   int sign;
   FourierFit fourier;  // phihat at the targets
-  // Kernel weights as polynomials (the prolate kernel, or SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and
-  // (degree + 1) x width coefficients of Real (row 0 the highest power, horner.hpp) replace kernel_value.
+  // Kernel weights of kernels wider than TapPolynomials takes as polynomials (the prolate kernel, or
+  // SFFT_NUFFT3_WEIGHTS=horner): horner_degree > 0 and (degree + 1) x width coefficients of Real (row 0 the
+  // highest power, horner.hpp) replace kernel_value.
   const void *horner;
   int horner_degree;
 };
@@ -220,6 +222,43 @@ __device__ __forceinline__ Real tap_weight(const Geometry &g, long long first, R
   Real w = __ldg(c);
   for (int r = 1; r <= g.horner_degree; ++r) w = w * z + __ldg(c + r * g.kernel.width);
   return w;
+}
+
+// Kernel weights as polynomials passed by value to the spreading and interpolation kernels (the table of
+// fit_horner, row 0 the highest power): in a kernel argument every coefficient is a constant-bank operand of
+// its FMA (or, at a tap index known only at run time, a constant-cache load), so a weight costs `degree` FMAs
+// (about 10 at W = 11) where kernel_value's division, square root and exp cost about 55 instructions in
+// double, and the global table (Geometry::horner) a load per coefficient. degree 0: not used (widths above
+// kCols, a fit above kRows - 1, or SFFT_NUFFT3_WEIGHTS=exp).
+template <class Real>
+struct TapPolynomials {
+  static constexpr int kRows = 17, kCols = 16;
+  int degree = 0;
+  Real c[kRows][kCols];
+};
+
+// Weight of tap i at offset z = 2 (first - pos + W/2) - 1 in [-1, 1).
+template <class Real>
+__device__ __forceinline__ Real poly_weight(const TapPolynomials<Real> &p, Real z, int i) {
+  Real w = p.c[0][i];
+#pragma unroll
+  for (int r = 1; r < TapPolynomials<Real>::kRows; ++r) {
+    if (r > p.degree) break;
+    w = w * z + p.c[r][i];
+  }
+  return w;
+}
+
+template <class Real>
+__device__ __forceinline__ Real poly_offset(const Geometry &g, long long first, Real pos) {
+  return 2 * (Real(first) - pos + Real(g.kernel.half_width)) - 1;
+}
+
+// tap_weight from p where it has the polynomials.
+template <class Real>
+__device__ __forceinline__ Real tap_weight(const Geometry &g, const TapPolynomials<Real> &p, long long first, Real pos,
+                                           int i) {
+  return p.degree > 0 ? poly_weight(p, poly_offset(g, first, pos), i) : tap_weight(g, first, pos, i);
 }
 
 // Grid coordinate, tile key and phase factor of each point (unsorted order).
@@ -420,6 +459,27 @@ __device__ __forceinline__ long long weights_of(const Geometry &g, Real pos, Rea
   return first;
 }
 
+// The same from polynomials where p has them (p.degree > 0, MW <= TapPolynomials::kCols): one Horner
+// recurrence over all taps, a row of coefficients at a time.
+template <int MW, class Real>
+__device__ __forceinline__ long long weights_of(const Geometry &g, const TapPolynomials<Real> &p, Real pos,
+                                                Real (&w)[MW]) {
+  if (MW > TapPolynomials<Real>::kCols || p.degree == 0) return weights_of<MW>(g, pos, w);
+  constexpr int kSlots = MW < TapPolynomials<Real>::kCols ? MW : TapPolynomials<Real>::kCols;
+  const long long first = static_cast<long long>(ceil(pos - Real(g.kernel.half_width)));
+  const Real z = poly_offset(g, first, pos);
+#pragma unroll
+  for (int i = 0; i < kSlots; ++i) w[i] = p.c[0][i];
+#pragma unroll
+  for (int r = 1; r < TapPolynomials<Real>::kRows; ++r) {
+    if (r > p.degree) break;
+#pragma unroll
+    for (int i = 0; i < kSlots; ++i)
+      if (i < g.kernel.width) w[i] = w[i] * z + p.c[r][i];
+  }
+  return first;
+}
+
 // Subproblem sub's tile: its cells zeroed, its origin (first cell per dimension) in origin[]. Every thread of the
 // block calls it; the barrier before the return lets the caller add into the tile.
 template <int DIM, class Real>
@@ -481,7 +541,8 @@ __device__ void flush_tile(const Geometry &g, const SpreadArgs &a, const Cplx<Re
 // into the FFT grid with the per-cell deconvolution applied. Every thread of the block calls it. Dimension 0's
 // weights are computed as its loop reaches them, the others' (at most MW) are held in registers.
 template <int DIM, int MW, class Real>
-__device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Real> *tile, unsigned sub) {
+__device__ void spread_one_tile(const Geometry &g, const TapPolynomials<Real> &poly, const SpreadArgs &a,
+                                Cplx<Real> *tile, unsigned sub) {
   const int W = g.kernel.width;
   const int ey = a.ext[1], ez = a.ext[2];
   int origin[3];
@@ -507,10 +568,12 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
     const int local0 = static_cast<int>(first0 + g.n1[0] / 2 - origin[0]);
     Real w1[MW], w2[MW];
     int local1 = 0, local2 = 0;
-    if constexpr (DIM > 1) local1 = static_cast<int>(weights_of<MW>(g, pos[a.N + j], w1) + g.n1[1] / 2 - origin[1]);
-    if constexpr (DIM > 2) local2 = static_cast<int>(weights_of<MW>(g, pos[2 * a.N + j], w2) + g.n1[2] / 2 - origin[2]);
+    if constexpr (DIM > 1)
+      local1 = static_cast<int>(weights_of<MW>(g, poly, pos[a.N + j], w1) + g.n1[1] / 2 - origin[1]);
+    if constexpr (DIM > 2)
+      local2 = static_cast<int>(weights_of<MW>(g, poly, pos[2 * a.N + j], w2) + g.n1[2] / 2 - origin[2]);
     for (int i = plane; i < W; i += split) {
-      const Real w0 = tap_weight(g, first0, p0, i);
+      const Real w0 = tap_weight(g, poly, first0, p0, i);
       const Real ar = vr * w0, ai = vi * w0;
       if constexpr (DIM == 1) {
         atomic_add_shared(tile + local0 + i, ar, ai);
@@ -541,11 +604,11 @@ __device__ void spread_one_tile(const Geometry &g, const SpreadArgs &a, Cplx<Rea
 // At most 64 registers a thread (launch bounds: 1024 threads): 4 blocks of 256 with 48 KB tiles, or one of
 // 1024 with a large tile; unbounded, the unrolled 3-D loops took 70-134 and left 1-3 blocks per SM.
 template <int DIM, int MW, class Real>
-__global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, SpreadArgs a) {
+__global__ void __launch_bounds__(1024, 1) spread_tiles(Geometry g, TapPolynomials<Real> poly, SpreadArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];  // 16: the double cells take 128-bit compare-and-swaps
   Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
   const unsigned nsub = *a.nsub;
-  for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<DIM, MW, Real>(g, a, tile, sub);
+  for (unsigned sub = blockIdx.x; sub < nsub; sub += gridDim.x) spread_one_tile<DIM, MW, Real>(g, poly, a, tile, sub);
 }
 
 // Spreading without shared-memory atomics (2-D and 3-D; the output-driven order of cuFINUFFT's method 3, after
@@ -564,7 +627,7 @@ __host__ __device__ constexpr std::size_t tap_staging_bytes(int dim, int W, std:
 __host__ __device__ inline int tap_planes(int W, int threads) { return max(1, min(W, threads / (W * W))); }
 
 template <int DIM, class Real>
-__global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, SpreadArgs a) {
+__global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, TapPolynomials<Real> poly, SpreadArgs a) {
   static_assert(DIM == 2 || DIM == 3, "tap by tap in 2-D and 3-D");
   extern __shared__ __align__(16) unsigned char smem[];
   Cplx<Real> *tile = reinterpret_cast<Cplx<Real> *>(smem);
@@ -599,7 +662,16 @@ __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, Sprea
           const Real p = pos[d * a.N + j];
           const long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
           c[d] = static_cast<int>(first + g.n1[d] / 2 - origin[d]);
-          for (int i = 0; i < W; ++i) weights[(DIM * s + d) * W + i] = tap_weight(g, first, p, i);
+          Real *w = weights + (DIM * s + d) * W;
+          if (poly.degree > 0) {
+            // Tap indices known at compile time: every coefficient a constant-bank operand.
+            const Real z = poly_offset(g, first, p);
+#pragma unroll
+            for (int i = 0; i < TapPolynomials<Real>::kCols; ++i)
+              if (i < W) w[i] = poly_weight(poly, z, i);
+          } else {
+            for (int i = 0; i < W; ++i) w[i] = tap_weight(g, first, p, i);
+          }
         }
         corner[s] = int4{c[0], c[1], c[2], 0};
       }
@@ -654,7 +726,7 @@ __global__ void __launch_bounds__(kBlock) spread_tiles_by_taps(Geometry g, Sprea
 // are computed as its loop reaches them, the others' held in registers as in spread_one_tile (at most MW; in
 // 3-D the middle loop stays rolled).
 template <int DIM, int MW, class Real>
-__global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a) {
+__global__ void __launch_bounds__(kBlock) spread_global(Geometry g, TapPolynomials<Real> poly, SpreadArgs a) {
   const int W = g.kernel.width;
   constexpr int kUnroll = unroll_count<MW>(), kMiddle = DIM == 3 ? 1 : kUnroll;
   const Real *pos = static_cast<const Real *>(a.pos);
@@ -676,13 +748,13 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
     Real w1[MW], w2[MW];
     long long c1 = 0, c2 = 0;
     if constexpr (DIM > 1) {
-      c1 = weights_of<MW>(g, pos[a.N + j], w1) + g.n1[1] / 2;
+      c1 = weights_of<MW>(g, poly, pos[a.N + j], w1) + g.n1[1] / 2;
 #pragma unroll kUnroll
       for (int k = 0; k < MW; ++k)
         if (k < W) w1[k] *= cy[c1 + k];
     }
     if constexpr (DIM > 2) {
-      c2 = weights_of<MW>(g, pos[2 * a.N + j], w2) + g.n1[2] / 2;
+      c2 = weights_of<MW>(g, poly, pos[2 * a.N + j], w2) + g.n1[2] / 2;
 #pragma unroll kUnroll
       for (int l = 0; l < MW; ++l)
         if (l < W) w2[l] *= cz[c2 + l];
@@ -690,7 +762,7 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
     const long long gy0 = DIM > 1 ? wrap_dev(c1 - g.n1[1] / 2, n2y) : 0;
     const long long gz0 = DIM > 2 ? wrap_dev(c2 - g.n1[2] / 2, n2z) : 0;
     for (int i = 0; i < W; ++i) {
-      const Real w0 = tap_weight(g, first0, p0, i) * cx[c0 + i];
+      const Real w0 = tap_weight(g, poly, first0, p0, i) * cx[c0 + i];
       const Real ar = vr * w0, ai = vi * w0;
       const long long gx = wrap_dev(c0 + i - g.n1[0] / 2, g.n2[0]);
       if constexpr (DIM == 1) {
@@ -733,7 +805,7 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, SpreadArgs a
 // 3-D double 1e-5 spreading 1.49 -> 1.62 ms on the H200).
 template <class Real>
 __global__ void __launch_bounds__(kBlock)
-    spread_gather_1d(Geometry g, SpreadArgs a, const unsigned *cell_start, unsigned lanes) {
+    spread_gather_1d(Geometry g, TapPolynomials<Real> poly, SpreadArgs a, const unsigned *cell_start, unsigned lanes) {
   const long long n1 = g.n1[0], n2 = g.n2[0], half = n1 / 2;
   const int W = g.kernel.width;
   const Real *pos = static_cast<const Real *>(a.pos);
@@ -742,6 +814,13 @@ __global__ void __launch_bounds__(kBlock)
   Cplx<Real> *grid = static_cast<Cplx<Real> *>(a.grid) + blockIdx.y * a.n2_total;
   const Real *corr = static_cast<const Real *>(a.corr[0]);
   const long long total = n2 * lanes, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // A source's tap index differs from lane to lane: constant-bank operands would serialise, shared memory
+  // serves each lane its own coefficient (rows of 16 taps, conflict-free).
+  __shared__ Real coeff[TapPolynomials<Real>::kRows][TapPolynomials<Real>::kCols];
+  constexpr int kCols = TapPolynomials<Real>::kCols;
+  for (int e = threadIdx.x; e < TapPolynomials<Real>::kRows * kCols; e += blockDim.x)
+    coeff[e / kCols][e % kCols] = poly.c[e / kCols][e % kCols];
+  __syncthreads();
   // The loop condition is the warp's (the stride is whole warps): every lane takes part in the shuffles.
   for (long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
        thread - static_cast<long long>(threadIdx.x & 31) < total; thread += stride) {
@@ -755,7 +834,15 @@ __global__ void __launch_bounds__(kBlock)
       for (unsigned j = from + part; j < to; j += lanes) {
         const Real p = pos[j];
         const long long first = static_cast<long long>(ceil(p - Real(g.kernel.half_width)));
-        const Real w = tap_weight(g, first, p, static_cast<int>(c - half - first));
+        const int tap = static_cast<int>(c - half - first);
+        Real w;
+        if (poly.degree > 0) {
+          const Real z = poly_offset(g, first, p);
+          w = coeff[0][tap];
+          for (int r = 1; r <= poly.degree; ++r) w = w * z + coeff[r][tap];
+        } else {
+          w = tap_weight(g, first, p, tap);
+        }
         const Cplx<Real> fv = f[a.index[j]], ph = phase[j];
         sr += w * (fv.re * ph.re - fv.im * ph.im);
         si += w * (fv.re * ph.im + fv.im * ph.re);
@@ -807,8 +894,9 @@ __device__ __forceinline__ void line_sum(const Cplx<Real> *line, long long first
 // of 256 keep enough loads in flight.
 template <int DIM, int MW, class Real>
 __global__ void __launch_bounds__(kBlock, 3)
-    interpolate(Geometry g, std::size_t K, int ntransf, const unsigned *index, const Real *pos,
-                const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total, Cplx<Real> *F) {
+    interpolate(Geometry g, TapPolynomials<Real> poly, std::size_t K, int ntransf, const unsigned *index,
+                const Real *pos, const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total,
+                Cplx<Real> *F) {
   const int W = g.kernel.width;
   constexpr int kUnroll = unroll_count<MW>(), kMiddle = DIM == 3 ? 1 : kUnroll;
   for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < K;
@@ -818,8 +906,8 @@ __global__ void __launch_bounds__(kBlock, 3)
     const Real p0 = pos[j];
     const long long first0 = static_cast<long long>(ceil(p0 - Real(g.kernel.half_width)));  // before the wrap
     first[0] = first0;
-    if constexpr (DIM > 1) first[1] = weights_of<MW>(g, pos[K + j], w1);
-    if constexpr (DIM > 2) first[2] = weights_of<MW>(g, pos[2 * K + j], w2);
+    if constexpr (DIM > 1) first[1] = weights_of<MW>(g, poly, pos[K + j], w1);
+    if constexpr (DIM > 2) first[2] = weights_of<MW>(g, poly, pos[2 * K + j], w2);
     for (int d = 0; d < DIM; ++d) {
       n2[d] = g.n2[d];
       first[d] = periodic_dev(first[d], n2[d]);
@@ -835,7 +923,7 @@ __global__ void __launch_bounds__(kBlock, 3)
       long long gx = first[0];
       for (int i = 0; i < W; ++i, ++gx) {
         if (gx >= n2[0]) gx -= n2[0];
-        const Real w0 = tap_weight(g, first0, p0, i);
+        const Real w0 = tap_weight(g, poly, first0, p0, i);
         if constexpr (DIM == 1) {
           const Cplx<Real> v = gr[gx];
           sr += v.re * w0;
@@ -946,8 +1034,9 @@ void make_fft(GridFft &f, const Layout &L, int ntransf, cufftType type, cudaStre
 // which multiplies all of its taps.
 template <int DIM, class Real>
 __global__ void __launch_bounds__(kBlock)
-    interpolate_warp(Geometry g, std::size_t K, int ntransf, const unsigned *index, const Real *pos,
-                     const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total, Cplx<Real> *F) {
+    interpolate_warp(Geometry g, TapPolynomials<Real> poly, std::size_t K, int ntransf, const unsigned *index,
+                     const Real *pos, const Cplx<Real> *factor, const Cplx<Real> *grid, std::size_t n2_total,
+                     Cplx<Real> *F) {
   constexpr unsigned kAll = 0xffffffffu;
   constexpr int kMid = DIM - 2, kLast = DIM - 1;
   const int W = g.kernel.width;
@@ -961,14 +1050,14 @@ __global__ void __launch_bounds__(kBlock)
     const Real pm = pos[kMid * K + j], pl = pos[kLast * K + j];
     const long long fm = static_cast<long long>(ceil(pm - Real(g.kernel.half_width)));
     const long long fl = static_cast<long long>(ceil(pl - Real(g.kernel.half_width)));
-    const Real wm = lane < W ? tap_weight(g, fm, pm, lane) : Real(0);
-    const Real wl = tap_weight(g, fl, pl, cell);
+    const Real wm = lane < W ? tap_weight(g, poly, fm, pm, lane) : Real(0);
+    const Real wl = tap_weight(g, poly, fl, pl, cell);
     Real wo = 1;
     long long fo = 0;
     if constexpr (DIM == 3) {
       const Real po = pos[j];
       fo = static_cast<long long>(ceil(po - Real(g.kernel.half_width)));
-      wo = lane < W ? tap_weight(g, fo, po, lane) : Real(0);
+      wo = lane < W ? tap_weight(g, poly, fo, po, lane) : Real(0);
       fo = periodic_dev(fo, n2o);
     }
     const long long gm0 = periodic_dev(fm, n2m), gl = periodic_dev(fl + cell, n2l);
@@ -1037,6 +1126,7 @@ class CudaEngine final : public Engine {
     stage_times_ = env_flag("SFFT_NUFFT3_STAGE_TIMES");
     // The prolate kernel's Legendre series would cost a few dozen FMAs a tap: its weights always come from the table.
     use_horner_ = env_value("SFFT_NUFFT3_WEIGHTS") == "horner" || cfg_.kernel == KernelKind::Prolate;
+    exp_weights_ = env_value("SFFT_NUFFT3_WEIGHTS") == "exp";
   }
 
   void setpts(const Points &p) override {
@@ -1079,14 +1169,26 @@ class CudaEngine final : public Engine {
                              previous->L_.kernel.kind == k.kind && previous->L_.kernel.width == k.width &&
                              previous->L_.kernel.beta == k.beta && previous->L_.kernel.b == k.b;
     fourier_ = same_kernel ? previous->fourier_ : fit_fourier(k, L_.upsampfac, fourier_fit_error(cfg_.tol));
-    if (use_horner_) {
-      // The CPU path's polynomial table (held to tap_tolerance, checked in the working precision), carried over
-      // like the fit; its coefficients go to the device on the stream (a few KB).
+    // The CPU path's polynomial table (held to tap_tolerance, checked in the working precision), carried over
+    // like the fit: the kernels' weights where it fits TapPolynomials, else with use_horner_ from a copy on the
+    // device (a few KB, copied on the stream).
+    const bool want_polys = k.width <= TapPolynomials<Real>::kCols && !exp_weights_;
+    poly_.degree = 0;
+    if (use_horner_ || want_polys) {
       const double tap_tol = tap_tolerance(L_, cfg_.tol);
-      const bool same_table = same_kernel && previous->use_horner_ && previous->tap_tol_ == tap_tol;
+      const bool same_table = same_kernel && previous->horner_table_.width == k.width && previous->tap_tol_ == tap_tol;
       horner_table_ =
           same_table ? previous->horner_table_ : fit_horner(k, tap_tol, sizeof(Real) == 8 ? 0x1p-53 : 0x1p-24, 1);
       tap_tol_ = tap_tol;
+      const HornerTable &h = horner_table_;
+      if (want_polys && h.degree < TapPolynomials<Real>::kRows) {
+        poly_.degree = h.degree;
+        for (int r = 0; r < TapPolynomials<Real>::kRows; ++r)
+          for (int i = 0; i < TapPolynomials<Real>::kCols; ++i)
+            poly_.c[r][i] = r <= h.degree && i < h.width ? static_cast<Real>(h.coeff[r * h.stride + i]) : Real(0);
+      }
+    }
+    if (use_horner_ && poly_.degree == 0) {
       const std::vector<Real> coeff(horner_table_.coeff.begin(), horner_table_.coeff.end());
       horner_.allocate(coeff.size());
       SFFT_CUDA_CHECK(
@@ -1226,20 +1328,20 @@ class CudaEngine final : public Engine {
     if (gather_) {
       const std::size_t threads = checked_mul(static_cast<std::size_t>(L_.axis[0].n2), gather_lanes_, "grid threads");
       dim3 grid(cuda::grid_for(threads, kBlock), static_cast<unsigned>(cfg_.ntransf));
-      spread_gather_1d<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, a, pts_.cell_start.get(), gather_lanes_);
+      spread_gather_1d<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a, pts_.cell_start.get(), gather_lanes_);
     } else if (use_tiles_) {
       dim3 grid(spread_blocks_, static_cast<unsigned>(cfg_.ntransf));
-      spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, a);
+      spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, poly_, a);
     } else {
       dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(cfg_.ntransf));
-      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, a);
+      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a);
     }
     SFFT_CUDA_CHECK_LAUNCH();
     if (stage_times_) timer_.mark("spread", stream_);
     run_fft();
     if (stage_times_) timer_.mark("fft", stream_);
     interp_fn_<<<cuda::grid_for(K_ * interp_lanes_, kBlock), kBlock, 0, stream_>>>(
-        tgt_geo_, K_, cfg_.ntransf, pts_.tgt_index.get(), pts_.tgt_pos.get(), pts_.tgt_factor.get(), grid_.get(),
+        tgt_geo_, poly_, K_, cfg_.ntransf, pts_.tgt_index.get(), pts_.tgt_pos.get(), pts_.tgt_factor.get(), grid_.get(),
         L_.n2_total, F_dev);
     SFFT_CUDA_CHECK_LAUNCH();
     if (stage_times_) timer_.mark("interp", stream_);
@@ -1319,7 +1421,7 @@ class CudaEngine final : public Engine {
   std::string describe(const GridFft &fft) const {
     std::string grid;
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
-    char text[400];
+    char text[512];
     std::snprintf(text, sizeof text,
                   "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
                   "tile %d x %u blocks x %d threads%s%s, interpolation %s, weights %s",
@@ -1332,7 +1434,9 @@ class CudaEngine final : public Engine {
                                  : "",
                   gather_ ? (std::to_string(gather_lanes_) + " threads a cell)").c_str() : "",
                   interp_lanes_ > 1 ? "warp" : "thread",
-                  use_horner_ ? ("horner degree " + std::to_string(horner_table_.degree)).c_str() : "exp");
+                  poly_.degree > 0 ? ("polynomial degree " + std::to_string(poly_.degree)).c_str()
+                  : use_horner_    ? ("horner degree " + std::to_string(horner_table_.degree)).c_str()
+                                   : "exp");
     return text;
   }
 
@@ -1380,8 +1484,9 @@ class CudaEngine final : public Engine {
     g.kernel = L_.kernel;
     g.sign = cfg_.sign;
     g.fourier = fourier_;
-    g.horner = use_horner_ ? horner_.get() : nullptr;
-    g.horner_degree = use_horner_ ? horner_table_.degree : 0;
+    const bool table = use_horner_ && poly_.degree == 0;
+    g.horner = table ? horner_.get() : nullptr;
+    g.horner_degree = table ? horner_table_.degree : 0;
     for (int d = 0; d < 3; ++d) {
       g.n1[d] = g.n2[d] = 1;
       g.tile[d] = g.tiles[d] = 1;
@@ -1643,9 +1748,9 @@ class CudaEngine final : public Engine {
   unsigned spread_blocks_ = 1;
   int spread_threads_ = kBlock;
   int smem_optin_ = 0;  // the device's opt-in shared memory per block
-  using SpreadFn = void (*)(Geometry, SpreadArgs);
-  using InterpFn = void (*)(Geometry, std::size_t, int, const unsigned *, const Real *, const C *, const C *,
-                            std::size_t, C *);
+  using SpreadFn = void (*)(Geometry, TapPolynomials<Real>, SpreadArgs);
+  using InterpFn = void (*)(Geometry, TapPolynomials<Real>, std::size_t, int, const unsigned *, const Real *, const C *,
+                            const C *, std::size_t, C *);
   SpreadFn spread_fn_ = nullptr;
   InterpFn interp_fn_ = nullptr;
   unsigned interp_lanes_ = 1;  // threads per target: 1 (interpolate) or 32 (interpolate_warp)
@@ -1665,8 +1770,10 @@ class CudaEngine final : public Engine {
   std::size_t scratch_used_ = 0, step_bytes_ = 0, scratch_need_ = 0;
   DeviceBuffer<C> grid_, f_stage_, F_stage_;
   GridFft fft_;
-  bool use_horner_ = false;  // prolate kernel or SFFT_NUFFT3_WEIGHTS=horner: weights from horner_table_ (tap_weight)
+  bool use_horner_ = false;   // prolate kernel or SFFT_NUFFT3_WEIGHTS=horner: weights from horner_table_ (tap_weight)
+  bool exp_weights_ = false;  // SFFT_NUFFT3_WEIGHTS=exp: weights from exp/sqrt (A/B)
   HornerTable horner_table_;
+  TapPolynomials<Real> poly_{};  // the kernel weights up to 16 cells (degree 0: kernel_value or horner_)
   double tap_tol_ = 0;
   DeviceBuffer<Real> horner_;
   bool stage_times_ = false;

@@ -258,7 +258,7 @@ def run_peer(peer, env, case, prec, tol, pts):
 STAGE_VARIANTS = [("default", {}), ("full FFT", {"SFFT_NUFFT3_FFT": "full"}),
                   ("warp interp", {"SFFT_NUFFT3_INTERP": "warp"}),
                   ("global spread", {"SFFT_NUFFT3_SPREAD": "global"}), ("atomic tiles", {"SFFT_NUFFT3_SPREAD": "atomic"}),
-                  ("tap tiles", {"SFFT_NUFFT3_SPREAD": "taps"}), ("horner", {"SFFT_NUFFT3_WEIGHTS": "horner"})]
+                  ("tap tiles", {"SFFT_NUFFT3_SPREAD": "taps"}), ("exp weights", {"SFFT_NUFFT3_WEIGHTS": "exp"})]
 
 
 def with_env(variables, fn):

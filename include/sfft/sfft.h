@@ -266,7 +266,10 @@ SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, 
                                    uint64_t K, const void *s, const void *t, const void *u);
 /* f: ntransf x N strengths (C-order, one vector after another); F: ntransf x K outputs, overwritten.
    CPU backend: host pointers. CUDA backend: device pointers run asynchronously on opts->stream; host
-   pointers are staged and the call returns once F is written. Allocates nothing. */
+   pointers are staged and the call returns once F is written. Allocates nothing, except on the CUDA backend
+   the first call that passes a host f (or F) since nufft3_setpts: it allocates the device staging for it,
+   ntransf x N (ntransf x K) complex values, which the plan keeps for later calls and for new points of the
+   same N (K); SFFT_ERROR_OUT_OF_MEMORY if that fails, with nothing computed and the plan usable. */
 SFFT_API sfft_status nufft3_exec(nufft3_plan plan, const void *f, void *F);
 /* Frees the plan; NULL is a no-op. */
 SFFT_API sfft_status nufft3_destroy(nufft3_plan plan);

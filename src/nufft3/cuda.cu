@@ -1254,13 +1254,12 @@ class CudaEngine final : public Engine {
       spread_blocks_ = static_cast<unsigned>(
           std::clamp<std::size_t>(static_cast<std::size_t>(std::max(per_sm, 1)) * sm_count_, 1, max_subproblems_));
     }
-    // Staging for host strengths/outputs, sized like the previous points' when they match (taken below).
-    const std::size_t f_count = checked_mul(N_, cfg_.ntransf, "ntransf * N");
-    const std::size_t F_count = checked_mul(K_, cfg_.ntransf, "ntransf * K");
-    const bool reuse_f = previous != nullptr && previous->f_stage_.size() == f_count;
-    const bool reuse_F = previous != nullptr && previous->F_stage_.size() == F_count;
-    if (!reuse_f) f_stage_.allocate(f_count);
-    if (!reuse_F) F_stage_.allocate(F_count);
+    // Staging for host strengths/outputs: made by the first exec that passes host arrays (device arrays need
+    // none), taken over from the previous points where it has the size these need (below).
+    f_count_ = checked_mul(N_, cfg_.ntransf, "ntransf * N");
+    F_count_ = checked_mul(K_, cfg_.ntransf, "ntransf * K");
+    const bool reuse_f = previous != nullptr && previous->f_stage_.size() == f_count_;
+    const bool reuse_F = previous != nullptr && previous->F_stage_.size() == F_count_;
     if (!reuse) grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
     // The previous points' FFT plans go with their grid where they transform every line these points need
     // (the pruned extents are rounded up, kPruneRound, so that points of the same distribution keep them).
@@ -1300,6 +1299,9 @@ class CudaEngine final : public Engine {
     const bool F_host = pointer_kind(F_out) == PointerKind::Host;
     const C *f = static_cast<const C *>(f_in);
     C *F = static_cast<C *>(F_out);
+    // Before any work is queued, so that a failed allocation leaves nothing half done.
+    if (f_host && f_stage_.size() != f_count_) f_stage_.allocate(f_count_);
+    if (F_host && F_stage_.size() != F_count_) F_stage_.allocate(F_count_);
     if (stage_times_) timer_.begin(stream_);
     if (f_host) {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(f_stage_.get(), f_in, f_stage_.bytes(), cudaMemcpyHostToDevice, stream_));
@@ -1646,9 +1648,8 @@ class CudaEngine final : public Engine {
     Geometry key_geo = g;
     if (by_cell) {
       key_geo.tile[0] = 1;
-      key_geo.tiles[0] = static_cast<int>(std::min<long long>(L_.axis[0].n1, std::numeric_limits<int>::max()));
+      key_geo.tiles[0] = static_cast<int>(L_.axis[0].n1);
     }
-    if (!kTargets) gather_ = false;
     std::size_t nbins = 1;
     for (int d = 0; d < dim; ++d) nbins = checked_mul(nbins, static_cast<std::size_t>(key_geo.tiles[d]), "tiles");
     require(nbins < (1ull << 31) - 1, "too many grid ", by_cell ? "cells" : "tiles", " (", nbins, ")");
@@ -1745,6 +1746,7 @@ class CudaEngine final : public Engine {
   FourierFit fourier_;
   int sm_count_ = 1;
   std::size_t N_ = 0, K_ = 0, max_subproblems_ = 1;
+  std::size_t f_count_ = 0, F_count_ = 0;  // ntransf N strengths, ntransf K outputs
   unsigned spread_blocks_ = 1;
   int spread_threads_ = kBlock;
   int smem_optin_ = 0;  // the device's opt-in shared memory per block

@@ -556,12 +556,13 @@ TEST_P(Nufft3, NewPointsEveryCallTakeOverTheGrid) {
   }
 }
 
-sfft_options cpu_options() {
+sfft_options backend_options(sfft_backend backend) {
   sfft_options o;
   sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CPU;
+  o.backend = backend;
   return o;
 }
+sfft_options cpu_options() { return backend_options(SFFT_BACKEND_CPU); }
 
 TEST(nufft3Plan, ReuseWithNewPoints) {
   sfft_options o = cpu_options();
@@ -748,9 +749,7 @@ TEST(nufft3Plan, GridTooLargeIsOutOfMemoryWithTheSize) {
 
 TEST(nufft3Plan, CudaBackendWithoutDeviceIsNoDevice) {
   if (sfft_test::have_gpu()) GTEST_SKIP() << "a GPU is present";
-  sfft_options o;
-  sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CUDA;
+  sfft_options o = backend_options(SFFT_BACKEND_CUDA);
   nufft3_plan p = nullptr;
   sfft_status st = nufft3_create(&p, 2, SFFT_COMPLEX64, -1, 1e-4, &o);
   EXPECT_TRUE(st == SFFT_ERROR_NO_DEVICE || st == SFFT_ERROR_UNSUPPORTED) << sfft_status_string(st);
@@ -759,9 +758,7 @@ TEST(nufft3Plan, CudaBackendWithoutDeviceIsNoDevice) {
 
 TEST(nufft3Cuda, HostPointersAreStaged) {
   SFFT_SKIP_WITHOUT_GPU();
-  sfft_options o;
-  sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CUDA;
+  sfft_options o = backend_options(SFFT_BACKEND_CUDA);
   PlanGuard g;
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, 1, 1e-9, &o), SFFT_SUCCESS);
   Problem p = standard_problem(2, false, 1, 61);
@@ -786,9 +783,7 @@ TEST(nufft3Cuda, HostPointersAreStaged) {
 // host call, across new points of the same counts (staging taken over) and of other counts (made again).
 TEST(nufft3Cuda, StagingMadeByTheFirstHostCall) {
   SFFT_SKIP_WITHOUT_GPU();
-  sfft_options o;
-  sfft_options_init(&o);
-  o.backend = SFFT_BACKEND_CUDA;
+  sfft_options o = backend_options(SFFT_BACKEND_CUDA);
   PlanGuard g;
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-7, &o), SFFT_SUCCESS);
   nufft3_options no;

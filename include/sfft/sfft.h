@@ -195,11 +195,14 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
    ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) (tests: 1 to 8 sources in
    1-3 D; with many points the first term dominates). Each term's error is a fraction of that term, so
    where the outputs cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the phases
-   x*s (relative 1e-16 of |x*s|) adds to it. The coordinates arrive rounded (relative u: 6e-8 as float, 1.1e-16
-   as double), which shifts each phase by up to u |x*s| before any transform: no tol gets the error below about
-   u X S / 6 for points spread over |x| <= X, |s| <= S (per dimension, added up), so large phases in single
-   precision have a floor far above tol (measured on the H100 suite: 1.2e-4 with X S = 1.2e4, 6.5e-3 with
-   X S = 6e5; cuFINUFFT on the same float coordinates: 8.8e-4 and 3.4e-2); a tol below it only costs time.
+   x*s (relative 1e-16 of |x*s|) adds to it. F_exact is the sum for the coordinates as given. The CPU backend
+   holds the points' grid positions in double in both precisions, so single precision meets tol down to 1e-6
+   whatever the phases' size (uniform 1-D, |x s| up to 6e5, tol 1e-5: 9.6e-6). The CUDA backend holds them in
+   the working precision (relative u: 6e-8 in float), which shifts each phase by up to u |x*s|: no tol gets
+   its error below about u X S / 6 for points spread over |x| <= X, |s| <= S (per dimension, added up), so
+   large phases in single precision have a floor far above tol there (measured on the H100 suite: 1.2e-4 with
+   X S = 1.2e4, 6.5e-3 with X S = 6e5; cuFINUFFT on the same float coordinates: 8.8e-4 and 3.4e-2); a tol
+   below it only costs time.
    Phases x*s beyond the double range are refused.
    Strengths whose sum comes within ~1e12 of the type's largest value may overflow on the grid (the
    deconvolution factors exceed 1), and strengths all within ~1e12 of its smallest normal value may

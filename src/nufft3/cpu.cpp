@@ -159,8 +159,8 @@ class CpuEngine final : public Engine {
     for (std::size_t i = 0; i < N_; ++i) {
       long long cell[2] = {0, 0};
       for (int d = 0; d < std::min(dim, 2); ++d) {
-        Real pos = static_cast<Real>((static_cast<const Real *>(p.src[d])[i] - ax[d].src_center) / ax[d].h1);
-        cell[d] = static_cast<long long>(std::ceil(pos - Real(kernel.half_width))) + ax[d].n1 / 2;
+        const double pos = (static_cast<const Real *>(p.src[d])[i] - ax[d].src_center) / ax[d].h1;
+        cell[d] = static_cast<long long>(std::ceil(pos - kernel.half_width)) + ax[d].n1 / 2;
       }
       key[i] = static_cast<std::size_t>((cell[0] >> row_shift) * col_tiles + cell[1] / kTile);  // cells >= 0
     }
@@ -174,7 +174,7 @@ class CpuEngine final : public Engine {
       double phase = 0;
       for (int d = 0; d < dim; ++d) {
         double xr = static_cast<const Real *>(p.src[d])[i] - ax[d].src_center;
-        src_pos_[d * N_ + j] = static_cast<Real>(xr / ax[d].h1);
+        src_pos_[d * N_ + j] = xr / ax[d].h1;
         phase += ax[d].tgt_center * xr;
       }
       src_phase_[j] = unit_phase<Real>(phase, cfg_.sign);
@@ -246,7 +246,7 @@ class CpuEngine final : public Engine {
         for (std::size_t i = 0; i < m; ++i) {
           const double s = static_cast<const Real *>(p.tgt[d])[tgt_index_[j0 + i]];
           const double sr = s - ax[d].tgt_center;
-          tgt_pos_[d * K_ + j0 + i] = static_cast<Real>(sr * ax[d].tgt_scale);  // unshifted: the kernels add n2 / 2
+          tgt_pos_[d * K_ + j0 + i] = sr * ax[d].tgt_scale;  // unshifted: the kernels add n2 / 2
           phase[i] += ax[d].src_center * s;
           w[i] = sr * ax[d].h1;
         }
@@ -456,10 +456,10 @@ class CpuEngine final : public Engine {
   std::size_t N_ = 0, K_ = 0, row_size_ = 1, sub_cells_ = 0;  // sub_cells_: one transform's subgrids
   int group_ = 1;                                             // transforms spread at once
   HostBuffer<std::size_t> src_index_;                         // sorted position -> original source index
-  HostBuffer<Real> src_pos_;                                  // dim x N grid coordinates (centred cells), sorted
+  HostBuffer<double> src_pos_;                                  // dim x N grid coordinates (centred cells), sorted
   HostBuffer<Complex> src_phase_;                             // exp(i sign D.(x - C)), sorted
   HostBuffer<std::size_t> tgt_index_;                         // sorted position -> original target index
-  HostBuffer<Real> tgt_pos_;                                  // dim x K periodic grid coordinates, sorted
+  HostBuffer<double> tgt_pos_;                                  // dim x K periodic grid coordinates, sorted
   HostBuffer<Complex> tgt_factor_;                            // exp(i sign C.s) / prod phihat, sorted
   HostBuffer<Real> correction_[3];                            // per-dim grid deconvolution, n1 entries
   HostBuffer<Real> horner_;                                   // kernel polynomial table (horner.hpp)

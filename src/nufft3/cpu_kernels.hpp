@@ -28,7 +28,7 @@ constexpr int kLineSlack = 8;
 template <class Real>
 struct SpreadTask {
   HornerView<Real> kernel;
-  const Real *pos[3];                   // sorted source grid coordinates (centred cells), per dimension
+  const double *pos[3];                 // sorted source grid coordinates (centred cells), per dimension
   const std::size_t *index;             // sorted position -> original source
   const std::complex<Real> *phase, *f;  // sorted phase factors; strengths in original order
   std::size_t begin, end;               // sorted sources of this chunk
@@ -44,7 +44,7 @@ struct SpreadTask {
 template <class Real>
 struct InterpTask {
   HornerView<Real> kernel;
-  const Real *pos[3];  // sorted target grid coordinates (periodic cells), per dimension
+  const double *pos[3];  // sorted target grid coordinates (periodic cells), per dimension
   long long n2[3];     // FFT grid size per dimension (1 past dim)
   const Real *grid;    // interleaved complex, ntransf x n2_total; the last dim's cell c holds frequency c - n2/2
   std::size_t n2_total;

@@ -146,25 +146,33 @@ class CpuEngine final : public Engine {
     group_ = dim < 3 || W <= 4 ? std::min(cfg_.ntransf, kSpreadGroup) : 1;
     const DimLayout *ax = L_.axis;
 
-    // Sources: sorted by the first row (dim 0 cell) they touch, then by 16-cell column tile (dim 1), so a chunk
-    // owns a slab of rows and consecutive sources touch nearby memory. In 1-d a row is one cell: sorting by tiles
-    // of 16 rows keeps the counting sort's table small (a key per cell took 1 ms of setpts for 1e5 sources).
+    // Sources: sorted by the first row (dim 0 cell) they touch, then by 16-cell column tile (dim 1) and in 3-d
+    // by 16-cell tile of dim 2, so a chunk owns a slab of rows and consecutive sources touch nearby memory. In
+    // 1-d a row is one cell: sorting by tiles of 16 rows keeps the counting sort's table small (a key per cell
+    // took 1 ms of setpts for 1e5 sources). In 3-d, without the dim-2 tiles the sources of one (row, column
+    // tile) came in random order along dim 2 and each read its W^2 lines at another place of W rows' planes:
+    // exec 4-16 % slower on uniform and sphere-shell 3-D (development VM, 2 threads, N = K = 1e5, one process:
+    // uniform double tol 1e-9 88.9 -> 76.3 ms, 1e-12 137.8 -> 132.3, sphere shell 1e-11 119.6 -> 100.2;
+    // clustered and dense clusters within noise).
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
     const int row_shift = dim == 1 ? 4 : 0;  // rows per sorting tile: kTile in 1-d
     const long long row_tile = 1LL << row_shift;
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
+    const long long depth_tiles = dim > 2 ? ax[2].n1 / kTile + 1 : 1;
+    const long long row_keys = col_tiles * depth_tiles;  // keys per row tile
     HostVector<std::size_t> key(N_);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::size_t i = 0; i < N_; ++i) {
-      long long cell[2] = {0, 0};
-      for (int d = 0; d < std::min(dim, 2); ++d) {
+      long long cell[3] = {0, 0, 0};
+      for (int d = 0; d < dim; ++d) {
         const double pos = (static_cast<const Real *>(p.src[d])[i] - ax[d].src_center) / ax[d].h1;
         cell[d] = static_cast<long long>(std::ceil(pos - kernel.half_width)) + ax[d].n1 / 2;
       }
-      key[i] = static_cast<std::size_t>((cell[0] >> row_shift) * col_tiles + cell[1] / kTile);  // cells >= 0
+      key[i] = static_cast<std::size_t>(((cell[0] >> row_shift) * col_tiles + cell[1] / kTile) * depth_tiles +
+                                        cell[2] / kTile);  // cells >= 0
     }
-    counting_sort(key, static_cast<std::size_t>((rows / row_tile + 1) * col_tiles), src_index_, threads);
+    counting_sort(key, static_cast<std::size_t>((rows / row_tile + 1) * row_keys), src_index_, threads);
 
     src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
     src_phase_.allocate(N_);
@@ -190,9 +198,9 @@ class CpuEngine final : public Engine {
       ch.end = N_ * (c + 1) / nchunks;
       if (ch.begin == ch.end) continue;
       // The rows of the first and last sources' row tiles; a source's kernel ends within the n1 rows.
-      ch.row_lo = static_cast<long long>(key[src_index_[ch.begin]]) / col_tiles * row_tile;
+      ch.row_lo = static_cast<long long>(key[src_index_[ch.begin]]) / row_keys * row_tile;
       const long long last_row =
-          static_cast<long long>(key[src_index_[ch.end - 1]]) / col_tiles * row_tile + row_tile - 1;
+          static_cast<long long>(key[src_index_[ch.end - 1]]) / row_keys * row_tile + row_tile - 1;
       ch.rows = std::min(last_row + W, rows) - ch.row_lo;
       ch.offset = sub_cells;
       const std::size_t cells =
@@ -456,10 +464,10 @@ class CpuEngine final : public Engine {
   std::size_t N_ = 0, K_ = 0, row_size_ = 1, sub_cells_ = 0;  // sub_cells_: one transform's subgrids
   int group_ = 1;                                             // transforms spread at once
   HostBuffer<std::size_t> src_index_;                         // sorted position -> original source index
-  HostBuffer<double> src_pos_;                                  // dim x N grid coordinates (centred cells), sorted
+  HostBuffer<double> src_pos_;                                // dim x N grid coordinates (centred cells), sorted
   HostBuffer<Complex> src_phase_;                             // exp(i sign D.(x - C)), sorted
   HostBuffer<std::size_t> tgt_index_;                         // sorted position -> original target index
-  HostBuffer<double> tgt_pos_;                                  // dim x K periodic grid coordinates, sorted
+  HostBuffer<double> tgt_pos_;                                // dim x K periodic grid coordinates, sorted
   HostBuffer<Complex> tgt_factor_;                            // exp(i sign C.s) / prod phihat, sorted
   HostBuffer<Real> correction_[3];                            // per-dim grid deconvolution, n1 entries
   HostBuffer<Real> horner_;                                   // kernel polynomial table (horner.hpp)

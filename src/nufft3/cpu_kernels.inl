@@ -46,9 +46,9 @@ constexpr int line_width() {
 }
 
 // Weights of the taps of a point at grid coordinate pos into w[0 .. stride); returns its first cell. The
-// coordinate and the offset z within the cell are double in both precisions: a float coordinate is a whole
-// number of cells plus its offset to 24 bits, so at 1e6 cells (1-d grids) the offset had 0.06-cell steps and
-// single precision could not get below 7e-4 (uniform 1-d, N = K = 1e5), nor below 5e-6 in 2-d.
+// coordinate is double in both precisions and the offset z within the cell is formed in double: a float
+// coordinate holds whole cells and offset in 24 bits together, so at 1e6 cells (1-d grids) the offset had
+// 0.06-cell steps and single precision could not get below 7e-4 (uniform 1-d, N = K = 1e5), nor 5e-6 in 2-d.
 template <class Real, int W>
 inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict w) {
   constexpr int kS = W > 0 ? stride_for<Real>(W) : 0;

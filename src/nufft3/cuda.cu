@@ -13,7 +13,7 @@
 // and those the targets read), interpolation with one thread per target in tile order. Spreading and interpolation
 // are compiled per dimension and width class (<= 8, <= 16, wider) so that the kernel weights stay in registers; wide
 // 3-D kernels take tiles of up to the device's opt-in shared memory. All on the plan's stream; exec allocates
-// nothing.
+// nothing but the staging for host strengths or outputs, on the first call that passes them.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -798,8 +798,8 @@ __global__ void __launch_bounds__(kBlock) spread_global(Geometry g, TapPolynomia
 // cell (cell_start: the first sorted source of each of the n1 cells, n1 + 1 entries), `lanes` consecutive
 // threads per grid cell (a power of two up to 32) share the sum over the sources whose kernel covers it and
 // the first of them writes the cell once, scaled by its deconvolution. No atomics, no zeroing pass and no tile
-// flush: grid cells that no source cell maps to are written as zeros. The weights are the tiles' (tap_weight
-// of the same first cell and tap), each source's value is formed once per covered cell (W times in all).
+// flush: grid cells that no source cell maps to are written as zeros. The weights are the tiles' (the same
+// polynomials, or tap_weight), each source's value is formed once per covered cell (W times in all).
 // Its own arguments, not SpreadArgs fields: two more fields there changed the optimiser's treatment of the tap
 // kernels' copy of SpreadArgs (3-D double: 79 registers instead of 64, 3 blocks of 256 an SM instead of 4; uniform
 // 3-D double 1e-5 spreading 1.49 -> 1.62 ms on the H200).

@@ -92,6 +92,8 @@ const std::vector<Case> &cases() {
       {{13, 3, 5, 11, 43}, 0},
       {{33, 129, 257}, 0},
       {{67, 8195}, 0},
+      // Chains with three inner dims.
+      {{33, 5, 7, 129}, 0},
       {{7, 9, 11, 13, 15}, 0x16},
       {{5, 7, 9, 11, 3}, 0xF},
       {{9, 5, 7, 3, 11}, 0x1D},
@@ -407,9 +409,45 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
   EXPECT_TRUE(saw_general_outer);
 }
 
+// chain_walk's stage on the host: a ring of R groups of G steps and the last step's two slots. Eager: a fetch reads at once (the earliest
+// a device copy can read); lazy: fetches read when wait() releases their group (the latest).
+template <class Word, int G, int R>
+struct HostStage {
+  bool lazy = false;
+  Word ring[2 * G * R + 2] = {};
+  std::vector<std::vector<std::pair<int, const Word *>>> groups{{}};
+  void fetch(int slot, const Word *src) {
+    if (lazy)
+      groups.back().emplace_back(slot, src);
+    else
+      ring[slot] = *src;
+  }
+  void commit() { groups.emplace_back(); }
+  void wait() {
+    while (groups.size() > static_cast<std::size_t>(R)) {  // the open group plus the newest R - 1 stay
+      for (auto [slot, src] : groups.front()) ring[slot] = *src;
+      groups.erase(groups.begin());
+    }
+  }
+  void drain() {
+    for (const auto &group : groups)
+      for (auto [slot, src] : group) ring[slot] = *src;
+    groups.assign(1, {});
+  }
+  Word get(int slot) const { return ring[slot]; }
+};
+
+template <class Word, int D, class Inner, int G, int R>
+void walk_on_host(Word *data, const Word *saved, const sfft::shift::PairPlan &p, std::size_t g, bool lazy) {
+  HostStage<Word, G, R> stage;
+  stage.lazy = lazy;
+  sfft::shift::chain_walk<Word, D, Inner, G, R>(data, saved, p, g, stage);
+}
+
 // The CUDA kernels' per-thread work (pairs.hpp: chain_walk, tile_bases, tile_element_load) run on the host:
-// chains one at a time and tiles (loads of the whole tile, then its stores) in shuffled order, after the
-// boundary slabs are saved, give NumPy's result; every chain form the kernels instantiate, several unrolls.
+// chains one at a time (their loads at the earliest or the latest time the stage allows) and tiles (loads
+// of the whole tile, then its stores) in shuffled order, after the boundary slabs are saved, give NumPy's
+// result; every chain form the kernels instantiate, several group sizes and ring depths.
 TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
@@ -454,15 +492,18 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
               std::vector<std::size_t> chains(p.scratch_words);
               std::iota(chains.begin(), chains.end(), std::size_t{0});
               std::shuffle(chains.begin(), chains.end(), rng);
+              const bool lazy = (batch + form) % 2 == 1;
               for (std::size_t g : chains) {
                 if (form == 0 && p.inner_dims <= 1)
-                  chain_walk<std::size_t, 1, uint32_t, 8>(data.data(), saved.data(), p, g);
+                  walk_on_host<std::size_t, 1, uint32_t, 8, 4>(data.data(), saved.data(), p, g, lazy);
                 else if (form == 1 && p.inner_dims <= 2)
-                  chain_walk<std::size_t, 2, uint32_t, 3>(data.data(), saved.data(), p, g);
+                  walk_on_host<std::size_t, 2, uint32_t, 3, 2>(data.data(), saved.data(), p, g, lazy);
+                else if (form == 2 && p.inner_dims <= 3)
+                  walk_on_host<std::size_t, 3, uint32_t, 2, 4>(data.data(), saved.data(), p, g, lazy);
                 else if (form == 2 && p.inner_dims <= 4)
-                  chain_walk<std::size_t, 4, uint32_t, 16>(data.data(), saved.data(), p, g);
+                  walk_on_host<std::size_t, 4, uint32_t, 5, 2>(data.data(), saved.data(), p, g, lazy);
                 else
-                  chain_walk<std::size_t, kMaxDims, uint64_t, 2>(data.data(), saved.data(), p, g);
+                  walk_on_host<std::size_t, kMaxDims, uint64_t, 1, 3>(data.data(), saved.data(), p, g, lazy);
               }
             } else {
               const std::size_t per_tile = p.involution ? 1 : p.O;

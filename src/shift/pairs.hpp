@@ -155,70 +155,111 @@ SFFT_HD Word load_saved(const Word *at) {
 }
 
 // Chain g (< scratch_words: batch k = g / slab, element x = g % slab) through its batch; σ an involution.
-// Digits of the inner index are Inner (32 bits unless S needs more), D inner dims rounded up (padding dims
-// have extent 1); U steps' loads are issued before their stores (the chain's own order is all the pass
-// needs). Per step the blocks (o, t), (σ o, t + lo), (σ o, t + lo + 1) move by one block.
-template <class Word, int D, class Inner, int U>
-SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g) {
+// Digits of the inner index are Inner (unsigned, 32 bits unless S needs more), D inner dims rounded up
+// (padding dims of extent 1 first, so the last digit has stride 1). Per step the blocks (o, t), (σ o, t + lo),
+// (σ o, t + lo + 1) move by one block.
+//
+// Loads go through `stage`, a ring of R groups of G steps (two words a step, slot 2u + lane of a group)
+// and two slots after it:
+// stage.fetch(slot, src) starts a load into the slot, commit() closes a group, wait() returns once every
+// group but the newest R - 1 has landed, get(slot) reads it. The chain's loads run R - 1 groups ahead of its
+// stores. That is safe because every word a chain overwrites it has read itself at the same or an earlier
+// step (pairs above): a load may happen any time before the group's wait, a store only after it. On the
+// device the stage is shared memory filled by asynchronous copies, so the loads in flight are not bounded by
+// registers; the two cursors (loads and stores) recompute the inner offsets instead of keeping them.
+// The batch's last step, the only one that reads scratch (the saved boundary, or the middle at t = lo) or
+// has no lane 0 (t = lo), has two slots of its own after the ring (drain() waits for every group), so the
+// ring's steps have no special cases.
+template <class Word, int D, class Inner, int G, int R, class Stage>
+SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g, Stage &stage) {
   const auto k = static_cast<int64_t>(g / p.slab);
   const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
-  // Inner digits and the per-dim additions of π, π^-1 and one chain step (π^-2), modulo the extent.
-  Inner dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
+  const int64_t b = batch_begin(p, k), last = batch_end(p, k) - 1;
+  // Inner digits (one cursor for loads, one for stores) and the per-dim additions of π, π^-1 and one chain
+  // step (π^-2), modulo the extent.
+  Inner load_dg[D], store_dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
   auto rem = static_cast<Inner>(x - o * p.S);
   SFFT_PAIR_UNROLL
   for (int d = D - 1; d >= 0; --d) {
-    const bool real = d < p.inner_dims;
-    const int64_t ext = real ? p.inner_e[d] : 1, s = real ? p.inner_s[d] : 0;
+    const int real = d - (D - p.inner_dims);  // the inner dim of walk dim d, < 0 for padding
+    const int64_t ext = real >= 0 ? p.inner_e[real] : 1, s = real >= 0 ? p.inner_s[real] : 0;
     e[d] = static_cast<Inner>(ext);
-    stride[d] = real ? static_cast<Inner>(p.inner_stride[d]) : 0;
-    dg[d] = rem % e[d];
+    stride[d] = d == D - 1 ? 1 : real >= 0 ? static_cast<Inner>(p.inner_stride[real]) : 0;
+    load_dg[d] = store_dg[d] = rem % e[d];
     rem /= e[d];
     add1[d] = static_cast<Inner>(s);
     addm1[d] = static_cast<Inner>(s == 0 ? 0 : ext - s);
     addm2[d] = static_cast<Inner>(shift_digit(0, ext, s, -2));
   }
   const auto wrap = [](Inner v, Inner ext) { return v >= ext ? v - ext : v; };
-  const int64_t b = batch_begin(p, k), end = batch_end(p, k);
+  // Offsets (words) of the three blocks of a step, at step b, and the distance of one step.
   const int64_t block = p.rev ? -static_cast<int64_t>(p.S) : static_cast<int64_t>(p.S);
-  // The block offsets at t = b (the last is never read when b = lo, where v = n is past the axis); the
-  // saved middle block of o and boundary block k + 1 of σ o.
-  auto own = static_cast<int64_t>(word_at(p, o, b, 0)), to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0));
-  auto from0 = static_cast<int64_t>(word_at(p, so, b + p.lo + 1, 0));
-  const std::size_t middle = saved_at(p, 0, o, 0), next = saved_at(p, k + 1, so, 0);
-  // U steps' loads, then their stores. Only the values and the two inner offsets of each step are kept
-  // across (the blocks' offsets follow from the step), so the kernel stays at a few registers per word:
-  // occupancy, not depth per thread, keeps enough loads in flight.
-  for (int64_t t0 = b; t0 < end; t0 += U) {
-    Word v1[U], v0[U];
-    Inner at[U], fwd[U];
+  const auto own = static_cast<int64_t>(word_at(p, o, b, 0));
+  const int64_t to1 = static_cast<int64_t>(word_at(p, so, b + p.lo, 0)) - own;
+  const int64_t from0 = to1 + block;  // (σ o, t + lo + 1); past the axis at t = lo, never read there
+  // The ring: steps b .. last - 1, lane 1 and lane 0 both in the data.
+  const int64_t steps = last - b, groups = (steps + G - 1) / G;
+  int64_t load_own = own, store_own = own;
+  // The last step's two words, into the two slots after the ring, with the ring's last group (the load
+  // cursor is there then): nothing overwrites them before the last step's own stores.
+  const auto fetch_last = [&] {
+    Inner at = 0, back = 0;
     SFFT_PAIR_UNROLL
-    for (int u = 0; u < U; ++u) {
-      const int64_t t = t0 + u, step = u * block;
-      if (t >= end) break;
-      Inner back = 0;
-      at[u] = 0;
-      fwd[u] = 0;
+    for (int d = 0; d < D; ++d) {
+      at += load_dg[d] * stride[d];
+      back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
+    }
+    stage.fetch(2 * G * R + 1, last == p.lo ? saved + saved_at(p, 0, o, 0) + at : data + load_own + at);
+    if (last < p.lo) stage.fetch(2 * G * R, saved + saved_at(p, k + 1, so, 0) + back);
+  };
+  const auto fetch_group = [&](int64_t j) {
+    const int slot = static_cast<int>(static_cast<uint64_t>(j) % R) * 2 * G;
+    SFFT_PAIR_UNROLL
+    for (int u = 0; u < G; ++u) {
+      if (j * G + u >= steps) break;
+      Inner at = 0, back = 0;
       SFFT_PAIR_UNROLL
       for (int d = 0; d < D; ++d) {
-        at[u] += dg[d] * stride[d];
-        fwd[u] += wrap(dg[d] + add1[d], e[d]) * stride[d];
-        back += wrap(dg[d] + addm1[d], e[d]) * stride[d];
-        dg[d] = wrap(dg[d] + addm2[d], e[d]);
+        at += load_dg[d] * stride[d];
+        back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
+        load_dg[d] = wrap(load_dg[d] + addm2[d], e[d]);
       }
-      v1[u] = t == p.lo ? load_saved(saved + middle + at[u]) : data[own + step + at[u]];
-      if (t < p.lo) v0[u] = t + 1 == end ? load_saved(saved + next + back) : data[from0 + step + back];
+      stage.fetch(slot + 2 * u + 1, data + load_own + at);
+      stage.fetch(slot + 2 * u, data + load_own + from0 + back);
+      load_own += block;
     }
-    SFFT_PAIR_UNROLL
-    for (int u = 0; u < U; ++u) {
-      const int64_t t = t0 + u, step = u * block;
-      if (t >= end) break;
-      data[to1 + step + fwd[u]] = v1[u];
-      if (t < p.lo) data[own + step + at[u]] = v0[u];
-    }
-    own += U * block;
-    to1 += U * block;
-    from0 += U * block;
+    if (j + 1 == groups) fetch_last();
+  };
+  if (groups == 0) fetch_last();
+  for (int64_t j = 0; j + 1 < R; ++j) {
+    if (j < groups) fetch_group(j);
+    stage.commit();
   }
+  const auto store_step = [&](Word v1, Word v0, bool has0) {
+    Inner at = 0, fwd = 0;
+    SFFT_PAIR_UNROLL
+    for (int d = 0; d < D; ++d) {
+      at += store_dg[d] * stride[d];
+      fwd += wrap(store_dg[d] + add1[d], e[d]) * stride[d];
+      store_dg[d] = wrap(store_dg[d] + addm2[d], e[d]);
+    }
+    data[store_own + to1 + fwd] = v1;
+    if (has0) data[store_own + at] = v0;
+    store_own += block;
+  };
+  for (int64_t j = 0; j < groups; ++j) {
+    if (j + R - 1 < groups) fetch_group(j + R - 1);
+    stage.commit();
+    stage.wait();  // group j has landed
+    const int slot = static_cast<int>(static_cast<uint64_t>(j) % R) * 2 * G;
+    SFFT_PAIR_UNROLL
+    for (int u = 0; u < G; ++u) {
+      if (j * G + u >= steps) break;
+      store_step(stage.get(slot + 2 * u + 1), stage.get(slot + 2 * u), true);
+    }
+  }
+  stage.drain();
+  store_step(stage.get(2 * G * R + 1), stage.get(2 * G * R), last < p.lo);
 }
 
 // Tiles: per outer element o of batch k, the offsets of (o, b), (σ o, b + lo), (σ^-1 o, b + lo + 1) (the last

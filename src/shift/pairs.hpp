@@ -159,17 +159,15 @@ SFFT_HD Word load_saved(const Word *at) {
 // (padding dims of extent 1 first, so the last digit has stride 1). Per step the blocks (o, t), (σ o, t + lo),
 // (σ o, t + lo + 1) move by one block.
 //
-// Loads go through `stage`, a ring of R groups of G steps (two words a step, slot 2u + lane of a group)
-// and two slots after it:
-// stage.fetch(slot, src) starts a load into the slot, commit() closes a group, wait() returns once every
-// group but the newest R - 1 has landed, get(slot) reads it. The chain's loads run R - 1 groups ahead of its
+// Loads go through `stage`: a ring of R groups of G steps (two words a step, slot 2u + lane of a group) and
+// two slots after it. stage.fetch(slot, src) starts a load into the slot, commit() closes a group, wait()
+// returns once every group but the newest R - 1 has landed, drain() once all have, get(slot) reads it. The chain's loads run R - 1 groups ahead of its
 // stores. That is safe because every word a chain overwrites it has read itself at the same or an earlier
 // step (pairs above): a load may happen any time before the group's wait, a store only after it. On the
 // device the stage is shared memory filled by asynchronous copies, so the loads in flight are not bounded by
 // registers; the two cursors (loads and stores) recompute the inner offsets instead of keeping them.
 // The batch's last step, the only one that reads scratch (the saved boundary, or the middle at t = lo) or
-// has no lane 0 (t = lo), has two slots of its own after the ring (drain() waits for every group), so the
-// ring's steps have no special cases.
+// has no lane 0 (t = lo), has the two slots after the ring, so the ring's steps have no special cases.
 template <class Word, int D, class Inner, int G, int R, class Stage>
 SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g, Stage &stage) {
   const auto k = static_cast<int64_t>(g / p.slab);

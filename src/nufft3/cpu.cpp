@@ -153,7 +153,9 @@ class CpuEngine final : public Engine {
     // tile) came in random order along dim 2 and each read its W^2 lines at another place of W rows' planes:
     // exec 4-16 % slower on uniform and sphere-shell 3-D (development VM, 2 threads, N = K = 1e5, one process:
     // uniform double tol 1e-9 88.9 -> 76.3 ms, 1e-12 137.8 -> 132.3, sphere shell 1e-11 119.6 -> 100.2;
-    // clustered and dense clusters within noise).
+    // clustered and dense clusters within noise). Tiles of 8 or 16 rows as well (a 3-d tile's sources together)
+    // measured slower, not faster: uniform double 1e-9 69-71 / 74-82 ms against 64-65, dense clusters 1e-11
+    // 71-72 / 78 against 62-64 (same setup).
     const long long rows = ax[0].n1;
     row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
     const int row_shift = dim == 1 ? 4 : 0;  // rows per sorting tile: kTile in 1-d

@@ -59,6 +59,12 @@ Problem make_problem(int dim, std::size_t N, std::size_t K, double X, double S, 
   return p;
 }
 
+// nufft3_setpts with a 2-D problem's points (host arrays).
+sfft_status setpts_2d(nufft3_plan plan, const Problem &p) {
+  return nufft3_setpts(plan, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(),
+                       nullptr);
+}
+
 // Direct sum, in long double when `extended`.
 std::vector<cd> direct(const Problem &p, int sign, bool extended) {
   std::vector<cd> F(p.K() * p.ntransf);
@@ -571,10 +577,7 @@ TEST(nufft3Plan, ReuseWithNewPoints) {
   for (uint64_t seed : {1, 2, 3}) {
     Problem p = make_problem(2, 200 + 50 * seed, 150 * seed, 3.0 * seed, 10.0 / seed, seed == 2, 1, seed);
     std::vector<cd> F(p.K());
-    ASSERT_EQ(
-        nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-        SFFT_SUCCESS)
-        << sfft_last_error();
+    ASSERT_EQ(setpts_2d(g.p, p), SFFT_SUCCESS) << sfft_last_error();
     ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
     EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-7) << "seed " << seed;
   }
@@ -671,15 +674,11 @@ TEST(nufft3Plan, NonFiniteCoordinatesAreNamedAndLeaveOutputsUntouched) {
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, -1, 1e-6, &o), SFFT_SUCCESS);
   Problem p = make_problem(2, 40, 30, 2, 3, false, 1, 5);
   p.x[1][17] = std::nan("");
-  EXPECT_EQ(
-      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-      SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(setpts_2d(g.p, p), SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("y[17] is NaN"), std::string::npos) << sfft_last_error();
   p.x[1][17] = 0;
   p.s[0][3] = INFINITY;
-  EXPECT_EQ(
-      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-      SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(setpts_2d(g.p, p), SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("s[3] is infinite"), std::string::npos) << sfft_last_error();
   // After the failed setpts the plan has no points: exec fails and leaves F alone.
   std::vector<cd> F(p.K(), cd(5, 5));
@@ -688,9 +687,7 @@ TEST(nufft3Plan, NonFiniteCoordinatesAreNamedAndLeaveOutputsUntouched) {
   for (auto v : F) EXPECT_EQ(v, cd(5, 5));
   // ...and is still usable.
   p.s[0][3] = 1;
-  ASSERT_EQ(
-      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-      SFFT_SUCCESS);
+  ASSERT_EQ(setpts_2d(g.p, p), SFFT_SUCCESS);
   ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS);
   EXPECT_LE(error_of(F, direct(p, -1, false)), 1e-5);
 }
@@ -784,17 +781,12 @@ TEST(nufft3Cuda, HostPointersAreStaged) {
   ASSERT_EQ(nufft3_create(&g.p, 2, SFFT_COMPLEX128, 1, 1e-9, &o), SFFT_SUCCESS);
   Problem p = standard_problem(2, false, 1, 61);
   std::vector<cd> F(p.K());
-  ASSERT_EQ(
-      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-      SFFT_SUCCESS)
-      << sfft_last_error();
+  ASSERT_EQ(setpts_2d(g.p, p), SFFT_SUCCESS) << sfft_last_error();
   ASSERT_EQ(nufft3_exec(g.p, p.f.data(), F.data()), SFFT_SUCCESS) << sfft_last_error();
   EXPECT_LE(error_of(F, direct(p, 1, false)), 1e-8);
   // NaN in device-side scan is named too.
   p.s[1][9] = std::nan("");
-  EXPECT_EQ(
-      nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-      SFFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(setpts_2d(g.p, p), SFFT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sfft_last_error()).find("t[9] is NaN"), std::string::npos) << sfft_last_error();
 }
 
@@ -817,10 +809,7 @@ TEST(nufft3Cuda, StagingMadeByTheFirstHostCall) {
                                make_problem(2, 500, 450, 9, 14, false, 2, 63)};
   for (int n_points = 0; n_points < 3; ++n_points) {
     const Problem &p = problems[n_points];
-    ASSERT_EQ(
-        nufft3_setpts(g.p, p.N(), p.x[0].data(), p.x[1].data(), nullptr, p.K(), p.s[0].data(), p.s[1].data(), nullptr),
-        SFFT_SUCCESS)
-        << sfft_last_error();
+    ASSERT_EQ(setpts_2d(g.p, p), SFFT_SUCCESS) << sfft_last_error();
     const std::size_t f_bytes = p.f.size() * sizeof(cd), F_bytes = 2 * p.K() * sizeof(cd);
     sfft_test::DeviceMemory df(f_bytes), dF(F_bytes);
     df.upload(p.f.data(), f_bytes);

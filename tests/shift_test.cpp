@@ -92,8 +92,11 @@ const std::vector<Case> &cases() {
       {{13, 3, 5, 11, 43}, 0},
       {{33, 129, 257}, 0},
       {{67, 8195}, 0},
-      // Chains with three inner dims.
+      // Chains with three inner dims; short rows of one and two inner dims under a long odd axis (CUDA: the
+      // staged rotation of rows), several batches.
       {{33, 5, 7, 129}, 0},
+      {{100003, 5}, 0},
+      {{4099, 3, 7}, 0},
       {{7, 9, 11, 13, 15}, 0x16},
       {{5, 7, 9, 11, 3}, 0xF},
       {{9, 5, 7, 3, 11}, 0x1D},
@@ -409,8 +412,8 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
   EXPECT_TRUE(saw_general_outer);
 }
 
-// chain_walk's stage on the host: a ring of R groups of G steps and the last step's two slots. Eager: a fetch reads at once (the earliest
-// a device copy can read); lazy: fetches read when wait() releases their group (the latest).
+// chain_walk's stage on the host: a ring of R groups of G steps and the last step's two slots. Eager: a fetch reads at
+// once (the earliest a device copy can read); lazy: fetches read when wait() releases their group (the latest).
 template <class Word, int G, int R>
 struct HostStage {
   bool lazy = false;

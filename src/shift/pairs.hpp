@@ -161,10 +161,10 @@ SFFT_HD Word load_saved(const Word *at) {
 //
 // Loads go through `stage`: a ring of R groups of G steps (two words a step, slot 2u + lane of a group) and
 // two slots after it. stage.fetch(slot, src) starts a load into the slot, commit() closes a group, wait()
-// returns once every group but the newest R - 1 has landed, drain() once all have, get(slot) reads it. The chain's loads run R - 1 groups ahead of its
-// stores. That is safe because every word a chain overwrites it has read itself at the same or an earlier
-// step (pairs above): a load may happen any time before the group's wait, a store only after it. On the
-// device the stage is shared memory filled by asynchronous copies, so the loads in flight are not bounded by
+// returns once every group but the newest R - 1 has landed, drain() once all have, get(slot) reads it. The chain's
+// loads run R - 1 groups ahead of its stores. That is safe because every word a chain overwrites it has read itself at
+// the same or an earlier step (pairs above): a load may happen any time before the group's wait, a store only after it.
+// On the device the stage is shared memory filled by asynchronous copies, so the loads in flight are not bounded by
 // registers; the two cursors (loads and stores) recompute the inner offsets instead of keeping them.
 // The batch's last step, the only one that reads scratch (the saved boundary, or the middle at t = lo) or
 // has no lane 0 (t = lo), has the two slots after the ring, so the ring's steps have no special cases.
@@ -200,13 +200,22 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   int64_t load_own = own, store_own = own;
   // The last step's two words, into the two slots after the ring, with the ring's last group (the load
   // cursor is there then): nothing overwrites them before the last step's own stores.
-  const auto fetch_last = [&] {
-    Inner at = 0, back = 0;
+  // The load cursor's offsets of (o, t) and of (σ o, t + lo + 1) from its block; `advance` steps the cursor.
+  struct LoadOffsets {
+    Inner at, back;
+  };
+  const auto load_offsets = [&](bool advance) {
+    LoadOffsets off{0, 0};
     SFFT_PAIR_UNROLL
     for (int d = 0; d < D; ++d) {
-      at += load_dg[d] * stride[d];
-      back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
+      off.at += load_dg[d] * stride[d];
+      off.back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
+      if (advance) load_dg[d] = wrap(load_dg[d] + addm2[d], e[d]);
     }
+    return off;
+  };
+  const auto fetch_last = [&] {
+    const auto [at, back] = load_offsets(false);
     stage.fetch(2 * G * R + 1, last == p.lo ? saved + saved_at(p, 0, o, 0) + at : data + load_own + at);
     if (last < p.lo) stage.fetch(2 * G * R, saved + saved_at(p, k + 1, so, 0) + back);
   };
@@ -215,13 +224,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
     SFFT_PAIR_UNROLL
     for (int u = 0; u < G; ++u) {
       if (j * G + u >= steps) break;
-      Inner at = 0, back = 0;
-      SFFT_PAIR_UNROLL
-      for (int d = 0; d < D; ++d) {
-        at += load_dg[d] * stride[d];
-        back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
-        load_dg[d] = wrap(load_dg[d] + addm2[d], e[d]);
-      }
+      const auto [at, back] = load_offsets(true);
       stage.fetch(slot + 2 * u + 1, data + load_own + at);
       stage.fetch(slot + 2 * u, data + load_own + from0 + back);
       load_own += block;
@@ -270,7 +273,8 @@ struct TileBases {
 SFFT_HD TileBases tile_bases(const PairPlan &p, int64_t k, std::size_t o) {
   const int64_t b = batch_begin(p, k);
   const std::size_t back_o = outer_image(p, o, -1);
-  return {static_cast<int64_t>(word_at(p, o, b, 0)), static_cast<int64_t>(word_at(p, outer_image(p, o, 1), b + p.lo, 0)),
+  return {static_cast<int64_t>(word_at(p, o, b, 0)),
+          static_cast<int64_t>(word_at(p, outer_image(p, o, 1), b + p.lo, 0)),
           static_cast<int64_t>(word_at(p, back_o, b + p.lo + 1, 0)), back_o};
 }
 

@@ -714,8 +714,8 @@ __global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word 
 // 4- and 8-byte words, 16-byte aligned data: the rotation above over whole rows. A batch's lane-1 rows and
 // lane-0 rows are still contiguous ranges, moved by lo (lo + 1) rows; only within a row the cells move (π), so
 // each destination cell of an aligned 16-byte store is gathered from the stage through a table of the row's
-// source cells instead of funnelled. H200, (2^24+1)x5 in place: 68-76 % of a device copy in float32, 70 % for
-// 8-byte words, where the tile kernel ran 43-49 % and 64-65 %.
+// source cells instead of funnelled. H200, (2^24+1)x5 in place: 68-77 % of a device copy in float32, 72 % for
+// 8-byte words, where the tile kernel ran 43-49 % and 64-65 % (docs/shift.md).
 template <class Word>
 __global__ void __launch_bounds__(kBlock)
     rotate_rows_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, FastDiv32 by_row) {
@@ -760,9 +760,23 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t head_end = min(first * 4, end_cell), tail_begin = max(last * 4, head_end);
     for (int64_t c = first_cell + threadIdx.x; c < head_end; c += blockDim.x) data[c] = staged(c);
     for (int64_t c = tail_begin + threadIdx.x; c < end_cell; c += blockDim.x) data[c] = staged(c);
-    for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x)
-      *reinterpret_cast<uint4 *>(data + 4 * q) =
-          make_uint4(staged(4 * q), staged(4 * q + 1), staged(4 * q + 2), staged(4 * q + 3));
+    const auto row_cells = static_cast<uint32_t>(row);
+    for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x) {
+      // The vector's first cell's row and place in it once, then step (a row holds at least 2 cells).
+      const auto c0 = static_cast<uint32_t>(4 * q - first_cell), rq = by_row.div(c0);
+      uint32_t in_row = c0 - rq * row_cells;
+      const uint32_t *from = stage + src0 + static_cast<int64_t>(rq) * row;
+      uint32_t cell[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        cell[i] = from[source_cell[in_row]];
+        if (++in_row == row_cells) {
+          in_row = 0;
+          from += row;
+        }
+      }
+      *reinterpret_cast<uint4 *>(data + 4 * q) = make_uint4(cell[0], cell[1], cell[2], cell[3]);
+    }
   };
   write(r1, stage1);
   write(r0, stage0);

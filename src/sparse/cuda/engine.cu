@@ -598,6 +598,13 @@ class CudaEngine final : public Engine {
   //    latency chain per hit (about 100 instructions per list row, 14 cycles each, 4 warps per scheduler at
   //    51 KiB of shared memory per block), DRAM 16 %; the list, padded per piece to the longest, doubles the hit
   //    rows. The gather fold's per-tap work is the same, at full occupancy. Not kept.
+  //    A split fold (H200, 2026-11-29; local branch wip-split-fold): the loops after the first few folded, after
+  //    peeling those, only for the signals they left unsettled (late fold, second FFT, the early finds subtracted
+  //    from the late loops). Correct (sparse_batch_test, memcheck, racecheck), but a loop counts as settled only
+  //    once every coefficient has been subtracted from it and the values estimated beside a neighbour's leakage
+  //    have been corrected by the next loops, so at 2^16 k100 b1024 about half of the signals were still
+  //    unsettled after five loops (late fold 0.13 ms by columns, 0.07 ms gathering): complex128 1.258 ms against
+  //    1.267, complex64 0.82 against 0.69 (the column fold reads whole signals whatever its jobs). Not kept.
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));

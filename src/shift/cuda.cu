@@ -795,7 +795,8 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
 template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
-  // A lone odd axis of 4- or 8-byte words in 16-byte aligned data: the staged rotation; else chains or tiles.
+  // A lone odd axis of 4- or 8-byte words in 16-byte aligned data, over single words or rows of fewer than
+  // kChainWords words: the staged rotation (of words, of rows); else chains or tiles.
   const bool rotation = sizeof(Word) <= 8 && p.O == 1 && p.S == 1 && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
   const bool rotation_rows = sizeof(Word) <= 8 && p.O == 1 && p.S > 1 && p.S < kChainWords &&
                              (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;

@@ -3,6 +3,7 @@
 // to (i + n/2) % n for fftshift, (i + (n+1)/2) % n for ifftshift), every dtype, odd/even extents, axis
 // subsets, in and out of place, on the CPU and CUDA backends; plus the bad-input contract.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -229,6 +230,33 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   stream.synchronize();
   EXPECT_EQ(std::memcmp(b.get(), want.data(), bytes), 0) << "managed out of place";
   EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: the pair order)";
+}
+
+// Out of place, arrays larger than one pass of the copy kernel's grid (32 blocks a multiprocessor, 16 KiB tiles:
+// about 70 MiB on an H200), so blocks step from tile to tile: short odd rows (5 words), odd rows of a few
+// thousand words and rows longer than a tile, in 4-, 8- and 16-byte words.
+TEST(ShiftCuda, OutOfPlaceBeyondOneGridPass) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  const std::pair<sfft_dtype, int64_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
+  for (const auto &[dtype, elem] : kinds) {
+    const int64_t words = (INT64_C(104) << 20) / elem;  // 104 MiB
+    const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(words))) | 1;
+    for (const Shape &shape : {Shape{(words / 5) | 1, 5}, Shape{side, side + 2}, Shape{3, (words / 3) | 1}}) {
+      const std::size_t bytes = count_of(shape) * static_cast<std::size_t>(elem);
+      auto in = pattern(bytes, 31);
+      auto want = shift_reference(in, shape, 0, static_cast<std::size_t>(elem), false);
+      sfft_test::DeviceMemory a(bytes), b(bytes);
+      a.upload(in.data(), bytes);
+      ASSERT_EQ(fftshift_nd(b.get(), a.get(), 2, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
+      sfft_test::device_synchronize();
+      std::vector<unsigned char> got(bytes);
+      b.download(got.data(), bytes);
+      EXPECT_TRUE(got == want) << "dtype " << dtype << ", " << shape[0] << " x " << shape[1];
+    }
+  }
 }
 
 // Buffers that are not 16-byte aligned (4-byte elements 4 bytes in, 8-byte ones 8 bytes in) take the word-by-word

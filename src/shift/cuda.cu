@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // CUDA backend of fftshift/ifftshift.
-//  - out of place: one read and one write per word; 8-byte words, and 4-byte words in rows that fit a tile,
-//    gathered into shared memory and stored as aligned 16-byte vectors; other 4-byte rows through aligned
-//    16-byte vectors; 16-byte words (and outputs not 16-byte aligned) word by word in tiles of rows.
+//  - out of place: one read and one write per word, in tiles of consecutive output words; 4- and 8-byte words
+//    gathered into shared memory and stored as aligned 16-byte vectors, 16-byte words (and outputs not 16-byte
+//    aligned) stored by the threads that load them.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
 //  - in place with the first axis unshifted or shifted by half over blocks that fit in shared memory: tiles of
 //    whole blocks (and their partners) staged and written back shifted.
@@ -123,39 +123,6 @@ __device__ __forceinline__ const SharedRows &share_rows(unsigned char *bytes, co
 }
 
 template <class Word>
-__global__ void __launch_bounds__(kBlock)
-    copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg, Tiling g, RowSource rows_arg) {
-  constexpr unsigned kPerThread = per_thread<Word>();
-  __shared__ std::size_t src_row[kMaxTileRows];
-  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
-  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
-  const Layout &l = sh.l;
-  const RowSource &rows = sh.rows;
-  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
-    TileSpan s = tile_span(g, tile);
-    __syncthreads();  // src_row of the previous tile is no longer read
-    for (std::size_t r = threadIdx.x; r < s.nrows; r += blockDim.x) src_row[r] = rows(l, s.row0 + r);
-    __syncthreads();
-    const std::size_t width = s.c1 - s.c0, count = s.nrows * width;
-    Word v[kPerThread];
-    std::size_t dst[kPerThread];
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k) {
-      std::size_t i = threadIdx.x + k * kBlock;
-      dst[k] = SIZE_MAX;
-      if (i < count) {
-        std::size_t lr = i / width, col = s.c0 + (i - lr * width);
-        v[k] = in[src_row[lr] + wrap_sub(col, g.shift, g.L)];
-        dst[k] = (s.row0 + lr) * g.L + col;
-      }
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k)
-      if (dst[k] != SIZE_MAX) out[dst[k]] = v[k];
-  }
-}
-
-template <class Word>
 __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, Layout l, Tiling g) {
   constexpr unsigned kPerThread = per_thread<Word>();
   __shared__ std::size_t partner_row[kMaxTileRows];
@@ -193,175 +160,98 @@ __global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, L
   }
 }
 
-// Out of place, 4-byte words in rows longer than a stage tile or with vector-aligned runs (the others take
-// staged_copy_kernel, below, which measured 1.1-1.4x faster on them; slower by up to 7 % here): each thread writes
-// aligned 16-byte vectors of the output. The four words of a vector inside one source run are read as the
-// one or two aligned 16-byte source vectors that cover them; the second is the next lane's first wherever that
-// lane reads on in the same run (a shuffle instead of a second load: the H200 profile showed the kernel
-// latency-bound with every second vector a repeated L2 request, L1 hit rate 21 %). Vectors across a row end or
-// the wrap point, or at the array's ragged end, go word by word.
-constexpr unsigned kVectors = 4;                       // 16-byte vectors per thread per tile (8: slower)
-constexpr std::size_t kTile4 = kBlock * kVectors * 4;  // words per tile
-constexpr unsigned kTile4Rows = kTile4 / 2 + 2;        // rows have >= 2 words
-
-__device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
-  switch (sh) {
-    case 0:
-      return a;
-    case 1:
-      return make_uint4(a.y, a.z, a.w, b.x);
-    case 2:
-      return make_uint4(a.z, a.w, b.x, b.y);
-    default:
-      return make_uint4(a.w, b.x, b.y, b.z);
-  }
-}
-
-struct Copy4 {
-  std::size_t L, shift, words, tiles;
-  FastDiv32 by_L;  // valid when L <= kTile4 (longer rows: an in-tile row index is 0 or 1)
-};
-
-__global__ void __launch_bounds__(kBlock) copy4_kernel(uint32_t *__restrict__ out, const uint32_t *__restrict__ in,
-                                                       Layout l_arg, Copy4 g, RowSource rows_arg) {
-  __shared__ std::size_t src_row[kTile4Rows];
-  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
-  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
-  const Layout &l = sh.l;
-  const RowSource &rows = sh.rows;
-  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
-    const std::size_t start = tile * kTile4, row0 = start / g.L;
-    const std::size_t end = min(g.words, start + kTile4), nrows = (end - 1) / g.L - row0 + 1;
-    __syncthreads();  // src_row of the previous tile is no longer read
-    for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = rows(l, row0 + r);
-    __syncthreads();
-    const auto in_tile_row = [&](uint32_t o) { return g.L > kTile4 ? uint32_t{o >= g.L} : g.by_L.div(o); };
-    // Phase 1, every vector's first source load in flight at once; phase 2, the second vectors (from the next
-    // lane, or loaded), the funnels, and the word-by-word vectors.
-    uint4 v[kVectors];
-    std::size_t at[kVectors], base[kVectors];
-    unsigned sh[kVectors];
-    bool vector[kVectors];
-#pragma unroll
-    for (unsigned k = 0; k < kVectors; ++k) {
-      const std::size_t f = start + 4 * (threadIdx.x + k * kBlock);
-      at[k] = f < end ? f : SIZE_MAX;
-      vector[k] = false;
-      base[k] = 0;
-      sh[k] = 0;
-      if (f >= end) continue;
-      const auto o = static_cast<uint32_t>(f - row0 * g.L);
-      const uint32_t lr = in_tile_row(o);
-      const std::size_t col = o - std::size_t{lr} * g.L;
-      if (f + 4 <= g.words && col + 4 <= g.L && (col >= g.shift || col + 4 <= g.shift)) {  // one source run
-        const std::size_t s0 = src_row[lr] + wrap_sub(col, g.shift, g.L);
-        base[k] = s0 & ~std::size_t{3};
-        sh[k] = static_cast<unsigned>(s0 & 3);
-        vector[k] = sh[k] == 0 || base[k] + 8 <= g.words;
-      }
-      if (vector[k]) v[k] = __ldg(reinterpret_cast<const uint4 *>(in + base[k]));
-    }
-    const unsigned lane = threadIdx.x % 32;
-#pragma unroll
-    for (unsigned k = 0; k < kVectors; ++k) {
-      const uint4 a = vector[k] ? v[k] : make_uint4(0, 0, 0, 0);
-      // Every lane takes part in the shuffles (the loops are uniform across the warp).
-      const uint4 next{__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
-                       __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1)};
-      const std::size_t next_base = __shfl_down_sync(0xffffffffu, base[k], 1);
-      const bool next_vector = __shfl_down_sync(0xffffffffu, vector[k], 1);
-      if (vector[k]) {
-        if (sh[k] != 0) {
-          const bool from_next = lane < 31 && next_vector && next_base == base[k] + 4;
-          v[k] = funnel(a, from_next ? next : __ldg(reinterpret_cast<const uint4 *>(in + base[k] + 4)), sh[k]);
-        }
-        continue;
-      }
-      if (at[k] == SIZE_MAX) continue;
-      // Word by word, stepping the in-tile row and column (short rows put most vectors here: one division each).
-      const std::size_t f = at[k];
-      const auto o = static_cast<uint32_t>(f - row0 * g.L);
-      uint32_t r = in_tile_row(o);
-      std::size_t c = o - std::size_t{r} * g.L;
-      uint32_t w[4] = {0, 0, 0, 0};
-#pragma unroll
-      for (unsigned j = 0; j < 4; ++j) {
-        if (f + j >= g.words) break;
-        w[j] = in[src_row[r] + wrap_sub(c, g.shift, g.L)];
-        if (++c == g.L) c = 0, ++r;
-      }
-      v[k] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kVectors; ++k) {
-      if (at[k] == SIZE_MAX) continue;
-      if (at[k] + 4 <= g.words) {
-        *reinterpret_cast<uint4 *>(out + at[k]) = v[k];
-      } else {
-        const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
-        for (std::size_t j = 0; at[k] + j < g.words; ++j) out[at[k] + j] = w[j];
-      }
-    }
-  }
-}
-
-// Out of place into a 16-byte aligned output, 4- and 8-byte words. A tile is kStagePerThread<Word> x kBlock
-// consecutive output words (16 KiB): consecutive threads gather consecutive words (runs of source rows,
-// coalesced loads, all of a thread's in flight at once) into a shared stage in output order, and after one
-// barrier the tile leaves as aligned 16-byte stores. Per word: a multiply-high row division, a shared row
-// offset and the wrap.
+// Out of place. A tile is kCopyPerThread<Word> x kBlock consecutive output words (16 KiB): consecutive threads
+// gather consecutive words (runs of source rows, coalesced loads, all of a thread's in flight at once). kStaged
+// (4- and 8-byte words into a 16-byte aligned output): the words go to a shared stage in output order, and after
+// one barrier the tile leaves as aligned 16-byte stores; otherwise (16-byte words, unaligned outputs) each thread
+// stores its own words, consecutive threads consecutive words. A thread's words are kBlock apart: one
+// multiply-high division places its first, then each next one steps its row, column and source column in 32
+// bits; a block steps from tile to tile the same way. With a division and 64-bit index arithmetic per word
+// (and two 64-bit divisions per tile) the kernel was issue-bound (H200 ncu, 511^3 float32: 59 % of DRAM
+// bandwidth, about 48 instructions a word). Same-call A/B against that kernel (H200, bench_shift, 2026-11-29):
+// float32 511^3 80 -> 91-92 %, 5-D 79-80 -> 91-92 %, (2^24+1)x5 72 -> 87 % of a device copy; float32 rows longer
+// than a tile, which took a kernel of aligned 16-byte source vectors funnelled across lanes, 8192x8191 86 -> 91-92
+// %; 16-byte words, which took a word-by-word kernel, 90-91 -> 91-93 %; 8-byte words unchanged.
 template <class Word>
-constexpr unsigned kStagePerThread = 64 / sizeof(Word);
+constexpr unsigned kCopyPerThread = 64 / sizeof(Word);
 template <class Word>
-constexpr unsigned kStageWords = kBlock *kStagePerThread<Word>;
+constexpr unsigned kCopyTileWords = kBlock *kCopyPerThread<Word>;
 
-struct StagedCopy {
+struct CopyTiles {
   std::size_t words, L, shift, tiles;
   FastDiv32 by_L;  // valid when L <= the tile (longer rows: a tile's word is in its first or second row)
+  uint32_t step_rows, step_cols;            // kBlock words on: kBlock / L rows and kBlock % L columns
+  std::size_t tile_step_rows, tile_step_cols;  // the same for the grid's stride of gridDim.x tiles
 };
 
-template <class Word>
-__global__ void __launch_bounds__(kBlock) staged_copy_kernel(Word *__restrict__ out, const Word *__restrict__ in,
-                                                             Layout l_arg, StagedCopy g, RowSource rows_arg) {
-  constexpr unsigned kPer = kStagePerThread<Word>, kTile = kStageWords<Word>;
+// A thread's kPer words of a staged tile, kBlock apart from its first (in-tile row `row`, column `col`): each
+// next one steps the row, the column and the source column (col - shift mod L), without a division.
+template <class Index, class Word, unsigned kPer>
+__device__ __forceinline__ void gather_staged(Word (&v)[kPer], const Word *__restrict__ in, const std::size_t *src_row,
+                                              Index row, Index col, Index L, Index shift, Index step_rows,
+                                              Index step_cols, unsigned count) {
+  Index source = wrap_sub(col, shift, L);
+#pragma unroll
+  for (unsigned j = 0; j < kPer; ++j) {
+    if (threadIdx.x + j * kBlock >= count) break;
+    v[j] = __ldg(in + src_row[row] + source);
+    row += step_rows;
+    col += step_cols;
+    if (col >= L) col -= L, ++row;
+    source += step_cols;
+    if (source >= L) source -= L;
+  }
+}
+
+template <class Word, bool kStaged>
+__global__ void __launch_bounds__(kBlock)
+    copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg, CopyTiles g, RowSource rows_arg) {
+  constexpr unsigned kPer = kCopyPerThread<Word>, kTile = kCopyTileWords<Word>;
   constexpr unsigned kWordsPerVector = 16 / sizeof(Word), kVectorsPerThread = kPer / kWordsPerVector;
-  __shared__ __align__(16) Word stage[kTile];
+  static_assert(!kStaged || sizeof(Word) < 16, "16-byte words are stored as they are");
+  __shared__ __align__(16) Word stage[kStaged ? kTile : 1];
   __shared__ std::size_t src_row[kTile / 2 + 2];  // rows have >= 2 words
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
   const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
   const std::size_t L = g.L, shift = g.shift;
   const bool short_rows = L <= kTile;
-  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
-    const std::size_t start = tile * kTile, end = min(g.words, start + kTile);
-    const std::size_t row0 = start / L, first = start - row0 * L, nrows = (end - 1) / L - row0 + 1;
+  // The tile's first row and its column there: divided once, then stepped with the tile (64-bit divisions cost
+  // a few hundred instructions a thread).
+  std::size_t row0 = blockIdx.x * std::size_t{kTile} / L, first = blockIdx.x * std::size_t{kTile} - row0 * L;
+  const auto next_tile = [&] {
+    row0 += g.tile_step_rows;
+    first += g.tile_step_cols;
+    if (first >= L) first -= L, ++row0;
+  };
+  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x, next_tile()) {
+    const std::size_t start = tile * kTile;
+    const auto count = static_cast<unsigned>(min(g.words - start, std::size_t{kTile}));
+    const std::size_t last = first + count - 1;  // the tile's last word, from the start of row row0
+    const std::size_t nrows = short_rows ? g.by_L.div(static_cast<uint32_t>(last)) + 1 : (last >= L ? 2 : 1);
     __syncthreads();  // the previous tile's stores have read the stage and src_row
     for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = sh.rows(sh.l, row0 + r);
     __syncthreads();
-    const auto count = static_cast<unsigned>(end - start);
     Word v[kPer];
+    if (short_rows) {
+      const auto o = static_cast<uint32_t>(first + threadIdx.x), L32 = static_cast<uint32_t>(L);  // o < 2 kTile
+      const uint32_t row = g.by_L.div(o);
+      gather_staged<uint32_t>(v, in, src_row, row, o - row * L32, L32, static_cast<uint32_t>(shift), g.step_rows,
+                              g.step_cols, count);
+    } else {  // first < L, so the thread's first word is in the tile's first or second row
+      const std::size_t o = first + threadIdx.x, row = o >= L ? 1 : 0;
+      gather_staged<std::size_t>(v, in, src_row, row, o - row * L, L, shift, g.step_rows, g.step_cols, count);
+    }
 #pragma unroll
     for (unsigned j = 0; j < kPer; ++j) {
       const unsigned c = threadIdx.x + j * kBlock;
       if (c >= count) break;
-      std::size_t lr, col;
-      if (short_rows) {
-        const auto o = static_cast<uint32_t>(first + c);  // < 2 kTile
-        const uint32_t q = g.by_L.div(o);
-        lr = q;
-        col = o - q * static_cast<uint32_t>(L);
+      if constexpr (kStaged) {
+        stage[c] = v[j];
       } else {
-        col = first + c;
-        lr = col >= L;
-        col -= lr ? L : 0;
+        out[start + c] = v[j];
       }
-      v[j] = __ldg(in + src_row[lr] + wrap_sub(col, shift, L));
     }
-#pragma unroll
-    for (unsigned j = 0; j < kPer; ++j) {
-      const unsigned c = threadIdx.x + j * kBlock;
-      if (c >= count) break;
-      stage[c] = v[j];
-    }
+    if constexpr (!kStaged) continue;
     __syncthreads();
 #pragma unroll
     for (unsigned j = 0; j < kVectorsPerThread; ++j) {
@@ -468,6 +358,20 @@ void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cuda
   block_stage_kernel<Word>
       <<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, smem, stream>>>(data, l, g, RowSource(l));
   SFFT_CUDA_CHECK_LAUNCH();
+}
+
+// The four words from word `sh` on of the eight in a then b.
+__device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
+  switch (sh) {
+    case 0:
+      return a;
+    case 1:
+      return make_uint4(a.y, a.z, a.w, b.x);
+    case 2:
+      return make_uint4(a.z, a.w, b.x, b.y);
+    default:
+      return make_uint4(a.w, b.x, b.y, b.z);
+  }
 }
 
 // ---- the pair order (in place, not an involution): pairs.hpp
@@ -873,30 +777,25 @@ template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
   const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
-    // 8-byte words always; 4-byte words where rows fit a tile and its source runs are not vector-aligned
-    // (aligned rows, and longer ones, run copy4_kernel's vectors at least as fast).
-    const bool staged =
-        sizeof(Word) == 8 || (sizeof(Word) == 4 && g.L <= kStageWords<Word> && (g.L % 4 != 0 || g.shift % 4 != 0));
-    if constexpr (sizeof(Word) <= 8) {
-      if (staged && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0) {
-        const StagedCopy c{l.words, g.L, g.shift, (l.words + kStageWords<Word> - 1) / kStageWords<Word>,
-                           FastDiv32(g.L <= kStageWords<Word> ? static_cast<uint32_t>(g.L) : 1u)};
-        staged_copy_kernel<Word>
-            <<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-        SFFT_CUDA_CHECK_LAUNCH();
-        return;
-      }
+    constexpr std::size_t kTile = kCopyTileWords<Word>;
+    const bool short_rows = g.L <= kTile;
+    const std::size_t tiles = (l.words + kTile - 1) / kTile;
+    const unsigned grid = cuda::grid_for(tiles * kBlock, kBlock);
+    const std::size_t stride = std::size_t{grid} * kTile;  // words from a block's tile to its next
+    const CopyTiles c{l.words,
+                      g.L,
+                      g.shift,
+                      tiles,
+                      FastDiv32(short_rows ? static_cast<uint32_t>(g.L) : 1u),
+                      short_rows ? static_cast<uint32_t>(kBlock / g.L) : 0u,
+                      short_rows ? static_cast<uint32_t>(kBlock % g.L) : kBlock,
+                      stride / g.L,
+                      stride % g.L};
+    if (sizeof(Word) < 16 && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0) {
+      if constexpr (sizeof(Word) < 16) copy_kernel<Word, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+    } else {
+      copy_kernel<Word, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
     }
-    if constexpr (sizeof(Word) == 4) {
-      if (((reinterpret_cast<std::uintptr_t>(out) | reinterpret_cast<std::uintptr_t>(in)) & 15) == 0) {
-        const Copy4 c{g.L, g.shift, l.words, (l.words + kTile4 - 1) / kTile4,
-                      FastDiv32(g.L <= kTile4 ? static_cast<uint32_t>(g.L) : 1u)};
-        copy4_kernel<<<cuda::grid_for(c.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-        SFFT_CUDA_CHECK_LAUNCH();
-        return;
-      }
-    }
-    copy_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, in, l, g, RowSource(l));
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -550,12 +550,12 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
                   for (int64_t t = batch_begin(p, k); t < batch_end(p, k); ++t)
                     for (std::size_t i = 0; i < p.S; ++i) {
                       std::size_t v1 = 0, v0 = 0;
-                      int64_t d1 = 0, d0 = 0;
-                      const bool has0 =
-                          tile_element_load(p, k, tb, o, t, i, inner_image(p, i, 1), inner_image(p, i, -1), data.data(),
-                                            saved.data(), &v1, &d1, &v0, &d0);
-                      stores.emplace_back(d1, v1);
-                      if (has0) stores.emplace_back(d0, v0);
+                      const int64_t steps = (t - batch_begin(p, k)) * static_cast<int64_t>(p.S);
+                      const int64_t dist = p.rev ? -steps : steps;
+                      const bool has0 = tile_element_load(p, k, tb, o, t, batch_end(p, k), dist, i,
+                                                          inner_image(p, i, -1), data.data(), saved.data(), &v1, &v0);
+                      stores.emplace_back(tb.to1 + dist + static_cast<int64_t>(inner_image(p, i, 1)), v1);
+                      if (has0) stores.emplace_back(tb.own + dist + static_cast<int64_t>(i), v0);
                     }
                 }
                 for (auto [at, v] : stores) data[static_cast<std::size_t>(at)] = v;

@@ -278,20 +278,17 @@ SFFT_HD TileBases tile_bases(const PairPlan &p, int64_t k, std::size_t o) {
           static_cast<int64_t>(word_at(p, back_o, b + p.lo + 1, 0)), back_o};
 }
 
-// Loads of element (o, i) at step t of batch k (tile bases tb of o; fwd_i = π i, back_i = π^-1 i): lane 1's
-// value and destination, and lane 0's if it has one (the return value).
+// Loads of element (o, i) at step t of batch k, `dist` words from the batch's first step (negative when p.rev)
+// and end = batch_end(p, k) (tile bases tb of o; back_i = π^-1 i): lane 1's value, and lane 0's if it has one
+// (the return value). Lane 1 stores at tb.to1 + dist + π i, lane 0 at tb.own + dist + i.
 template <class Word>
 SFFT_HD bool tile_element_load(const PairPlan &p, int64_t k, const TileBases &tb, std::size_t o, int64_t t,
-                               std::size_t i, std::size_t fwd_i, std::size_t back_i, const Word *data,
-                               const Word *saved, Word *v1, int64_t *d1, Word *v0, int64_t *d0) {
-  const auto steps = static_cast<int64_t>(t - batch_begin(p, k)) * static_cast<int64_t>(p.S);
-  const int64_t dist = p.rev ? -steps : steps;
+                               int64_t end, int64_t dist, std::size_t i, std::size_t back_i, const Word *data,
+                               const Word *saved, Word *v1, Word *v0) {
   *v1 = t == p.lo ? load_saved(saved + saved_at(p, 0, o, i)) : data[tb.own + dist + static_cast<int64_t>(i)];
-  *d1 = tb.to1 + dist + static_cast<int64_t>(fwd_i);
-  *d0 = tb.own + dist + static_cast<int64_t>(i);
   if (t >= p.lo) return false;
-  *v0 = t + 1 == batch_end(p, k) ? load_saved(saved + saved_at(p, k + 1, tb.back_o, back_i))
-                                 : data[tb.from0 + dist + static_cast<int64_t>(back_i)];
+  *v0 = t + 1 == end ? load_saved(saved + saved_at(p, k + 1, tb.back_o, back_i))
+                     : data[tb.from0 + dist + static_cast<int64_t>(back_i)];
   return true;
 }
 

@@ -605,6 +605,14 @@ class CudaEngine final : public Engine {
   //    have been corrected by the next loops, so at 2^16 k100 b1024 about half of the signals were still
   //    unsettled after five loops (late fold 0.13 ms by columns, 0.07 ms gathering): complex128 1.258 ms against
   //    1.267, complex64 0.82 against 0.69 (the column fold reads whole signals whatever its jobs). Not kept.
+  //    A pipelined batch (H200, 2026-11-29; local branch wip-batch-chunks): the batch in C chunks, each chunk's
+  //    graph (FFT, peel, top-k) on a second, high-priority stream beside the next chunk's fold, so the
+  //    bandwidth-bound fold would overlap the latency-bound peel. Correct (sparse_batch_test, memcheck), slower at
+  //    every C: 2^16 k100 b1024 complex64 0.667 / 0.705 / 0.860 / 1.243 ms for C = 1 / 2 / 4 / 8, batch 64
+  //    0.112 / 0.161 / 0.258 / 0.466; 2^20 k1000 b64 complex64 0.574 / 0.603 / 0.704 / 0.916; 2^22 k100 b256 0.735
+  //    against 0.813 (C = 4). A chunk's graph is a chain of dependent steps whose length hardly shrinks with the
+  //    chunk, the chains run one after another on the second stream, and the per-signal peel fills every SM's
+  //    registers (four 256-thread blocks of 64), leaving no room for the fold beside it. Not kept.
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));

@@ -85,7 +85,7 @@ struct RowSource {
   }
 };
 
-// Shared by both row kernels: the tile's first row, its row count, and the column range of a piece.
+// A tile of the swap kernel: its first row, its row count, and the column range of a piece.
 struct TileSpan {
   std::size_t row0, nrows, c0, c1;
 };

@@ -184,10 +184,10 @@ struct CopyTiles {
   std::size_t tile_step_rows, tile_step_cols;  // the same for the grid's stride of gridDim.x tiles
 };
 
-// A thread's kPer words of a staged tile, kBlock apart from its first (in-tile row `row`, column `col`): each
+// A thread's kPer words of a copy tile, kBlock apart from its first (in-tile row `row`, column `col`): each
 // next one steps the row, the column and the source column (col - shift mod L), without a division.
 template <class Index, class Word, unsigned kPer>
-__device__ __forceinline__ void gather_staged(Word (&v)[kPer], const Word *__restrict__ in, const std::size_t *src_row,
+__device__ __forceinline__ void gather_words(Word (&v)[kPer], const Word *__restrict__ in, const std::size_t *src_row,
                                               Index row, Index col, Index L, Index shift, Index step_rows,
                                               Index step_cols, unsigned count) {
   Index source = wrap_sub(col, shift, L);
@@ -235,11 +235,11 @@ __global__ void __launch_bounds__(kBlock)
     if (short_rows) {
       const auto o = static_cast<uint32_t>(first + threadIdx.x), L32 = static_cast<uint32_t>(L);  // o < 2 kTile
       const uint32_t row = g.by_L.div(o);
-      gather_staged<uint32_t>(v, in, src_row, row, o - row * L32, L32, static_cast<uint32_t>(shift), g.step_rows,
+      gather_words<uint32_t>(v, in, src_row, row, o - row * L32, L32, static_cast<uint32_t>(shift), g.step_rows,
                               g.step_cols, count);
     } else {  // first < L, so the thread's first word is in the tile's first or second row
       const std::size_t o = first + threadIdx.x, row = o >= L ? 1 : 0;
-      gather_staged<std::size_t>(v, in, src_row, row, o - row * L, L, shift, g.step_rows, g.step_cols, count);
+      gather_words<std::size_t>(v, in, src_row, row, o - row * L, L, shift, g.step_rows, g.step_cols, count);
     }
 #pragma unroll
     for (unsigned j = 0; j < kPer; ++j) {

@@ -198,8 +198,6 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   // The ring: steps b .. last - 1, lane 1 and lane 0 both in the data.
   const int64_t steps = last - b, groups = (steps + G - 1) / G;
   int64_t load_own = own, store_own = own;
-  // The last step's two words, into the two slots after the ring, with the ring's last group (the load
-  // cursor is there then): nothing overwrites them before the last step's own stores.
   // The load cursor's offsets of (o, t) and of (σ o, t + lo + 1) from its block; `advance` steps the cursor.
   struct LoadOffsets {
     Inner at, back;
@@ -214,6 +212,8 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
     }
     return off;
   };
+  // The last step's two words, into the two slots after the ring, with the ring's last group (the load
+  // cursor is there then): nothing overwrites them before the last step's own stores.
   const auto fetch_last = [&] {
     const auto [at, back] = load_offsets(false);
     stage.fetch(2 * G * R + 1, last == p.lo ? saved + saved_at(p, 0, o, 0) + at : data + load_own + at);

@@ -161,6 +161,23 @@ TEST(DesignMemo, BoundedOverManyUpsampfacs) {
   EXPECT_EQ(again.beta, first.beta);
 }
 
+// The FFT sizes: next_smooth_even enumerates smooth numbers; checked against the definition (the smallest even m
+// >= n with no prime factor above 7) at small n and around large ones.
+TEST(FftSize, NextSmoothEvenMatchesTheDefinition) {
+  using namespace sfft::nufft3;
+  auto by_definition = [](long long n) {
+    for (long long m = std::max(2LL, n + (n & 1));; m += 2) {
+      long long r = m;
+      for (long long p : {2, 3, 5, 7})
+        while (r % p == 0) r /= p;
+      if (r == 1) return m;
+    }
+  };
+  for (long long n = -3; n < 5000; ++n) ASSERT_EQ(next_smooth_even(n), by_definition(n)) << n;
+  for (long long base : {600001LL, 1530900LL, 1LL << 30, (1LL << 31) - 1, 999999937LL})
+    for (long long n = base - 50; n < base + 50; ++n) ASSERT_EQ(next_smooth_even(n), by_definition(n)) << n;
+}
+
 // Every kernel a plan can pick gets a Chebyshev fit of phihat within fourier_fit_error(tol), checked here at
 // points the fit did not see against the quadrature. At a fixed 2e-14 the fit missed at W = 12, sigma = 1.25
 // (3.0e-14 at 48 terms) and setpts fell back to the quadrature at every target and grid cell: 65 ms instead of

@@ -1155,12 +1155,25 @@ class CudaEngine final : public Engine {
     double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
     scan_ranges(src, tgt, x_lo, x_hi, s_lo, s_hi);  // the one read-back: the layout needs the ranges
     if (stage_times_) timer_.mark("scan", stream_);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // The grid must fit in the device's free memory, but cudaMemGetInfo costs about 80 us of host time (H200), a
+    // fifth of a repeated setpts: where the previous points' grid is taken over (it has every cell these need)
+    // nothing is allocated and the query is skipped. Otherwise the layout is chosen within the free memory; a
+    // limit changes no choice, it only refuses grids (choose_layout).
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
-    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
-                       static_cast<double>(free_bytes) + p.reclaimable_bytes, kCudaCost, cfg_.is_double);
-    const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, kReuseSlack);
+    auto layout_within = [&](double memory_limit) {
+      return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
+                           memory_limit, kCudaCost, cfg_.is_double);
+    };
+    bool reuse = false;
+    if (previous != nullptr) {
+      L_ = layout_within(std::numeric_limits<double>::infinity());
+      reuse = adopt_grid_shape(L_, previous->L_, kReuseSlack);
+    }
+    if (!reuse) {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      L_ = layout_within(static_cast<double>(free_bytes) + p.reclaimable_bytes);
+    }
     grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
     // phihat's fit (host work: 20 us at W = 4 to 240 us at W = 13 on the loaded 2-core development host) comes from the
     // previous points where they used the same kernel at the same sigma.
@@ -1525,7 +1538,13 @@ class CudaEngine final : public Engine {
     // ms, N = K = 1e6, sides 32 / 16 / 8: W = 4 double uniform 0.75 / 0.46 / 0.44, Gaussian blobs 0.62 / 0.41 /
     // 0.35; W = 5 single uniform 0.30 / 0.27 / 0.21, double spiral 0.79 / 0.57 / 0.48; W = 7 single uniform
     // 0.42 / 0.35 / 0.36; W = 12 double uniform 1.27 / 1.17 / 1.23.
-    const int cap = dim == 1 ? 1024 : dim == 2 ? (want_taps ? (W <= 5 ? 8 : 16) : 32) : 16;
+    // In 3-D, sides of 10 for the same reason: blocks of W^2 taps a plane are one or two warps at W = 3-4 (4 of
+    // them an SM with 16-cell tiles). H200, exec ms, N = K = 1e6 (clustered: 1e5, ntransf 16), sides 16 / 10 / 8:
+    // single uniform 2e-2 (W = 3) 0.79 / 0.48 / 0.48, 5e-3 (W = 4) 0.87 / 0.52 / 0.54; dense clusters 1e-2 0.62 /
+    // 0.44 / 0.44; sphere shell 1e-2 0.70 / 0.52 / 0.54; clustered x16 1e-3 1.41 / 1.08 / 1.03; double uniform 3e-3 0.93 /
+    // 0.77 / 0.79, 1e-8 6.07 / 6.01 / 5.31, dense clusters 1e-7 4.60 / 3.77 / 3.93, 3e-3 0.64 / 0.65 / 0.68; the
+    // other 3-D rows measured within 1 % or faster (sphere shell single 2e-5 1.23 / 1.11 / 1.11).
+    const int cap = dim == 1 ? 1024 : dim == 2 ? (want_taps ? (W <= 5 ? 8 : 16) : 32) : (want_taps ? 10 : 16);
     auto bytes = [&](int s) {
       std::size_t cells = 1;
       for (int d = 0; d < dim; ++d) cells *= static_cast<std::size_t>(s + W - 1);

@@ -53,12 +53,19 @@ constexpr double kLargestSpacing = 1e290;
 
 long long next_smooth_even(long long n) {
   if (n <= 2) return 2;
-  for (long long m = n + (n & 1);; m += 2) {
-    long long r = m;
-    for (long long p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
+  // Every odd part 3^a 5^b 7^c below n, times the least power of two that reaches n: a few hundred products,
+  // where stepping m by 2 and dividing out the primes took 60-160 us a call at n ~ 1e6 (the gaps between
+  // smooth numbers grow with n), once per setpts.
+  long long best = 2;
+  while (best < n) best *= 2;
+  for (long long p7 = 1; p7 < n; p7 *= 7)
+    for (long long p5 = p7; p5 < n; p5 *= 5)
+      for (long long p3 = p5; p3 < n; p3 *= 3) {
+        long long m = 2 * p3;
+        while (m < n) m *= 2;
+        best = std::min(best, m);
+      }
+  return best;
 }
 
 void validate_tolerance(double tol, bool is_double) {

@@ -36,7 +36,7 @@ struct Layout {
   std::size_t n2_total = 1;  // product of n2
 };
 
-// Smallest even 2,3,5,7-smooth integer >= n.
+// Smallest even 2,3,5,7-smooth integer >= n (n < 2^62).
 long long next_smooth_even(long long n);
 
 // Throws SFFT_ERROR_INVALID_ARGUMENT unless tol is finite and within what the precision can reach.

@@ -1155,10 +1155,10 @@ class CudaEngine final : public Engine {
     double x_lo[3], x_hi[3], s_lo[3], s_hi[3];
     scan_ranges(src, tgt, x_lo, x_hi, s_lo, s_hi);  // the one read-back: the layout needs the ranges
     if (stage_times_) timer_.mark("scan", stream_);
-    // The grid must fit in the device's free memory, but cudaMemGetInfo costs about 80 us of host time (H200), a
-    // fifth of a repeated setpts: where the previous points' grid is taken over (it has every cell these need)
-    // nothing is allocated and the query is skipped. Otherwise the layout is chosen within the free memory; a
-    // limit changes no choice, it only refuses grids (choose_layout).
+    // The grid must fit in the device's free memory, but cudaMemGetInfo took 76-80 us of host time in a repeated
+    // setpts (H200, timed with the stage times on): where the previous points' grid is taken over (it has every
+    // cell these need) nothing is allocated and the query is skipped. Otherwise the layout is chosen within the
+    // free memory; a limit changes no choice, it only refuses grids (choose_layout).
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
     auto layout_within = [&](double memory_limit) {
       return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,

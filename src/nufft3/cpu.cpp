@@ -102,8 +102,8 @@ class CpuEngine final : public Engine {
     // The grids of every transform and the subgrids of the transforms spread at once (at most kSpreadGroup).
     const double cell_bytes =
         sizeof(Complex) * (cfg_.ntransf + static_cast<double>(std::min(cfg_.ntransf, kSpreadGroup)));
-    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, x_lo, x_hi, s_lo, s_hi, cell_bytes,
-                       available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
+    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
+                       cell_bytes, available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
     // Points that need the previous points' grid shape take over their grid and FFT plan (below, once nothing
     // can fail): with new points every call, allocating and first touching the grid cost as much as an FFT.
     auto *previous = dynamic_cast<CpuEngine *>(p.previous);

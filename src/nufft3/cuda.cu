@@ -1161,8 +1161,8 @@ class CudaEngine final : public Engine {
     // free memory; a limit changes no choice, it only refuses grids (choose_layout).
     const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
     auto layout_within = [&](double memory_limit) {
-      return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, x_lo, x_hi, s_lo, s_hi, cell_bytes,
-                           memory_limit, kCudaCost, cfg_.is_double);
+      return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
+                           cell_bytes, memory_limit, kCudaCost, cfg_.is_double);
     };
     bool reuse = false;
     if (previous != nullptr) {

@@ -415,7 +415,7 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
   return L;
 }
 
-Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
+Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
   if (upsampfac != 0 || kind == KernelKind::Gaussian) {
@@ -431,8 +431,10 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
                             bytes_per_cell, memory_limit);
   if (tol < (is_double ? 2e-8 : 1e-4)) return best;
   auto time_of = [&](const Layout &L) {
-    return cost.per_tap * static_cast<double>(N + K) * std::pow(L.kernel.width, dim) +
-           cost.per_cell * static_cast<double>(L.n2_total);
+    const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
+    const double cell = is_double ? cost.cell_double : cost.cell_single;
+    return transforms * (cost.spread_tap * static_cast<double>(N) * taps + cell * static_cast<double>(L.n2_total)) +
+           (cost.interp_tap + cost.interp_tap_transform * transforms) * static_cast<double>(K) * taps;
   };
   try {
     Layout low = make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,

@@ -85,20 +85,28 @@ class GridTooLarge : public Error {
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit);
 
-// Time per kernel tap (one point, one grid cell, spreading or interpolation) and per FFT-grid cell of one
-// backend, in ns; only their ratio matters.
+// Relative times of one backend's stages, in ns (only their ratios matter): spreading, per kernel tap of a
+// source and transform; interpolation, per tap of a target (its weights) plus per tap and transform (the sums);
+// the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision.
 struct CostModel {
-  double per_tap;
-  double per_cell;
+  double spread_tap;
+  double interp_tap, interp_tap_transform;
+  double cell_single, cell_double;
 };
 // CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
-// 2-D, N = K = 1e6). CUDA: the H100 measurements the GPU path was tuned with.
-constexpr CostModel kCpuCost{0.6, 40.0};
-constexpr CostModel kCudaCost{2.3, 20.0};
+// 2-D, N = K = 1e6); one cost per tap of either side, as before the split. CUDA: refitted on the H200 from exec
+// at both sigmas on the benchmark's 13 point sets (1-D to 3-D, ntransf 1 and 16, both precisions, tol 1e-2 to
+// 1e-7): where targets far outnumber sources, or 16 transforms share each target's weights, the smaller grid
+// wins (K >> N 2-D double 1e-5: 0.28 ms against 0.33 at sigma = 2; uniform 2-D ntransf 16 double 1e-3: 1.33
+// against 1.64), which one cost per tap of either side missed. The refit picks the faster sigma within 8 % on
+// every measured row (the previous constants: within 23 %).
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0};
+constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0};
 
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks sigma = 2 or 1.25, whichever `cost`
-// predicts to be faster for N sources and K targets, among those accurate at tol in the precision.
-Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K,
+// predicts to be faster for N sources, K targets and ntransf transforms, among those accurate at tol in the
+// precision.
+Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double);
 

@@ -234,10 +234,11 @@ typedef struct nufft3_options {
   int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
   nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
   double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
-                           whichever is cheaper for the point set), else [1.25, 4]; Gaussian: 0 = 2.25,
-                           else (2, 4]. A sigma below 2 cannot reach every tol (1.25 reaches about 1e-10
-                           in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D in single):
-                           nufft3_create / nufft3_set_options then fail with SFFT_ERROR_INVALID_ARGUMENT */
+                           whichever the backend predicts cheaper for the points and ntransf), else [1.25, 4];
+                           Gaussian: 0 = 2.25, else (2, 4]. A sigma below 2 cannot reach every tol (1.25
+                           reaches about 1e-10 in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D
+                           in single): nufft3_create / nufft3_set_options then fail with
+                           SFFT_ERROR_INVALID_ARGUMENT */
 } nufft3_options;
 
 /* Fills *opts with the defaults and sets struct_size. NULL is ignored. A macro over the _sized form, as for

@@ -180,16 +180,16 @@ class StageLog {
   const char *variable_;
 };
 
-// run() on the CUDA device in the precision asked, with what it printed to stderr.
+// run() in the precision asked (on the CUDA device unless `where` says otherwise), with what it printed to stderr.
 struct LoggedRun {
   std::vector<cd> values;
   std::string log;
 };
-LoggedRun run_logged(const Problem &p, bool is_double, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES) {
+LoggedRun run_logged(const Problem &p, bool is_double, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES,
+                     Where where = Where::CudaDevice) {
   testing::internal::CaptureStderr();
   LoggedRun r;
-  r.values = is_double ? run<double>(p, Where::CudaDevice, sign, tol, kernel)
-                       : run<float>(p, Where::CudaDevice, sign, tol, kernel);
+  r.values = is_double ? run<double>(p, where, sign, tol, kernel) : run<float>(p, where, sign, tol, kernel);
   r.log = testing::internal::GetCapturedStderr();
   return r;
 }
@@ -838,6 +838,30 @@ TEST(nufft3Cuda, StagingMadeByTheFirstHostCall) {
 // both meet tol against the direct sum and agree to rounding; the stage-time line (SFFT_NUFFT3_STAGE_TIMES)
 // names the transform that ran, so the test fails if the pruned path was not taken. Sigma = 2 (double 1e-9,
 // single 3e-5) leaves about half of each dimension empty; with 5 transforms the plan keeps the full transform.
+// The CPU's pruned 2-D FFT (the rows holding sources, then the columns the targets read) against its full
+// transform (SFFT_NUFFT3_FFT=full) and the direct sum, one and several transforms, both precisions (sigma = 2:
+// tol 1e-9 double, 3e-5 single); the stage-time line says which FFT ran. Points of make_problem with X = 9,
+// S = 14 (centres off the origin): the targets reach the band's edges.
+TEST(nufft3Cpu, PrunedFftMatchesFullTransformAndDirectSum) {
+  const StageLog fft("SFFT_NUFFT3_FFT");
+  for (int ntransf : {1, 3}) {
+    Problem p = make_problem(2, 900, 700, 9, 14, false, ntransf, 81);
+    const std::vector<cd> ref = direct(p, -1, false);
+    for (bool is_double : {true, false}) {
+      const double tol = is_double ? 1e-9 : 3e-5;
+      std::vector<cd> got[2];
+      for (int full = 0; full < 2; ++full) {
+        fft.set(full ? "full" : nullptr);
+        const LoggedRun r = run_logged(p, is_double, -1, tol, NUFFT3_KERNEL_ES, Where::Cpu);
+        got[full] = r.values;
+        EXPECT_NE(r.log.find(full ? "fft full" : "fft pruned"), std::string::npos) << r.log;
+        EXPECT_LE(error_of(got[full], ref), tol) << "ntransf " << ntransf << " full " << full;
+      }
+      EXPECT_LE(error_of(got[0], got[1]), tol / 10) << "ntransf " << ntransf;
+    }
+  }
+}
+
 TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
   SFFT_SKIP_WITHOUT_GPU();
   const StageLog fft("SFFT_NUFFT3_FFT");

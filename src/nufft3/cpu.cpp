@@ -7,14 +7,17 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/checked.hpp"
+#include "common/env.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
@@ -57,6 +60,11 @@ constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one threa
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
 // and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
 // serial sort's (the serial placement took 0.7-0.9 ms of setpts per 1e5 points).
+// The pruned 2-D FFT (CpuEngine::GridFft): taken where it does at most this share of the full transform's work,
+// its extents rounded up to whole multiples of kPruneRound lines.
+constexpr double kPruneAtMost = 0.75;
+constexpr long long kPruneRound = 8;
+
 void counting_sort(const HostVector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order, int threads) {
   const std::size_t n = key.size();
   order.allocate(n);
@@ -88,7 +96,9 @@ template <class Real>
 class CpuEngine final : public Engine {
  public:
   using Complex = std::complex<Real>;
-  explicit CpuEngine(const Config &c) : cfg_(c) {}
+  // SFFT_NUFFT3_STAGE_TIMES (set and not 0): every exec prints its stages' times and the layout to stderr (A/B
+  // measurements), as the CUDA backend does.
+  explicit CpuEngine(const Config &c) : cfg_(c), stage_times_(env_flag("SFFT_NUFFT3_STAGE_TIMES")) {}
 
   void setpts(const Points &p) override {
     const int dim = cfg_.dim;
@@ -282,34 +292,139 @@ class CpuEngine final : public Engine {
         correction_[d][c] = static_cast<Real>(d == dim - 1 && ((c - ax[d].n1 / 2) & 1) ? -corr[c] : corr[c]);
     }
 
-    if (reuse) {
-      // The plan drops the previous engine next; it keeps no use for its grid and FFT plan (made for that grid).
-      grid_ = std::move(previous->grid_);
-      fft_ = std::move(previous->fft_);
-      return;
+    // The previous points' grid and FFT plans are taken over (the plan drops that engine next) where the plans
+    // transform every line these points need; new plans are made on whichever grid before anything moves, so
+    // that a failure leaves the previous points intact.
+    GridFft fft = wanted_fft(s_lo, s_hi);
+    const bool reuse_fft = reuse && fft_covers(previous->fft_, fft);
+    HostBuffer<Complex> fresh;
+    Complex *grid = reuse ? previous->grid_.get() : nullptr;
+    if (!reuse) {
+      const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
+      fresh.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
+      std::fill(fresh.get() + grid_cells, fresh.get() + grid_cells + cpu::kLineSlack, Complex(0));
+      grid = fresh.get();
     }
-    const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
-    grid_.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
-    std::fill(grid_.get() + grid_cells, grid_.get() + grid_cells + cpu::kLineSlack, Complex(0));
-    std::ptrdiff_t n[3];
-    for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(ax[d].n2);
-    const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
-    fft_ = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid_.get(), nullptr, 1, dist, grid_.get(), nullptr, 1,
-                                      dist, cfg_.sign, FFTW_ESTIMATE, threads);
+    if (!reuse_fft) make_fft(fft, grid, threads);
+    grid_ = reuse ? std::move(previous->grid_) : std::move(fresh);
+    fft_ = reuse_fft ? std::move(previous->fft_) : std::move(fft);
   }
 
   void exec(const void *f_in, void *F_out) override {
+    using Clock = std::chrono::steady_clock;
     const Complex *f = static_cast<const Complex *>(f_in);
     Complex *F = static_cast<Complex *>(F_out);
+    const Clock::time_point start = Clock::now();
     for (int tr = 0; tr < cfg_.ntransf; tr += group_)
       spread_group(f + tr * N_, grid_.get() + tr * L_.n2_total, std::min(group_, cfg_.ntransf - tr));
-    fft_.execute_dft(grid_.get(), grid_.get());
+    const Clock::time_point spread = Clock::now();
+    run_fft();
+    const Clock::time_point fft = Clock::now();
     interpolate(F);
+    if (!stage_times_) return;
+    const Clock::time_point end = Clock::now();
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    std::string grid;
+    for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
+    std::fprintf(
+        stderr,
+        "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s "
+        "(%lld + %lld lines) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
+        sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width, L_.upsampfac,
+        grid.c_str(), fft_.pruned ? "pruned" : "full", 2 * fft_.rows, fft_.cols, ms(start, spread), ms(spread, fft),
+        ms(fft, end), ms(start, end));
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
 
  private:
+  // The grid's FFT: one batched plan over every transform, or in 2-D, where that skips enough work, each
+  // transform's lines along dimension 1 of the rows holding sources (rows at each end of dimension 0: the
+  // others are zero), then its lines along dimension 0 of the columns the targets read (a band about n2 / 2 of
+  // dimension 1, whose spectrum the deconvolution moved there): the 2-D transform of every cell interpolation
+  // reads, the other cells left unfinished.
+  struct GridFft {
+    bool pruned = false;
+    long long rows = 0;              // pruned: dimension-0 rows holding sources at each end of the axis
+    long long col_lo = 0, cols = 0;  // pruned: the dimension-1 columns [col_lo, col_lo + cols) targets read
+    fftw::Plan<Real> full, along_rows, along_cols;
+  };
+
+  // The pruned layout where it does at most kPruneAtMost of the full transform's work (SFFT_NUFFT3_FFT=full
+  // turns it off, for A/B measurements). Extents are rounded up to kPruneRound lines, so that new points of the
+  // same distribution keep the previous plans, and the band's start stays a multiple of it (the plans' arrays
+  // keep their alignment from transform to transform).
+  GridFft wanted_fft(const double *s_lo, const double *s_hi) const {
+    GridFft f;
+    if (cfg_.dim != 2 || env_value("SFFT_NUFFT3_FFT") == "full") return f;
+    const DimLayout &a0 = L_.axis[0], &a1 = L_.axis[1];
+    auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
+    const long long rows = std::min(round_up(a0.n1 / 2), a0.n2 / 2);
+    // A target at coordinate p of dimension 1 (|p| <= extent) reads the cells n2/2 + ceil(p - W/2) .. + W - 1
+    // (InterpTask): within n2/2 +- (extent + W/2), 2 cells more for rounding. A band that wraps: every column.
+    const double extent =
+        std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale;
+    const double reach = extent + L_.kernel.half_width + 2;
+    const long long half = a1.n2 / 2;
+    if (!(reach < static_cast<double>(half))) return f;
+    const long long lo = (half - static_cast<long long>(std::ceil(reach))) / kPruneRound * kPruneRound;
+    const long long hi = std::min(a1.n2, round_up(half + static_cast<long long>(std::ceil(reach)) + 1));
+    const double work = (2.0 * static_cast<double>(rows) / static_cast<double>(a0.n2) +
+                         static_cast<double>(hi - lo) / static_cast<double>(a1.n2)) /
+                        2;
+    if (work > kPruneAtMost) return f;
+    f.pruned = true;
+    f.rows = rows;
+    f.col_lo = lo;
+    f.cols = hi - lo;
+    return f;
+  }
+
+  // Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs.
+  static bool fft_covers(const GridFft &have, const GridFft &want) {
+    if (have.pruned != want.pruned) return false;
+    return !want.pruned ||
+           (have.rows >= want.rows && have.col_lo <= want.col_lo && have.col_lo + have.cols >= want.col_lo + want.cols);
+  }
+
+  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched; every transform's array has its
+  // alignment).
+  void make_fft(GridFft &f, Complex *grid, int threads) const {
+    const int dim = cfg_.dim;
+    std::ptrdiff_t n[3];
+    for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
+    if (!f.pruned) {
+      const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
+      f.full = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist,
+                                          cfg_.sign, FFTW_ESTIMATE, threads);
+      return;
+    }
+    f.along_rows = fftw::Plan<Real>::many_dft(1, n + 1, f.rows, grid, nullptr, 1, n[1], grid, nullptr, 1, n[1],
+                                              cfg_.sign, FFTW_ESTIMATE, threads);
+    Complex *band = grid + f.col_lo;
+    f.along_cols = fftw::Plan<Real>::many_dft(1, n, f.cols, band, nullptr, n[1], 1, band, nullptr, n[1], 1, cfg_.sign,
+                                              FFTW_ESTIMATE, threads);
+  }
+
+  void run_fft() {
+    if (!fft_.pruned) {
+      fft_.full.execute_dft(grid_.get(), grid_.get());
+      return;
+    }
+    const std::size_t n0 = static_cast<std::size_t>(L_.axis[0].n2), n1 = static_cast<std::size_t>(L_.axis[1].n2);
+    const std::size_t rows = static_cast<std::size_t>(fft_.rows);
+    for (int g = 0; g < cfg_.ntransf; ++g) {
+      Complex *grid = grid_.get() + static_cast<std::size_t>(g) * L_.n2_total;
+      fft_.along_rows.execute_dft(grid, grid);
+      Complex *last_rows = grid + (n0 - rows) * n1;
+      fft_.along_rows.execute_dft(last_rows, last_rows);
+      Complex *band = grid + fft_.col_lo;
+      fft_.along_cols.execute_dft(band, band);
+    }
+  }
+
   struct Chunk {
     std::size_t begin = 0, end = 0;
     long long row_lo = 0, rows = 0;
@@ -481,7 +596,8 @@ class CpuEngine final : public Engine {
   HostBuffer<Complex> subgrids_;
   HostBuffer<Complex> row_buffer_;  // one source-grid row per thread
   HostBuffer<Complex> grid_;        // ntransf x n2 cells
-  fftw::Plan<Real> fft_;
+  GridFft fft_;
+  bool stage_times_ = false;
 };
 
 }  // namespace

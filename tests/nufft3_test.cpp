@@ -838,26 +838,29 @@ TEST(nufft3Cuda, StagingMadeByTheFirstHostCall) {
 // both meet tol against the direct sum and agree to rounding; the stage-time line (SFFT_NUFFT3_STAGE_TIMES)
 // names the transform that ran, so the test fails if the pruned path was not taken. Sigma = 2 (double 1e-9,
 // single 3e-5) leaves about half of each dimension empty; with 5 transforms the plan keeps the full transform.
-// The CPU's pruned 2-D FFT (the rows holding sources, then the columns the targets read) against its full
-// transform (SFFT_NUFFT3_FFT=full) and the direct sum, one and several transforms, both precisions (sigma = 2:
-// tol 1e-9 double, 3e-5 single); the stage-time line says which FFT ran. Points of make_problem with X = 9,
-// S = 14 (centres off the origin): the targets reach the band's edges.
+// The CPU's pruned FFT (the lines holding sources, then those feeding the cells the targets read) against its
+// full transform (SFFT_NUFFT3_FFT=full) and the direct sum, in 2-D and 3-D, one and several transforms, both
+// precisions (sigma = 2: tol 1e-9 double, 3e-5 single); the stage-time line says which FFT ran. The points'
+// centres are off the origin (make_problem), and the targets reach the band's edges.
 TEST(nufft3Cpu, PrunedFftMatchesFullTransformAndDirectSum) {
   const StageLog fft("SFFT_NUFFT3_FFT");
-  for (int ntransf : {1, 3}) {
-    Problem p = make_problem(2, 900, 700, 9, 14, false, ntransf, 81);
-    const std::vector<cd> ref = direct(p, -1, false);
-    for (bool is_double : {true, false}) {
-      const double tol = is_double ? 1e-9 : 3e-5;
-      std::vector<cd> got[2];
-      for (int full = 0; full < 2; ++full) {
-        fft.set(full ? "full" : nullptr);
-        const LoggedRun r = run_logged(p, is_double, -1, tol, NUFFT3_KERNEL_ES, Where::Cpu);
-        got[full] = r.values;
-        EXPECT_NE(r.log.find(full ? "fft full" : "fft pruned"), std::string::npos) << r.log;
-        EXPECT_LE(error_of(got[full], ref), tol) << "ntransf " << ntransf << " full " << full;
+  for (int dim : {2, 3}) {
+    for (int ntransf : {1, 3}) {
+      Problem p = dim == 2 ? make_problem(2, 900, 700, 9, 14, false, ntransf, 81)
+                           : make_problem(3, 500, 400, 3, 10, false, ntransf, 81);
+      const std::vector<cd> ref = direct(p, -1, false);
+      for (bool is_double : {true, false}) {
+        const double tol = is_double ? 1e-9 : 3e-5;
+        std::vector<cd> got[2];
+        for (int full = 0; full < 2; ++full) {
+          fft.set(full ? "full" : nullptr);
+          const LoggedRun r = run_logged(p, is_double, -1, tol, NUFFT3_KERNEL_ES, Where::Cpu);
+          got[full] = r.values;
+          EXPECT_NE(r.log.find(full ? "fft full" : "fft pruned"), std::string::npos) << r.log;
+          EXPECT_LE(error_of(got[full], ref), tol) << "dim " << dim << " ntransf " << ntransf << " full " << full;
+        }
+        EXPECT_LE(error_of(got[0], got[1]), tol / 10) << "dim " << dim << " ntransf " << ntransf;
       }
-      EXPECT_LE(error_of(got[0], got[1]), tol / 10) << "ntransf " << ntransf;
     }
   }
 }

@@ -39,13 +39,13 @@ template <>
 struct Api<double> {
   using complex = fftw_complex;
   using plan = fftw_plan;
-  static plan guru_dft(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, complex *in, complex *out,
-                       int sign, unsigned flags) {
-    return fftw_plan_guru64_dft(rank, dims, 1, batch, in, out, sign, flags);
+  static plan guru_dft(int rank, const fftw_iodim64 *dims, int batch_rank, const fftw_iodim64 *batch, complex *in,
+                       complex *out, int sign, unsigned flags) {
+    return fftw_plan_guru64_dft(rank, dims, batch_rank, batch, in, out, sign, flags);
   }
-  static plan guru_r2c(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, double *in, complex *out,
-                       unsigned flags) {
-    return fftw_plan_guru64_dft_r2c(rank, dims, 1, batch, in, out, flags);
+  static plan guru_r2c(int rank, const fftw_iodim64 *dims, int batch_rank, const fftw_iodim64 *batch, double *in,
+                       complex *out, unsigned flags) {
+    return fftw_plan_guru64_dft_r2c(rank, dims, batch_rank, batch, in, out, flags);
   }
   static void execute_dft(plan p, complex *in, complex *out) { fftw_execute_dft(p, in, out); }
   static void execute_r2c(plan p, double *in, complex *out) { fftw_execute_dft_r2c(p, in, out); }
@@ -59,13 +59,13 @@ template <>
 struct Api<float> {
   using complex = fftwf_complex;
   using plan = fftwf_plan;
-  static plan guru_dft(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, complex *in, complex *out,
-                       int sign, unsigned flags) {
-    return fftwf_plan_guru64_dft(rank, dims, 1, batch, in, out, sign, flags);
+  static plan guru_dft(int rank, const fftw_iodim64 *dims, int batch_rank, const fftw_iodim64 *batch, complex *in,
+                       complex *out, int sign, unsigned flags) {
+    return fftwf_plan_guru64_dft(rank, dims, batch_rank, batch, in, out, sign, flags);
   }
-  static plan guru_r2c(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, float *in, complex *out,
-                       unsigned flags) {
-    return fftwf_plan_guru64_dft_r2c(rank, dims, 1, batch, in, out, flags);
+  static plan guru_r2c(int rank, const fftw_iodim64 *dims, int batch_rank, const fftw_iodim64 *batch, float *in,
+                       complex *out, unsigned flags) {
+    return fftwf_plan_guru64_dft_r2c(rank, dims, batch_rank, batch, in, out, flags);
   }
   static void execute_dft(plan p, complex *in, complex *out) { fftwf_execute_dft(p, in, out); }
   static void execute_r2c(plan p, float *in, complex *out) { fftwf_execute_dft_r2c(p, in, out); }
@@ -111,7 +111,7 @@ class Plan {
   static Plan many_dft(int rank, const Index *n, std::ptrdiff_t howmany, complex *in, const Embed<Index> *inembed,
                        std::ptrdiff_t istride, std::ptrdiff_t idist, complex *out, const Embed<Index> *onembed,
                        std::ptrdiff_t ostride, std::ptrdiff_t odist, int sign, unsigned flags, int threads) {
-    Recipe r{Kind::Dft, rank, {}, {howmany, idist, odist}, sign, flags, threads};
+    Recipe r{Kind::Dft, rank, {}, 1, {{howmany, idist, odist}}, sign, flags, threads};
     layout(r, n, inembed, onembed, istride, ostride, false);
     return make(r, in, out, "a complex DFT plan");
   }
@@ -121,9 +121,20 @@ class Plan {
   static Plan many_r2c(int rank, const Index *n, std::ptrdiff_t howmany, Real *in, const Embed<Index> *inembed,
                        std::ptrdiff_t istride, std::ptrdiff_t idist, complex *out, const Embed<Index> *onembed,
                        std::ptrdiff_t ostride, std::ptrdiff_t odist, unsigned flags, int threads) {
-    Recipe r{Kind::R2c, rank, {}, {howmany, idist, odist}, 0, flags, threads};
+    Recipe r{Kind::R2c, rank, {}, 1, {{howmany, idist, odist}}, 0, flags, threads};
     layout(r, n, inembed, onembed, istride, ostride, static_cast<void *>(in) == static_cast<void *>(out));
     return make(r, in, out, "a real-to-complex plan");
+  }
+
+  // 1-D complex DFTs of n points `stride` apart, in place, over a family of lines of one to three batch
+  // dimensions (counts and distances in elements): e.g. the lines of a batch of 3-D arrays along one axis that
+  // cross a block of the other two.
+  static Plan lines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
+                    const std::ptrdiff_t *dist, complex *data, int sign, unsigned flags, int threads) {
+    require(batch_rank >= 1 && batch_rank <= kMaxBatchRank, "FFTW line batch of rank ", batch_rank);
+    Recipe r{Kind::Dft, 1, {{n, stride, stride}}, batch_rank, {}, sign, flags, threads};
+    for (int b = 0; b < batch_rank; ++b) r.batch[b] = {count[b], dist[b], dist[b]};
+    return make(r, data, data, "a complex DFT plan of lines");
   }
 
   void execute_dft(complex *in, complex *out) const { A::execute_dft(current(in, out), cast(in), cast(out)); }
@@ -140,12 +151,14 @@ class Plan {
 
  private:
   enum class Kind { Dft, R2c };
+  static constexpr int kMaxBatchRank = 3;
   // Everything needed to plan the transform again (the forked child's single-threaded copy).
   struct Recipe {
     Kind kind = Kind::Dft;
     int rank = 0;
     fftw_iodim64 dims[3] = {};
-    fftw_iodim64 batch = {};
+    int batch_rank = 1;
+    fftw_iodim64 batch[kMaxBatchRank] = {};
     int sign = 0;
     unsigned flags = 0;
     int threads = 1;
@@ -180,11 +193,13 @@ class Plan {
   }
 
   static typename A::plan create(const Recipe &r, complex *in, complex *out) {
-    return with_threads(r.threads,
-                        [&] { return A::guru_dft(r.rank, r.dims, &r.batch, cast(in), cast(out), r.sign, r.flags); });
+    return with_threads(r.threads, [&] {
+      return A::guru_dft(r.rank, r.dims, r.batch_rank, r.batch, cast(in), cast(out), r.sign, r.flags);
+    });
   }
   static typename A::plan create(const Recipe &r, Real *in, complex *out) {
-    return with_threads(r.threads, [&] { return A::guru_r2c(r.rank, r.dims, &r.batch, in, cast(out), r.flags); });
+    return with_threads(r.threads,
+                        [&] { return A::guru_r2c(r.rank, r.dims, r.batch_rank, r.batch, in, cast(out), r.flags); });
   }
 
   template <class Call>

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -60,8 +61,8 @@ constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one threa
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
 // and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
 // serial sort's (the serial placement took 0.7-0.9 ms of setpts per 1e5 points).
-// The pruned 2-D FFT (CpuEngine::GridFft): taken where it does at most this share of the full transform's work,
-// its extents rounded up to whole multiples of kPruneRound lines.
+// The pruned FFT (CpuEngine::GridFft): taken where it does at most this share of the full transform's work, its
+// extents rounded up to whole multiples of kPruneRound lines.
 constexpr double kPruneAtMost = 0.75;
 constexpr long long kPruneRound = 8;
 
@@ -331,98 +332,136 @@ class CpuEngine final : public Engine {
     std::fprintf(
         stderr,
         "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s "
-        "(%lld + %lld lines) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
+        "(source rows %lld x %lld, band %lld, ends %lld) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
         sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width, L_.upsampfac,
-        grid.c_str(), fft_.pruned ? "pruned" : "full", 2 * fft_.rows, fft_.cols, ms(start, spread), ms(spread, fft),
-        ms(fft, end), ms(start, end));
+        grid.c_str(), fft_.pruned ? "pruned" : "full", 2 * fft_.rows[0], 2 * fft_.rows[1], fft_.band, 2 * fft_.ends,
+        ms(start, spread), ms(spread, fft), ms(fft, end), ms(start, end));
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
 
  private:
-  // The grid's FFT: one batched plan over every transform, or in 2-D, where that skips enough work, each
-  // transform's lines along dimension 1 of the rows holding sources (rows at each end of dimension 0: the
-  // others are zero), then its lines along dimension 0 of the columns the targets read (a band about n2 / 2 of
-  // dimension 1, whose spectrum the deconvolution moved there): the 2-D transform of every cell interpolation
-  // reads, the other cells left unfinished.
+  // The grid's FFT: one batched plan over every transform, or, where that skips enough work, each transform's
+  // lines pass by pass, only those that hold sources or feed a cell the interpolation reads; the other cells are
+  // left unfinished. Sources fill the first and the last n1/2 indices of each dimension (rows); the targets read
+  // a band of the last dimension about n2/2 (the deconvolution's alternating sign moved the spectrum there) and,
+  // in 3-D, the first and last `ends` indices of dimension 1. 2-D: along dimension 1 on the source rows of
+  // dimension 0, then along dimension 0 on the band. 3-D: along dimension 2 on the lines whose dimensions 0 and
+  // 1 both hold sources, along dimension 1 on the source rows of dimension 0 crossing the band, along dimension
+  // 0 on the `ends` of dimension 1 crossing the band.
   struct GridFft {
     bool pruned = false;
-    long long rows = 0;              // pruned: dimension-0 rows holding sources at each end of the axis
-    long long col_lo = 0, cols = 0;  // pruned: the dimension-1 columns [col_lo, col_lo + cols) targets read
-    fftw::Plan<Real> full, along_rows, along_cols;
+    long long rows[2] = {0, 0};       // pruned: source indices at each end of dimensions 0 and 1 (3-D)
+    long long band_lo = 0, band = 0;  // pruned: the last dimension's indices [band_lo, band_lo + band)
+    long long ends = 0;               // pruned, 3-D: dimension 1's indices read at each end of the axis
+    fftw::Plan<Real> full, pass[3];   // pruned: the passes in order
   };
 
   // The pruned layout where it does at most kPruneAtMost of the full transform's work (SFFT_NUFFT3_FFT=full
   // turns it off, for A/B measurements). Extents are rounded up to kPruneRound lines, so that new points of the
-  // same distribution keep the previous plans, and the band's start stays a multiple of it (the plans' arrays
-  // keep their alignment from transform to transform).
+  // same distribution keep the previous plans, and the band's start stays a multiple of it (every transform's
+  // arrays keep the planning arrays' alignment).
   GridFft wanted_fft(const double *s_lo, const double *s_hi) const {
     GridFft f;
-    if (cfg_.dim != 2 || env_value("SFFT_NUFFT3_FFT") == "full") return f;
-    const DimLayout &a0 = L_.axis[0], &a1 = L_.axis[1];
+    const int dim = cfg_.dim;
+    if (dim < 2 || env_value("SFFT_NUFFT3_FFT") == "full") return f;
     auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
-    const long long rows = std::min(round_up(a0.n1 / 2), a0.n2 / 2);
-    // A target at coordinate p of dimension 1 (|p| <= extent) reads the cells n2/2 + ceil(p - W/2) .. + W - 1
-    // (InterpTask): within n2/2 +- (extent + W/2), 2 cells more for rounding. A band that wraps: every column.
-    const double extent =
-        std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale;
-    const double reach = extent + L_.kernel.half_width + 2;
-    const long long half = a1.n2 / 2;
-    if (!(reach < static_cast<double>(half))) return f;
-    const long long lo = (half - static_cast<long long>(std::ceil(reach))) / kPruneRound * kPruneRound;
-    const long long hi = std::min(a1.n2, round_up(half + static_cast<long long>(std::ceil(reach)) + 1));
-    const double work = (2.0 * static_cast<double>(rows) / static_cast<double>(a0.n2) +
-                         static_cast<double>(hi - lo) / static_cast<double>(a1.n2)) /
-                        2;
-    if (work > kPruneAtMost) return f;
+    // A target at coordinate p of a dimension (|p| <= extent) reads the cells ceil(p - W/2) .. + W - 1 (the
+    // last dimension's moved by n2/2, InterpTask): within extent + W/2 of the centre, 2 cells more for rounding.
+    auto reach = [&](int d) {
+      const DimLayout &a = L_.axis[d];
+      return std::max(std::fabs(s_lo[d] - a.tgt_center), std::fabs(s_hi[d] - a.tgt_center)) * a.tgt_scale +
+             L_.kernel.half_width + 2;
+    };
+    const DimLayout &last = L_.axis[dim - 1];
+    const double r_last = reach(dim - 1);
+    const long long half = last.n2 / 2;
+    if (!(r_last < static_cast<double>(half))) return f;  // a band that wraps: every column
+    const long long lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
+    const long long hi = std::min(last.n2, round_up(half + static_cast<long long>(std::ceil(r_last)) + 1));
+    const double band = static_cast<double>(hi - lo) / static_cast<double>(last.n2);
+    for (int d = 0; d + 1 < dim; ++d) f.rows[d] = std::min(round_up(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2);
+    const double rows0 = 2.0 * static_cast<double>(f.rows[0]) / static_cast<double>(L_.axis[0].n2);
+    double work = 0;
+    if (dim == 2) {
+      work = (rows0 + band) / 2;
+    } else {
+      const long long n1 = L_.axis[1].n2;
+      f.ends = std::min(round_up(static_cast<long long>(std::ceil(reach(1))) + 1), n1 / 2);
+      const double rows1 = 2.0 * static_cast<double>(f.rows[1]) / static_cast<double>(n1);
+      const double ends1 = 2.0 * static_cast<double>(f.ends) / static_cast<double>(n1);
+      work = (rows0 * rows1 + rows0 * band + ends1 * band) / 3;
+    }
+    if (work > kPruneAtMost) return GridFft{};
     f.pruned = true;
-    f.rows = rows;
-    f.col_lo = lo;
-    f.cols = hi - lo;
+    f.band_lo = lo;
+    f.band = hi - lo;
     return f;
   }
 
   // Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs.
   static bool fft_covers(const GridFft &have, const GridFft &want) {
     if (have.pruned != want.pruned) return false;
-    return !want.pruned ||
-           (have.rows >= want.rows && have.col_lo <= want.col_lo && have.col_lo + have.cols >= want.col_lo + want.cols);
+    return !want.pruned || (have.rows[0] >= want.rows[0] && have.rows[1] >= want.rows[1] && have.ends >= want.ends &&
+                            have.band_lo <= want.band_lo && have.band_lo + have.band >= want.band_lo + want.band);
   }
 
-  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched; every transform's array has its
-  // alignment).
+  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). A pruned pass takes every transform
+  // at once (its outermost batch dimension): transform by transform, ntransf 16 lost what pruning saved.
   void make_fft(GridFft &f, Complex *grid, int threads) const {
-    const int dim = cfg_.dim;
+    const int dim = cfg_.dim, sign = cfg_.sign;
     std::ptrdiff_t n[3];
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
+    const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
     if (!f.pruned) {
-      const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
-      f.full = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist,
-                                          cfg_.sign, FFTW_ESTIMATE, threads);
+      f.full = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
+                                          FFTW_ESTIMATE, threads);
       return;
     }
-    f.along_rows = fftw::Plan<Real>::many_dft(1, n + 1, f.rows, grid, nullptr, 1, n[1], grid, nullptr, 1, n[1],
-                                              cfg_.sign, FFTW_ESTIMATE, threads);
-    Complex *band = grid + f.col_lo;
-    f.along_cols = fftw::Plan<Real>::many_dft(1, n, f.cols, band, nullptr, n[1], 1, band, nullptr, n[1], 1, cfg_.sign,
-                                              FFTW_ESTIMATE, threads);
+    using Plan = fftw::Plan<Real>;
+    const std::ptrdiff_t transforms = cfg_.ntransf;
+    Complex *band = grid + f.band_lo;
+    if (dim == 2) {
+      const std::ptrdiff_t c0[2] = {transforms, f.rows[0]}, d0[2] = {dist, n[1]};
+      f.pass[0] = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+      const std::ptrdiff_t c1[2] = {transforms, f.band}, d1[2] = {dist, 1};
+      f.pass[1] = Plan::lines(n[0], n[1], 2, c1, d1, band, sign, FFTW_ESTIMATE, threads);
+      return;
+    }
+    const std::ptrdiff_t plane = n[1] * n[2];
+    const std::ptrdiff_t c0[3] = {transforms, f.rows[0], f.rows[1]}, d0[3] = {dist, plane, n[2]};
+    f.pass[0] = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+    const std::ptrdiff_t c1[3] = {transforms, f.rows[0], f.band}, d1[3] = {dist, plane, 1};
+    f.pass[1] = Plan::lines(n[1], n[2], 3, c1, d1, band, sign, FFTW_ESTIMATE, threads);
+    const std::ptrdiff_t c2[3] = {transforms, f.ends, f.band}, d2[3] = {dist, n[2], 1};
+    f.pass[2] = Plan::lines(n[0], plane, 3, c2, d2, band, sign, FFTW_ESTIMATE, threads);
   }
 
   void run_fft() {
+    Complex *grid = grid_.get();
     if (!fft_.pruned) {
-      fft_.full.execute_dft(grid_.get(), grid_.get());
+      fft_.full.execute_dft(grid, grid);
       return;
     }
-    const std::size_t n0 = static_cast<std::size_t>(L_.axis[0].n2), n1 = static_cast<std::size_t>(L_.axis[1].n2);
-    const std::size_t rows = static_cast<std::size_t>(fft_.rows);
-    for (int g = 0; g < cfg_.ntransf; ++g) {
-      Complex *grid = grid_.get() + static_cast<std::size_t>(g) * L_.n2_total;
-      fft_.along_rows.execute_dft(grid, grid);
-      Complex *last_rows = grid + (n0 - rows) * n1;
-      fft_.along_rows.execute_dft(last_rows, last_rows);
-      Complex *band = grid + fft_.col_lo;
-      fft_.along_cols.execute_dft(band, band);
+    const int dim = cfg_.dim;
+    std::size_t n[3] = {1, 1, 1};
+    for (int d = 0; d < dim; ++d) n[d] = static_cast<std::size_t>(L_.axis[d].n2);
+    auto run = [](const fftw::Plan<Real> &plan, Complex *at) { plan.execute_dft(at, at); };
+    // The first index of each end's block along dimension d (the second block starts n - count in).
+    auto ends_of = [&](int d, long long count) {
+      return std::array<std::size_t, 2>{0, n[d] - static_cast<std::size_t>(count)};
+    };
+    Complex *band = grid + fft_.band_lo;
+    if (dim == 2) {
+      for (std::size_t r : ends_of(0, fft_.rows[0])) run(fft_.pass[0], grid + r * n[1]);
+      run(fft_.pass[1], band);
+      return;
     }
+    const std::size_t plane = n[1] * n[2];
+    for (std::size_t r0 : ends_of(0, fft_.rows[0]))
+      for (std::size_t r1 : ends_of(1, fft_.rows[1])) run(fft_.pass[0], grid + r0 * plane + r1 * n[2]);
+    for (std::size_t r0 : ends_of(0, fft_.rows[0])) run(fft_.pass[1], band + r0 * plane);
+    for (std::size_t e1 : ends_of(1, fft_.ends)) run(fft_.pass[2], band + e1 * n[2]);
   }
 
   struct Chunk {

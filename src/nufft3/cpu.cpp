@@ -58,14 +58,14 @@ constexpr std::size_t kTargetBlock = 2048;            // targets per interpolati
 constexpr int kSpreadGroup = 4;                       // transforms spread at once (CpuEngine::group_)
 constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one thread sorts
 
-// Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
-// and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
-// serial sort's (the serial placement took 0.7-0.9 ms of setpts per 1e5 points).
 // The pruned FFT (CpuEngine::GridFft): taken where it does at most this share of the full transform's work, its
 // extents rounded up to whole multiples of kPruneRound lines.
 constexpr double kPruneAtMost = 0.75;
 constexpr long long kPruneRound = 8;
 
+// Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
+// and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
+// serial sort's (the serial placement took 0.7-0.9 ms of setpts per 1e5 points).
 void counting_sort(const HostVector<std::size_t> &key, std::size_t nkeys, HostBuffer<std::size_t> &order, int threads) {
   const std::size_t n = key.size();
   order.allocate(n);
@@ -341,11 +341,11 @@ class CpuEngine final : public Engine {
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
 
  private:
-  // The grid's FFT: one batched plan over every transform, or, where that skips enough work, each transform's
-  // lines pass by pass, only those that hold sources or feed a cell the interpolation reads; the other cells are
-  // left unfinished. Sources fill the first and the last n1/2 indices of each dimension (rows); the targets read
-  // a band of the last dimension about n2/2 (the deconvolution's alternating sign moved the spectrum there) and,
-  // in 3-D, the first and last `ends` indices of dimension 1. 2-D: along dimension 1 on the source rows of
+  // The grid's FFT: one batched plan over every transform, or, where that skips enough work, pass by pass over
+  // only the lines that hold sources or feed a cell the interpolation reads (every transform in each pass); the
+  // other cells are left unfinished. Sources fill the first and the last n1/2 indices of each dimension (rows); the
+  // targets read a band of the last dimension about n2/2 (the deconvolution's alternating sign moved the spectrum
+  // there) and, in 3-D, the first and last `ends` indices of dimension 1. 2-D: along dimension 1 on the source rows of
   // dimension 0, then along dimension 0 on the band. 3-D: along dimension 2 on the lines whose dimensions 0 and
   // 1 both hold sources, along dimension 1 on the source rows of dimension 0 crossing the band, along dimension
   // 0 on the `ends` of dimension 1 crossing the band.

@@ -58,11 +58,6 @@ constexpr std::size_t kTargetBlock = 2048;            // targets per interpolati
 constexpr int kSpreadGroup = 4;                       // transforms spread at once (CpuEngine::group_)
 constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one thread sorts
 
-// The pruned FFT (CpuEngine::GridFft): taken where it does at most this share of the full transform's work, its
-// extents rounded up to whole multiples of kPruneRound lines.
-constexpr double kPruneAtMost = 0.75;
-constexpr long long kPruneRound = 8;
-
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
 // and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
 // serial sort's (the serial placement took 0.7-0.9 ms of setpts per 1e5 points).
@@ -365,7 +360,6 @@ class CpuEngine final : public Engine {
     GridFft f;
     const int dim = cfg_.dim;
     if (dim < 2 || env_value("SFFT_NUFFT3_FFT") == "full") return f;
-    auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
     // A target at coordinate p of a dimension (|p| <= extent) reads the cells ceil(p - W/2) .. + W - 1 (the
     // last dimension's moved by n2/2, InterpTask): within extent + W/2 of the centre, 2 cells more for rounding.
     auto reach = [&](int d) {
@@ -378,16 +372,18 @@ class CpuEngine final : public Engine {
     const long long half = last.n2 / 2;
     if (!(r_last < static_cast<double>(half))) return f;  // a band that wraps: every column
     const long long lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
-    const long long hi = std::min(last.n2, round_up(half + static_cast<long long>(std::ceil(r_last)) + 1));
+    const long long hi =
+        std::min(last.n2, round_up_to_prune_lines(half + static_cast<long long>(std::ceil(r_last)) + 1));
     const double band = static_cast<double>(hi - lo) / static_cast<double>(last.n2);
-    for (int d = 0; d + 1 < dim; ++d) f.rows[d] = std::min(round_up(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2);
+    for (int d = 0; d + 1 < dim; ++d)
+      f.rows[d] = std::min(round_up_to_prune_lines(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2);
     const double rows0 = 2.0 * static_cast<double>(f.rows[0]) / static_cast<double>(L_.axis[0].n2);
     double work = 0;
     if (dim == 2) {
       work = (rows0 + band) / 2;
     } else {
       const long long n1 = L_.axis[1].n2;
-      f.ends = std::min(round_up(static_cast<long long>(std::ceil(reach(1))) + 1), n1 / 2);
+      f.ends = std::min(round_up_to_prune_lines(static_cast<long long>(std::ceil(reach(1))) + 1), n1 / 2);
       const double rows1 = 2.0 * static_cast<double>(f.rows[1]) / static_cast<double>(n1);
       const double ends1 = 2.0 * static_cast<double>(f.ends) / static_cast<double>(n1);
       work = (rows0 * rows1 + rows0 * band + ends1 * band) / 3;
@@ -410,7 +406,7 @@ class CpuEngine final : public Engine {
   // at once (its outermost batch dimension): transform by transform, ntransf 16 lost what pruning saved.
   void make_fft(GridFft &f, Complex *grid, int threads) const {
     const int dim = cfg_.dim, sign = cfg_.sign;
-    std::ptrdiff_t n[3];
+    std::ptrdiff_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
     const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
     if (!f.pruned) {

@@ -58,14 +58,9 @@ constexpr int kMaxArrays = 6;
 // (3-D) of the other dimensions at the dimension-0 indices that hold sources, then dimension 0 along the
 // dimension-1 indices that targets read (every dimension-2 index): both are cuFFT batches at two offsets each
 // (the periodic grid's two ends), about half the work of the full transform at sigma = 2. Worth it only where
-// it skips at least this fraction of the full transform's work (sigma = 1.25 skips about 20 %, which strided
-// column batches may not repay), and for few transforms: each transform costs 4 cuFFT launches instead of
-// sharing one batched plan.
-constexpr double kPruneAtMost = 0.75;
+// it skips enough of the full transform's work (kPruneAtMost, params.hpp), and for few transforms: each
+// transform costs 4 cuFFT launches instead of sharing one batched plan.
 constexpr int kMaxPrunedTransforms = 4;
-// Lines kept at each end are rounded up to this many, so that a plan whose new points need a few lines more
-// (random points of the same distribution) still takes over the previous points' FFT plans.
-constexpr long long kPruneRound = 8;
 
 // Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
 // "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
@@ -986,13 +981,13 @@ struct GridFft {
 GridFft wanted_fft(const Layout &L, const double *s_lo, const double *s_hi, int ntransf) {
   GridFft f;
   if (L.dim < 2 || ntransf > kMaxPrunedTransforms || env_value("SFFT_NUFFT3_FFT") == "full") return f;
-  auto round_up = [](long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; };
   const DimLayout &a0 = L.axis[0], &a1 = L.axis[1];
   const double reach = std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale +
                        L.kernel.half_width + 2;
   if (!(reach < static_cast<double>(a1.n2))) return f;
-  const long long rows = std::min(round_up(a0.n1 / 2), a0.n2 / 2);
-  const long long cols = std::min(round_up(static_cast<long long>(std::ceil(reach)) + 1), a1.n2 / 2);
+  const long long rows = std::min(round_up_to_prune_lines(a0.n1 / 2), a0.n2 / 2);
+  const long long cols =
+      std::min(round_up_to_prune_lines(static_cast<long long>(std::ceil(reach)) + 1), a1.n2 / 2);
   const double in = 2.0 * static_cast<double>(rows) / static_cast<double>(a0.n2);
   const double out = 2.0 * static_cast<double>(cols) / static_cast<double>(a1.n2);
   // Work relative to the full transform: the first passes cover dim - 1 of the dim axes on `in` of the grid,
@@ -1543,9 +1538,9 @@ class CudaEngine final : public Engine {
     // In 3-D, sides of 10 for the same reason: blocks of W^2 taps a plane are one or two warps at W = 3-4 (4 of
     // them an SM with 16-cell tiles). H200, exec ms, N = K = 1e6 (clustered: 1e5, ntransf 16), sides 16 / 10 / 8:
     // single uniform 2e-2 (W = 3) 0.79 / 0.48 / 0.48, 5e-3 (W = 4) 0.87 / 0.52 / 0.54; dense clusters 1e-2 0.62 /
-    // 0.44 / 0.44; sphere shell 1e-2 0.70 / 0.52 / 0.54; clustered x16 1e-3 1.41 / 1.08 / 1.03; double uniform 3e-3 0.93 /
-    // 0.77 / 0.79, 1e-8 6.07 / 6.01 / 5.31, dense clusters 1e-7 4.60 / 3.77 / 3.93, 3e-3 0.64 / 0.65 / 0.68; the
-    // other 3-D rows measured within 1 % or faster (sphere shell single 2e-5 1.23 / 1.11 / 1.11).
+    // 0.44 / 0.44; sphere shell 1e-2 0.70 / 0.52 / 0.54; clustered x16 1e-3 1.41 / 1.08 / 1.03; double uniform
+    // 3e-3 0.93 / 0.77 / 0.79, 1e-8 6.07 / 6.01 / 5.31, dense clusters 1e-7 4.60 / 3.77 / 3.93, 3e-3 0.64 / 0.65 /
+    // 0.68; the other 3-D rows measured within 1 % or faster (sphere shell single 2e-5 1.23 / 1.11 / 1.11).
     const int cap = dim == 1 ? 1024 : dim == 2 ? (want_taps ? (W <= 5 ? 8 : 16) : 32) : (want_taps ? 10 : 16);
     auto bytes = [&](int s) {
       std::size_t cells = 1;

@@ -85,6 +85,14 @@ class GridTooLarge : public Error {
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit);
 
+// Pruned grid FFTs (both backends): taken where they do at most kPruneAtMost of the full transform's work
+// (sigma = 1.25 skips about 20 %, which strided line batches may not repay); the lines kept at each end of an
+// axis, and a band's start, are rounded to whole multiples of kPruneRound, so that new points of the same
+// distribution, needing a few lines more, still take over the previous points' plans.
+constexpr double kPruneAtMost = 0.75;
+constexpr long long kPruneRound = 8;
+constexpr long long round_up_to_prune_lines(long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; }
+
 // Relative times of one backend's stages, in ns (only their ratios matter): spreading, per kernel tap of a
 // source and transform; interpolation, per tap of a target (its weights) plus per tap and transform (the sums);
 // the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision.

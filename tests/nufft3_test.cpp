@@ -942,7 +942,8 @@ TEST(nufft3Cuda, EverySpreadingMethodMatchesTiles) {
 }
 
 // 1-D spreading by default: gathered by cells where the sources are spread evenly (sparse points: one thread a
-// cell; dense ones: several threads share a cell's sum; a grid of more cells than the launch has threads),
+// cell; dense ones: several threads share a cell's sum; a grid of more cells than the launch has threads;
+// sources so dense that a block's run of them is staged in several rounds),
 // the tiles where a cell holds many times the mean (two narrow clusters). Each meets tol against the direct
 // sum in both precisions (the large grid in double only: single-precision grid coordinates of a few million
 // cells are too coarse for any tol), with one and three transforms, and agrees with the atomic tiles.
@@ -957,7 +958,8 @@ TEST(nufft3Cuda, OneDimensionalSpreadingGathersEvenSources) {
   };
   std::set<int> lanes_seen;
   for (Case c :
-       {Case{300, 200, false, 1}, Case{4000, 40, false, 3}, Case{3000, 40, true, 1}, Case{2000, 6e4, false, 1}}) {
+       {Case{300, 200, false, 1}, Case{4000, 40, false, 3}, Case{3000, 40, true, 1}, Case{2000, 6e4, false, 1},
+        Case{50000, 4, false, 2}}) {
     Problem p = make_problem(1, c.N, 700, c.X, 25, c.clustered, c.ntransf, 131);
     const std::vector<cd> ref = direct(p, 1, false);
     for (double tol : {1e-3, 1e-9}) {

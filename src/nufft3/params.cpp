@@ -68,6 +68,26 @@ long long next_smooth_even(long long n) {
   return best;
 }
 
+long long fft_length(long long n, double odd_prime_cost) {
+  const long long first = next_smooth_even(n);
+  if (!(odd_prime_cost > 0)) return first;
+  const long long last = first + first / kFftLengthSlack;
+  long long best = first;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (long long p7 = 1, k7 = 0; p7 <= last; p7 *= 7, k7 = 1)
+    for (long long p5 = p7, k5 = 0; p5 <= last; p5 *= 5, k5 = 1)
+      for (long long p3 = p5, k3 = 0; p3 <= last; p3 *= 3, k3 = 1)
+        for (long long m = 2 * p3; m <= last; m *= 2) {
+          if (m < first) continue;
+          const double cost = static_cast<double>(m) * (1 + odd_prime_cost * static_cast<double>(k3 + k5 + k7));
+          if (cost < best_cost || (cost == best_cost && m < best)) {
+            best = m;
+            best_cost = cost;
+          }
+        }
+  return best;
+}
+
 void validate_tolerance(double tol, bool is_double) {
   require(std::isfinite(tol) && tol > 0 && tol < 1, "tol = ", tol, " must be in (0, 1)");
   double lowest = is_double ? 1e-14 : 1e-6;
@@ -351,7 +371,8 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
 }
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
-                   const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit) {
+                   const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
+                   double odd_prime_cost) {
   Layout L;
   L.dim = dim;
   L.kernel = kernel;
@@ -393,7 +414,7 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
                              "): the grid would need more than ", n2 * bytes_per_cell, " bytes"));
     }
     a.n1 = static_cast<long long>(n1) + (static_cast<long long>(n1) & 1);
-    a.n2 = next_smooth_even(static_cast<long long>(n2));
+    a.n2 = fft_length(static_cast<long long>(n2), odd_prime_cost);
     a.tgt_scale = a.h1 * (static_cast<double>(a.n2) / (2 * M_PI));
     require(std::isfinite(a.tgt_scale), "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d], "] and targets in [",
             s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
@@ -418,9 +439,10 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
+  const double odd_prime_cost = dim <= 2 ? cost.fft_odd_prime : 0;
   if (upsampfac != 0 || kind == KernelKind::Gaussian) {
     return make_layout(dim, make_kernel(kind, tol, upsampfac, dim, is_double), upsampfac, x_lo, x_hi, s_lo, s_hi,
-                       bytes_per_cell, memory_limit);
+                       bytes_per_cell, memory_limit, odd_prime_cost);
   }
   // Automatic oversampling: sigma = 2 (narrow kernel, larger grid) or 1.25 (wider kernel, grid (1.25/2)^(2 dim)
   // the size), whichever the backend's cost model prefers. In double, 1.25 needs 15 or more taps below 2e-8,
@@ -428,7 +450,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision its larger deconvolution factors
   // amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
   Layout best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi,
-                            bytes_per_cell, memory_limit);
+                            bytes_per_cell, memory_limit, odd_prime_cost);
   if (tol < (is_double ? 2e-8 : 1e-4)) return best;
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
@@ -438,7 +460,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   };
   try {
     Layout low = make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
-                             bytes_per_cell, memory_limit);
+                             bytes_per_cell, memory_limit, odd_prime_cost);
     if (time_of(low) < time_of(best)) return low;
   } catch (const Error &) {
     // No 1.25 kernel reaches tol (make_kernel); its grid never needs more memory than sigma = 2's.

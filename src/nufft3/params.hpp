@@ -38,6 +38,11 @@ struct Layout {
 
 // Smallest even 2,3,5,7-smooth integer >= n (n < 2^62).
 long long next_smooth_even(long long n);
+// A grid axis's FFT length: next_smooth_even(n), or where odd_prime_cost > 0 the even 2,3,5,7-smooth m of
+// at most 1/kFftLengthSlack more that costs least as m (1 + odd_prime_cost k), k the number of distinct odd
+// primes dividing m (ties to the shorter).
+constexpr long long kFftLengthSlack = 10;
+long long fft_length(long long n, double odd_prime_cost);
 
 // Throws SFFT_ERROR_INVALID_ARGUMENT unless tol is finite and within what the precision can reach.
 void validate_tolerance(double tol, bool is_double);
@@ -82,8 +87,10 @@ class GridTooLarge : public Error {
 // lo/hi: per dimension min and max of the sources (x) and targets (s); all finite.
 // bytes_per_cell is what one FFT cell costs across the batch; the layout is rejected with
 // GridTooLarge (SFFT_ERROR_OUT_OF_MEMORY, naming the bytes needed) when it cannot fit in `memory_limit` bytes.
+// odd_prime_cost: fft_length's, for every axis.
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
-                   const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit);
+                   const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
+                   double odd_prime_cost = 0);
 
 // Pruned grid FFTs (both backends): taken where they do at most kPruneAtMost of the full transform's work
 // (sigma = 1.25 skips about 20 %, which strided line batches may not repay); the lines kept at each end of an
@@ -95,11 +102,14 @@ constexpr long long round_up_to_prune_lines(long long v) { return (v + kPruneRou
 
 // Relative times of one backend's stages, in ns (only their ratios matter): spreading, per kernel tap of a
 // source and transform; interpolation, per tap of a target (its weights) plus per tap and transform (the sums);
-// the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision.
+// the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision;
+// fft_odd_prime: fft_length's cost per distinct odd prime of a 1-D or 2-D grid's axis length (3-D grids take
+// the next smooth length).
 struct CostModel {
   double spread_tap;
   double interp_tap, interp_tap_transform;
   double cell_single, cell_double;
+  double fft_odd_prime;
 };
 // CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
 // 2-D, N = K = 1e6); one cost per tap of either side, as before the split. CUDA: refitted on the H200 from exec
@@ -108,8 +118,13 @@ struct CostModel {
 // wins (K >> N 2-D double 1e-5: 0.28 ms against 0.33 at sigma = 2; uniform 2-D ntransf 16 double 1e-3: 1.33
 // against 1.64), which one cost per tap of either side missed. The refit picks the faster sigma within 8 % on
 // every measured row (the previous constants: within 23 %).
-constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0};
-constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0};
+// fft_odd_prime, CUDA: cuFFT on the H200 (in-place c2c, every even 7-smooth length, both precisions): 2-D n x n
+// for n in [400, 4200] in double took about 24 ps a cell at powers of 2, 27 with one odd prime, 35 with two, 44
+// with three; the cheapest length by this rule, within 10 % longer, made the transform a median 13 % faster
+// there (1-D lengths in [5e5, 2.5e6]: 12 %), 20 % slower at worst. 3-D times follow no such pattern (the rule:
+// median 0 %, 35 % slower at worst). CPU: not measured, 0.
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0};
+constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2};
 
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks sigma = 2 or 1.25, whichever `cost`
 // predicts to be faster for N sources, K targets and ntransf transforms, among those accurate at tol in the

@@ -212,6 +212,23 @@ TEST(FftSize, FftLengthWeighsOddPrimes) {
     for (long long n = base - 3; n <= base + 3; ++n) ASSERT_EQ(fft_length(n, 0.2), by_search(n, 0.2)) << n;
   EXPECT_EQ(fft_length(2100, 0.2), 2304);
   EXPECT_EQ(fft_length(2048, 0.2), 2048);
+  // make_layout takes the smallest lengths where the longer grid would exceed the memory limit, and refuses
+  // only what those cannot fit.
+  const KernelSpec k = make_kernel(KernelKind::ExpSemicircle, 1e-6, 2.0, 2, true);
+  bool found = false;
+  for (double X = 100; X < 2000 && !found; X *= 1.07) {
+    const double x_lo[2] = {-X, -X}, x_hi[2] = {X, X}, s_lo[2] = {-3, -3}, s_hi[2] = {3, 3};
+    const Layout smallest = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, 0);
+    const Layout fast = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, 0.2);
+    if (fast.n2_total == smallest.n2_total) continue;
+    found = true;
+    const double fits_smallest = 16.0 * static_cast<double>(smallest.n2_total);
+    const Layout limited = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest, 0.2);
+    EXPECT_EQ(limited.n2_total, smallest.n2_total) << "X = " << X;
+    EXPECT_EQ(limited.axis[0].n2, smallest.axis[0].n2);
+    EXPECT_THROW(make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest - 1, 0.2), GridTooLarge);
+  }
+  EXPECT_TRUE(found) << "no extent took a longer FFT length";
 }
 
 // The automatic sigma follows the cost model: on the CUDA backend a 2-D double transform of 1e4 sources to 1e6

@@ -426,6 +426,9 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
   require(phase_bound <= std::numeric_limits<double>::max() / 8, "the phases x*s reach ", phase_bound,
           " radians, beyond the double range: no transform of these points is defined at any tol");
   double need = cells2 * bytes_per_cell;
+  // Lengths chosen for speed must not refuse a grid that the smallest lengths fit.
+  if (!(need <= memory_limit) && odd_prime_cost > 0)
+    return make_layout(dim, kernel, upsampfac, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, 0);
   if (!(need <= memory_limit)) {
     throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY,
                        cat("the ", dim, "-d grid of ", cells2, " cells needs ", need,

@@ -87,7 +87,7 @@ class GridTooLarge : public Error {
 // lo/hi: per dimension min and max of the sources (x) and targets (s); all finite.
 // bytes_per_cell is what one FFT cell costs across the batch; the layout is rejected with
 // GridTooLarge (SFFT_ERROR_OUT_OF_MEMORY, naming the bytes needed) when it cannot fit in `memory_limit` bytes.
-// odd_prime_cost: fft_length's, for every axis.
+// odd_prime_cost: fft_length's, for every axis (the smallest lengths where the longer grid would not fit).
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
                    double odd_prime_cost = 0);

@@ -70,8 +70,85 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
 // Points ahead whose strengths (spreading) or output locations (interpolation) are prefetched.
 constexpr std::size_t kPrefetchAhead = 8;
 
+// 3-D spreading where one source's window outgrows L1 (kWindowBytes; double, W >= 14: 196 lines of 224 bytes,
+// 44 KiB at W = 14): sources are taken kPlaneBatch at a time, and the batch's windows a slab of dimension-0 planes
+// at a time (at most kSlabBytes of one window), so that sorted, nearby sources find each other's lines in L1
+// (dense clusters 3-D double, development VM: spreading at W = 14 took 2.2 times W = 13's for 1.25 times the
+// taps). A cell lies in one slab, and within it the sources add in sorted order: the sums are the same bits.
+constexpr std::size_t kWindowBytes = 40 * 1024;
+constexpr std::size_t kSlabBytes = 24 * 1024;
+constexpr int kPlaneBatch = 16;
+
+template <class Real, int W>
+void spread_3d_by_slabs(const SpreadTask<Real> &t, int planes) {
+  const int w = W > 0 ? W : t.kernel.width;
+  const int wp = W > 0 ? padded_width<Real, W>() : w;
+  const int wl = W > 0 ? line_width<Real, W>() : w;
+  alignas(64) Real kx[kPlaneBatch][kMaxStride], ky[kPlaneBatch][kMaxStride], kz[kPlaneBatch][kMaxStride];
+  alignas(64) Real kv[2 * kMaxWidth];
+  long long cx[kPlaneBatch], cy[kPlaneBatch], cz[kPlaneBatch];
+  Real vr[kPlaneBatch], vi[kPlaneBatch];
+  const Real *fr = reinterpret_cast<const Real *>(t.f);
+  const Real *pr = reinterpret_cast<const Real *>(t.phase);
+  for (std::size_t j0 = t.begin; j0 < t.end; j0 += kPlaneBatch) {
+    const int batch = static_cast<int>(t.end - j0 < kPlaneBatch ? t.end - j0 : kPlaneBatch);
+    // The next batch's strengths, read in the caller's order (see spread).
+    for (std::size_t j = j0 + kPlaneBatch; j < j0 + 2 * kPlaneBatch && j < t.end; ++j)
+      for (int g = 0; g < t.count; ++g)
+        __builtin_prefetch(fr + 2 * (static_cast<std::size_t>(g) * t.f_stride + t.index[j]));
+    long long lo = 0, hi = 0;
+    for (int q = 0; q < batch; ++q) {
+      const std::size_t j = j0 + static_cast<std::size_t>(q);
+      cx[q] = weights<Real, W>(t.kernel, t.pos[0][j], kx[q]) + t.offset[0];
+      cy[q] = weights<Real, W>(t.kernel, t.pos[1][j], ky[q]) + t.offset[1];
+      cz[q] = weights<Real, W>(t.kernel, t.pos[2][j], kz[q]) + t.offset[2];
+      lo = q == 0 || cx[q] < lo ? cx[q] : lo;
+      hi = q == 0 || cx[q] + w > hi ? cx[q] + w : hi;
+    }
+    for (int g = 0; g < t.count; ++g) {
+      for (int q = 0; q < batch; ++q) {
+        const std::size_t j = j0 + static_cast<std::size_t>(q);
+        const std::size_t fi = 2 * (static_cast<std::size_t>(g) * t.f_stride + t.index[j]);
+        const Real fre = fr[fi], fim = fr[fi + 1], pre = pr[2 * j], pim = pr[2 * j + 1];
+        vr[q] = fre * pre - fim * pim;
+        vi[q] = fre * pim + fim * pre;
+      }
+      Real *__restrict sub = t.sub + 2 * static_cast<std::size_t>(g) * t.sub_stride;
+      for (long long x0 = lo; x0 < hi; x0 += planes) {
+        for (int q = 0; q < batch; ++q) {
+          const long long a_begin = x0 > cx[q] ? x0 - cx[q] : 0;
+          const long long a_end = x0 + planes - cx[q] < w ? x0 + planes - cx[q] : w;
+          if (a_begin >= a_end) continue;
+#pragma omp simd
+          for (int b = 0; b < wp; ++b) {
+            kv[2 * b] = vr[q] * kz[q][b];
+            kv[2 * b + 1] = vi[q] * kz[q][b];
+          }
+          for (long long a = a_begin; a < a_end; ++a) {
+            for (int b = 0; b < w; ++b) {
+              Real *__restrict out = sub + 2 * ((cx[q] + a) * static_cast<long long>(t.stride0) +
+                                                (cy[q] + b) * static_cast<long long>(t.stride1) + cz[q]);
+              const Real s = kx[q][a] * ky[q][b];
+#pragma omp simd
+              for (int e = 0; e < 2 * wl; ++e) out[e] += s * kv[e];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class Real, int W, int DIM>
 void spread(const SpreadTask<Real> &t) {
+  if constexpr (DIM == 3) {
+    const int width = W > 0 ? W : t.kernel.width, line = W > 0 ? line_width<Real, W>() : width;
+    const std::size_t plane = static_cast<std::size_t>(width) * static_cast<std::size_t>(2 * line) * sizeof(Real);
+    if (plane * static_cast<std::size_t>(width) > kWindowBytes) {
+      spread_3d_by_slabs<Real, W>(t, static_cast<int>(kSlabBytes / plane > 1 ? kSlabBytes / plane : 1));
+      return;
+    }
+  }
   const int w = W > 0 ? W : t.kernel.width;
   const int wp = W > 0 ? padded_width<Real, W>() : w;
   const int wl = W > 0 ? line_width<Real, W>() : w;

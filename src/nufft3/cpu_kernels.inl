@@ -244,6 +244,103 @@ inline long long wrap_first(long long first, long long n) {
 // (development VM, 2 threads). In 1-d and 2-d, where a window is W lines or fewer, groups measured no gain.
 constexpr int kInterpGroup = 16;
 
+// A target's output: its window's lines summed (acc, interleaved complex) weighted by the last dimension's w
+// weights, times its factor, into F at the caller's order.
+template <class Real>
+inline void write_target(const InterpTask<Real> &t, const Real *acc, const Real *last, int w, std::size_t j, int tr) {
+  Real sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+  for (int b = 0; b < w; ++b) {
+    sr += acc[2 * b] * last[b];
+    si += acc[2 * b + 1] * last[b];
+  }
+  const Real *fac = reinterpret_cast<const Real *>(t.factor);
+  const Real fre = fac[2 * j], fim = fac[2 * j + 1];
+  Real *out = reinterpret_cast<Real *>(t.F);
+  const std::size_t o = 2 * (static_cast<std::size_t>(tr) * t.K + t.index[j]);
+  out[o] = sr * fre - si * fim;
+  out[o + 1] = sr * fim + si * fre;
+}
+
+// Whether a 3-D window of width W outgrows L1 (kWindowBytes): then the interpolation, like the spreading, goes
+// through it a slab of planes at a time for a whole group of targets.
+template <class Real, int W>
+constexpr bool window_outgrows_cache() {
+  return W > 0 && static_cast<std::size_t>(W) * W * 2 * line_width<Real, W>() * sizeof(Real) > kWindowBytes;
+}
+
+// 3-D interpolation of one transform's grid g at a group of targets (weights in taps, first cells in first) whose
+// windows outgrow L1: slab by slab of dimension-0 planes (at most kSlabBytes of a window), each target's vector
+// accumulators kept between slabs (double W = 16: 8 % of the grid's window per slab, 13 % of the whole). Each
+// target adds its lines in the same order as interpolate: the same bits.
+template <class Real, int W>
+void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr, std::size_t j0, int group,
+                                const long long (*first)[3], const Real *taps, int S) {
+  constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
+  constexpr int kWl = line_width<Real, W>();
+  constexpr int kV = 2 * kWl / kL;
+  constexpr int kT = 2 * kWl - kV * kL;
+  constexpr std::size_t kPlane = static_cast<std::size_t>(W) * 2 * kWl * sizeof(Real);
+  constexpr int kPlanes = kSlabBytes / kPlane > 1 ? static_cast<int>(kSlabBytes / kPlane) : 1;
+  static_assert(2 * W >= kL, "a line of at least one whole vector");
+  using Vec = typename VectorOf<Real>::type;
+  using Piece = typename PieceOf<Real, static_cast<int>(sizeof(Real)) * (kT > 0 ? kT : 2)>::type;
+  Vec r[kInterpGroup][kV] = {};
+  Piece rt[kInterpGroup] = {};
+  alignas(64) Real acc[2 * kMaxWidth], gathered[2 * kMaxWidth];
+  long long iy[kMaxWidth], ilast[kMaxWidth];
+  const long long nx = t.n2[0], ny = t.n2[1], nz = t.n2[2];
+  for (int a0 = 0; a0 < W; a0 += kPlanes) {
+    const int a1 = a0 + kPlanes < W ? a0 + kPlanes : W;
+    for (int q = 0; q < group; ++q) {
+      const Real *kx = taps + q * 3 * S, *ky = kx + S;
+      const long long fx = first[q][0], fy = first[q][1], flast = first[q][2];
+      for (int b = 0; b < W; ++b) iy[b] = fy + b < ny ? fy + b : fy + b - ny;
+      const bool contiguous = flast + W <= nz;
+      for (int e = 0; e < W; ++e) ilast[e] = flast + e < nz ? flast + e : flast + e - nz;
+      Vec rl[kV];
+      Piece rtl = rt[q];
+      std::memcpy(rl, r[q], sizeof rl);
+      for (int a = a0; a < a1; ++a) {
+        const long long x = fx + a < nx ? fx + a : fx + a - nx;
+        for (int b = 0; b < W; ++b) {
+          const Real *line = g + 2 * (x * ny + iy[b]) * nz, *l = line + 2 * flast;
+          if (!contiguous) {
+            for (int e = 0; e < W; ++e) {
+              gathered[2 * e] = line[2 * ilast[e]];
+              gathered[2 * e + 1] = line[2 * ilast[e] + 1];
+            }
+            for (int e = 2 * W; e < 2 * padded_width<Real, W>(); ++e) gathered[e] = 0;
+            l = gathered;
+          }
+          const Real sc = kx[a] * ky[b];
+#pragma GCC unroll 16
+          for (int v = 0; v < kV; ++v) {
+            Vec xv;
+            std::memcpy(&xv, l + v * kL, sizeof xv);
+            rl[v] += sc * xv;
+          }
+          if constexpr (kT > 0) {
+            Piece xv;
+            std::memcpy(&xv, l + kV * kL, sizeof xv);
+            rtl += sc * xv;
+          }
+        }
+      }
+      std::memcpy(r[q], rl, sizeof rl);
+      rt[q] = rtl;
+    }
+  }
+  for (int q = 0; q < group; ++q) {
+    const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchAhead;
+    if (ahead < t.end)
+      __builtin_prefetch(reinterpret_cast<Real *>(t.F) + 2 * (static_cast<std::size_t>(tr) * t.K + t.index[ahead]), 1);
+    std::memcpy(acc, r[q], sizeof r[q]);
+    if constexpr (kT > 0) std::memcpy(acc + kV * kL, &rt[q], sizeof rt[q]);
+    write_target(t, acc, taps + (q * 3 + 2) * S, W, j0 + static_cast<std::size_t>(q), tr);
+  }
+}
+
 template <class Real, int W, int DIM>
 void interpolate(const InterpTask<Real> &t) {
   const int w = W > 0 ? W : t.kernel.width;
@@ -254,7 +351,6 @@ void interpolate(const InterpTask<Real> &t) {
   const long long n[3] = {t.n2[0], t.n2[1], t.n2[2]};
   const long long nx = n[0], ny = n[1], nz = n[2], nlast = n[DIM - 1];
   Real *out = reinterpret_cast<Real *>(t.F);
-  const Real *fac = reinterpret_cast<const Real *>(t.factor);
   constexpr std::size_t kGroup = DIM == 3 ? kInterpGroup : 1;
   for (std::size_t j0 = t.begin; j0 < t.end; j0 += kGroup) {
     const int group = static_cast<int>(t.end - j0 < kGroup ? t.end - j0 : kGroup);
@@ -265,6 +361,10 @@ void interpolate(const InterpTask<Real> &t) {
             weights<Real, W>(t.kernel, t.pos[d][j0 + q], taps + (q * 3 + d) * S) + (d == DIM - 1 ? n[d] / 2 : 0), n[d]);
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
+      if constexpr (DIM == 3 && window_outgrows_cache<Real, W>()) {
+        interpolate_group_by_slabs<Real, W>(t, g, tr, j0, group, first, taps, S);
+        continue;
+      }
       for (int q = 0; q < group; ++q) {
         // Outputs go to the caller's order: the one kPrefetchAhead targets ahead is fetched for writing.
         const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchAhead;
@@ -382,17 +482,7 @@ void interpolate(const InterpTask<Real> &t) {
             }
           }
         }
-        Real sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
-        for (int b = 0; b < w; ++b) {
-          sr += acc[2 * b] * last[b];
-          si += acc[2 * b + 1] * last[b];
-        }
-        const std::size_t j = j0 + static_cast<std::size_t>(q);
-        const Real fre = fac[2 * j], fim = fac[2 * j + 1];
-        const std::size_t o = 2 * (static_cast<std::size_t>(tr) * t.K + t.index[j]);
-        out[o] = sr * fre - si * fim;
-        out[o + 1] = sr * fim + si * fre;
+        write_target(t, acc, last, w, j0 + static_cast<std::size_t>(q), tr);
       }
     }
   }

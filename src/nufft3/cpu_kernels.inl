@@ -70,12 +70,13 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
 // Points ahead whose strengths (spreading) or output locations (interpolation) are prefetched.
 constexpr std::size_t kPrefetchAhead = 8;
 
-// 3-D spreading where one source's window outgrows L1 (kWindowBytes; double, W >= 14: 196 lines of 224 bytes,
-// 44 KiB at W = 14): sources are taken kPlaneBatch at a time, and the batch's windows a slab of dimension-0 planes
+// 3-D spreading where one source's window takes much of L1 (over kWindowBytes: double W >= 12, 144 lines of 192
+// bytes, 27 KiB): sources are taken kPlaneBatch at a time, and the batch's windows a slab of dimension-0 planes
 // at a time (at most kSlabBytes of one window), so that sorted, nearby sources find each other's lines in L1
-// (dense clusters 3-D double, development VM: spreading at W = 14 took 2.2 times W = 13's for 1.25 times the
-// taps). A cell lies in one slab, and within it the sources add in sorted order: the sums are the same bits.
-constexpr std::size_t kWindowBytes = 40 * 1024;
+// (dense clusters 3-D double, development VM: spreading at W = 14, a 44 KiB window, took 2.2 times W = 13's for
+// 1.25 times the taps; slabs from 24 KiB windows on were 5-19 % faster at W = 12 and 13 than from 40 KiB on, 16
+// KiB slabs no better). A cell lies in one slab, and within it the sources add in sorted order: the same bits.
+constexpr std::size_t kWindowBytes = 24 * 1024;
 constexpr std::size_t kSlabBytes = 24 * 1024;
 constexpr int kPlaneBatch = 16;
 

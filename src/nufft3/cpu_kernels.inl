@@ -263,17 +263,17 @@ inline void write_target(const InterpTask<Real> &t, const Real *acc, const Real 
   out[o + 1] = sr * fim + si * fre;
 }
 
-// Whether a 3-D window of width W outgrows L1 (kWindowBytes): then the interpolation, like the spreading, goes
-// through it a slab of planes at a time for a whole group of targets.
+// Whether a 3-D window of width W takes much of L1 (over kWindowBytes): then the interpolation, like the
+// spreading, goes through it a slab of planes at a time for a whole group of targets.
 template <class Real, int W>
-constexpr bool window_outgrows_cache() {
+constexpr bool window_fills_cache() {
   return W > 0 && static_cast<std::size_t>(W) * W * 2 * line_width<Real, W>() * sizeof(Real) > kWindowBytes;
 }
 
 // 3-D interpolation of one transform's grid g at a group of targets (weights in taps, first cells in first) whose
-// windows outgrow L1: slab by slab of dimension-0 planes (at most kSlabBytes of a window), each target's vector
-// accumulators kept between slabs (double W = 16: 8 % of the grid's window per slab, 13 % of the whole). Each
-// target adds its lines in the same order as interpolate: the same bits.
+// windows take much of L1: slab by slab of dimension-0 planes (at most kSlabBytes of a window: double W = 16, planes of
+// 4 KiB, 6 a slab), each target's vector accumulators kept between slabs. Each target adds its lines in the same
+// order as interpolate: the same bits.
 template <class Real, int W>
 void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr, std::size_t j0, int group,
                                 const long long (*first)[3], const Real *taps, int S) {
@@ -362,7 +362,7 @@ void interpolate(const InterpTask<Real> &t) {
             weights<Real, W>(t.kernel, t.pos[d][j0 + q], taps + (q * 3 + d) * S) + (d == DIM - 1 ? n[d] / 2 : 0), n[d]);
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
-      if constexpr (DIM == 3 && window_outgrows_cache<Real, W>()) {
+      if constexpr (DIM == 3 && window_fills_cache<Real, W>()) {
         interpolate_group_by_slabs<Real, W>(t, g, tr, j0, group, first, taps, S);
         continue;
       }

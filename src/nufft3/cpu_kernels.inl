@@ -80,6 +80,22 @@ constexpr std::size_t kWindowBytes = 24 * 1024;
 constexpr std::size_t kSlabBytes = 24 * 1024;
 constexpr int kPlaneBatch = 16;
 
+// Bytes of one dimension-0 plane of a 3-D window `width` cells a side whose lines hold `line` complex values,
+// and the planes of it a slab takes.
+template <class Real>
+constexpr std::size_t plane_bytes(int width, int line) {
+  return static_cast<std::size_t>(width) * static_cast<std::size_t>(2 * line) * sizeof(Real);
+}
+template <class Real>
+constexpr int slab_planes(int width, int line) {
+  return kSlabBytes / plane_bytes<Real>(width, line) > 1 ? static_cast<int>(kSlabBytes / plane_bytes<Real>(width, line))
+                                                         : 1;
+}
+template <class Real>
+constexpr bool window_fills_cache(int width, int line) {
+  return plane_bytes<Real>(width, line) * static_cast<std::size_t>(width) > kWindowBytes;
+}
+
 template <class Real, int W>
 void spread_3d_by_slabs(const SpreadTask<Real> &t, int planes) {
   const int w = W > 0 ? W : t.kernel.width;
@@ -144,9 +160,8 @@ template <class Real, int W, int DIM>
 void spread(const SpreadTask<Real> &t) {
   if constexpr (DIM == 3) {
     const int width = W > 0 ? W : t.kernel.width, line = W > 0 ? line_width<Real, W>() : width;
-    const std::size_t plane = static_cast<std::size_t>(width) * static_cast<std::size_t>(2 * line) * sizeof(Real);
-    if (plane * static_cast<std::size_t>(width) > kWindowBytes) {
-      spread_3d_by_slabs<Real, W>(t, static_cast<int>(kSlabBytes / plane > 1 ? kSlabBytes / plane : 1));
+    if (window_fills_cache<Real>(width, line)) {
+      spread_3d_by_slabs<Real, W>(t, slab_planes<Real>(width, line));
       return;
     }
   }
@@ -263,11 +278,45 @@ inline void write_target(const InterpTask<Real> &t, const Real *acc, const Real 
   out[o + 1] = sr * fim + si * fre;
 }
 
-// Whether a 3-D window of width W takes much of L1 (over kWindowBytes): then the interpolation, like the
-// spreading, goes through it a slab of planes at a time for a whole group of targets.
+// A window line's sum in vector registers at a compile-time width W (GCC/Clang vector extensions): kV whole
+// vectors of kL values, then a narrower piece of kT values (0 or a power of two) where line_width says so (W =
+// 13 in double: three vectors and 16 bytes instead of four vectors).
 template <class Real, int W>
-constexpr bool window_fills_cache() {
-  return W > 0 && static_cast<std::size_t>(W) * W * 2 * line_width<Real, W>() * sizeof(Real) > kWindowBytes;
+struct LineVectors {
+  static constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
+  static constexpr int kWl = 2 * W >= kL ? line_width<Real, W>() : padded_width<Real, W>();
+  static constexpr int kV = 2 * kWl / kL;       // whole vectors a line
+  static constexpr int kT = 2 * kWl - kV * kL;  // then a piece of kT values
+  using Vec = typename VectorOf<Real>::type;
+  using Piece = typename PieceOf<Real, static_cast<int>(sizeof(Real)) * (kT > 0 ? kT : 2)>::type;
+  // r += sc times the line's vectors, rt += sc times its piece (unused where kT == 0).
+  static inline void add(Vec (&r)[kV], Piece &rt, const Real *l, Real sc) {
+#pragma GCC unroll 16
+    for (int v = 0; v < kV; ++v) {
+      Vec x;
+      std::memcpy(&x, l + v * kL, sizeof x);
+      r[v] += sc * x;
+    }
+    if constexpr (kT > 0) {
+      Piece x;
+      std::memcpy(&x, l + kV * kL, sizeof x);
+      rt += sc * x;
+    }
+  }
+};
+
+// A window's line of w cells from `first` on the last (contiguous) axis: the grid's own cells where the window
+// does not wrap, else the cells at `wrapped` gathered into `gathered`, zero padded to wp.
+template <class Real>
+inline const Real *window_line(const Real *line, long long first, bool contiguous, const long long *wrapped, int w,
+                               int wp, Real *gathered) {
+  if (contiguous) return line + 2 * first;
+  for (int e = 0; e < w; ++e) {
+    gathered[2 * e] = line[2 * wrapped[e]];
+    gathered[2 * e + 1] = line[2 * wrapped[e] + 1];
+  }
+  for (int e = 2 * w; e < 2 * wp; ++e) gathered[e] = 0;
+  return gathered;
 }
 
 // 3-D interpolation of one transform's grid g at a group of targets (weights in taps, first cells in first) whose
@@ -277,15 +326,11 @@ constexpr bool window_fills_cache() {
 template <class Real, int W>
 void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr, std::size_t j0, int group,
                                 const long long (*first)[3], const Real *taps, int S) {
-  constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
-  constexpr int kWl = line_width<Real, W>();
-  constexpr int kV = 2 * kWl / kL;
-  constexpr int kT = 2 * kWl - kV * kL;
-  constexpr std::size_t kPlane = static_cast<std::size_t>(W) * 2 * kWl * sizeof(Real);
-  constexpr int kPlanes = kSlabBytes / kPlane > 1 ? static_cast<int>(kSlabBytes / kPlane) : 1;
-  static_assert(2 * W >= kL, "a line of at least one whole vector");
-  using Vec = typename VectorOf<Real>::type;
-  using Piece = typename PieceOf<Real, static_cast<int>(sizeof(Real)) * (kT > 0 ? kT : 2)>::type;
+  using LV = LineVectors<Real, W>;
+  constexpr int kL = LV::kL, kV = LV::kV, kT = LV::kT;
+  constexpr int kPlanes = slab_planes<Real>(W, LV::kWl);
+  using Vec = typename LV::Vec;
+  using Piece = typename LV::Piece;
   Vec r[kInterpGroup][kV] = {};
   Piece rt[kInterpGroup] = {};
   alignas(64) Real acc[2 * kMaxWidth], gathered[2 * kMaxWidth];
@@ -305,27 +350,9 @@ void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr
       for (int a = a0; a < a1; ++a) {
         const long long x = fx + a < nx ? fx + a : fx + a - nx;
         for (int b = 0; b < W; ++b) {
-          const Real *line = g + 2 * (x * ny + iy[b]) * nz, *l = line + 2 * flast;
-          if (!contiguous) {
-            for (int e = 0; e < W; ++e) {
-              gathered[2 * e] = line[2 * ilast[e]];
-              gathered[2 * e + 1] = line[2 * ilast[e] + 1];
-            }
-            for (int e = 2 * W; e < 2 * padded_width<Real, W>(); ++e) gathered[e] = 0;
-            l = gathered;
-          }
-          const Real sc = kx[a] * ky[b];
-#pragma GCC unroll 16
-          for (int v = 0; v < kV; ++v) {
-            Vec xv;
-            std::memcpy(&xv, l + v * kL, sizeof xv);
-            rl[v] += sc * xv;
-          }
-          if constexpr (kT > 0) {
-            Piece xv;
-            std::memcpy(&xv, l + kV * kL, sizeof xv);
-            rtl += sc * xv;
-          }
+          const Real *l = window_line(g + 2 * (x * ny + iy[b]) * nz, flast, contiguous, ilast, W,
+                                      padded_width<Real, W>(), gathered);
+          LV::add(rl, rtl, l, kx[a] * ky[b]);
         }
       }
       std::memcpy(r[q], rl, sizeof rl);
@@ -362,7 +389,7 @@ void interpolate(const InterpTask<Real> &t) {
             weights<Real, W>(t.kernel, t.pos[d][j0 + q], taps + (q * 3 + d) * S) + (d == DIM - 1 ? n[d] / 2 : 0), n[d]);
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
-      if constexpr (DIM == 3 && window_fills_cache<Real, W>()) {
+      if constexpr (DIM == 3 && W > 0 && window_fills_cache<Real>(W, line_width<Real, W>())) {
         interpolate_group_by_slabs<Real, W>(t, g, tr, j0, group, first, taps, S);
         continue;
       }
@@ -381,14 +408,8 @@ void interpolate(const InterpTask<Real> &t) {
         // A window that runs past the end of the last (contiguous) axis is gathered cell by cell.
         const bool contiguous = flast + w <= nlast;
         for (int e = 0; e < w; ++e) ilast[e] = flast + e < nlast ? flast + e : flast + e - nlast;
-        auto line_at = [&](const Real *line) -> const Real * {
-          if (contiguous) return line + 2 * flast;
-          for (int e = 0; e < w; ++e) {
-            gathered[2 * e] = line[2 * ilast[e]];
-            gathered[2 * e + 1] = line[2 * ilast[e] + 1];
-          }
-          for (int e = 2 * w; e < 2 * wp; ++e) gathered[e] = 0;
-          return gathered;
+        auto line_at = [&](const Real *line) {
+          return window_line(line, flast, contiguous, ilast, w, wp, gathered);
         };
         if (DIM == 1) {
           const Real *__restrict l = line_at(g);
@@ -398,29 +419,13 @@ void interpolate(const InterpTask<Real> &t) {
           // Compile-time width: the accumulator is kV vectors held in registers across the W^(DIM-1) lines
           // (GCC/Clang vector extensions). As an array under `omp simd` it went through the stack on every line,
           // a store-to-load chain that made 3-d interpolation twice as slow as spreading (W = 13, N = K = 2e4).
-          constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
-          // Lines of at least one whole vector end in a narrower piece where line_width says so (W = 13 in double:
-          // three vectors and 16 bytes instead of four vectors).
-          constexpr int kWl = 2 * W >= kL ? line_width<Real, W>() : padded_width<Real, W>();
-          constexpr int kV = 2 * kWl / kL;       // whole vectors a line
-          constexpr int kT = 2 * kWl - kV * kL;  // then a piece of kT values: 0 or a power of two
-          using Vec = typename VectorOf<Real>::type;
-          using Piece = typename PieceOf<Real, static_cast<int>(sizeof(Real)) * (kT > 0 ? kT : 2)>::type;
+          using LV = LineVectors<Real, W>;
+          constexpr int kL = LV::kL, kV = LV::kV, kT = LV::kT;
+          using Vec = typename LV::Vec;
+          using Piece = typename LV::Piece;
           Vec r[kV] = {};
           Piece rt = {};  // the tail's accumulator (unused where kT == 0)
-          auto add_line = [&](const Real *l, Real sc) {
-#pragma GCC unroll 16
-            for (int v = 0; v < kV; ++v) {
-              Vec x;
-              std::memcpy(&x, l + v * kL, sizeof x);
-              r[v] += sc * x;
-            }
-            if constexpr (kT > 0) {
-              Piece x;
-              std::memcpy(&x, l + kV * kL, sizeof x);
-              rt += sc * x;
-            }
-          };
+          auto add_line = [&](const Real *l, Real sc) { LV::add(r, rt, l, sc); };
           // In 3-d with fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 8), a plane's lines go to
           // kSets independent accumulators: with one, every line's FMA waited for the previous one (clustered 3-d, 16
           // transforms, float, W = 7: 10 % of the exec). Wider lines, and 2-d, keep one (more measured slower).

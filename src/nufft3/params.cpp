@@ -51,40 +51,44 @@ constexpr double kLargestSpacing = 1e290;
 
 }  // namespace
 
+namespace {
+
+// Calls visit(m, k) for every even 2,3,5,7-smooth m in [lo, hi] (hi < 2^62), k the number of distinct odd primes
+// dividing m: every odd part 3^a 5^b 7^c up to hi times the powers of two that bring it into the range, a few
+// hundred products (stepping through even numbers and dividing out the primes took 60-160 us at 1e6, once per
+// setpts).
+template <class Visit>
+void for_each_smooth_even(long long lo, long long hi, Visit visit) {
+  auto next = [hi](long long p, long long f) { return p <= hi / f ? p * f : hi + 1; };
+  for (long long p7 = 1, k7 = 0; p7 <= hi; p7 = next(p7, 7), k7 = 1)
+    for (long long p5 = p7, k5 = 0; p5 <= hi; p5 = next(p5, 5), k5 = 1)
+      for (long long p3 = p5, k3 = 0; p3 <= hi; p3 = next(p3, 3), k3 = 1)
+        for (long long m = next(p3, 2); m <= hi; m = next(m, 2))
+          if (m >= lo) visit(m, static_cast<int>(k3 + k5 + k7));
+}
+
+}  // namespace
+
 long long next_smooth_even(long long n) {
   if (n <= 2) return 2;
-  // Every odd part 3^a 5^b 7^c below n, times the least power of two that reaches n: a few hundred products,
-  // where stepping m by 2 and dividing out the primes took 60-160 us a call at n ~ 1e6 (the gaps between
-  // smooth numbers grow with n), once per setpts.
   long long best = 2;
   while (best < n) best *= 2;
-  for (long long p7 = 1; p7 < n; p7 *= 7)
-    for (long long p5 = p7; p5 < n; p5 *= 5)
-      for (long long p3 = p5; p3 < n; p3 *= 3) {
-        long long m = 2 * p3;
-        while (m < n) m *= 2;
-        best = std::min(best, m);
-      }
+  for_each_smooth_even(n, best, [&](long long m, int) { best = std::min(best, m); });
   return best;
 }
 
 long long fft_length(long long n, double odd_prime_cost) {
   const long long first = next_smooth_even(n);
   if (!(odd_prime_cost > 0)) return first;
-  const long long last = first + first / kFftLengthSlack;
   long long best = first;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (long long p7 = 1, k7 = 0; p7 <= last; p7 *= 7, k7 = 1)
-    for (long long p5 = p7, k5 = 0; p5 <= last; p5 *= 5, k5 = 1)
-      for (long long p3 = p5, k3 = 0; p3 <= last; p3 *= 3, k3 = 1)
-        for (long long m = 2 * p3; m <= last; m *= 2) {
-          if (m < first) continue;
-          const double cost = static_cast<double>(m) * (1 + odd_prime_cost * static_cast<double>(k3 + k5 + k7));
-          if (cost < best_cost || (cost == best_cost && m < best)) {
-            best = m;
-            best_cost = cost;
-          }
-        }
+  for_each_smooth_even(first, first + first / kFftLengthSlack, [&](long long m, int odd_primes) {
+    const double cost = static_cast<double>(m) * (1 + odd_prime_cost * odd_primes);
+    if (cost < best_cost || (cost == best_cost && m < best)) {
+      best = m;
+      best_cost = cost;
+    }
+  });
   return best;
 }
 

@@ -10,9 +10,7 @@ using namespace spfft2d_test;
 class Mtx : public testing::Test {
  protected:
   std::string write(const std::string &name, const std::string &text) {
-    std::string path = testing::TempDir() + "spfft2d_" + name + ".mtx";
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return files_.emplace_back("spfft2d_" + name + ".mtx", text).path();
   }
   // Spectrum (complex128, CPU) of a plan from the file, or empty with the status in *status.
   std::vector<cd> spectrum_of_file(const std::string &path, int binary, sfft_status *status) {
@@ -27,6 +25,7 @@ class Mtx : public testing::Test {
     spfft2d_destroy(p);
     return y;
   }
+  std::list<sfft_test::TempFile> files_;  // removed when the test ends
   void expect_matches(const std::string &text, int binary, const Coo &want) {
     sfft_status s;
     std::vector<cd> y = spectrum_of_file(write("valid", text), binary, &s);
@@ -123,7 +122,7 @@ TEST_F(Mtx, MalformedFilesGiveStatusAndLineNumber) {
         << c.name << ": '" << sfft_last_error() << "' should contain '" << c.needle << "'";
   }
   sfft_status s;
-  spectrum_of_file(testing::TempDir() + "spfft2d_does_not_exist.mtx", 1, &s);
+  spectrum_of_file(sfft_test::temp_path("spfft2d_does_not_exist.mtx"), 1, &s);
   expect_error(s, SFFT_ERROR_INVALID_ARGUMENT, "cannot open");
   sfft_options o = cpu_options();
   spfft2d_plan p = nullptr;
@@ -172,7 +171,7 @@ TEST_F(Mtx, PipesFifosAndDirectories) {
     EXPECT_LE(sfft_test::relative_l2_error(y.data(), ref.data(), y.size()), 1e-13);
   }
   {
-    const std::string fifo = testing::TempDir() + "spfft2d_fifo_" + std::to_string(getpid());
+    const std::string fifo = sfft_test::temp_path("spfft2d_fifo");
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
     std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << text; });
     sfft_status s;

@@ -141,8 +141,9 @@ TEST(Spfft2dArgs, SpectraThatWouldOverflowAreRefusedAtCreate) {
     }
   }
   // The Matrix Market path goes through the same check.
-  const std::string path = testing::TempDir() + "spfft2d_overflow.mtx";
-  std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n3 3 2\n2 2 1e308\n2 2 1e308\n";
+  const sfft_test::TempFile file("spfft2d_overflow.mtx",
+                                 "%%MatrixMarket matrix coordinate real general\n3 3 2\n2 2 1e308\n2 2 1e308\n");
+  const std::string &path = file.path();
   expect_error(spfft2d_create_from_mtx(&p, path.c_str(), 0, SFFT_COMPLEX128, &o), SFFT_ERROR_INVALID_ARGUMENT,
                "(row 1, col 1) sum to inf");
   ASSERT_EQ(spfft2d_create_from_mtx(&p, path.c_str(), 1, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
@@ -259,8 +260,9 @@ TEST(Spfft2dArgs, AutoFollowsTheArraysAndTheFileTakesTheGpu) {
   spfft2d_plan p = nullptr;
   ASSERT_EQ(spfft2d_create(&p, 3, 3, 2, r, c, nullptr, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
   EXPECT_EQ(backend_of(p), SFFT_BACKEND_CPU);
-  const std::string path = testing::TempDir() + "spfft2d_auto_backend.mtx";
-  std::ofstream(path) << "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 3\n";
+  const sfft_test::TempFile file("spfft2d_auto_backend.mtx",
+                                 "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 3\n");
+  const std::string &path = file.path();
   ASSERT_EQ(spfft2d_create_from_mtx(&p, path.c_str(), 1, SFFT_COMPLEX64, &o), SFFT_SUCCESS) << sfft_last_error();
   EXPECT_EQ(backend_of(p), sfft_test::have_gpu() ? SFFT_BACKEND_CUDA : SFFT_BACKEND_CPU);
   if (!sfft_test::have_gpu()) return;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -110,9 +111,15 @@ bool reference_read(const std::string &text, bool binary, uint64_t *rows, uint64
   return have_size && seen == nnz;
 }
 
-std::string temp_path() {
-  static const std::string path = "/tmp/sfft-fuzz-mtx-" + std::to_string(getpid()) + ".mtx";
-  return path;
+// The harness's scratch file, one per process, removed when the process exits normally.
+struct ScratchFile {
+  std::string path = "/tmp/sfft-fuzz-mtx-" + std::to_string(getpid()) + ".mtx";
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
+
+const std::string &temp_path() {
+  static const ScratchFile file;
+  return file.path;
 }
 
 }  // namespace

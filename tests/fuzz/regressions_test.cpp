@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -331,13 +330,10 @@ TEST(FuzzRegressions, Spfft2dStreamBitIdenticalForEveryMethod) {
 // library drops a stored zero, written "-0" here, as sfft.h documents ("every stored nonzero" becomes 1);
 // the fuzz harness's reference reader counted it as a nonzero. The reference was wrong and now drops it too.
 TEST(FuzzRegressions, Spfft2dMtxBinaryDropsStoredZeros) {
-  const std::string path = ::testing::TempDir() + "sfft-regression-negative-zero.mtx";
-  {
-    std::FILE *f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fputs("%%MatrixMarket matrix coordinate real general\n5 4 4\n1 1 1.5\n2 3 -0\n3 4 0.25\n5 2 0e7\n", f);
-    std::fclose(f);
-  }
+  const sfft_test::TempFile file(
+      "regression-negative-zero.mtx",
+      "%%MatrixMarket matrix coordinate real general\n5 4 4\n1 1 1.5\n2 3 -0\n3 4 0.25\n5 2 0e7\n");
+  const std::string &path = file.path();
   sfft_options o;
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CPU;
@@ -355,7 +351,6 @@ TEST(FuzzRegressions, Spfft2dMtxBinaryDropsStoredZeros) {
     EXPECT_LT(std::abs(y[0] - std::complex<double>(binary ? 2.0 : 1.75, 0)), 1e-12);
     spfft2d_destroy(plan);
   }
-  std::remove(path.c_str());
 }
 
 // Found by the sanitizer tier (UBSan: "load of value 4, which is not a valid value for type

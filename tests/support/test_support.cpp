@@ -3,8 +3,12 @@
 
 #include <fftw3.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #if SFFT_HAVE_CUDA
@@ -14,6 +18,19 @@
 namespace sfft_test {
 
 bool have_gpu() { return sfft_cuda_device_count() > 0; }
+
+std::string temp_path(const std::string &name) {
+  return testing::TempDir() + "sfft-" + std::to_string(getpid()) + "-" + name;
+}
+
+TempFile::TempFile(const std::string &name, const std::string &contents) : path_(temp_path(name)) {
+  std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+  out << contents;
+  out.close();
+  if (!out) ADD_FAILURE() << "cannot write " << path_;
+}
+
+TempFile::~TempFile() { std::remove(path_.c_str()); }
 
 namespace {
 #if SFFT_HAVE_CUDA

@@ -71,6 +71,23 @@ class TestStream {
   void *stream_ = nullptr;
 };
 
+// A file in the test temporary directory, its name carrying the process id so that concurrent runs (ctest -j,
+// two builds or CI jobs on one host) never share it; written on construction, removed on destruction.
+class TempFile {
+ public:
+  TempFile(const std::string &name, const std::string &contents);
+  ~TempFile();
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The path TempFile would use for `name`, for files a test makes itself (FIFOs) or expects to be absent.
+std::string temp_path(const std::string &name);
+
 // Seeded random complex vector, components uniform in [-1, 1).
 template <class Real>
 std::vector<std::complex<Real>> random_complex(std::size_t n, uint64_t seed) {

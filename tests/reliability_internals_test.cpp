@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internals behind issue 26 that the C API cannot reach on this machine: FFTW plans whose batch distance
 // exceeds 2^31 elements (a nufft3 grid of that size needs 64 GB), the memory ceiling read from made-up
-// /proc and cgroup files, and the bound on nufft3's kernel-design memo; and nufft3's fit of the kernel's
-// Fourier transform, which the C API shows only as setpts time. The units are compiled into the test (the
+// /proc and cgroup files, and the bound on nufft3's kernel-design memo; nufft3's fit of the kernel's
+// Fourier transform, which the C API shows only as setpts time; and strided FFT lines run through buffers
+// (every block size and a short last block, against textbook sums). The units are compiled into the test (the
 // library exports only the C API).
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,9 +18,11 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/process.hpp"
 #if SFFT_TEST_FAMILY_nufft3
@@ -83,6 +86,92 @@ TEST(FftwPlan, EmbeddedInPlaceRealToComplex) {
       EXPECT_NEAR(std::abs(buf[u * W + v] - want), 0, 1e-12) << u << "," << v;
     }
   fftw_free(buf);
+}
+
+// Strided lines through buffers: 1-D DFTs along a strided axis over a sub-block of lines (one to three batch
+// dimensions), against textbook sums line by line; every element outside the lines must keep its value. Shapes
+// give full blocks and a short last block (inner counts 21 and 37 against 16-line blocks), a single line, and
+// lines too long for 16 of them in the buffer (3000 points: blocks of 5 or 10).
+template <class Real>
+void check_buffered_lines(const std::vector<std::ptrdiff_t> &shape, int axis, std::vector<std::ptrdiff_t> first,
+                          std::vector<std::ptrdiff_t> count, int sign, int threads, double tol) {
+  using C = std::complex<Real>;
+  const int rank = static_cast<int>(shape.size());  // the leading dimension is the batch of transforms
+  std::vector<std::ptrdiff_t> stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
+  const std::size_t total = static_cast<std::size_t>(stride[0] * shape[0]);
+  std::vector<C> data(total), before;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (C &z : data) z = C(static_cast<Real>(u(rng)), static_cast<Real>(u(rng)));
+  before = data;
+  // The batch dimensions are every dimension but `axis`, in order; `first`/`count` select lines in each.
+  std::vector<std::ptrdiff_t> bc, bd;
+  std::ptrdiff_t origin = 0;
+  for (int d = 0, b = 0; d < rank; ++d) {
+    if (d == axis) continue;
+    bc.push_back(count[b]);
+    bd.push_back(stride[d]);
+    origin += first[b] * stride[d];
+    ++b;
+  }
+  const std::ptrdiff_t n = shape[axis];
+  sfft::fftw::BufferedLines<Real> lines(n, stride[axis], static_cast<int>(bc.size()), bc.data(), bd.data(), sign,
+                                        threads);
+  lines.execute(data.data() + origin);
+  std::vector<std::complex<double>> twiddle(static_cast<std::size_t>(n));
+  for (std::ptrdiff_t m = 0; m < n; ++m)
+    twiddle[m] = std::polar(1.0, sign * 2 * M_PI * static_cast<double>(m) / static_cast<double>(n));
+  std::vector<bool> in_lines(total, false);
+  double worst = 0, scale = 0;
+  std::vector<std::ptrdiff_t> idx(bc.size(), 0);
+  for (bool more = true; more;) {
+    std::ptrdiff_t base = origin;
+    for (std::size_t b = 0; b < bc.size(); ++b) base += idx[b] * bd[b];
+    for (std::ptrdiff_t k = 0; k < n; ++k) {
+      std::complex<double> want = 0;
+      for (std::ptrdiff_t j = 0; j < n; ++j)
+        want += std::complex<double>(before[base + j * stride[axis]]) * twiddle[(j * k) % n];
+      const std::size_t at = static_cast<std::size_t>(base + k * stride[axis]);
+      worst = std::max(worst, std::abs(std::complex<double>(data[at]) - want));
+      scale = std::max(scale, std::abs(want));
+      in_lines[at] = true;
+    }
+    more = false;
+    for (std::size_t b = bc.size(); b-- > 0;) {
+      if (++idx[b] < bc[b]) {
+        more = true;
+        break;
+      }
+      idx[b] = 0;
+    }
+  }
+  EXPECT_LE(worst / scale, tol) << "n " << n << " axis " << axis << " threads " << threads;
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < total; ++i) changed += !in_lines[i] && data[i] != before[i];
+  EXPECT_EQ(changed, 0u) << "elements outside the lines were written";
+}
+
+TEST(FftwLines, BufferedStridedLinesMatchTextbookSums) {
+  for (int threads : {1, 2, 3}) {
+    // 2 transforms of 5 x 7 x 37: along dimension 1 over 3 planes x 21 columns, along dimension 0 over all.
+    check_buffered_lines<double>({2, 5, 7, 37}, 2, {0, 1, 9}, {2, 3, 21}, FFTW_FORWARD, threads, 1e-13);
+    check_buffered_lines<float>({2, 5, 7, 37}, 2, {0, 1, 9}, {2, 3, 21}, FFTW_BACKWARD, threads, 2e-6);
+    check_buffered_lines<double>({2, 5, 7, 37}, 1, {0, 0, 0}, {2, 7, 37}, FFTW_BACKWARD, threads, 1e-13);
+    check_buffered_lines<float>({2, 5, 7, 37}, 1, {1, 2, 3}, {1, 4, 34}, FFTW_FORWARD, threads, 2e-6);
+    // One batch dimension: the columns of an 11 x 40 array, and a single column.
+    check_buffered_lines<double>({11, 40}, 0, {0}, {40}, FFTW_FORWARD, threads, 1e-13);
+    check_buffered_lines<float>({11, 40}, 0, {39}, {1}, FFTW_FORWARD, threads, 2e-6);
+    // Lines of 3000 points: fewer than 16 fit the buffer.
+    check_buffered_lines<double>({3000, 13}, 0, {1}, {11}, FFTW_BACKWARD, threads, 1e-12);
+    check_buffered_lines<float>({3000, 13}, 0, {0}, {13}, FFTW_FORWARD, threads, 1e-5);
+  }
+}
+
+TEST(FftwLines, RefusesContiguousOrScatteredLines) {
+  const std::ptrdiff_t count[1] = {4}, scattered[1] = {2}, adjacent[1] = {1};
+  EXPECT_THROW(sfft::fftw::BufferedLines<double>(8, 1, 1, count, adjacent, FFTW_FORWARD, 1), sfft::Error);
+  EXPECT_THROW(sfft::fftw::BufferedLines<double>(8, 8, 1, count, scattered, FFTW_FORWARD, 1), sfft::Error);
 }
 
 // ------------------------------------------------------------------------------------ memory ceiling

@@ -19,6 +19,7 @@
 
 #include "common/checked.hpp"
 #include "common/env.hpp"
+#include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
@@ -324,42 +325,62 @@ class CpuEngine final : public Engine {
     };
     std::string grid;
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
+    auto at_both_ends = [&](int d, long long count) { return count >= L_.axis[d].n2 ? count : 2 * count; };
     std::fprintf(
         stderr,
         "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s "
         "(source rows %lld x %lld, band %lld, ends %lld) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
         sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width, L_.upsampfac,
-        grid.c_str(), fft_.pruned ? "pruned" : "full", 2 * fft_.rows[0], 2 * fft_.rows[1], fft_.band, 2 * fft_.ends,
+        grid.c_str(), fft_.pruned ? "pruned" : "full", cfg_.dim > 1 ? at_both_ends(0, fft_.rows[0]) : 0,
+        cfg_.dim > 2 ? at_both_ends(1, fft_.rows[1]) : 0, fft_.band, cfg_.dim > 2 ? at_both_ends(1, fft_.ends) : 0,
         ms(start, spread), ms(spread, fft), ms(fft, end), ms(start, end));
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
 
  private:
-  // The grid's FFT: one batched plan over every transform, or, where that skips enough work, pass by pass over
-  // only the lines that hold sources or feed a cell the interpolation reads (every transform in each pass); the
-  // other cells are left unfinished. Sources fill the first and the last n1/2 indices of each dimension (rows); the
-  // targets read a band of the last dimension about n2/2 (the deconvolution's alternating sign moved the spectrum
-  // there) and, in 3-D, the first and last `ends` indices of dimension 1. 2-D: along dimension 1 on the source rows of
-  // dimension 0, then along dimension 0 on the band. 3-D: along dimension 2 on the lines whose dimensions 0 and
-  // 1 both hold sources, along dimension 1 on the source rows of dimension 0 crossing the band, along dimension
-  // 0 on the `ends` of dimension 1 crossing the band.
+  // The grid's FFT. 1-D: one batched plan over every transform. 2-D and 3-D: pass by pass, every transform in
+  // each pass, over only the lines that hold sources or feed a cell the interpolation reads (the other cells are
+  // left unfinished; all lines where the points fill the grid). Sources fill the first and the last n1/2 indices
+  // of each dimension (rows); the targets read a band of the last dimension about n2/2 (the deconvolution's
+  // alternating sign moved the spectrum there) and, in 3-D, the first and last `ends` indices of dimension 1.
+  // 2-D: along dimension 1 on the source rows of dimension 0, then along dimension 0 on the band. 3-D: along
+  // dimension 2 on the lines whose dimensions 0 and 1 both hold sources, along dimension 1 on the source rows of
+  // dimension 0 crossing the band, along dimension 0 on the `ends` of dimension 1 crossing the band. The passes
+  // along strided dimensions go through buffers (fftw_lines.hpp).
   struct GridFft {
-    bool pruned = false;
-    long long rows[2] = {0, 0};       // pruned: source indices at each end of dimensions 0 and 1 (3-D)
-    long long band_lo = 0, band = 0;  // pruned: the last dimension's indices [band_lo, band_lo + band)
-    long long ends = 0;               // pruned, 3-D: dimension 1's indices read at each end of the axis
-    fftw::Plan<Real> full, pass[3];   // pruned: the passes in order
+    bool pruned = false;              // some lines skipped
+    long long rows[2] = {0, 0};       // source indices at each end of dimensions 0 and 1 (3-D)
+    long long band_lo = 0, band = 0;  // the last dimension's indices [band_lo, band_lo + band)
+    long long ends = 0;               // 3-D: dimension 1's indices read at each end of the axis
+    fftw::Plan<Real> full;            // 1-D
+    fftw::Plan<Real> along_last;      // 2-D, 3-D: the contiguous pass
+    fftw::BufferedLines<Real> strided[2];
   };
 
-  // The pruned layout where it does at most kPruneAtMost of the full transform's work (SFFT_NUFFT3_FFT=full
-  // turns it off, for A/B measurements). Extents are rounded up to kPruneRound lines, so that new points of the
-  // same distribution keep the previous plans, and the band's start stays a multiple of it (every transform's
-  // arrays keep the planning arrays' alignment).
+  // Lines at each end of dimension d: `count` from each end, or the whole axis (one block) where they meet.
+  long long ends_extent(int d, long long count) const {
+    const long long n = L_.axis[d].n2;
+    return 2 * count >= n ? n : count;
+  }
+  std::array<long long, 2> end_starts(int d, long long count) const {
+    const long long n = L_.axis[d].n2, extent = ends_extent(d, count);
+    return {0, extent == n ? -1 : n - extent};  // -1: no second block
+  }
+
+  // The lines these points need (SFFT_NUFFT3_FFT=full: every line, for A/B measurements). Extents are rounded up
+  // to kPruneRound lines, so that new points of the same distribution keep the previous plans, and the band's
+  // start stays a multiple of it (every transform's arrays keep the planning arrays' alignment).
   GridFft wanted_fft(const double *s_lo, const double *s_hi) const {
     GridFft f;
     const int dim = cfg_.dim;
-    if (dim < 2 || env_value("SFFT_NUFFT3_FFT") == "full") return f;
+    if (dim < 2) return f;
+    const DimLayout &last = L_.axis[dim - 1];
+    f.rows[0] = L_.axis[0].n2;
+    f.rows[1] = dim == 3 ? L_.axis[1].n2 : 0;
+    f.band = last.n2;
+    f.ends = dim == 3 ? L_.axis[1].n2 : 0;
+    if (env_value("SFFT_NUFFT3_FFT") == "full") return f;
     // A target at coordinate p of a dimension (|p| <= extent) reads the cells ceil(p - W/2) .. + W - 1 (the
     // last dimension's moved by n2/2, InterpTask): within extent + W/2 of the centre, 2 cells more for rounding.
     auto reach = [&](int d) {
@@ -367,97 +388,87 @@ class CpuEngine final : public Engine {
       return std::max(std::fabs(s_lo[d] - a.tgt_center), std::fabs(s_hi[d] - a.tgt_center)) * a.tgt_scale +
              L_.kernel.half_width + 2;
     };
-    const DimLayout &last = L_.axis[dim - 1];
     const double r_last = reach(dim - 1);
     const long long half = last.n2 / 2;
-    if (!(r_last < static_cast<double>(half))) return f;  // a band that wraps: every column
-    const long long lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
-    const long long hi =
-        std::min(last.n2, round_up_to_prune_lines(half + static_cast<long long>(std::ceil(r_last)) + 1));
-    const double band = static_cast<double>(hi - lo) / static_cast<double>(last.n2);
-    for (int d = 0; d + 1 < dim; ++d)
-      f.rows[d] = std::min(round_up_to_prune_lines(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2);
-    const double rows0 = 2.0 * static_cast<double>(f.rows[0]) / static_cast<double>(L_.axis[0].n2);
-    double work = 0;
-    if (dim == 2) {
-      work = (rows0 + band) / 2;
-    } else {
-      const long long n1 = L_.axis[1].n2;
-      f.ends = std::min(round_up_to_prune_lines(static_cast<long long>(std::ceil(reach(1))) + 1), n1 / 2);
-      const double rows1 = 2.0 * static_cast<double>(f.rows[1]) / static_cast<double>(n1);
-      const double ends1 = 2.0 * static_cast<double>(f.ends) / static_cast<double>(n1);
-      work = (rows0 * rows1 + rows0 * band + ends1 * band) / 3;
+    if (r_last < static_cast<double>(half)) {  // else a band that wraps: every column
+      f.band_lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
+      f.band =
+          std::min(last.n2, round_up_to_prune_lines(half + static_cast<long long>(std::ceil(r_last)) + 1)) - f.band_lo;
     }
-    if (work > kPruneAtMost) return GridFft{};
-    f.pruned = true;
-    f.band_lo = lo;
-    f.band = hi - lo;
+    for (int d = 0; d + 1 < dim; ++d)
+      f.rows[d] = ends_extent(d, std::min(round_up_to_prune_lines(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2));
+    if (dim == 3) f.ends = ends_extent(1, round_up_to_prune_lines(static_cast<long long>(std::ceil(reach(1))) + 1));
+    const bool all_of_dim1 = dim == 2 || (f.rows[1] == L_.axis[1].n2 && f.ends == L_.axis[1].n2);
+    f.pruned = f.band < last.n2 || f.rows[0] < L_.axis[0].n2 || !all_of_dim1;
     return f;
   }
 
   // Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs.
   static bool fft_covers(const GridFft &have, const GridFft &want) {
-    if (have.pruned != want.pruned) return false;
-    return !want.pruned || (have.rows[0] >= want.rows[0] && have.rows[1] >= want.rows[1] && have.ends >= want.ends &&
-                            have.band_lo <= want.band_lo && have.band_lo + have.band >= want.band_lo + want.band);
+    return have.rows[0] >= want.rows[0] && have.rows[1] >= want.rows[1] && have.ends >= want.ends &&
+           have.band_lo <= want.band_lo && have.band_lo + have.band >= want.band_lo + want.band;
   }
 
-  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). A pruned pass takes every transform
-  // at once (its outermost batch dimension): transform by transform, ntransf 16 lost what pruning saved.
+  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). Each pass takes every transform at once
+  // (its outermost batch dimension): transform by transform, ntransf 16 lost what pruning saved. rows and ends
+  // below the axis length are the count at each end (two blocks of lines), the axis length one block.
   void make_fft(GridFft &f, Complex *grid, int threads) const {
     const int dim = cfg_.dim, sign = cfg_.sign;
     std::ptrdiff_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
     const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
-    if (!f.pruned) {
-      f.full = fftw::Plan<Real>::many_dft(dim, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
+    if (dim == 1) {
+      f.full = fftw::Plan<Real>::many_dft(1, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
                                           FFTW_ESTIMATE, threads);
       return;
     }
     using Plan = fftw::Plan<Real>;
+    using Strided = fftw::BufferedLines<Real>;
     const std::ptrdiff_t transforms = cfg_.ntransf;
-    Complex *band = grid + f.band_lo;
     if (dim == 2) {
       const std::ptrdiff_t c0[2] = {transforms, f.rows[0]}, d0[2] = {dist, n[1]};
-      f.pass[0] = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+      f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
       const std::ptrdiff_t c1[2] = {transforms, f.band}, d1[2] = {dist, 1};
-      f.pass[1] = Plan::lines(n[0], n[1], 2, c1, d1, band, sign, FFTW_ESTIMATE, threads);
+      f.strided[0] = Strided(n[0], n[1], 2, c1, d1, sign, threads);
       return;
     }
     const std::ptrdiff_t plane = n[1] * n[2];
     const std::ptrdiff_t c0[3] = {transforms, f.rows[0], f.rows[1]}, d0[3] = {dist, plane, n[2]};
-    f.pass[0] = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+    f.along_last = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
     const std::ptrdiff_t c1[3] = {transforms, f.rows[0], f.band}, d1[3] = {dist, plane, 1};
-    f.pass[1] = Plan::lines(n[1], n[2], 3, c1, d1, band, sign, FFTW_ESTIMATE, threads);
+    f.strided[0] = Strided(n[1], n[2], 3, c1, d1, sign, threads);
     const std::ptrdiff_t c2[3] = {transforms, f.ends, f.band}, d2[3] = {dist, n[2], 1};
-    f.pass[2] = Plan::lines(n[0], plane, 3, c2, d2, band, sign, FFTW_ESTIMATE, threads);
+    f.strided[1] = Strided(n[0], plane, 3, c2, d2, sign, threads);
   }
 
   void run_fft() {
     Complex *grid = grid_.get();
-    if (!fft_.pruned) {
+    const int dim = cfg_.dim;
+    if (dim == 1) {
       fft_.full.execute_dft(grid, grid);
       return;
     }
-    const int dim = cfg_.dim;
     std::size_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::size_t>(L_.axis[d].n2);
-    auto run = [](const fftw::Plan<Real> &plan, Complex *at) { plan.execute_dft(at, at); };
-    // The first index of each end's block along dimension d (the second block starts n - count in).
-    auto ends_of = [&](int d, long long count) {
-      return std::array<std::size_t, 2>{0, n[d] - static_cast<std::size_t>(count)};
+    auto for_ends = [&](int d, long long count, auto &&body) {
+      for (long long first : end_starts(d, count))
+        if (first >= 0) body(static_cast<std::size_t>(first));
     };
     Complex *band = grid + fft_.band_lo;
     if (dim == 2) {
-      for (std::size_t r : ends_of(0, fft_.rows[0])) run(fft_.pass[0], grid + r * n[1]);
-      run(fft_.pass[1], band);
+      for_ends(0, fft_.rows[0], [&](std::size_t r) { fft_.along_last.execute_dft(grid + r * n[1], grid + r * n[1]); });
+      fft_.strided[0].execute(band);
       return;
     }
     const std::size_t plane = n[1] * n[2];
-    for (std::size_t r0 : ends_of(0, fft_.rows[0]))
-      for (std::size_t r1 : ends_of(1, fft_.rows[1])) run(fft_.pass[0], grid + r0 * plane + r1 * n[2]);
-    for (std::size_t r0 : ends_of(0, fft_.rows[0])) run(fft_.pass[1], band + r0 * plane);
-    for (std::size_t e1 : ends_of(1, fft_.ends)) run(fft_.pass[2], band + e1 * n[2]);
+    for_ends(0, fft_.rows[0], [&](std::size_t r0) {
+      for_ends(1, fft_.rows[1], [&](std::size_t r1) {
+        Complex *at = grid + r0 * plane + r1 * n[2];
+        fft_.along_last.execute_dft(at, at);
+      });
+    });
+    for_ends(0, fft_.rows[0], [&](std::size_t r0) { fft_.strided[0].execute(band + r0 * plane); });
+    for_ends(1, fft_.ends, [&](std::size_t e1) { fft_.strided[1].execute(band + e1 * n[2]); });
   }
 
   struct Chunk {

@@ -92,10 +92,11 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
                    double odd_prime_cost = 0);
 
-// Pruned grid FFTs (both backends): taken where they do at most kPruneAtMost of the full transform's work
-// (sigma = 1.25 skips about 20 %, which strided line batches may not repay); the lines kept at each end of an
-// axis, and a band's start, are rounded to whole multiples of kPruneRound, so that new points of the same
-// distribution, needing a few lines more, still take over the previous points' plans.
+// Pruned grid FFTs: the CUDA backend takes them where they do at most kPruneAtMost of the full transform's work
+// (sigma = 1.25 skips about 20 %, which strided line batches may not repay); the CPU's transform is the same
+// passes either way and skips whatever lines it can. Both round the lines kept at each end of an axis, and a
+// band's start, to whole multiples of kPruneRound, so that new points of the same distribution, needing a few
+// lines more, still take over the previous points' plans.
 constexpr double kPruneAtMost = 0.75;
 constexpr long long kPruneRound = 8;
 constexpr long long round_up_to_prune_lines(long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; }

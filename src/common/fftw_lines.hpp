@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Strided 1-D DFTs (the non-contiguous axes of a multi-dimensional transform) run a block of adjacent lines at a
+// time through a small contiguous buffer. FFTW_ESTIMATE plans such lines in place at their stride, which measured
+// 1.2-4x slower than copying a block out, transforming it contiguously and copying it back (what FFTW_MEASURE
+// plans pick, at 0.1-1.4 s of planning): docs/nufft3.md, "The CPU's strided FFT passes".
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstddef>
+
+#include "common/checked.hpp"
+#include "common/error.hpp"
+#include "common/fftw_plan.hpp"
+#include "common/host_buffer.hpp"
+#include "common/process.hpp"
+
+namespace sfft::fftw {
+
+// In-place 1-D DFTs of n points `stride` apart (stride > 1) over lines of one to three batch dimensions, the
+// innermost of distance 1 (adjacent lines), as Plan::lines describes them. The buffers (threads x block x n
+// elements) are allocated here, so execute allocates nothing; one execute at a time per object.
+template <class Real>
+class BufferedLines {
+ public:
+  using Complex = std::complex<Real>;
+  static constexpr int kMaxBatchRank = 3;
+
+  BufferedLines() = default;
+  BufferedLines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
+                const std::ptrdiff_t *dist, int sign, int threads)
+      : n_(n), stride_(stride), batch_rank_(batch_rank), threads_(std::max(1, threads)) {
+    require(batch_rank >= 1 && batch_rank <= kMaxBatchRank && dist[batch_rank - 1] == 1 && n >= 1 && stride > 1,
+            "buffered FFT lines need adjacent lines (innermost batch distance 1) at a stride above 1");
+    for (int b = 0; b < batch_rank; ++b) {
+      count_[b] = count[b];
+      dist_[b] = dist[b];
+    }
+    // 16 lines a block measured fastest (8 and 4 lost 5-30 %); fewer where 16 lines would not fit kBufferBytes.
+    const auto fit = static_cast<std::ptrdiff_t>(kBufferBytes / sizeof(Complex)) / n;
+    block_ = std::clamp<std::ptrdiff_t>(std::min(fit, count_[batch_rank - 1]), 1, kBlockLines);
+    // Each thread's buffer starts on a 64-byte boundary, as the planning buffer does (FFTW's SIMD codelets
+    // need every executed array aligned like the planned one).
+    slot_ = (block_ * n_ + kAlign - 1) / kAlign * kAlign;
+    buffer_.allocate(checked_mul(static_cast<std::size_t>(slot_), static_cast<std::size_t>(threads_), "FFT buffers"));
+    std::fill(buffer_.get(), buffer_.get() + static_cast<std::size_t>(slot_) * threads_, Complex(0));
+    const std::ptrdiff_t lines = block_, line_dist = n_;
+    plan_ = Plan<Real>::lines(n_, 1, 1, &lines, &line_dist, buffer_.get(), sign, FFTW_ESTIMATE, 1);
+  }
+
+  explicit operator bool() const noexcept { return static_cast<bool>(plan_); }
+
+  void execute(Complex *data) const {
+    const std::ptrdiff_t inner = count_[batch_rank_ - 1];
+    const std::ptrdiff_t blocks_per_run = (inner + block_ - 1) / block_;
+    std::ptrdiff_t runs = 1;  // combinations of the outer batch indices
+    for (int b = 0; b + 1 < batch_rank_; ++b) runs *= count_[b];
+    const std::ptrdiff_t blocks = runs * blocks_per_run;
+    const int threads = static_cast<int>(std::min<std::ptrdiff_t>(usable_threads(threads_), blocks));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      Complex *buf = buffer_.get() + static_cast<std::size_t>(slot_) * static_cast<std::size_t>(omp_get_thread_num());
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) {
+        std::ptrdiff_t run = blk / blocks_per_run, offset = 0;
+        for (int b = batch_rank_ - 2; b >= 0; --b) {
+          offset += (run % count_[b]) * dist_[b];
+          run /= count_[b];
+        }
+        const std::ptrdiff_t first = (blk % blocks_per_run) * block_;
+        transform_block(data + offset + first, std::min(block_, inner - first), buf);
+      }
+    }
+  }
+
+ private:
+  static constexpr std::size_t kBufferBytes = 256 * 1024;
+  static constexpr std::ptrdiff_t kBlockLines = 16, kAlign = 64 / sizeof(Complex), kRowsAtOnce = 4;
+
+  // Lines at..at + lines - 1 (adjacent): gathered into buf as contiguous lines, transformed, scattered back. Four
+  // points of each line move together, so that every buffer write fills part of a cache line. A short last
+  // block transforms stale lines of the buffer too (finite values, discarded).
+  void transform_block(Complex *at, std::ptrdiff_t lines, Complex *buf) const {
+    const std::ptrdiff_t n = n_, s = stride_;
+    std::ptrdiff_t k = 0;
+    for (; k + kRowsAtOnce <= n; k += kRowsAtOnce) {
+      const Complex *r0 = at + k * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;
+      for (std::ptrdiff_t j = 0; j < lines; ++j) {
+        Complex *d = buf + j * n + k;
+        d[0] = r0[j], d[1] = r1[j], d[2] = r2[j], d[3] = r3[j];
+      }
+    }
+    for (; k < n; ++k)
+      for (std::ptrdiff_t j = 0; j < lines; ++j) buf[j * n + k] = at[k * s + j];
+    plan_.execute_dft(buf, buf);
+    for (k = 0; k + kRowsAtOnce <= n; k += kRowsAtOnce) {
+      Complex *r0 = at + k * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;
+      for (std::ptrdiff_t j = 0; j < lines; ++j) {
+        const Complex *d = buf + j * n + k;
+        r0[j] = d[0], r1[j] = d[1], r2[j] = d[2], r3[j] = d[3];
+      }
+    }
+    for (; k < n; ++k)
+      for (std::ptrdiff_t j = 0; j < lines; ++j) at[k * s + j] = buf[j * n + k];
+  }
+
+  std::ptrdiff_t n_ = 0, stride_ = 0, block_ = 0, slot_ = 0;
+  int batch_rank_ = 0, threads_ = 1;
+  std::ptrdiff_t count_[kMaxBatchRank] = {}, dist_[kMaxBatchRank] = {};
+  HostBuffer<Complex> buffer_;
+  Plan<Real> plan_;  // block_ contiguous lines of n_, single-threaded
+};
+
+}  // namespace sfft::fftw

@@ -19,8 +19,8 @@
 
 namespace sfft::fftw {
 
-// In-place 1-D DFTs of n points `stride` apart (stride > 1) over lines of one to three batch dimensions, the
-// innermost of distance 1 (adjacent lines), as Plan::lines describes them. The buffers (threads x block x n
+// In-place 1-D DFTs of n points `stride` apart over lines of one to three batch dimensions, the innermost of
+// distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them. The buffers (threads x block x n
 // elements) are allocated here, so execute allocates nothing; one execute at a time per object.
 template <class Real>
 class BufferedLines {
@@ -32,8 +32,9 @@ class BufferedLines {
   BufferedLines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
                 const std::ptrdiff_t *dist, int sign, int threads)
       : n_(n), stride_(stride), batch_rank_(batch_rank), threads_(std::max(1, threads)) {
-    require(batch_rank >= 1 && batch_rank <= kMaxBatchRank && dist[batch_rank - 1] == 1 && n >= 1 && stride > 1,
-            "buffered FFT lines need adjacent lines (innermost batch distance 1) at a stride above 1");
+    require(batch_rank >= 1 && batch_rank <= kMaxBatchRank && dist[batch_rank - 1] == 1 && n >= 1 &&
+                stride >= count[batch_rank - 1],
+            "buffered FFT lines need adjacent lines (innermost batch distance 1) at a stride of at least their count");
     for (int b = 0; b < batch_rank; ++b) {
       count_[b] = count[b];
       dist_[b] = dist[b];
@@ -51,6 +52,7 @@ class BufferedLines {
   }
 
   explicit operator bool() const noexcept { return static_cast<bool>(plan_); }
+  std::size_t buffer_bytes() const noexcept { return buffer_.size() * sizeof(Complex); }
 
   void execute(Complex *data) const {
     const std::ptrdiff_t inner = count_[batch_rank_ - 1];

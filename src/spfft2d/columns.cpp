@@ -230,7 +230,9 @@ struct CostConstants {
 // (13 tiles) and direct_call so that one tile costs what it did before (45 us), the column sums' imbalance
 // from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
 // 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
-// those of phase 1.
+// those of phase 1 but strided_fft, 1.0 since the CPU's column pass goes through buffers (fftw_lines.hpp) and
+// costs about what a contiguous pass does (was 1.5, FFTW_ESTIMATE's in-place strided plan): bench_spfft2d --cpu
+// --repeats 31, development VM, PRUNED at 2048^2 13-17 ms against 24-27 before.
 // per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2, with kFourStepPasses.
 // Refit (2026-11-28) on the H200 suite of bench_spfft2d --device (42 matrices, 1024^2 to 16384^2, powers of
 // two, 8219 and 12000, every method measured): AUTO had picked PRUNED where DENSE was up to 1.6x faster, because a
@@ -239,7 +241,7 @@ struct CostConstants {
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 1.18e-3};
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.5, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/checked.hpp"
+#include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
@@ -82,7 +83,7 @@ class CpuEngine final : public Engine {
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
-    fftw::Plan<Real> down_columns;
+    fftw::BufferedLines<Real> down_columns;
     Dense dense;
     Pruned pruned;
     if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned();
@@ -103,7 +104,7 @@ class CpuEngine final : public Engine {
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
     return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size()) * sizeof(Complex) +
-           dense_.real.size() * sizeof(Real) +
+           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -149,16 +150,16 @@ class CpuEngine final : public Engine {
     }
   }
 
-  // FFTW plans of a whole-spectrum method on a rows x width buffer: DIRECT_ROWS and PRUNED a strided DFT down
-  // the columns in place, DENSE FFTW's 2-D r2c (plan_dense). FFTW_UNALIGNED: the buffer may be the caller's array;
-  // FFTW_ESTIMATE never touches the planning buffer.
-  void plan_whole(spfft2d_method method, Dense &dense, fftw::Plan<Real> &down_columns) {
+  // FFTW plans of a whole-spectrum method on a rows x width buffer: DIRECT_ROWS and PRUNED a DFT down the
+  // columns in place, column blocks through buffers (fftw_lines.hpp; FFTW_ESTIMATE's in-place strided plan took
+  // 1.3-1.9x as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense).
+  // FFTW_UNALIGNED: the buffer may be the caller's array; FFTW_ESTIMATE never touches the planning buffer.
+  void plan_whole(spfft2d_method method, Dense &dense, fftw::BufferedLines<Real> &down_columns) {
     require_planning_memory();
     if (method == SPFFT2D_METHOD_DENSE) return plan_dense(dense);
-    const int R = static_cast<int>(layout_.rows), W = static_cast<int>(layout_.width);
-    HostBuffer<Complex> planning(1);
-    down_columns = fftw::Plan<Real>::many_dft(1, &R, W, planning.get(), nullptr, W, 1, planning.get(), nullptr, W, 1,
-                                              FFTW_FORWARD, FFTW_ESTIMATE | FFTW_UNALIGNED, threads_);
+    const auto R = static_cast<std::ptrdiff_t>(layout_.rows), W = static_cast<std::ptrdiff_t>(layout_.width);
+    const std::ptrdiff_t one = 1;
+    down_columns = fftw::BufferedLines<Real>(R, W, 1, &W, &one, FFTW_FORWARD, threads_);
   }
 
   // DENSE's r2c. Up to kDenseStagedCells cells, the rows are scattered into a real rows x cols array of the plan
@@ -166,7 +167,8 @@ class CpuEngine final : public Engine {
   // and one (FFTW_UNALIGNED) for any other: the user's own scatter + r2c, which FFTW (FFTW_ESTIMATE, 2 threads,
   // development VM) ran 1.3x faster than the in-place r2c on padded rows at 512^2 and 1.1x at 1024^2. Larger
   // grids transform in place on the output's padded rows, needing no array of their own, and measured faster
-  // that way: 1536^2 and 2048^2 9.5 and 21.9 ms against 11.0 and 24.5 ms out of place.
+  // that way: 1536^2 and 2048^2 9.5 and 21.9 ms against 11.0 and 24.5 ms out of place. (A batched r2c of the
+  // rows in place, then the columns through buffers as PRUNED's, measured slower: 2048^2 17-22 ms against 13-19.)
   void plan_dense(Dense &dense) const {
     const uint64_t cells = checked_mul(layout_.rows, layout_.cols, "DENSE grid");
     const int R = static_cast<int>(layout_.rows), C = static_cast<int>(layout_.cols);
@@ -223,9 +225,10 @@ class CpuEngine final : public Engine {
   }
 
   // PRUNED's row plans: one padded row transformed in place (FFTW_UNALIGNED: rows of b start anywhere). With
-  // an FFT column pass the row spectra go to their own rows of b, the empty rows are zeroed, and FFTW's
-  // in-place strided DFT down the columns (plan_whole) finishes (at 2048^2 it ran twice as fast as column
-  // blocks gathered into a buffer and transformed into b); with direct column sums, which write every row of
+  // an FFT column pass the row spectra go to their own rows of b, the empty rows are zeroed, and the DFT down
+  // the columns in place (plan_whole) finishes (at 2048^2 FFTW's in-place strided plan ran twice as fast as
+  // column blocks gathered into a buffer and transformed out of place into b; blocks of 16 columns transformed
+  // in their buffer and copied back ran faster still); with direct column sums, which write every row of
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
   Pruned plan_pruned() const {
     Pruned p;
@@ -285,7 +288,7 @@ class CpuEngine final : public Engine {
     if (direct_columns)
       pruned_direct_columns(b);
     else
-      down_columns_.execute_dft(b, b);
+      down_columns_.execute(b);
   }
 
   // b[u][v] = sum_j S[j][v] e^{-2 pi i row_j u / rows}: each output row accumulated in place from the few spectra.
@@ -324,7 +327,7 @@ class CpuEngine final : public Engine {
       compute_dense(b);
       return;
     }
-    down_columns_.execute_dft(b, b);
+    down_columns_.execute(b);
   }
 
   // Rows [lo, hi) of a whole spectrum in the workspace to the sink.
@@ -397,7 +400,7 @@ class CpuEngine final : public Engine {
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;
   HostBuffer<Complex> workspace_;  // rows x width, explicit whole-spectrum methods only
-  fftw::Plan<Real> down_columns_;
+  fftw::BufferedLines<Real> down_columns_;  // DIRECT_ROWS and PRUNED: the column pass
   Dense dense_;    // DENSE's plans and staging array, when it is the whole-spectrum method
   Pruned pruned_;  // PRUNED's plans and buffers, when it is the whole-spectrum method
 };

@@ -399,10 +399,10 @@ class CpuEngine final : public Engine {
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;
-  HostBuffer<Complex> workspace_;  // rows x width, explicit whole-spectrum methods only
+  HostBuffer<Complex> workspace_;           // rows x width, explicit whole-spectrum methods only
   fftw::BufferedLines<Real> down_columns_;  // DIRECT_ROWS and PRUNED: the column pass
-  Dense dense_;    // DENSE's plans and staging array, when it is the whole-spectrum method
-  Pruned pruned_;  // PRUNED's plans and buffers, when it is the whole-spectrum method
+  Dense dense_;                             // DENSE's plans and staging array, when it is the whole-spectrum method
+  Pruned pruned_;                           // PRUNED's plans and buffers, when it is the whole-spectrum method
 };
 
 }  // namespace

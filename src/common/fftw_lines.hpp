@@ -39,9 +39,13 @@ class BufferedLines {
       count_[b] = count[b];
       dist_[b] = dist[b];
     }
-    // 16 lines a block measured fastest (8 and 4 lost 5-30 %); fewer where 16 lines would not fit kBufferBytes.
-    const auto fit = static_cast<std::ptrdiff_t>(kBufferBytes / sizeof(Complex)) / n;
-    block_ = std::clamp<std::ptrdiff_t>(std::min(fit, count_[batch_rank - 1]), 1, kBlockLines);
+    // 16 lines a block measured fastest (8 and 4 lost 5-30 %); fewer where 16 lines would not fit kBufferBytes,
+    // but long lines still take a cache line's worth of adjacent lines while that fits kLongLineBytes (every
+    // line read at the stride then uses the whole cache line it loads).
+    const auto per_line = static_cast<std::ptrdiff_t>(sizeof(Complex)) * n;
+    const std::ptrdiff_t fit = static_cast<std::ptrdiff_t>(kBufferBytes) / per_line;
+    const std::ptrdiff_t long_fit = std::min(kCacheLineLines, static_cast<std::ptrdiff_t>(kLongLineBytes) / per_line);
+    block_ = std::clamp<std::ptrdiff_t>(std::min(std::max(fit, long_fit), count_[batch_rank - 1]), 1, kBlockLines);
     // Each thread's buffer starts on a 64-byte boundary, as the planning buffer does (FFTW's SIMD codelets
     // need every executed array aligned like the planned one).
     slot_ = (block_ * n_ + kAlign - 1) / kAlign * kAlign;
@@ -78,8 +82,9 @@ class BufferedLines {
   }
 
  private:
-  static constexpr std::size_t kBufferBytes = 256 * 1024;
+  static constexpr std::size_t kBufferBytes = 256 * 1024, kLongLineBytes = 4 * 1024 * 1024;
   static constexpr std::ptrdiff_t kBlockLines = 16, kAlign = 64 / sizeof(Complex), kRowsAtOnce = 4;
+  static constexpr std::ptrdiff_t kCacheLineLines = 64 / sizeof(Complex);
 
   // Lines at..at + lines - 1 (adjacent): gathered into buf as contiguous lines, transformed, scattered back. Four
   // points of each line move together, so that every buffer write fills part of a cache line. A short last

@@ -241,6 +241,9 @@ struct CostConstants {
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 1.18e-3};
+// Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
+// memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
+constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
 constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
@@ -475,9 +478,14 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // Launches: [zero fill when rows are empty,] row sums, the column FFT.
   c.direct_rows = k.per_launch * (m.has_empty_rows() ? 3 : 2) + k.per_term * W * nnz +
                   k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
-  // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns (4 launches).
-  c.dense =
-      4 * k.per_launch + k.per_byte * (E * R * W + 4 * nnz) + 0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
+  // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns (4 launches). On the
+  // CPU, a spectrum larger than the caches makes that three spectra's worth of memory traffic (the zero fill, then
+  // the R2C's read of the real array and its write of the spectrum) where PRUNED builds each row in cache and
+  // writes it once (traffic_model); the constants were fitted with one spectrum for DENSE and two per FFT row.
+  const bool traffic_model = backend == CostBackend::Cpu && E * R * W > kCpuCachedSpectrumBytes;
+  const double dense_spectra = traffic_model ? 3.0 : 1.0;
+  c.dense = 4 * k.per_launch + k.per_byte * (dense_spectra * E * R * W + 4 * nnz) +
+            0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns;
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
@@ -486,11 +494,16 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   for (std::size_t j = 0; j < m.row_id.size(); ++j)
     if (!shape.fft_row[j]) direct_nnz += static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
   const double K = static_cast<double>(m.row_id.size()), F = static_cast<double>(shape.fft_rows);
-  const double rows_pass =
-      k.per_term * W * direct_nnz + F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 2 * W);
+  // The CPU builds each FFT row in cache (zeroed, scattered, R2C in place) and writes it once, like a row of
+  // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted
+  // constants count a zeroed padded row and its spectrum per FFT row, and a zero fill of the whole spectrum.
+  const double row_traffic = traffic_model ? 0.0 : k.per_byte * E * 2 * W;
+  const double rows_pass = k.per_term * W * direct_nnz + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
+                           (traffic_model ? k.per_byte * E * K * W : 0.0);
   const double columns_pass =
-      shape.direct_columns
-          ? k.per_term * K * R * W + k.per_byte * E * R * W
+      shape.direct_columns ? k.per_term * K * R * W + k.per_byte * E * R * W
+      : traffic_model
+          ? k.per_byte * E * (R - K) * W + strided * down_columns
           : k.per_byte * E * (R * W + (backend == CostBackend::Cuda ? K * W : 0.0)) + strided * down_columns;
   // Launches: [zero fill, scatter, R2C of the FFT rows,] the direct rows, the expansion or the column sums[, the
   // column FFT].

@@ -91,7 +91,7 @@ TEST(FftwPlan, EmbeddedInPlaceRealToComplex) {
 // Strided lines through buffers: 1-D DFTs along a strided axis over a sub-block of lines (one to three batch
 // dimensions), against textbook sums line by line; every element outside the lines must keep its value. Shapes
 // give full blocks and a short last block (inner counts 21 and 37 against 16-line blocks), a single line, and
-// lines too long for 16 of them in the buffer (3000 points: blocks of 5 or 10).
+// lines too long for 16 of them in the buffer (3000 points: blocks of 5 or 10; 5000 doubles: 4).
 template <class Real>
 void check_buffered_lines(const std::vector<std::ptrdiff_t> &shape, int axis, std::vector<std::ptrdiff_t> first,
                           std::vector<std::ptrdiff_t> count, int sign, int threads, double tol) {
@@ -166,6 +166,8 @@ TEST(FftwLines, BufferedStridedLinesMatchTextbookSums) {
     check_buffered_lines<double>({3000, 13}, 0, {1}, {11}, FFTW_BACKWARD, threads, 1e-12);
     check_buffered_lines<float>({3000, 13}, 0, {0}, {13}, FFTW_FORWARD, threads, 1e-5);
   }
+  // Lines of 5000 doubles: not even 4 fit 256 KiB; a cache line's worth (4) are taken together anyway.
+  check_buffered_lines<double>({5000, 6}, 0, {0}, {6}, FFTW_FORWARD, 2, 1e-12);
 }
 
 TEST(FftwLines, RefusesContiguousOrScatteredLines) {

@@ -230,9 +230,13 @@ struct CostConstants {
 // (13 tiles) and direct_call so that one tile costs what it did before (45 us), the column sums' imbalance
 // from the power-law rows (warp_padded_terms), per_row_fft_point from AUTO's one-tile DIRECT at 8192^2 to
 // 16384^2 (the estimates then 0.93-1.15 of the measured times); the rest unchanged. The CPU constants are
-// those of phase 1 but strided_fft, 1.0 since the CPU's column pass goes through buffers (fftw_lines.hpp) and
-// costs about what a contiguous pass does (was 1.5, FFTW_ESTIMATE's in-place strided plan): bench_spfft2d --cpu
-// --repeats 31, development VM, PRUNED at 2048^2 13-17 ms against 24-27 before.
+// those of phase 1 but two (2026-11-30, development VM, 2 threads): strided_fft 1.0, since the CPU's column pass
+// goes through buffers (fftw_lines.hpp) and costs about what a contiguous pass does (was 1.5, FFTW_ESTIMATE's
+// in-place strided plan; PRUNED at 2048^2 13-17 ms against 24-27), and per_fft_point and per_row_fft_point 0.2
+// (was 0.5): FFTW's transforms of 512 to 4096 points took 0.12-0.22 ns per point and level on one thread (r2c,
+// and C2C batches of 16), while the direct sums' 1.0 ns per term held (rectangular 512 x 768, about 4 nonzeros a
+// row, 0.85 ms for 0.79e6 terms); at 0.5 PRUNED summed such rows directly and AUTO took it at 1.0-1.2 ms against
+// DENSE's 0.9-1.0.
 // per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2, with kFourStepPasses.
 // Refit (2026-11-28) on the H200 suite of bench_spfft2d --device (42 matrices, 1024^2 to 16384^2, powers of
 // two, 8219 and 12000, every method measured): AUTO had picked PRUNED where DENSE was up to 1.6x faster, because a
@@ -244,7 +248,7 @@ constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.5, 0.5, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;

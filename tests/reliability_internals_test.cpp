@@ -170,6 +170,14 @@ TEST(FftwLines, BufferedStridedLinesMatchTextbookSums) {
   check_buffered_lines<double>({5000, 6}, 0, {0}, {6}, FFTW_FORWARD, 2, 1e-12);
 }
 
+TEST(FftwLines, NoLinesLeaveTheDataAlone) {
+  std::vector<std::complex<double>> data(64, {1.5, -2.0});
+  const std::ptrdiff_t none[2] = {3, 0}, dist[2] = {16, 1};
+  sfft::fftw::BufferedLines<double> lines(4, 8, 2, none, dist, FFTW_FORWARD, 2);
+  lines.execute(data.data());
+  for (const auto &z : data) EXPECT_EQ(z, std::complex<double>(1.5, -2.0));
+}
+
 TEST(FftwLines, RefusesContiguousOrScatteredLines) {
   const std::ptrdiff_t count[1] = {4}, scattered[1] = {2}, adjacent[1] = {1};
   EXPECT_THROW(sfft::fftw::BufferedLines<double>(8, 1, 1, count, adjacent, FFTW_FORWARD, 1), sfft::Error);

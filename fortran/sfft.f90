@@ -79,6 +79,7 @@ module sfft
     integer(c_int) :: ntransf
     integer(c_int) :: kernel
     real(c_double) :: upsampfac
+    integer(c_int) :: maxbatchsize
   end type
 
   type, bind(c), public :: sfft_sparse_options

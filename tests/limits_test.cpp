@@ -248,6 +248,51 @@ TEST_F(LimitsTest, Nufft3GridSizedByAvailableMemory) {
   EXPECT_EXIT(nufft3_ceiling_child(), ::testing::ExitedWithCode(0), "");
 }
 
+// 16 transforms whose grids (7.7e5 cells at sigma = 1.25, 12 MiB each in complex128, as much again for the
+// spreading's subgrids; sigma = 2's are larger) need about 400 MB under a 192 MiB margin: maxbatchsize 16 is
+// refused with OUT_OF_MEMORY, the automatic choice runs them in passes of fewer grids, each output within tol of
+// the direct sum.
+[[noreturn]] void nufft3_passes_child() {
+  capped_child(192 * kMiB, create_1d_plan, [](nufft3_plan plan, std::vector<std::string> &problems) {
+    constexpr int kTransforms = 16, kN = 64, kK = 48;
+    std::vector<double> x(kN), s(kK);
+    for (int j = 0; j < kN; ++j) x[j] = -880 + 1760.0 * j / (kN - 1);
+    for (int k = 0; k < kK; ++k) s[k] = 880 - 1760.0 * k / (kK - 1);
+    std::vector<std::complex<double>> f(kTransforms * kN), F(kTransforms * kK);
+    for (int i = 0; i < kTransforms * kN; ++i) f[i] = {std::cos(0.37 * i), std::sin(1.3 * i)};
+    nufft3_options no;
+    nufft3_options_init(&no);
+    no.ntransf = kTransforms;
+    no.maxbatchsize = kTransforms;
+    if (nufft3_set_options(plan, &no) != SFFT_SUCCESS) problems.push_back(sfft_last_error());
+    expect_oom(nufft3_setpts(plan, kN, x.data(), nullptr, nullptr, kK, s.data(), nullptr, nullptr),
+               "nufft3_setpts with maxbatchsize 16", problems);
+    no.maxbatchsize = 0;
+    if (nufft3_set_options(plan, &no) != SFFT_SUCCESS ||
+        nufft3_setpts(plan, kN, x.data(), nullptr, nullptr, kK, s.data(), nullptr, nullptr) != SFFT_SUCCESS ||
+        nufft3_exec(plan, f.data(), F.data()) != SFFT_SUCCESS) {
+      problems.push_back(std::string("automatic passes: ") + sfft_last_error());
+    } else {
+      for (int tr = 0; tr < kTransforms; ++tr) {
+        double err2 = 0, ref2 = 0;
+        for (int k = 0; k < kK; ++k) {
+          std::complex<double> want = 0;
+          for (int j = 0; j < kN; ++j) want += f[tr * kN + j] * std::polar(1.0, -x[j] * s[k]);
+          err2 += std::norm(F[tr * kK + k] - want);
+          ref2 += std::norm(want);
+        }
+        if (!(std::sqrt(err2 / ref2) <= 1e-5))
+          problems.push_back("transform " + std::to_string(tr) + ": error " + std::to_string(std::sqrt(err2 / ref2)));
+      }
+    }
+    nufft3_destroy(plan);
+  });
+}
+
+TEST_F(LimitsTest, Nufft3PassesOfFewerGridsUnderAMemoryLimit) {
+  EXPECT_EXIT(nufft3_passes_child(), ::testing::ExitedWithCode(0), "");
+}
+
 // A failed nufft3_setpts (a non-finite coordinate, a grid larger than any memory) leaves the previous points:
 // exec still gives their result. It used to leave the plan without points.
 TEST_F(LimitsTest, Nufft3FailedSetptsKeepsThePoints) {

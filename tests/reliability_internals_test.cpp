@@ -295,8 +295,8 @@ TEST(UnitPhases, MatchTheScalarFactorsAndTheExactOnes) {
         worst_exact = std::max(worst_exact, std::abs(std::complex<double>(block[i]) - exact));
       }
     }
-    EXPECT_LE(worst_scalar, 2.5e-7) << "sign " << sign;  // about a float ulp of sinf/cosf (1.3e-7 measured)
-    EXPECT_LE(worst_exact, 3e-7) << "sign " << sign;     // 1.9e-7 measured (sinf/cosf: 1.6e-7)
+    EXPECT_LE(worst_scalar, 2.5e-7) << "sign " << sign;    // about a float ulp of sinf/cosf (1.3e-7 measured)
+    EXPECT_LE(worst_exact, 3e-7) << "sign " << sign;       // 1.9e-7 measured (sinf/cosf: 1.6e-7)
     EXPECT_EQ(block[zero_at], std::complex<float>(1, 0));  // phase 0: no rounding at all
   }
 }
@@ -389,6 +389,64 @@ TEST(CostModel, SigmaFollowsTheBackendsCosts) {
     EXPECT_EQ(sigma(N, 1000000, 16, kCpuCost), sigma(N, 1000000, 1, kCpuCost)) << N;
 }
 
+// Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,
+// in the fewest passes of near-equal sizes.
+TEST(Passes, TransformsPerPass) {
+  using sfft::nufft3::transforms_per_pass;
+  const double any = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(transforms_per_pass(16, 3, any), 3);
+  EXPECT_EQ(transforms_per_pass(5, 8, 1.0), 5);  // the caller's choice; memory is checked by the layout
+  EXPECT_EQ(transforms_per_pass(1, 0, any), 1);
+  EXPECT_EQ(transforms_per_pass(8, 0, any), 8);
+  EXPECT_EQ(transforms_per_pass(16, 0, any), 8);
+  EXPECT_EQ(transforms_per_pass(12, 0, any), 6);  // 2 passes of 6, not 8 + 4
+  EXPECT_EQ(transforms_per_pass(17, 0, any), 6);  // 3 passes: 6 + 6 + 5
+  EXPECT_EQ(transforms_per_pass(16, 0, 5.9), 4);  // 5 fit: 4 passes of 4
+  EXPECT_EQ(transforms_per_pass(16, 0, 0.3), 1);  // not even one: 1 (the layout then refuses it)
+  EXPECT_EQ(transforms_per_pass(16, 0, std::nan("")), 8);
+  for (int ntransf = 1; ntransf <= 40; ++ntransf)
+    for (double fit : {0.5, 1.0, 2.0, 3.5, 7.0, 100.0}) {
+      const int batch = transforms_per_pass(ntransf, 0, fit);
+      const int most = std::max(1, std::min({static_cast<int>(fit), 8, ntransf}));
+      const int passes = (ntransf + batch - 1) / batch;
+      EXPECT_LE(batch, most) << ntransf << " " << fit;
+      EXPECT_EQ(passes, (ntransf + most - 1) / most) << ntransf << " " << fit;  // as few passes as `most` allows
+      EXPECT_GT(ntransf - (passes - 1) * batch, batch - passes) << ntransf << " " << fit;  // near-equal sizes
+    }
+}
+
+// Under a memory limit: sigma = 1.25's grid where sigma = 2's does not fit, fewer grids per pass where all of
+// them do not fit, and a refusal (GridTooLarge) where not even one grid fits or maxbatchsize asks for more.
+TEST(Passes, LayoutWithinTheMemory) {
+  using namespace sfft::nufft3;
+  const double x_lo[2] = {-400, -400}, x_hi[2] = {400, 400}, s_lo[2] = {-2, -2}, s_hi[2] = {2, 2};
+  constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+  auto layout = [&](double limit, int grids) {
+    return choose_layout(2, KernelKind::ExpSemicircle, 1e-5, 0, 1000000, 1000000, 1, x_lo, x_hi, s_lo, s_hi,
+                         16.0 * grids, limit, kCudaCost, true);
+  };
+  const Layout free_choice = layout(kUnlimited, 1);
+  ASSERT_EQ(free_choice.upsampfac, 2.0);
+  const double grid2 = 16.0 * static_cast<double>(free_choice.n2_total);
+  const Layout smaller = layout(0.9 * grid2, 1);
+  EXPECT_EQ(smaller.upsampfac, 1.25);
+  EXPECT_LT(16.0 * static_cast<double>(smaller.n2_total), 0.9 * grid2);
+  int batch = 0;
+  const Layout eight = layout_for_passes(16, 0, 1e15, 16.0, layout, &batch);
+  EXPECT_EQ(batch, 8);
+  EXPECT_EQ(eight.upsampfac, 2.0);
+  // Room for 5.5 sigma = 2 grids: the 8 of a pass fit at sigma = 1.25 instead.
+  layout_for_passes(16, 0, 5.5 * grid2, 16.0, layout, &batch);
+  EXPECT_EQ(batch, 8);
+  // Room for 2.5 sigma = 1.25 grids: passes of one (half the memory holds one grid).
+  const double grid125 = 16.0 * static_cast<double>(smaller.n2_total);
+  const Layout one = layout_for_passes(16, 0, 2.5 * grid125, 16.0, layout, &batch);
+  EXPECT_EQ(batch, 1);
+  EXPECT_EQ(one.upsampfac, 1.25);
+  EXPECT_THROW(layout_for_passes(16, 0, 0.5 * grid125, 16.0, layout, &batch), GridTooLarge);
+  EXPECT_THROW(layout_for_passes(16, 8, 2.5 * grid125, 16.0, layout, &batch), GridTooLarge);
+}
+
 // Every kernel a plan can pick gets a Chebyshev fit of phihat within fourier_fit_error(tol), checked here at
 // points the fit did not see against the quadrature. At a fixed 2e-14 the fit missed at W = 12, sigma = 1.25
 // (3.0e-14 at 48 terms) and setpts fell back to the quadrature at every target and grid cell: 65 ms instead of
@@ -399,31 +457,31 @@ TEST(FourierFit, EveryKernelIsFittedWithinItsBound) {
   std::uniform_real_distribution<double> unit(0, 1);
   int kernels = 0;
   for (const KernelKind kind : {KernelKind::ExpSemicircle, KernelKind::Prolate}) {
-  for (const bool is_double : {false, true}) {
-    for (double tol = 1e-1; tol >= (is_double ? 1e-14 : 1e-6); tol /= 3) {
-      for (const double sigma : {1.25, 2.0}) {
-        for (int dim = 1; dim <= 3; ++dim) {
-          KernelSpec k;
-          try {
-            k = make_kernel(kind, tol, sigma, dim, is_double);
-          } catch (const std::exception &) {
-            continue;  // out of reach at this sigma; choose_layout takes the other
+    for (const bool is_double : {false, true}) {
+      for (double tol = 1e-1; tol >= (is_double ? 1e-14 : 1e-6); tol /= 3) {
+        for (const double sigma : {1.25, 2.0}) {
+          for (int dim = 1; dim <= 3; ++dim) {
+            KernelSpec k;
+            try {
+              k = make_kernel(kind, tol, sigma, dim, is_double);
+            } catch (const std::exception &) {
+              continue;  // out of reach at this sigma; choose_layout takes the other
+            }
+            ++kernels;
+            const double bound = fourier_fit_error(tol);
+            const FourierFit fit = fit_fourier(k, sigma, bound);
+            ASSERT_GT(fit.terms, 0) << "W = " << k.width << ", sigma = " << sigma << ", tol = " << tol;
+            EXPECT_LE(fit.terms, kMaxFourierTerms);
+            double worst = 0;
+            for (int i = 0; i < 200; ++i) {
+              const double w = M_PI / sigma * unit(rng);
+              worst = std::max(worst, std::fabs(fourier_at(k, fit, w) / kernel_fourier(k, w) - 1));
+            }
+            EXPECT_LE(worst, 2 * bound) << "W = " << k.width << ", sigma = " << sigma << ", tol = " << tol;
           }
-          ++kernels;
-          const double bound = fourier_fit_error(tol);
-          const FourierFit fit = fit_fourier(k, sigma, bound);
-          ASSERT_GT(fit.terms, 0) << "W = " << k.width << ", sigma = " << sigma << ", tol = " << tol;
-          EXPECT_LE(fit.terms, kMaxFourierTerms);
-          double worst = 0;
-          for (int i = 0; i < 200; ++i) {
-            const double w = M_PI / sigma * unit(rng);
-            worst = std::max(worst, std::fabs(fourier_at(k, fit, w) / kernel_fourier(k, w) - 1));
-          }
-          EXPECT_LE(worst, 2 * bound) << "W = " << k.width << ", sigma = " << sigma << ", tol = " << tol;
         }
       }
     }
-  }
   }
   EXPECT_GT(kernels, 200);
   // A loose tol takes fewer terms than the tightest bound.

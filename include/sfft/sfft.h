@@ -194,8 +194,8 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
    on its suite). For any number of points, down to a single source, the worst case is bounded:
    ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) (tests: 1 to 8 sources in
    1-3 D; with many points the first term dominates). Each term's error is a fraction of that term, so
-   where the outputs cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the phases
-   x*s (relative 1e-16 of |x*s|) adds to it. F_exact is the sum for the coordinates as given. The CPU backend
+   where the outputs cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the
+   phases x*s (relative 1e-16 of |x*s|) adds to it. F_exact is the sum for the coordinates as given. The CPU backend
    holds the points' grid positions in double in both precisions, so large phases cost single precision no
    accuracy (uniform 1-D, |x s| up to 6e5, tol 1e-5: 9.6e-6; the CPU suite: 203 of 208 single-precision runs
    from tol 1e-2 to 1e-6 within tol, the worst 10 tol at 1e-6 on dense 3-D clusters). The CUDA backend holds them in
@@ -239,6 +239,12 @@ typedef struct nufft3_options {
                            reaches about 1e-10 in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D
                            in single): nufft3_create / nufft3_set_options then fail with
                            SFFT_ERROR_INVALID_ARGUMENT */
+  int maxbatchsize;     /* transforms spread, transformed and interpolated together, i.e. the grids a plan holds
+                           (the ntransf run in passes of at most that many): 0 = automatic (at most 8 a pass,
+                           fewer where the free memory, the device's or the host's, holds fewer grids; passes
+                           of near-equal sizes), else >= 1, capped at ntransf. Fewer hold less memory but cost
+                           time: each pass reads the points again (H200, 16 transforms, 2-D and 3-D: 1 a pass
+                           took 1.1-2.7x the time of 8, holding 17-64 % of its memory) */
 } nufft3_options;
 
 /* Fills *opts with the defaults and sets struct_size. NULL is ignored. A macro over the _sized form, as for
@@ -254,7 +260,8 @@ SFFT_API void nufft3_options_init_sized(nufft3_options *opts, size_t struct_size
    by nufft3_setpts, caps that choice. */
 SFFT_API sfft_status nufft3_create(nufft3_plan *plan, int dim, sfft_dtype dtype, int sign, double tol,
                                    const sfft_options *opts);
-/* Sets ntransf / kernel / upsampfac (NULL = defaults). Forgets the points: call nufft3_setpts next. */
+/* Sets ntransf / kernel / upsampfac / maxbatchsize (NULL = defaults). Forgets the points: call nufft3_setpts
+   next. */
 SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *opts);
 /* Sets N sources (x, y, z) and K targets (s, t, u), each an array of N resp. K reals; arrays of dims beyond
    `dim` are ignored and may be NULL. Coordinates must be finite: a NaN or infinite one is

@@ -74,6 +74,18 @@ def test_plan_batch_reuse_and_kernels(rng):
             assert rel_err(out, direct(xs2, c[:, :90], ss2, -1)) < 10 * eps
 
 
+def test_maxbatchsize_runs_the_batch_in_passes(rng):
+    xs, ss = points(rng, 2, 250, 150)
+    c = rng.standard_normal((5, 250)) + 1j * rng.standard_normal((5, 250))
+    ref = direct(xs, c, ss, -1)
+    for maxbatchsize in (0, 1, 2, 5):
+        with sfft.Plan(3, 2, n_trans=5, eps=1e-9, isign=-1, maxbatchsize=maxbatchsize) as plan:
+            plan.setpts(xs[0], xs[1], s=ss[0], t=ss[1])
+            assert rel_err(plan.execute(c), ref) < 1e-8
+    with pytest.raises(sfft.InvalidArgumentError, match="maxbatchsize"):
+        sfft.Plan(3, 2, n_trans=5, maxbatchsize=-1)
+
+
 def test_conversions_and_non_contiguous(rng):
     xs, ss = points(rng, 1, 200, 100)
     c = rng.standard_normal(400) + 1j * rng.standard_normal(400)

@@ -87,16 +87,22 @@ class CpuEngine final : public Engine {
       scan_host_coordinates(static_cast<const Real *>(p.src[d]), p.N, src_names[d], x_lo[d], x_hi[d]);
       scan_host_coordinates(static_cast<const Real *>(p.tgt[d]), p.K, tgt_names[d], s_lo[d], s_hi[d]);
     }
-    // The grids of every transform and the subgrids of the transforms spread at once (at most kSpreadGroup).
-    const double cell_bytes =
-        sizeof(Complex) * (cfg_.ntransf + static_cast<double>(std::min(cfg_.ntransf, kSpreadGroup)));
-    L_ = choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
-                       cell_bytes, available_host_memory() + p.reclaimable_bytes, kCpuCost, cfg_.is_double);
+    // The grids of one pass of batch_ transforms (transforms_per_pass) and the subgrids of the transforms
+    // spread at once (at most kSpreadGroup).
+    auto cell_bytes = [](int grids) {
+      return sizeof(Complex) * (grids + static_cast<double>(std::min(grids, kSpreadGroup)));
+    };
+    auto layout_within = [&](double memory_limit, int grids) {
+      return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
+                           cell_bytes(grids), memory_limit, kCpuCost, cfg_.is_double);
+    };
+    L_ = layout_for_passes(cfg_.ntransf, cfg_.max_batch, available_host_memory() + p.reclaimable_bytes, cell_bytes(1),
+                           layout_within, &batch_);
     // Points that need the previous points' grid shape take over their grid and FFT plan (below, once nothing
     // can fail): with new points every call, allocating and first touching the grid cost as much as an FFT.
     auto *previous = dynamic_cast<CpuEngine *>(p.previous);
-    const bool reuse = previous != nullptr && adopt_grid_shape(L_, previous->L_, 1.0);
-    grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
+    const bool reuse = previous != nullptr && previous->batch_ == batch_ && adopt_grid_shape(L_, previous->L_, 1.0);
+    grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes(batch_);
     const KernelSpec &kernel = L_.kernel;
     N_ = p.N;
     K_ = p.K;
@@ -131,7 +137,7 @@ class CpuEngine final : public Engine {
     // kernels spend it on W^2 lines per transform, and the extra subgrids only cost cache (2 threads, ntransf
     // 16, clustered 3-D double: 286-309 ms against 309-355 at tol 1e-13; uniform 2-D double 1e-3: 23 against
     // 33-38 ms).
-    group_ = dim < 3 || W <= 4 ? std::min(cfg_.ntransf, kSpreadGroup) : 1;
+    group_ = dim < 3 || W <= 4 ? std::min(batch_, kSpreadGroup) : 1;
     const DimLayout *ax = L_.axis;
 
     // Sources: sorted by the first row (dim 0 cell) they touch, then by 16-cell column tile (dim 1) and in 3-d
@@ -283,7 +289,7 @@ class CpuEngine final : public Engine {
     HostBuffer<Complex> fresh;
     Complex *grid = reuse ? previous->grid_.get() : nullptr;
     if (!reuse) {
-      const std::size_t grid_cells = checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells");
+      const std::size_t grid_cells = checked_mul(L_.n2_total, batch_, "maxbatchsize * grid cells");
       fresh.allocate(checked_add(grid_cells, cpu::kLineSlack, "grid cells"));
       std::fill(fresh.get() + grid_cells, fresh.get() + grid_cells + cpu::kLineSlack, Complex(0));
       grid = fresh.get();
@@ -297,36 +303,46 @@ class CpuEngine final : public Engine {
     using Clock = std::chrono::steady_clock;
     const Complex *f = static_cast<const Complex *>(f_in);
     Complex *F = static_cast<Complex *>(F_out);
-    const Clock::time_point start = Clock::now();
-    for (int tr = 0; tr < cfg_.ntransf; tr += group_)
-      spread_group(f + tr * N_, grid_.get() + tr * L_.n2_total, std::min(group_, cfg_.ntransf - tr));
-    const Clock::time_point spread = Clock::now();
-    run_fft();
-    const Clock::time_point fft = Clock::now();
-    interpolate(F);
-    if (!stage_times_) return;
-    const Clock::time_point end = Clock::now();
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
+    double spread_ms = 0, fft_ms = 0, interp_ms = 0;
+    // Passes of batch_ transforms (the last may have fewer), each spread, transformed and interpolated. The
+    // FFT plans take batch_ transforms: a short last pass also transforms the grids past its own, which hold
+    // the previous pass's values and are not read.
+    for (int first = 0; first < cfg_.ntransf; first += batch_) {
+      const int count = std::min(batch_, cfg_.ntransf - first);
+      const Clock::time_point start = Clock::now();
+      for (int tr = 0; tr < count; tr += group_)
+        spread_group(f + (first + tr) * N_, grid_.get() + tr * L_.n2_total, std::min(group_, count - tr));
+      const Clock::time_point spread = Clock::now();
+      run_fft();
+      const Clock::time_point fft = Clock::now();
+      interpolate(F + first * K_, count);
+      spread_ms += ms(start, spread);
+      fft_ms += ms(spread, fft);
+      interp_ms += ms(fft, Clock::now());
+    }
+    if (!stage_times_) return;
     std::string grid;
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
     auto at_both_ends = [&](int d, long long count) { return count >= L_.axis[d].n2 ? count : 2 * count; };
     std::fprintf(
         stderr,
-        "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s "
+        "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d (passes of %d), W %d, sigma %.2f, grid %s, "
+        "fft %s "
         "(source rows %lld x %lld, band %lld, ends %lld) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
-        sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width, L_.upsampfac,
+        sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, batch_, L_.kernel.width, L_.upsampfac,
         grid.c_str(), fft_.pruned ? "pruned" : "full", cfg_.dim > 1 ? at_both_ends(0, fft_.rows[0]) : 0,
         cfg_.dim > 2 ? at_both_ends(1, fft_.rows[1]) : 0, fft_.band, cfg_.dim > 2 ? at_both_ends(1, fft_.ends) : 0,
-        ms(start, spread), ms(spread, fft), ms(fft, end), ms(start, end));
+        spread_ms, fft_ms, interp_ms, spread_ms + fft_ms + interp_ms);
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
 
  private:
-  // The grid's FFT. 1-D: one batched plan over every transform. 2-D and 3-D: pass by pass, every transform in
-  // each pass, over only the lines that hold sources or feed a cell the interpolation reads (the other cells are
+  // The grid's FFT, over the batch_ grids of an exec pass. 1-D: one batched plan. 2-D and 3-D: axis by axis, each
+  // over every grid, over only the lines that hold sources or feed a cell the interpolation reads (the other cells are
   // left unfinished; all lines where the points fill the grid). Sources fill the first and the last n1/2 indices
   // of each dimension (rows); the targets read a band of the last dimension about n2/2 (the deconvolution's
   // alternating sign moved the spectrum there) and, in 3-D, the first and last `ends` indices of dimension 1.
@@ -395,8 +411,8 @@ class CpuEngine final : public Engine {
            have.band_lo <= want.band_lo && have.band_lo + have.band >= want.band_lo + want.band;
   }
 
-  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). Each pass takes every transform at once
-  // (its outermost batch dimension): transform by transform, ntransf 16 lost what pruning saved. rows and ends
+  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). Each axis's pass takes the batch_ grids at
+  // once (its outermost batch dimension): grid by grid, ntransf 16 lost what pruning saved. rows and ends
   // below the axis length are the count at each end (two blocks of lines), the axis length one block.
   void make_fft(GridFft &f, Complex *grid, int threads) const {
     const int dim = cfg_.dim, sign = cfg_.sign;
@@ -404,13 +420,13 @@ class CpuEngine final : public Engine {
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
     const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
     if (dim == 1) {
-      f.full = fftw::Plan<Real>::many_dft(1, n, cfg_.ntransf, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
+      f.full = fftw::Plan<Real>::many_dft(1, n, batch_, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
                                           FFTW_ESTIMATE, threads);
       return;
     }
     using Plan = fftw::Plan<Real>;
     using Strided = fftw::BufferedLines<Real>;
-    const std::ptrdiff_t transforms = cfg_.ntransf;
+    const std::ptrdiff_t transforms = batch_;
     if (dim == 2) {
       const std::ptrdiff_t c0[2] = {transforms, f.rows[0]}, d0[2] = {dist, n[1]};
       f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
@@ -584,7 +600,8 @@ class CpuEngine final : public Engine {
     }
   }
 
-  void interpolate(Complex *F) {
+  // Outputs F (count x K) of the count transforms whose grids the pass holds.
+  void interpolate(Complex *F, int count) {
     const int dim = cfg_.dim;
     const std::size_t blocks = (K_ + kTargetBlock - 1) / kTargetBlock;
 #pragma omp parallel for num_threads(usable_threads(cfg_.opts.threads)) schedule(dynamic, 1)
@@ -597,7 +614,7 @@ class CpuEngine final : public Engine {
       }
       task.grid = reinterpret_cast<const Real *>(grid_.get());
       task.n2_total = L_.n2_total;
-      task.ntransf = cfg_.ntransf;
+      task.ntransf = count;
       task.index = tgt_index_.get();
       task.factor = tgt_factor_.get();
       task.begin = blk * kTargetBlock;
@@ -611,6 +628,7 @@ class CpuEngine final : public Engine {
   Config cfg_;
   Layout L_;
   std::size_t N_ = 0, K_ = 0, row_size_ = 1, sub_cells_ = 0;  // sub_cells_: one transform's subgrids
+  int batch_ = 1;                                             // transforms per pass (transforms_per_pass)
   int group_ = 1;                                             // transforms spread at once
   HostBuffer<std::size_t> src_index_;                         // sorted position -> original source index
   HostBuffer<double> src_pos_;                                // dim x N grid coordinates (centred cells), sorted
@@ -627,7 +645,7 @@ class CpuEngine final : public Engine {
   std::vector<Chunk> chunks_;
   HostBuffer<Complex> subgrids_;
   HostBuffer<Complex> row_buffer_;  // one source-grid row per thread
-  HostBuffer<Complex> grid_;        // ntransf x n2 cells
+  HostBuffer<Complex> grid_;        // batch_ x n2 cells
   GridFft fft_;
   bool stage_times_ = false;
 };

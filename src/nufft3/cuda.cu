@@ -827,7 +827,7 @@ __global__ void __launch_bounds__(kBlock)
   // Block-uniform loop (its barriers); the lanes of a cell are in one warp (lanes divides 32).
   for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
     const long long m = b * cells_per_block + threadIdx.x / lanes;  // grid index; it holds source cell c
-    const long long c = m < n1 - half ? m + half : m - n2 + half;  // (c - n1/2) mod n2 = m
+    const long long c = m < n1 - half ? m + half : m - n2 + half;   // (c - n1/2) mod n2 = m
     const bool covered = m < n2 && c >= 0 && c < n1;
     unsigned from = 0, to = 0;
     if (covered) {
@@ -1019,8 +1019,7 @@ GridFft wanted_fft(const Layout &L, const double *s_lo, const double *s_hi, int 
                        L.kernel.half_width + 2;
   if (!(reach < static_cast<double>(a1.n2))) return f;
   const long long rows = std::min(round_up_to_prune_lines(a0.n1 / 2), a0.n2 / 2);
-  const long long cols =
-      std::min(round_up_to_prune_lines(static_cast<long long>(std::ceil(reach)) + 1), a1.n2 / 2);
+  const long long cols = std::min(round_up_to_prune_lines(static_cast<long long>(std::ceil(reach)) + 1), a1.n2 / 2);
   const double in = 2.0 * static_cast<double>(rows) / static_cast<double>(a0.n2);
   const double out = 2.0 * static_cast<double>(cols) / static_cast<double>(a1.n2);
   // Work relative to the full transform: the first passes cover dim - 1 of the dim axes on `in` of the grid,
@@ -1189,22 +1188,25 @@ class CudaEngine final : public Engine {
     // setpts (H200, timed with the stage times on): where the previous points' grid is taken over (it has every
     // cell these need) nothing is allocated and the query is skipped. Otherwise the layout is chosen within the
     // free memory; a limit changes no choice, it only refuses grids (choose_layout).
-    const double cell_bytes = sizeof(C) * double(cfg_.ntransf);
-    auto layout_within = [&](double memory_limit) {
+    // The grids of one pass of batch_ transforms (transforms_per_pass); points that take over the previous
+    // points' grid take over its passes with it.
+    auto layout_within = [&](double memory_limit, int grids) {
       return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, N_, K_, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
-                           cell_bytes, memory_limit, kCudaCost, cfg_.is_double);
+                           sizeof(C) * double(grids), memory_limit, kCudaCost, cfg_.is_double);
     };
     bool reuse = false;
     if (previous != nullptr) {
-      L_ = layout_within(std::numeric_limits<double>::infinity());
+      L_ = layout_within(std::numeric_limits<double>::infinity(), previous->batch_);
       reuse = adopt_grid_shape(L_, previous->L_, kReuseSlack);
+      batch_ = previous->batch_;
     }
     if (!reuse) {
       std::size_t free_bytes = 0, total_bytes = 0;
       SFFT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      L_ = layout_within(static_cast<double>(free_bytes) + p.reclaimable_bytes);
+      L_ = layout_for_passes(cfg_.ntransf, cfg_.max_batch, static_cast<double>(free_bytes) + p.reclaimable_bytes,
+                             sizeof(C), layout_within, &batch_);
     }
-    grid_bytes_ = static_cast<double>(L_.n2_total) * cell_bytes;
+    grid_bytes_ = static_cast<double>(L_.n2_total) * sizeof(C) * batch_;
     // phihat's fit (host work: 20 us at W = 4 to 240 us at W = 13 on the loaded 2-core development host) comes from the
     // previous points where they used the same kernel at the same sigma.
     const KernelSpec &k = L_.kernel;
@@ -1303,14 +1305,14 @@ class CudaEngine final : public Engine {
     F_count_ = checked_mul(K_, cfg_.ntransf, "ntransf * K");
     const bool reuse_f = previous != nullptr && previous->f_stage_.size() == f_count_;
     const bool reuse_F = previous != nullptr && previous->F_stage_.size() == F_count_;
-    if (!reuse) grid_.allocate(checked_mul(L_.n2_total, cfg_.ntransf, "ntransf * grid cells"));
+    if (!reuse) grid_.allocate(checked_mul(L_.n2_total, batch_, "maxbatchsize * grid cells"));
     // The previous points' FFT plans go with their grid where they transform every line these points need
     // (the pruned extents are rounded up, kPruneRound, so that points of the same distribution keep them).
-    GridFft want = wanted_fft(L_, s_lo, s_hi, cfg_.ntransf);
+    GridFft want = wanted_fft(L_, s_lo, s_hi, batch_);
     const bool reuse_fft = reuse && fft_covers(previous->fft_, want);
     if (!reuse_fft) {
       fft_ = std::move(want);
-      make_fft(fft_, L_, cfg_.ntransf, CufftTypes<Real>::c2c, stream_);
+      make_fft(fft_, L_, batch_, CufftTypes<Real>::c2c, stream_);
     }
     if (stage_times_) {
       timer_.mark("grid+fft", stream_);
@@ -1352,44 +1354,10 @@ class CudaEngine final : public Engine {
       if (stage_times_) timer_.mark("upload", stream_);
     }
     C *F_dev = F_host ? F_stage_.get() : F;
-    if (!gather_) {  // the gathering writes every cell
-      SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, grid_.bytes(), stream_));
-      if (stage_times_) timer_.mark("zero", stream_);
-    }
-    SpreadArgs a{};
-    a.N = N_;
-    a.index = pts_.src_index.get();
-    a.sub_bin = pts_.sub_bin.get();
-    a.sub_start = pts_.sub_start.get();
-    a.sub_count = pts_.sub_count.get();
-    a.nsub = pts_.nsub.get();
-    a.pos = pts_.src_pos.get();
-    a.phase = pts_.src_phase.get();
-    a.f = f;
-    for (int d = 0; d < 3; ++d) a.corr[d] = d < cfg_.dim ? pts_.correction[d].get() : nullptr;
-    a.grid = grid_.get();
-    a.n2_total = L_.n2_total;
-    for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
-    if (gather_) {
-      const std::size_t threads = checked_mul(static_cast<std::size_t>(L_.axis[0].n2), gather_lanes_, "grid threads");
-      dim3 grid(cuda::grid_for(threads, kBlock), static_cast<unsigned>(cfg_.ntransf));
-      spread_gather_1d<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a, pts_.cell_start.get(), gather_lanes_);
-    } else if (use_tiles_) {
-      dim3 grid(spread_blocks_, static_cast<unsigned>(cfg_.ntransf));
-      spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, poly_, a);
-    } else {
-      dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(cfg_.ntransf));
-      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a);
-    }
-    SFFT_CUDA_CHECK_LAUNCH();
-    if (stage_times_) timer_.mark("spread", stream_);
-    run_fft();
-    if (stage_times_) timer_.mark("fft", stream_);
-    interp_fn_<<<cuda::grid_for(K_ * interp_lanes_, kBlock), kBlock, 0, stream_>>>(
-        tgt_geo_, poly_, K_, cfg_.ntransf, pts_.tgt_index.get(), pts_.tgt_pos.get(), pts_.tgt_factor.get(), grid_.get(),
-        L_.n2_total, F_dev);
-    SFFT_CUDA_CHECK_LAUNCH();
-    if (stage_times_) timer_.mark("interp", stream_);
+    // Passes of batch_ transforms (the last may have fewer), each spread, transformed and interpolated.
+    for (int first = 0; first < cfg_.ntransf; first += batch_)
+      run_pass(f + static_cast<std::size_t>(first) * N_, F_dev + static_cast<std::size_t>(first) * K_,
+               std::min(batch_, cfg_.ntransf - first));
     if (F_host) {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(F_out, F_dev, F_stage_.bytes(), cudaMemcpyDeviceToHost, stream_));
       if (stage_times_) timer_.mark("download", stream_);
@@ -1408,6 +1376,48 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  // One pass of exec: `count` transforms (at most batch_), strengths f (count x N) into outputs F_dev (count x K).
+  void run_pass(const C *f, C *F_dev, int count) {
+    if (!gather_) {  // the gathering writes every cell
+      SFFT_CUDA_CHECK(cudaMemsetAsync(grid_.get(), 0, L_.n2_total * count * sizeof(C), stream_));
+      if (stage_times_) timer_.mark("zero", stream_);
+    }
+    SpreadArgs a{};
+    a.N = N_;
+    a.index = pts_.src_index.get();
+    a.sub_bin = pts_.sub_bin.get();
+    a.sub_start = pts_.sub_start.get();
+    a.sub_count = pts_.sub_count.get();
+    a.nsub = pts_.nsub.get();
+    a.pos = pts_.src_pos.get();
+    a.phase = pts_.src_phase.get();
+    a.f = f;
+    for (int d = 0; d < 3; ++d) a.corr[d] = d < cfg_.dim ? pts_.correction[d].get() : nullptr;
+    a.grid = grid_.get();
+    a.n2_total = L_.n2_total;
+    for (int d = 0; d < 3; ++d) a.ext[d] = tile_ext_[d];
+    if (gather_) {
+      const std::size_t threads = checked_mul(static_cast<std::size_t>(L_.axis[0].n2), gather_lanes_, "grid threads");
+      dim3 grid(cuda::grid_for(threads, kBlock), static_cast<unsigned>(count));
+      spread_gather_1d<Real><<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a, pts_.cell_start.get(), gather_lanes_);
+    } else if (use_tiles_) {
+      dim3 grid(spread_blocks_, static_cast<unsigned>(count));
+      spread_fn_<<<grid, spread_threads_, tile_bytes_, stream_>>>(src_geo_, poly_, a);
+    } else {
+      dim3 grid(cuda::grid_for(N_, kBlock), static_cast<unsigned>(count));
+      spread_fn_<<<grid, kBlock, 0, stream_>>>(src_geo_, poly_, a);
+    }
+    SFFT_CUDA_CHECK_LAUNCH();
+    if (stage_times_) timer_.mark("spread", stream_);
+    run_fft(count);
+    if (stage_times_) timer_.mark("fft", stream_);
+    interp_fn_<<<cuda::grid_for(K_ * interp_lanes_, kBlock), kBlock, 0, stream_>>>(
+        tgt_geo_, poly_, K_, count, pts_.tgt_index.get(), pts_.tgt_pos.get(), pts_.tgt_factor.get(), grid_.get(),
+        L_.n2_total, F_dev);
+    SFFT_CUDA_CHECK_LAUNCH();
+    if (stage_times_) timer_.mark("interp", stream_);
+  }
+
   // dst gets count elements: the spare where it holds at least that and at most twice (a much larger one goes
   // with the previous engine), else a new allocation.
   template <class T>
@@ -1438,9 +1448,11 @@ class CudaEngine final : public Engine {
   // by the time the new ones are written.
   void begin_step() { step_bytes_ = scratch_used_ = 0; }
 
-  // The grid's FFT, every transform: one batched plan, or per transform the pruned passes at both ends of
-  // dimension 0 (planes holding sources) and then of dimension 1 (lines the targets read).
-  void run_fft() {
+  // The grid's FFT, `count` transforms: one batched plan (of batch_ transforms: in a short last pass it also
+  // transforms the grids past `count`, which hold the previous pass's values and are not read), or per transform
+  // the pruned passes at both ends of dimension 0 (planes holding sources) and then of dimension 1 (lines the
+  // targets read).
+  void run_fft(int count) {
     using Z = typename CufftTypes<Real>::complex;
     const int dir = cfg_.sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
     Z *g = reinterpret_cast<Z *>(grid_.get());
@@ -1451,7 +1463,7 @@ class CudaEngine final : public Engine {
     const long long n0 = L_.axis[0].n2, n1 = L_.axis[1].n2;
     const std::size_t plane = L_.n2_total / static_cast<std::size_t>(n0);
     const std::size_t inner = plane / static_cast<std::size_t>(n1);
-    for (int tr = 0; tr < cfg_.ntransf; ++tr) {
+    for (int tr = 0; tr < count; ++tr) {
       Z *t = g + tr * L_.n2_total;
       Z *upper_planes = t + static_cast<std::size_t>(n0 - fft_.rows) * plane;
       Z *upper_cols = t + static_cast<std::size_t>(n1 - fft_.cols) * inner;
@@ -1468,9 +1480,10 @@ class CudaEngine final : public Engine {
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
     char text[512];
     std::snprintf(text, sizeof text,
-                  "%s, dim %d, N %zu, K %zu, ntransf %d, W %d, sigma %.2f, grid %s, fft %s (%lld + %lld lines), "
+                  "%s, dim %d, N %zu, K %zu, ntransf %d (passes of %d), W %d, sigma %.2f, grid %s, fft %s (%lld + %lld "
+                  "lines), "
                   "tile %d x %u blocks x %d threads%s%s, interpolation %s, weights %s",
-                  sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, L_.kernel.width,
+                  sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, batch_, L_.kernel.width,
                   L_.upsampfac, grid.c_str(), fft.pruned ? "pruned" : "full", fft.rows, fft.cols, src_geo_.tile[0],
                   spread_blocks_, spread_threads_,
                   gather_        ? " (gathered by cells, "
@@ -1812,6 +1825,7 @@ class CudaEngine final : public Engine {
   unsigned gather_lanes_ = 1;   // its threads per grid cell
   std::size_t tile_bytes_ = 0;  // dynamic shared memory of the spreading kernel (tile, and staging by taps)
   int tile_ext_[3] = {1, 1, 1};
+  int batch_ = 1;  // transforms per pass of exec, the grids held (transforms_per_pass)
   PointBuffers pts_, spare_;
   // setpts' temporaries (range scan, keys, sort, bin tables): one buffer that each step carves from its start,
   // taken over from the previous points' engine (whose exec never uses it) and grown to the largest step seen,

@@ -456,9 +456,24 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // where its many-point errors reached 1.1 tol in 2-d (the tol rule: at most tol) while sigma = 2 stays below
   // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision its larger deconvolution factors
   // amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
-  Layout best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi,
-                            bytes_per_cell, memory_limit, odd_prime_cost);
-  if (tol < (is_double ? 2e-8 : 1e-4)) return best;
+  // Where sigma = 2's grid does not fit the memory, sigma = 1.25's smaller one may.
+  const bool low_reaches = tol >= (is_double ? 2e-8 : 1e-4);
+  Layout best;
+  try {
+    best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
+                       memory_limit, odd_prime_cost);
+  } catch (const GridTooLarge &) {
+    if (!low_reaches) throw;
+    try {
+      return make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
+                         bytes_per_cell, memory_limit, odd_prime_cost);
+    } catch (const GridTooLarge &) {
+    } catch (const Error &) {
+      // No 1.25 kernel reaches tol: sigma = 2's refusal stands.
+    }
+    throw;
+  }
+  if (!low_reaches) return best;
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
     const double cell = is_double ? cost.cell_double : cost.cell_single;
@@ -487,6 +502,15 @@ bool adopt_grid_shape(Layout &L, const Layout &prev, double slack) {
   }
   L.n2_total = prev.n2_total;
   return true;
+}
+
+int transforms_per_pass(int ntransf, int max_batch, double grids_that_fit) {
+  if (max_batch > 0) return std::min(max_batch, ntransf);
+  const double fit = grids_that_fit < kAutoTransformsPerPass ? grids_that_fit : kAutoTransformsPerPass;  // NaN: 8
+  if (!(fit < ntransf)) return ntransf;
+  const int most = fit >= 1 ? static_cast<int>(fit) : 1;
+  const int passes = (ntransf + most - 1) / most;
+  return (ntransf + passes - 1) / passes;  // at most `most`: ntransf / passes <= most
 }
 
 double tap_tolerance(const Layout &L, double tol) {

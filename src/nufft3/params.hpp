@@ -142,6 +142,38 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
 // over instead of made anew. Returns whether L changed to it.
 bool adopt_grid_shape(Layout &L, const Layout &prev, double slack);
 
+// The automatic maxbatchsize's most transforms per pass. H200, ntransf 16, N = K = 2.5e5 uniform 2-D and 1e5
+// clustered 3-D, double tol 1e-3 to 1e-12 and single 1e-2 to 1e-5 (benchmarks/RESULTS.md): passes of 8 took
+// 1.00-1.07x the time of one pass of 16 in single precision and 2-D double, 0.86-1.03x in 3-D double, holding
+// 37-60 % of its memory (uniform 2-D double 1e-6: 2.11 ms and 356 MiB against 2.04 ms and 680 MiB); passes of
+// 4, 2 or 1 up to 2.8x the time (1 a pass, 2-D double 1e-12), but for 3-D double at 1e-9 and 1e-12 (0.87-1.0x).
+// The CPU (2 threads, development VM, a tenth of the points, double): passes of 8 at 0.85-1.09x of one pass.
+constexpr int kAutoTransformsPerPass = 8;
+
+// Transforms per pass of exec (the grids an engine holds): max_batch where set (at most ntransf); else at most
+// kAutoTransformsPerPass, and where only `grids_that_fit` grids fit the memory at most that many (at least 1),
+// in the fewest passes, of sizes as equal as they come (the last pass the short one).
+int transforms_per_pass(int ntransf, int max_batch, double grids_that_fit);
+
+// An engine's layout and transforms per pass (*batch): layout_within(memory_limit, grids) is its choose_layout
+// for `grids` grids at once. Passes of transforms_per_pass where their grids fit; otherwise, with max_batch 0
+// (automatic), as many grids as fit in half the memory (the rest left to the points, the FFT plans and the
+// caller), grid_bytes_per_cell being what one more grid costs. GridTooLarge where even one grid does not fit.
+template <class LayoutWithin>
+Layout layout_for_passes(int ntransf, int max_batch, double memory_limit, double grid_bytes_per_cell,
+                         LayoutWithin &&layout_within, int *batch) {
+  *batch = transforms_per_pass(ntransf, max_batch, kAutoTransformsPerPass);
+  try {
+    return layout_within(memory_limit, *batch);
+  } catch (const GridTooLarge &) {
+    if (max_batch != 0 || *batch == 1) throw;
+  }
+  const Layout one = layout_within(memory_limit, 1);
+  *batch =
+      transforms_per_pass(ntransf, 0, memory_limit / (2 * static_cast<double>(one.n2_total) * grid_bytes_per_cell));
+  return layout_within(memory_limit, *batch);
+}
+
 // Absolute error allowed in each kernel value (CPU polynomial tables) so that the 2 dim stages together add at
 // most tol: an error d in every tap of one stage changes its result by up to width d / phihat(pi / upsampfac),
 // relative (the deconvolution divides by phihat, smallest at the band's edge).

@@ -75,6 +75,7 @@ nufft3_options default_options() {
   d.ntransf = 1;
   d.kernel = NUFFT3_KERNEL_ES;
   d.upsampfac = 0;
+  d.maxbatchsize = 0;
   return d;
 }
 
@@ -82,6 +83,7 @@ void Plan::set_options(const nufft3_options *opts) {
   const nufft3_options full = read_versioned(opts, offsetof(nufft3_options, ntransf) + sizeof opts->ntransf,
                                              default_options(), "opts", "nufft3_options_init");
   require(full.ntransf >= 1, "opts->ntransf = ", full.ntransf, " must be >= 1");
+  require(full.maxbatchsize >= 0, "opts->maxbatchsize = ", full.maxbatchsize, " must be >= 0 (0: automatic)");
   const int kernel = enum_value(full.kernel);  // any int may arrive from C
   require(kernel == NUFFT3_KERNEL_ES || kernel == NUFFT3_KERNEL_GAUSSIAN || kernel == NUFFT3_KERNEL_PSWF,
           "opts->kernel = ", kernel, " is not a nufft3_kernel");
@@ -93,6 +95,7 @@ void Plan::set_options(const nufft3_options *opts) {
   double up = resolve_upsampfac(kind, full.upsampfac);
   (void)make_kernel(kind, config_.tol, up, config_.dim, config_.is_double);
   config_.ntransf = full.ntransf;
+  config_.max_batch = full.maxbatchsize;
   config_.kernel = kind;
   config_.upsampfac = up;
   engine_.reset();

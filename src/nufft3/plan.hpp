@@ -21,6 +21,7 @@ struct Config {
   KernelKind kernel = KernelKind::ExpSemicircle;
   double upsampfac = 0;  // 0: automatic (ES, prolate)
   int ntransf = 1;
+  int max_batch = 0;  // nufft3_options.maxbatchsize: 0 automatic (transforms_per_pass)
   Options opts;
 };
 

@@ -109,6 +109,7 @@ contains
     call add('nufft3_options.ntransf', offset(c_loc(n), c_loc(n%ntransf)))
     call add('nufft3_options.kernel', offset(c_loc(n), c_loc(n%kernel)))
     call add('nufft3_options.upsampfac', offset(c_loc(n), c_loc(n%upsampfac)))
+    call add('nufft3_options.maxbatchsize', offset(c_loc(n), c_loc(n%maxbatchsize)))
     call add('sizeof(sfft_sparse_options)', c_sizeof(s))
     call add('sparse_options.struct_size', offset(c_loc(s), c_loc(s%struct_size)))
     call add('sparse_options.variant', offset(c_loc(s), c_loc(s%variant)))

@@ -31,6 +31,7 @@ int sfft_test_c_facts(int64_t *facts, int capacity) {
                          offsetof(nufft3_options, ntransf),
                          offsetof(nufft3_options, kernel),
                          offsetof(nufft3_options, upsampfac),
+                         offsetof(nufft3_options, maxbatchsize),
                          sizeof(sfft_sparse_options),
                          offsetof(sfft_sparse_options, struct_size),
                          offsetof(sfft_sparse_options, variant),

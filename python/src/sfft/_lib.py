@@ -48,7 +48,8 @@ class SparseOptions(ctypes.Structure):
 
 class Nufft3Options(ctypes.Structure):
     """nufft3_options."""
-    _fields_ = [("struct_size", _size_t), ("ntransf", _int), ("kernel", _int), ("upsampfac", ctypes.c_double)]
+    _fields_ = [("struct_size", _size_t), ("ntransf", _int), ("kernel", _int), ("upsampfac", ctypes.c_double),
+                ("maxbatchsize", _int)]
 
 
 class BuildInfo(ctypes.Structure):

@@ -46,6 +46,9 @@ class Plan(_lib.PlanHandle):
         smallest reachable eps is larger (see the header).
     upsampfac : float
         Grid oversampling; 0 = automatic.
+    maxbatchsize : int
+        Transforms spread, transformed and interpolated together, i.e. grids the plan holds at once; 0 =
+        automatic (all ``n_trans``, or as many as fit in memory), as finufft's ``maxbatchsize``.
     backend, device, stream, nthreads
         ``"auto"`` (CUDA when the coordinates given to :meth:`setpts` are device arrays), ``"cpu"`` or
         ``"cuda"``; CUDA device ordinal; the CUDA stream the plan runs on (default: the default stream; pass
@@ -56,8 +59,8 @@ class Plan(_lib.PlanHandle):
 
     def __init__(self, nufft_type: int, n_modes_or_dim: int, n_trans: int = 1, eps: float = 1e-6,
                  isign: Optional[int] = None, dtype: Any = np.complex128, *, kernel: str = "es",
-                 upsampfac: float = 0.0, backend: str = "auto", device: int = 0, stream: Any = None,
-                 nthreads: int = 0) -> None:
+                 upsampfac: float = 0.0, maxbatchsize: int = 0, backend: str = "auto", device: int = 0,
+                 stream: Any = None, nthreads: int = 0) -> None:
         self._handle = ctypes.c_void_p()
         if operator.index(nufft_type) != 3:
             raise ValueError(f"sfft: only type-3 NUFFTs are provided, not type {nufft_type}")
@@ -77,6 +80,7 @@ class Plan(_lib.PlanHandle):
         nopts.ntransf = self.n_trans
         nopts.kernel = _KERNELS[kernel]
         nopts.upsampfac = float(upsampfac)
+        nopts.maxbatchsize = operator.index(maxbatchsize)
         try:
             _lib.check(_lib.lib.nufft3_set_options(self._handle, ctypes.byref(nopts)))
         except _lib.SfftError:

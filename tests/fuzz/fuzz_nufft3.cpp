@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the type-3 NUFFT (nufft3_*): arbitrary dim, dtype, sign, tolerance, options
-// (ntransf, kernel, upsampfac), point counts (including ones whose byte counts overflow), coordinates
+// (ntransf, kernel, upsampfac, maxbatchsize), point counts (including ones whose byte counts overflow), coordinates
 // (NaN, +-Inf, huge, denormal, negative zero) and NULL arrays. A successful exec must match the direct sum
 // in long double; any failure must leave the handle / output untouched with a message, a failed setpts must
 // leave the points set before it (exec still matches their direct sum), and the plan must still produce a
@@ -264,7 +264,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     nufft3_options o;
     nufft3_options_init(&o);
     static const int counts[] = {1, 2, 3, 0, -1, 1 << 30};
-    o.ntransf = counts[in.byte() % 6];
+    const unsigned count_byte = in.byte();  // also maxbatchsize, so that stored inputs decode as before
+    o.ntransf = counts[count_byte % 6];
+    static const int batches[] = {0, 1, 2, -1};
+    o.maxbatchsize = batches[count_byte / 6 % 4];
     in.enumeration_into(&o.kernel, 0, 2);  // the three kernels; bytes from 240 give any int
     static const double ups[] = {0, 2.0, 1.5, 4.0, 1.25, 5.0, 3.0, std::numeric_limits<double>::quiet_NaN()};
     o.upsampfac = ups[in.byte() % 8];

@@ -147,7 +147,8 @@ bool adopt_grid_shape(Layout &L, const Layout &prev, double slack);
 // 1.00-1.07x the time of one pass of 16 in single precision and 2-D double, 0.86-1.03x in 3-D double, holding
 // 37-60 % of its memory (uniform 2-D double 1e-6: 2.11 ms and 356 MiB against 2.04 ms and 680 MiB); passes of
 // 4, 2 or 1 up to 2.8x the time (1 a pass, 2-D double 1e-12), but for 3-D double at 1e-9 and 1e-12 (0.87-1.0x).
-// The CPU (2 threads, development VM, a tenth of the points, double): passes of 8 at 0.85-1.09x of one pass.
+// The CPU (2 threads, development VM, a tenth of the points, median of 9; single 1e-3 and 1e-5, double 1e-3, 1e-6
+// and 1e-9): passes of 8 at 0.88-1.04x the time of one pass, 4 at 0.83-1.13x.
 constexpr int kAutoTransformsPerPass = 8;
 
 // Transforms per pass of exec (the grids an engine holds): max_batch where set (at most ntransf); else at most

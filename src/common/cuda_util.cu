@@ -142,9 +142,8 @@ void CufftPlan::make_many(int rank, long long *n, long long *inembed, long long 
   reset();
   SFFT_CUFFT_CHECK(cufftCreate(&handle_));
   valid_ = true;
-  std::size_t work = 0;
-  SFFT_CUFFT_CHECK(
-      cufftMakePlanMany64(handle_, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, &work));
+  SFFT_CUFFT_CHECK(cufftMakePlanMany64(handle_, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch,
+                                       &work_bytes_));
 }
 
 void CufftPlan::set_stream(cudaStream_t s) { SFFT_CUFFT_CHECK(cufftSetStream(handle_, s)); }
@@ -153,6 +152,7 @@ void CufftPlan::reset() noexcept {
   if (valid_) (void)cufftDestroy(handle_);
   valid_ = false;
   handle_ = 0;
+  work_bytes_ = 0;
 }
 
 void exec_c2c(const CufftPlan &plan, cufftComplex *in, cufftComplex *out, int direction) {

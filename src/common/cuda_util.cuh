@@ -165,12 +165,16 @@ class CufftPlan {
  public:
   CufftPlan() = default;
   ~CufftPlan() { reset(); }
-  CufftPlan(CufftPlan &&o) noexcept : handle_(std::exchange(o.handle_, 0)), valid_(std::exchange(o.valid_, false)) {}
+  CufftPlan(CufftPlan &&o) noexcept
+      : handle_(std::exchange(o.handle_, 0)),
+        valid_(std::exchange(o.valid_, false)),
+        work_bytes_(std::exchange(o.work_bytes_, 0)) {}
   CufftPlan &operator=(CufftPlan &&o) noexcept {
     if (this != &o) {
       reset();
       handle_ = std::exchange(o.handle_, 0);
       valid_ = std::exchange(o.valid_, false);
+      work_bytes_ = std::exchange(o.work_bytes_, 0);
     }
     return *this;
   }
@@ -183,11 +187,14 @@ class CufftPlan {
   void set_stream(cudaStream_t s);
   cufftHandle get() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return valid_; }
+  // The work area cuFFT allocated for the plan (cufftMakePlanMany64's report; 0 before make_many).
+  std::size_t work_bytes() const noexcept { return work_bytes_; }
   void reset() noexcept;
 
  private:
   cufftHandle handle_ = 0;
   bool valid_ = false;
+  std::size_t work_bytes_ = 0;
 };
 
 // Complex-to-complex execution for either precision (direction: CUFFT_FORWARD / CUFFT_INVERSE).

@@ -59,12 +59,17 @@ constexpr int kMaxArrays = 6;
 // dimension-1 indices that targets read (every dimension-2 index): both are cuFFT batches at two offsets each
 // (the periodic grid's two ends), about half the work of the full transform at sigma = 2. Worth it only where
 // it skips enough of the full transform's work (kPruneAtMost, params.hpp), and for few transforms: each
-// transform costs 4 cuFFT launches instead of sharing one batched plan.
+// transform costs 4 cuFFT launches instead of sharing one batched plan. For a pass of 8 (H200, 2026-11-30,
+// SFFT_NUFFT3_FFT=pruned, ntransf 16): uniform 2-D 2.5e5 points double 1e-5 2.21 ms against 1.96, 1e-9 3.34
+// against 3.07, single 1e-4 1.20 against 1.05, clustered 3-D double 1e-5 3.51 against 3.23; but the batched 2-D
+// plan in double takes a cuFFT work area as large as its grids (162 MiB of 162 at 1152^2 x 8: the plan held
+// 374 MiB against the pruned passes' 218), single precision and 3-D none.
 constexpr int kMaxPrunedTransforms = 4;
 
 // Environment switches, read when an engine is made (every setpts): SFFT_NUFFT3_STAGE_TIMES (set and not
-// "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises);
-// SFFT_NUFFT3_FFT=full turns the pruned transform off, SFFT_NUFFT3_SPREAD=global spreads with global atomics
+// "0") prints the stage times of every setpts and exec to stderr (cudaEvents; exec then synchronises) and what
+// the plan holds after each setpts; SFFT_NUFFT3_FFT=full turns the pruned transform off, =pruned takes it for
+// passes of more than kMaxPrunedTransforms transforms too, SFFT_NUFFT3_SPREAD=global spreads with global atomics
 // (spread_global) instead of shared-memory tiles, and SFFT_NUFFT3_WEIGHTS=exp computes the kernel weights from
 // exp/sqrt instead of polynomials (TapPolynomials), =horner those of kernels wider than TapPolynomials takes
 // from the device's Horner table, for A/B measurements (benchmarks/nufft3_bench.py --stages).
@@ -1013,7 +1018,8 @@ struct GridFft {
 // [-(P + W/2), P + W/2] (2 cells more for the coordinates' rounding to Real).
 GridFft wanted_fft(const Layout &L, const double *s_lo, const double *s_hi, int ntransf) {
   GridFft f;
-  if (L.dim < 2 || ntransf > kMaxPrunedTransforms || env_value("SFFT_NUFFT3_FFT") == "full") return f;
+  const std::string forced = env_value("SFFT_NUFFT3_FFT");
+  if (L.dim < 2 || forced == "full" || (ntransf > kMaxPrunedTransforms && forced != "pruned")) return f;
   const DimLayout &a0 = L.axis[0], &a1 = L.axis[1];
   const double reach = std::max(std::fabs(s_lo[1] - a1.tgt_center), std::fabs(s_hi[1] - a1.tgt_center)) * a1.tgt_scale +
                        L.kernel.half_width + 2;
@@ -1336,6 +1342,7 @@ class CudaEngine final : public Engine {
     if (reuse_f) f_stage_ = std::move(previous->f_stage_);
     if (reuse_F) F_stage_ = std::move(previous->F_stage_);
     if (previous != nullptr) spare_ = std::move(previous->pts_);
+    if (stage_times_) report_memory();
   }
 
   void exec(const void *f_in, void *F_out) override {
@@ -1472,6 +1479,25 @@ class CudaEngine final : public Engine {
       cuda::exec_c2c(fft_.columns, t, t, dir);
       cuda::exec_c2c(fft_.columns, upper_cols, upper_cols, dir);
     }
+  }
+
+  // What the engine holds after setpts, for the stage-time lines (MiB): the pass's grids, cuFFT's work areas,
+  // the points' buffers, the spare set of them, setpts' kept scratch, the host arrays' staging.
+  void report_memory() const {
+    auto points = [](const PointBuffers &b) {
+      std::size_t bytes = b.src_index.bytes() + b.tgt_index.bytes() + b.sub_bin.bytes() + b.sub_start.bytes() +
+                          b.sub_count.bytes() + b.nsub.bytes() + b.cell_start.bytes() + b.src_pos.bytes() +
+                          b.tgt_pos.bytes() + b.src_phase.bytes() + b.tgt_factor.bytes();
+      for (const auto &c : b.correction) bytes += c.bytes();
+      return bytes;
+    };
+    const std::size_t fft_work = fft_.full.work_bytes() + fft_.planes.work_bytes() + fft_.columns.work_bytes();
+    constexpr double kMiB = 1024.0 * 1024.0;
+    std::fprintf(stderr,
+                 "sfft nufft3 plan memory (MiB): grids %.1f (%d of %d transforms), cuFFT work %.1f, points %.1f, "
+                 "spare points %.1f, setpts scratch %.1f, host staging %.1f\n",
+                 grid_.bytes() / kMiB, batch_, cfg_.ntransf, fft_work / kMiB, points(pts_) / kMiB,
+                 points(spare_) / kMiB, scratch_.size() / kMiB, (f_stage_.bytes() + F_stage_.bytes()) / kMiB);
   }
 
   // The plan's shape for the stage-time lines.

@@ -32,6 +32,16 @@ struct Candidate {
 
 bool by_freq(const Coefficient &a, const Coefficient &b) { return a.freq < b.freq; }
 
+// FFTW threads for a batch of `points` complex values: one per kFftPointsPerThread, at least one and at most the
+// plan's threads. Small batches (n = 2^16, k = 64: 24 hashings of 4096 buckets, 98k points) gain nothing from 32
+// threads but their wake-ups, and FFTW_MEASURE times every threaded candidate: on a 32-core host loaded with 16
+// such test processes, complex128 plans of that size took minutes (ctest timeouts, 2026-11-30, the processes
+// idle in futex waits with one thread running).
+constexpr std::size_t kFftPointsPerThread = std::size_t{1} << 16;
+int fft_threads(std::size_t points, int threads) {
+  return static_cast<int>(std::clamp<std::size_t>(points / kFftPointsPerThread, 1, static_cast<std::size_t>(threads)));
+}
+
 template <class Real>
 class CpuEngine final : public Engine {
  public:
@@ -43,7 +53,7 @@ class CpuEngine final : public Engine {
     z_.allocate(hashings * g.buckets);
     int b = static_cast<int>(g.buckets);
     fft_ = fftw::Plan<Real>::many_dft(1, &b, static_cast<int>(hashings), z_.get(), nullptr, 1, b, z_.get(), nullptr, 1,
-                                      b, FFTW_FORWARD, FFTW_MEASURE, threads_);
+                                      b, FFTW_FORWARD, FFTW_MEASURE, fft_threads(hashings * g.buckets, threads_));
     decoded_.resize(static_cast<std::size_t>(d_.location_loops) * g.buckets);
     found_.reserve(d_.candidate_capacity());
     // ROBUST keeps at most every bucket of every location loop per pass; EXACT at most one pass's worth.
@@ -57,8 +67,9 @@ class CpuEngine final : public Engine {
     if (d_.comb_loops > 0) {
       const int w = static_cast<int>(d_.comb_width);  // <= 2^26 (filter.cpp)
       comb_z_.allocate(static_cast<std::size_t>(d_.comb_loops) * d_.comb_width);
-      comb_fft_ = fftw::Plan<Real>::many_dft(1, &w, d_.comb_loops, comb_z_.get(), nullptr, 1, w, comb_z_.get(), nullptr,
-                                             1, w, FFTW_FORWARD, FFTW_MEASURE, threads_);
+      comb_fft_ = fftw::Plan<Real>::many_dft(
+          1, &w, d_.comb_loops, comb_z_.get(), nullptr, 1, w, comb_z_.get(), nullptr, 1, w, FFTW_FORWARD, FFTW_MEASURE,
+          fft_threads(static_cast<std::size_t>(d_.comb_loops) * d_.comb_width, threads_));
       comb_keys_.resize(d_.comb_width);
       approved_.resize((d_.comb_width + 31) / 32);
     }

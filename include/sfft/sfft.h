@@ -241,8 +241,8 @@ typedef struct nufft3_options {
                            SFFT_ERROR_INVALID_ARGUMENT */
   int maxbatchsize;     /* transforms spread, transformed and interpolated together, i.e. the grids a plan holds
                            (the ntransf run in passes of at most that many): 0 = automatic (at most 8 a pass,
-                           fewer where the free memory, the device's or the host's, holds fewer grids; passes
-                           of near-equal sizes), else >= 1, capped at ntransf. Fewer hold less memory but cost
+                           fewer where half the free memory, the device's or the host's, holds fewer grids;
+                           passes of near-equal sizes), else >= 1, capped at ntransf. Fewer hold less memory but cost
                            time: each pass reads the points again (H200, 16 transforms, 2-D and 3-D: 1 a pass
                            took 1.1-2.7x the time of 8, holding 17-64 % of its memory) */
 } nufft3_options;
@@ -268,11 +268,12 @@ SFFT_API sfft_status nufft3_set_options(nufft3_plan plan, const nufft3_options *
    SFFT_ERROR_INVALID_ARGUMENT naming the first ("x[17] is NaN"). N or K may be 0. The plan copies what it
    needs (the arrays may be freed afterwards) and allocates its workspace here; may be called again with new
    points to reuse the plan. Host or device pointers (CUDA backend: host arrays are copied over).
-   A failed call leaves the previous points in place (nufft3_exec keeps computing with them). The grid must fit
-   the memory the process can still use (host: MemAvailable, its memory cgroup and RLIMIT_AS; device: free
-   memory), counting the previous points' workspace as released; else SFFT_ERROR_OUT_OF_MEMORY with the bytes
-   needed, before the grid is allocated. Only where an allocation fails with both workspaces held is the old
-   one released first; if the new one then fails too, the plan has no points until the next nufft3_setpts.
+   A failed call leaves the previous points in place (nufft3_exec keeps computing with them). The grids of one
+   pass (nufft3_options.maxbatchsize) must fit the memory the process can still use (host: MemAvailable, its
+   memory cgroup and RLIMIT_AS; device: free memory), counting the previous points' workspace as released; else
+   SFFT_ERROR_OUT_OF_MEMORY with the bytes needed, before the grid is allocated. Only where an allocation fails
+   with both workspaces held is the old one released first; if the new one then fails too, the plan has no
+   points until the next nufft3_setpts.
    Strengths are not checked: a NaN or infinite strength makes the outputs NaN. */
 SFFT_API sfft_status nufft3_setpts(nufft3_plan plan, uint64_t N, const void *x, const void *y, const void *z,
                                    uint64_t K, const void *s, const void *t, const void *u);

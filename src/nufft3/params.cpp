@@ -467,9 +467,8 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
     try {
       return make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
                          bytes_per_cell, memory_limit, odd_prime_cost);
-    } catch (const GridTooLarge &) {
     } catch (const Error &) {
-      // No 1.25 kernel reaches tol: sigma = 2's refusal stands.
+      // Too large too, or no 1.25 kernel reaches tol: sigma = 2's refusal stands.
     }
     throw;
   }

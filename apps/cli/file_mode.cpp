@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <climits>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -72,10 +73,10 @@ namespace {
   plot_heatmap(path, mag, rows, cols, log_scale);
 }
 
-[[maybe_unused]] void reject_unknown(const Args &args, const std::vector<std::string> &known, const char *command) {
+// main() adds "sfft COMMAND: " before the message and " (see --help)" after it.
+[[maybe_unused]] void reject_unknown(const Args &args, const std::vector<std::string> &known) {
   auto bad = args.unknown(known);
-  if (!bad.empty())
-    throw std::invalid_argument(std::string(command) + ": unknown option --" + bad[0] + " (see --help)");
+  if (!bad.empty()) throw std::invalid_argument("unknown option --" + bad[0]);
 }
 
 [[maybe_unused]] std::string fmt(double v) {
@@ -88,7 +89,7 @@ namespace {
 
 #if SFFT_CLI_HAS_SHIFT
 int shift_file(const Args &args, const std::string &input) {
-  reject_unknown(args, {"axes", "inverse", "in-place", "out", "plot", "summary", "backend", "threads"}, "sfft shift");
+  reject_unknown(args, {"axes", "inverse", "in-place", "out", "plot", "summary", "backend", "threads"});
   Array a = read_npy(input);
   const sfft_dtype dtype = dtype_of(a, input);
   if (a.shape.empty() || a.shape.size() > 8)
@@ -134,7 +135,7 @@ int shift_file(const Args &args, const std::string &input) {
 
 #if SFFT_CLI_HAS_SPARSE
 int sparse_file(const Args &args, const std::string &input) {
-  reject_unknown(args, {"k", "variant", "seed", "comb", "out", "plot", "summary", "backend", "threads"}, "sfft sparse");
+  reject_unknown(args, {"k", "variant", "seed", "comb", "out", "plot", "summary", "backend", "threads"});
   Array a = read_npy(input);
   if (a.shape.size() != 1)
     throw std::invalid_argument(input + ": the sparse FFT needs a 1-D signal, got " + shape_text(a.shape));
@@ -228,10 +229,8 @@ int sparse_file(const Args &args, const std::string &input) {
 
 #if SFFT_CLI_HAS_NUFFT3
 int nufft3_files(const Args &args) {
-  reject_unknown(args,
-                 {"sources", "targets", "strengths", "tol", "sign", "kernel", "out", "plot", "summary", "backend",
-                  "threads"},
-                 "sfft nufft3");
+  reject_unknown(args, {"sources", "targets", "strengths", "tol", "sign", "kernel", "maxbatchsize", "out", "plot",
+                        "summary", "backend", "threads"});
   for (const char *need : {"sources", "targets", "strengths"})
     if (!args.has(need))
       throw std::invalid_argument(std::string("--") + need + " FILE.npy is required with input files");
@@ -253,6 +252,7 @@ int nufft3_files(const Args &args) {
   const double tol = args.get_double("tol", single ? 1e-5 : 1e-9);
   const int sign = static_cast<int>(args.get_int("sign", -1));
   const nufft3_kernel kernel = nufft3_kernel_from(args);
+  const int maxbatchsize = static_cast<int>(args.get_int_in("maxbatchsize", 0, 0, INT_MAX));
   // Coordinates per dimension (the library takes one array per dimension).
   std::vector<double> x = xs.to_real("--sources"), s = ss.to_real("--targets");
   std::vector<std::vector<double>> xd(dim, std::vector<double>(N)), sd(dim, std::vector<double>(K));
@@ -276,6 +276,7 @@ int nufft3_files(const Args &args) {
   nufft3_options_init(&nopts);
   nopts.ntransf = ntransf;
   nopts.kernel = kernel;
+  nopts.maxbatchsize = maxbatchsize;
   sfft_status st = nufft3_set_options(plan, &nopts);
   auto coords = [&](auto &v, int d) -> const void * {
     return d < dim ? static_cast<const void *>(v[d].data()) : nullptr;

@@ -141,6 +141,12 @@ def main():
     Fp = unpack_cplx(read_npy(p("Fp.npy"))[1], "<2d")
     diff = math.sqrt(sum(abs(a - b) ** 2 for a, b in zip(Fp, F)) / sum(abs(b) ** 2 for b in F))
     check(0 < diff < 1e-8, f"nufft3 --kernel pswf differs from es by {diff:.2e}")
+    # One transform at a time (--maxbatchsize 1): the same outputs to rounding.
+    run("nufft3", "--sources", p("xs.npy"), "--targets", p("ss.npy"), "--strengths", p("cs.npy"), "--tol", "1e-10",
+        "--maxbatchsize", "1", "--out", p("F1.npy"), "--backend", "cpu")
+    F1 = unpack_cplx(read_npy(p("F1.npy"))[1], "<2d")
+    diff = math.sqrt(sum(abs(a - b) ** 2 for a, b in zip(F1, F)) / sum(abs(b) ** 2 for b in F))
+    check(diff < 1e-12, f"nufft3 --maxbatchsize 1 differs from one pass by {diff:.2e}")
     err = run("nufft3", "--sources", p("xs.npy"), "--targets", p("ss.npy"), "--strengths", p("cs.npy"), "--kernel",
               "kb", "--backend", "cpu", expect=2).stderr
     check("--kernel must be es, pswf or gaussian" in err, f"nufft3 --kernel kb: {err}")

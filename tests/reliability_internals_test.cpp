@@ -411,7 +411,9 @@ TEST(Passes, TransformsPerPass) {
       const int passes = (ntransf + batch - 1) / batch;
       EXPECT_LE(batch, most) << ntransf << " " << fit;
       EXPECT_EQ(passes, (ntransf + most - 1) / most) << ntransf << " " << fit;  // as few passes as `most` allows
-      EXPECT_GT(ntransf - (passes - 1) * batch, batch - passes) << ntransf << " " << fit;  // near-equal sizes
+      // Near-equal sizes: the smallest batch that covers ntransf in that many passes (the last pass short by
+      // less than `passes`).
+      EXPECT_EQ(batch, (ntransf + passes - 1) / passes) << ntransf << " " << fit;
     }
 }
 

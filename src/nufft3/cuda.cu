@@ -1150,6 +1150,14 @@ class CudaEngine final : public Engine {
     DeviceBuffer<unsigned> src_index, tgt_index, sub_bin, sub_start, sub_count, nsub, cell_start;
     DeviceBuffer<Real> src_pos, tgt_pos, correction[3];
     DeviceBuffer<C> src_phase, tgt_factor;
+
+    std::size_t bytes() const {
+      std::size_t total = src_index.bytes() + tgt_index.bytes() + sub_bin.bytes() + sub_start.bytes() +
+                          sub_count.bytes() + nsub.bytes() + cell_start.bytes() + src_pos.bytes() + tgt_pos.bytes() +
+                          src_phase.bytes() + tgt_factor.bytes();
+      for (const auto &c : correction) total += c.bytes();
+      return total;
+    }
   };
 
  public:
@@ -1202,9 +1210,10 @@ class CudaEngine final : public Engine {
     };
     bool reuse = false;
     if (previous != nullptr) {
-      L_ = layout_within(std::numeric_limits<double>::infinity(), previous->batch_);
+      // Without a memory limit the number of grids changes no choice.
+      L_ = layout_within(std::numeric_limits<double>::infinity(), 1);
       reuse = adopt_grid_shape(L_, previous->L_, kReuseSlack);
-      batch_ = previous->batch_;
+      if (reuse) batch_ = previous->batch_;
     }
     if (!reuse) {
       std::size_t free_bytes = 0, total_bytes = 0;
@@ -1484,20 +1493,13 @@ class CudaEngine final : public Engine {
   // What the engine holds after setpts, for the stage-time lines (MiB): the pass's grids, cuFFT's work areas,
   // the points' buffers, the spare set of them, setpts' kept scratch, the host arrays' staging.
   void report_memory() const {
-    auto points = [](const PointBuffers &b) {
-      std::size_t bytes = b.src_index.bytes() + b.tgt_index.bytes() + b.sub_bin.bytes() + b.sub_start.bytes() +
-                          b.sub_count.bytes() + b.nsub.bytes() + b.cell_start.bytes() + b.src_pos.bytes() +
-                          b.tgt_pos.bytes() + b.src_phase.bytes() + b.tgt_factor.bytes();
-      for (const auto &c : b.correction) bytes += c.bytes();
-      return bytes;
-    };
     const std::size_t fft_work = fft_.full.work_bytes() + fft_.planes.work_bytes() + fft_.columns.work_bytes();
     constexpr double kMiB = 1024.0 * 1024.0;
     std::fprintf(stderr,
                  "sfft nufft3 plan memory (MiB): grids %.1f (%d of %d transforms), cuFFT work %.1f, points %.1f, "
                  "spare points %.1f, setpts scratch %.1f, host staging %.1f\n",
-                 grid_.bytes() / kMiB, batch_, cfg_.ntransf, fft_work / kMiB, points(pts_) / kMiB,
-                 points(spare_) / kMiB, scratch_.size() / kMiB, (f_stage_.bytes() + F_stage_.bytes()) / kMiB);
+                 grid_.bytes() / kMiB, batch_, cfg_.ntransf, fft_work / kMiB, pts_.bytes() / kMiB,
+                 spare_.bytes() / kMiB, scratch_.size() / kMiB, (f_stage_.bytes() + F_stage_.bytes()) / kMiB);
   }
 
   // The plan's shape for the stage-time lines.

@@ -383,6 +383,35 @@ TEST_P(SparseBatch, FoldVariantsAgree) {
   }
 }
 
+// Column-fold plans of different designs alive at once, made in increasing and in decreasing order, each run
+// after all are made: the fold kernel's shared-memory limit is the function's, process-wide, and each plan
+// used to set it to its own size when made, so a plan made later with a smaller stage made the earlier
+// plan's launch fail ("invalid argument").
+TEST_P(SparseBatch, ColumnFoldPlansOfDifferentDesigns) {
+  if (GetParam().where != Where::CudaDevice || dbl()) GTEST_SKIP() << "the column fold: complex64, device input";
+  ScopedEnvironment environment;
+  environment.set("SFFT_SPARSE_BATCH_FOLD", "column");
+  const std::vector<std::pair<uint64_t, uint64_t>> designs = {{1 << 14, 10}, {1 << 15, 40}, {100000, 250}};
+  for (bool increasing : {true, false}) {
+    SCOPED_TRACE(increasing ? "made in increasing order" : "made in decreasing order");
+    std::vector<std::pair<uint64_t, uint64_t>> order = designs;
+    if (!increasing) std::reverse(order.begin(), order.end());
+    std::vector<sfft_plan> plans;
+    for (auto [n, k] : order) plans.push_back(create(n, k, SFFT_SPARSE_EXACT));
+    for (std::size_t p = 0; p < plans.size(); ++p) {
+      const auto [n, k] = order[p];
+      SCOPED_TRACE("n " + std::to_string(n));
+      const Mixed mixed = mixed_batch(n, k, 3, 1, 3, 950 + static_cast<int>(p));
+      std::vector<Coefficients> batched = run_batch(plans[p], mixed.x, n, k, n + 2, k);
+      for (std::size_t s = 0; s < mixed.x.size(); ++s) {
+        expect_same(batched[s], run_single(plans[p], mixed.x[s], k), s);
+        if (s != 1 && s != 3) expect_exact(batched[s], mixed.planted[s], s);
+      }
+    }
+    for (sfft_plan plan : plans) EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  }
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> v;
   for (Where w : {Where::Cpu, Where::CudaHost, Where::CudaDevice})

@@ -163,6 +163,15 @@ void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex 
   SFFT_CUFFT_CHECK(cufftExecZ2Z(plan.get(), in, out, direction));
 }
 
+void allow_dynamic_shared(const void *kernel, std::size_t bytes) {
+  static std::mutex lock;  // the read and the raise as one step
+  std::lock_guard<std::mutex> hold(lock);
+  cudaFuncAttributes attributes{};
+  SFFT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes) >= bytes) return;
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
 unsigned grid_for(std::size_t n, unsigned block) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||

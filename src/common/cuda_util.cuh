@@ -204,6 +204,11 @@ void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex 
 // Grid size for a grid-stride loop over `n` items, capped to fill the device a few times over.
 unsigned grid_for(std::size_t n, unsigned block);
 
+// Raises `kernel`'s dynamic shared memory limit on the current device to at least `bytes`, never lowering it.
+// The limit belongs to the function, process-wide: set to each launch's own size, a smaller launch's setting
+// (another thread's, or another plan's made later) made a larger launch fail with an invalid argument.
+void allow_dynamic_shared(const void *kernel, std::size_t bytes);
+
 // Launches `kernel` on `stream` as a programmatic dependent launch (sm_90+): it may be scheduled while the
 // previous kernel on the stream is still finishing, and must call wait_for_previous_kernel() before it
 // touches anything that kernel writes. Hides the launch gap between short dependent kernels (also inside

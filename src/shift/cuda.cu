@@ -353,8 +353,7 @@ void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cuda
   // Always: the default dynamic limit is 48 KiB less the kernel's static shared memory, so a stage just under
   // 48 KiB needs the attribute too.
   const std::size_t smem = (g.partner != 0 ? 2 : 1) * (g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t));
-  SFFT_CUDA_CHECK(cudaFuncSetAttribute(block_stage_kernel<Word>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem)));
+  cuda::allow_dynamic_shared(reinterpret_cast<const void *>(block_stage_kernel<Word>), smem);
   block_stage_kernel<Word>
       <<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, smem, stream>>>(data, l, g, RowSource(l));
   SFFT_CUDA_CHECK_LAUNCH();

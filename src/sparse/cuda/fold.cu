@@ -319,8 +319,8 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
 
 template <class Real>
 void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows) {
-  SFFT_CUDA_CHECK(cudaFuncSetAttribute(column_fold_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(column_fold_shared<Real>(g.width, weight_rows))));
+  cuda::allow_dynamic_shared(reinterpret_cast<const void *>(column_fold_kernel<Real>),
+                             column_fold_shared<Real>(g.width, weight_rows));
 }
 
 template <class Real>

@@ -383,15 +383,16 @@ TEST_P(SparseBatch, FoldVariantsAgree) {
   }
 }
 
-// Column-fold plans of different designs alive at once, made in increasing and in decreasing order, each run
-// after all are made: the fold kernel's shared-memory limit is the function's, process-wide, and each plan
-// used to set it to its own size when made, so a plan made later with a smaller stage made the earlier
-// plan's launch fail ("invalid argument").
+// Column-fold plans of different designs (FoldVariantsAgree's) alive at once, made in increasing and in
+// decreasing order, each run after all are made: the fold kernel's shared-memory limit is the function's,
+// process-wide, and each plan used to set it to its own size when made, so a plan made later with a smaller
+// stage made the earlier plan's launch fail ("invalid argument"). The stage-time report shows the column fold ran.
 TEST_P(SparseBatch, ColumnFoldPlansOfDifferentDesigns) {
   if (GetParam().where != Where::CudaDevice || dbl()) GTEST_SKIP() << "the column fold: complex64, device input";
   ScopedEnvironment environment;
   environment.set("SFFT_SPARSE_BATCH_FOLD", "column");
-  const std::vector<std::pair<uint64_t, uint64_t>> designs = {{1 << 14, 10}, {1 << 15, 40}, {100000, 250}};
+  environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
+  const std::vector<std::pair<uint64_t, uint64_t>> designs = {{1 << 15, 40}, {98304, 200}, {100000, 250}};
   for (bool increasing : {true, false}) {
     SCOPED_TRACE(increasing ? "made in increasing order" : "made in decreasing order");
     std::vector<std::pair<uint64_t, uint64_t>> order = designs;
@@ -402,7 +403,10 @@ TEST_P(SparseBatch, ColumnFoldPlansOfDifferentDesigns) {
       const auto [n, k] = order[p];
       SCOPED_TRACE("n " + std::to_string(n));
       const Mixed mixed = mixed_batch(n, k, 3, 1, 3, 950 + static_cast<int>(p));
+      testing::internal::CaptureStderr();
       std::vector<Coefficients> batched = run_batch(plans[p], mixed.x, n, k, n + 2, k);
+      const std::string report = testing::internal::GetCapturedStderr();
+      EXPECT_NE(report.find(", fold column"), std::string::npos) << report;
       for (std::size_t s = 0; s < mixed.x.size(); ++s) {
         expect_same(batched[s], run_single(plans[p], mixed.x[s], k), s);
         if (s != 1 && s != 3) expect_exact(batched[s], mixed.planted[s], s);

@@ -350,8 +350,8 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class Word>
 void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cudaStream_t stream) {
-  // Always: the default dynamic limit is 48 KiB less the kernel's static shared memory, so a stage just under
-  // 48 KiB needs the attribute too.
+  // The default dynamic limit is 48 KiB less the kernel's static shared memory: a stage just under 48 KiB may
+  // need it raised too (allow_dynamic_shared compares with the kernel's current limit).
   const std::size_t smem = (g.partner != 0 ? 2 : 1) * (g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t));
   cuda::allow_dynamic_shared(reinterpret_cast<const void *>(block_stage_kernel<Word>), smem);
   block_stage_kernel<Word>

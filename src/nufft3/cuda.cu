@@ -921,11 +921,12 @@ __device__ __forceinline__ void line_sum(const Cplx<Real> *line, long long first
   }
 }
 
-// One thread per target (tile order): weighted sum of the W^dim neighbourhood for every transform. Dimension
-// 0's weights are computed as its loop reaches them (once per transform: W exps against W^dim loads), the
-// others' are held in registers (at most MW). At most 85 registers a thread (launch bounds), so that 3 blocks
-// of 256 keep enough loads in flight. In double that spills in 2-D and 3-D (52-180 bytes a thread); 2 blocks an
-// SM (up to 128 registers: no spills in 2-D, fewer in 3-D) were slower on every case measured (H200, exec ms: K
+// One thread per target (tile order): weighted sum of the W^dim neighbourhood for every transform. In 2-D and
+// 3-D dimension 0's weights are computed as its loop reaches them (once per transform: W exps against W^dim
+// loads), the others' are held in registers (at most MW); in 1-D all W are. At most 85 registers a thread (launch
+// bounds), so that 3 blocks of 256 keep enough loads in flight. In double that spills in 2-D and 3-D (52-180 bytes a
+// thread); 2 blocks an SM (up to 128 registers: no spills in 2-D, fewer in 3-D) were slower on every case measured
+// (H200, exec ms: K
 // >> N 2-D 1e-5 0.274 -> 0.289, uniform 3-D 1e-7 4.14 -> 4.69, sphere shell 3-D 1e-7 4.16 -> 4.85).
 template <int DIM, int MW, class Real>
 __global__ void __launch_bounds__(kBlock, 3)
@@ -952,54 +953,64 @@ __global__ void __launch_bounds__(kBlock, 3)
     // 2-D: a line's W cells without a wrap (most targets) take one address, the taps at fixed offsets (H200,
     // K >> N 2-D, exec ms: double 1e-5 0.403 -> 0.360; in 3-D the same slowed uniform double 1e-5 2.19 -> 2.32).
     const bool contiguous = first[DIM - 1] + W <= n2[DIM - 1];
-    for (int tr = 0; tr < ntransf; ++tr) {
-      const Cplx<Real> *gr = grid + tr * n2_total;
-      Real sr = 0, si = 0;
-      long long gx = first[0];
-      for (int i = 0; i < W; ++i, ++gx) {
-        if (gx >= n2[0]) gx -= n2[0];
-        const Real w0 = tap_weight(g, poly, first0, p0, i);
-        if constexpr (DIM == 1) {
-          const Cplx<Real> v = gr[gx];
-          sr += v.re * w0;
-          si += v.im * w0;
-        } else if constexpr (DIM == 2) {
-          Real ar = 0, ai = 0;
-          const Cplx<Real> *row = gr + gx * n2[1];
-          if (contiguous)
-            line_sum<MW, false>(row, first[1], n2[1], W, w1, ar, ai);
-          else
-            line_sum<MW, true>(row, first[1], n2[1], W, w1, ar, ai);
-          sr += ar * w0;
-          si += ai * w0;
-        } else {
-          Real ar = 0, ai = 0;
-#pragma unroll kMiddle
-          for (int k = 0; k < MW; ++k) {
-            if (k < W) {
-              long long gy = first[1] + k;
-              if (gy >= n2[1]) gy -= n2[1];
-              const Cplx<Real> *line = gr + (gx * n2[1] + gy) * n2[2];
-              Real br = 0, bi = 0;
-#pragma unroll kUnroll
-              for (int l = 0; l < MW; ++l) {
-                if (l < W) {
-                  long long gz = first[2] + l;
-                  if (gz >= n2[2]) gz -= n2[2];
-                  const Cplx<Real> v = line[gz];
-                  br += v.re * w2[l];
-                  bi += v.im * w2[l];
-                }
-              }
-              ar += br * w1[k];
-              ai += bi * w1[k];
-            }
-          }
-          sr += ar * w0;
-          si += ai * w0;
-        }
+    if constexpr (DIM == 1) {
+      // 1-D: every weight first (the registers 2-D and 3-D spend on their other dimensions are free here), then
+      // the line's W loads unrolled, all in flight at once; the tap-by-tap loop waited on each load in turn.
+      weights_of<MW>(g, poly, p0, w1);
+      for (int tr = 0; tr < ntransf; ++tr) {
+        Real sr = 0, si = 0;
+        if (contiguous)
+          line_sum<MW, false>(grid + tr * n2_total, first[0], n2[0], W, w1, sr, si);
+        else
+          line_sum<MW, true>(grid + tr * n2_total, first[0], n2[0], W, w1, sr, si);
+        F[tr * K + t] = Cplx<Real>{sr * fac.re - si * fac.im, sr * fac.im + si * fac.re};
       }
-      F[tr * K + t] = Cplx<Real>{sr * fac.re - si * fac.im, sr * fac.im + si * fac.re};
+    } else {
+      for (int tr = 0; tr < ntransf; ++tr) {
+        const Cplx<Real> *gr = grid + tr * n2_total;
+        Real sr = 0, si = 0;
+        long long gx = first[0];
+        for (int i = 0; i < W; ++i, ++gx) {
+          if (gx >= n2[0]) gx -= n2[0];
+          const Real w0 = tap_weight(g, poly, first0, p0, i);
+          if constexpr (DIM == 2) {
+            Real ar = 0, ai = 0;
+            const Cplx<Real> *row = gr + gx * n2[1];
+            if (contiguous)
+              line_sum<MW, false>(row, first[1], n2[1], W, w1, ar, ai);
+            else
+              line_sum<MW, true>(row, first[1], n2[1], W, w1, ar, ai);
+            sr += ar * w0;
+            si += ai * w0;
+          } else {
+            Real ar = 0, ai = 0;
+#pragma unroll kMiddle
+            for (int k = 0; k < MW; ++k) {
+              if (k < W) {
+                long long gy = first[1] + k;
+                if (gy >= n2[1]) gy -= n2[1];
+                const Cplx<Real> *line = gr + (gx * n2[1] + gy) * n2[2];
+                Real br = 0, bi = 0;
+#pragma unroll kUnroll
+                for (int l = 0; l < MW; ++l) {
+                  if (l < W) {
+                    long long gz = first[2] + l;
+                    if (gz >= n2[2]) gz -= n2[2];
+                    const Cplx<Real> v = line[gz];
+                    br += v.re * w2[l];
+                    bi += v.im * w2[l];
+                  }
+                }
+                ar += br * w1[k];
+                ai += bi * w1[k];
+              }
+            }
+            sr += ar * w0;
+            si += ai * w0;
+          }
+        }
+        F[tr * K + t] = Cplx<Real>{sr * fac.re - si * fac.im, sr * fac.im + si * fac.re};
+      }
     }
   }
 }

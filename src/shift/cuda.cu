@@ -179,8 +179,8 @@ constexpr unsigned kCopyTileWords = kBlock *kCopyPerThread<Word>;
 
 struct CopyTiles {
   std::size_t words, L, shift, tiles;
-  FastDiv32 by_L;  // valid when L <= the tile (longer rows: a tile's word is in its first or second row)
-  uint32_t step_rows, step_cols;            // kBlock words on: kBlock / L rows and kBlock % L columns
+  FastDiv32 by_L;                 // valid when L <= the tile (longer rows: a tile's word is in its first or second row)
+  uint32_t step_rows, step_cols;  // kBlock words on: kBlock / L rows and kBlock % L columns
   std::size_t tile_step_rows, tile_step_cols;  // the same for the grid's stride of gridDim.x tiles
 };
 
@@ -188,8 +188,8 @@ struct CopyTiles {
 // next one steps the row, the column and the source column (col - shift mod L), without a division.
 template <class Index, class Word, unsigned kPer, class RowOffset>
 __device__ __forceinline__ void gather_words(Word (&v)[kPer], const Word *__restrict__ in, const RowOffset &src_row,
-                                              Index row, Index col, Index L, Index shift, Index step_rows,
-                                              Index step_cols, unsigned count) {
+                                             Index row, Index col, Index L, Index shift, Index step_rows,
+                                             Index step_cols, unsigned count) {
   Index source = wrap_sub(col, shift, L);
 #pragma unroll
   for (unsigned j = 0; j < kPer; ++j) {
@@ -230,7 +230,8 @@ __global__ void __launch_bounds__(kBlock)
     // kOneOuterDim (one dim above the rows, rows of a few words): a row's source is its index shifted along that
     // dim, worked out per word instead of a table of hundreds of rows, which took a pass and a barrier.
     const std::size_t outer = kOneOuterDim ? static_cast<std::size_t>(sh.l.extent[0]) : 0;
-    const std::size_t base = kOneOuterDim ? wrap_sub<std::size_t>(row0, static_cast<std::size_t>(sh.l.shift[0]), outer) : 0;
+    const std::size_t base =
+        kOneOuterDim ? wrap_sub<std::size_t>(row0, static_cast<std::size_t>(sh.l.shift[0]), outer) : 0;
     const auto row_offset = [&](std::size_t r) {
       if constexpr (kOneOuterDim) {
         std::size_t t = base + r;
@@ -250,7 +251,7 @@ __global__ void __launch_bounds__(kBlock)
       const auto o = static_cast<uint32_t>(first + threadIdx.x), L32 = static_cast<uint32_t>(L);  // o < 2 kTile
       const uint32_t row = g.by_L.div(o);
       gather_words<uint32_t>(v, in, row_offset, row, o - row * L32, L32, static_cast<uint32_t>(shift), g.step_rows,
-                              g.step_cols, count);
+                             g.step_cols, count);
     } else {  // first < L, so the thread's first word is in the tile's first or second row
       const std::size_t o = first + threadIdx.x, row = o >= L ? 1 : 0;
       gather_words<std::size_t>(v, in, row_offset, row, o - row * L, L, shift, g.step_rows, g.step_cols, count);
@@ -825,10 +826,12 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     const bool one_outer = l.ndim == 2 && g.L < kCopyPerThread<Word>;
     if constexpr (sizeof(Word) < 16) {
       if (staged && one_outer) copy_kernel<Word, true, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-      if (staged && !one_outer) copy_kernel<Word, true, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+      if (staged && !one_outer)
+        copy_kernel<Word, true, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
     }
     if (!staged && one_outer) copy_kernel<Word, false, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-    if (!staged && !one_outer) copy_kernel<Word, false, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+    if (!staged && !one_outer)
+      copy_kernel<Word, false, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -923,11 +923,11 @@ __device__ __forceinline__ void line_sum(const Cplx<Real> *line, long long first
 
 // One thread per target (tile order): weighted sum of the W^dim neighbourhood for every transform. In 2-D and
 // 3-D dimension 0's weights are computed as its loop reaches them (once per transform: W exps against W^dim
-// loads), the others' are held in registers (at most MW); in 1-D all W are. At most 85 registers a thread (launch
-// bounds), so that 3 blocks of 256 keep enough loads in flight. In double that spills in 2-D and 3-D (52-180 bytes a
-// thread); 2 blocks an SM (up to 128 registers: no spills in 2-D, fewer in 3-D) were slower on every case measured
-// (H200, exec ms: K
-// >> N 2-D 1e-5 0.274 -> 0.289, uniform 3-D 1e-7 4.14 -> 4.69, sphere shell 3-D 1e-7 4.16 -> 4.85).
+// loads), the others' are held in registers (at most MW); in 1-D all W are. At most 85 registers a thread
+// (launch bounds), so that 3 blocks of 256 keep enough loads in flight. In double that spills in 2-D and 3-D
+// (52-180 bytes a thread); 2 blocks an SM (up to 128 registers: no spills in 2-D, fewer in 3-D) were slower on
+// every case measured (H200, exec ms: K >> N 2-D 1e-5 0.274 -> 0.289, uniform 3-D 1e-7 4.14 -> 4.69, sphere
+// shell 3-D 1e-7 4.16 -> 4.85).
 template <int DIM, int MW, class Real>
 __global__ void __launch_bounds__(kBlock, 3)
     interpolate(Geometry g, TapPolynomials<Real> poly, std::size_t K, int ntransf, const unsigned *index,

@@ -61,6 +61,10 @@ const std::vector<Case> &cases() {
       {{9, 4096}, 1},
       {{3, 33000}, 0},
       {{70000, 3}, 2},
+      // CUDA out of place, 2-D rows around the length below which each word's source row is computed instead of
+      // tabled (under 16 words of 4 bytes, under 8 of 8 bytes), over several tiles.
+      {{1001, 15}, 0},
+      {{999, 7}, 0},
       // In place with odd extents (the pair order, src/shift/pairs.hpp): chains (inner blocks of 32 words
       // and more on CUDA, 64 on the CPU) with 1, 2, 4 and 8 inner dims and several batches, with and without
       // an even outer dim; tiles / buffered batches (shorter inner blocks) with shifted and unshifted inner

@@ -193,11 +193,13 @@ SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int
    (tests: 1-3 D, both precisions, half-decade tolerances; benchmarks/nufft3_bench.py reports where it lands
    on its suite). For any number of points, down to a single source, the worst case is bounded:
    ||F - F_exact||_2 <= 10 tol max(||F_exact||_2, sqrt(K) sum_i |f[i]| / 2) (tests: 1 to 8 sources in
-   1-3 D; with many points the first term dominates). Each term's error is a fraction of that term, so
-   where the outputs cancel, the second term (as FINUFFT states its error) applies. Near tol = 1e-14 rounding of the
+   1-3 D; with many points the first term dominates). Clustered points average their errors out less than
+   well-spread ones: on the benchmark suites' dense 3-D clusters, double, up to 2.6 tol. Each term's error is a
+   fraction of that term, so where the outputs cancel, the second term (as FINUFFT states its error) applies.
+   Near tol = 1e-14 rounding of the
    phases x*s (relative 1e-16 of |x*s|) adds to it. F_exact is the sum for the coordinates as given. The CPU backend
    holds the points' grid positions in double in both precisions, so large phases cost single precision no
-   accuracy (uniform 1-D, |x s| up to 6e5, tol 1e-5: 9.6e-6; the CPU suite: 203 of 208 single-precision runs
+   accuracy (uniform 1-D, |x s| up to 6e5, tol 1e-5: 9.6e-6; the CPU suite: 202 of 208 single-precision runs
    from tol 1e-2 to 1e-6 within tol, the worst 10 tol at 1e-6 on dense 3-D clusters). The CUDA backend holds them in
    the working precision (relative u: 6e-8 in float), which shifts each phase by up to u |x*s|: no tol gets
    its error below about u X S / 6 for points spread over |x| <= X, |s| <= S (per dimension, added up), so
@@ -233,8 +235,10 @@ typedef struct nufft3_options {
   size_t struct_size;   /* sizeof(nufft3_options) as the caller was compiled */
   int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
   nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
-  double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (2 or 1.25,
-                           whichever the backend predicts cheaper for the points and ntransf), else [1.25, 4];
+  double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (one of 2,
+                           1.75, 1.6, 1.5, 1.4, 1.3 and 1.25, each with the narrowest kernel that meets tol
+                           there, whichever the backend predicts cheapest for the points and ntransf; below 2
+                           only for tol >= 2e-8 in double, 1e-4 in single; PSWF: 2 or 1.25), else [1.25, 4];
                            Gaussian: 0 = 2.25, else (2, 4]. A sigma below 2 cannot reach every tol (1.25
                            reaches about 1e-10 in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D
                            in single): nufft3_create / nufft3_set_options then fail with

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -253,9 +254,8 @@ struct Design {
   double error = 0;
 };
 
-// Memo of the designs (about 25 ms each) for the kMemoSigmas most recently used sigmas: the automatic 2 and
-// 1.25 and a few a caller chose. Every distinct upsampfac a caller tries would otherwise stay for good.
-constexpr std::size_t kMemoSigmas = 4;
+// Memo of the designs (about 1 ms each) for the kDesignMemoSigmas most recently used sigmas. Every distinct
+// upsampfac a caller tries would otherwise stay for good.
 struct DesignMemo {
   std::mutex mutex;
   std::map<std::tuple<KernelKind, int, double>, Design> designs;
@@ -271,13 +271,13 @@ DesignMemo &design_memo() {
                         [] { design_memo().mutex.unlock(); }) == 0;
 }();
 
-// Marks sigma as just used; evicts the designs of the least recently used sigma beyond kMemoSigmas. Call
+// Marks sigma as just used; evicts the designs of the least recently used sigma beyond kDesignMemoSigmas. Call
 // with the memo's lock held.
 void touch(DesignMemo &memo, double sigma) {
   auto &order = memo.sigmas;
   order.erase(std::remove(order.begin(), order.end(), sigma), order.end());
   order.push_back(sigma);
-  if (order.size() <= kMemoSigmas) return;
+  if (order.size() <= kDesignMemoSigmas) return;
   const double evicted = order.front();
   order.erase(order.begin());
   for (auto it = memo.designs.begin(); it != memo.designs.end();)
@@ -324,16 +324,51 @@ Design design(KernelKind kind, int width, double sigma) {
 // precision already near 1e-6); in double, the CPU's polynomial kernel values stop improving near kTapRounding
 // units in the last place (amplified like stage errors, by 1 / phihat at the band's edge). A kernel that meets
 // tol is accepted if rounding adds at most kRoundingAllowance (sigma = 2 near tol = 1e-13).
+double error_budget(const KernelSpec &k, double tol, int dim) {
+  return kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * tol;
+}
+double stage_part(double stage, int dim) { return std::max(2, dim) * stage; }  // see kWorstCaseTolerances
+
+bool meets_without_rounding(const KernelSpec &k, double stage, double tol, int dim) {
+  return stage_part(stage, dim) <= error_budget(k, tol, dim);
+}
+
 bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim, bool is_double) {
   const double u = is_double ? 0x1p-53 : 0x1p-24;
-  const double stages = std::max(2, dim);  // see kWorstCaseTolerances
+  const double stages = std::max(2, dim);
   const double edge = kernel_fourier(k, M_PI / sigma);
-  const double kernel_part = stages * stage;
+  const double kernel_part = stage_part(stage, dim);
   const double rounding_part = (is_double ? stages * kTapRounding * k.width * u / edge : 0) +
                                kFftRounding * u * std::pow(kernel_fourier(k, 0) / edge, dim);
-  const double budget = kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * tol;
+  const double budget = error_budget(k, tol, dim);
   return kernel_part + rounding_part <= budget ||
          (kernel_part <= budget && rounding_part <= budget + kRoundingAllowance);
+}
+
+// The narrowest ES or prolate kernel of at least `from` cells whose predicted worst case at sigma meets the
+// contract for any number of points, not only on average over many. From 2 cells, a bisection on the stage error
+// alone (which must meet the budget, and falls with the width) finds where to start, so that a sigma new to the
+// process designs a few widths, not all below the one it takes; the full test (whose rounding grows with the
+// width) then walks up. choose_layout passes the width a larger sigma took: a smaller sigma needs at least as many.
+KernelSpec narrowest_shaped(KernelKind kind, double tol, double sigma, int dim, bool is_double, int from) {
+  if (from <= 2) {
+    int lo = 2, hi = kMaxShapedWidth + 1;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      const Design e = design(kind, mid, sigma);
+      if (meets_without_rounding(e.kernel, e.error, tol, dim))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    from = lo;
+  }
+  for (int w = from; w <= kMaxShapedWidth; ++w) {
+    const Design e = design(kind, w, sigma);
+    if (meets(e.kernel, e.error, sigma, tol, dim, is_double)) return e.kernel;
+  }
+  fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", sigma, " in ", dim, "-d (",
+       kernel_name(kind), " kernels of up to ", kMaxShapedWidth, " cells); use a larger upsampfac or 0 (automatic)");
 }
 
 }  // namespace
@@ -364,14 +399,7 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
     fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of the Gaussian kernel at upsampfac ", upsampfac,
          " in ", dim, "-d; use a larger tol or the ES kernel");
   }
-  // The narrowest ES or prolate kernel whose predicted worst case meets the contract for any number of points, not
-  // only on average over many.
-  for (int w = 2; w <= kMaxShapedWidth; ++w) {
-    const Design e = design(kind, w, upsampfac);
-    if (meets(e.kernel, e.error, upsampfac, tol, dim, is_double)) return e.kernel;
-  }
-  fail(SFFT_ERROR_INVALID_ARGUMENT, "tol = ", tol, " is out of reach of upsampfac ", upsampfac, " in ", dim, "-d (",
-       kernel_name(kind), " kernels of up to ", kMaxShapedWidth, " cells); use a larger upsampfac or 0 (automatic)");
+  return narrowest_shaped(kind, tol, upsampfac, dim, is_double, 2);
 }
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
@@ -451,41 +479,46 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
     return make_layout(dim, make_kernel(kind, tol, upsampfac, dim, is_double), upsampfac, x_lo, x_hi, s_lo, s_hi,
                        bytes_per_cell, memory_limit, odd_prime_cost);
   }
-  // Automatic oversampling: sigma = 2 (narrow kernel, larger grid) or 1.25 (wider kernel, grid (1.25/2)^(2 dim)
-  // the size), whichever the backend's cost model prefers. In double, 1.25 needs 15 or more taps below 2e-8,
+  // Automatic oversampling: among kAutoSigmas, the layout the backend's cost model predicts fastest, each sigma
+  // with the narrowest kernel that meets tol there (a smaller sigma: a wider kernel on a smaller grid). In
+  // double, sigmas below 2 are taken only down to tol = 2e-8: sigma = 1.25 needs 15 or more taps below that,
   // where its many-point errors reached 1.1 tol in 2-d (the tol rule: at most tol) while sigma = 2 stays below
-  // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision its larger deconvolution factors
-  // amplify rounding past 10 x tol below 1e-4 (3-D, 1e-5: 2.4e-4 against 1.5e-5 at sigma = 2).
-  // Where sigma = 2's grid does not fit the memory, sigma = 1.25's smaller one may.
-  const bool low_reaches = tol >= (is_double ? 2e-8 : 1e-4);
-  Layout best;
-  try {
-    best = make_layout(dim, make_kernel(kind, tol, 2.0, dim, is_double), 2.0, x_lo, x_hi, s_lo, s_hi, bytes_per_cell,
-                       memory_limit, odd_prime_cost);
-  } catch (const GridTooLarge &) {
-    if (!low_reaches) throw;
-    try {
-      return make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
-                         bytes_per_cell, memory_limit, odd_prime_cost);
-    } catch (const Error &) {
-      // Too large too, or no 1.25 kernel reaches tol: sigma = 2's refusal stands.
-    }
-    throw;
-  }
-  if (!low_reaches) return best;
+  // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision only down to 1e-4: sigma =
+  // 1.25's larger deconvolution factors amplified rounding past 10 x tol below that (3-D, 1e-5: 2.4e-4 against
+  // 1.5e-5 at sigma = 2). The sigmas between were not measured beyond those limits, so the same limits hold.
+  // Where sigma = 2's grid does not fit the memory, a smaller sigma's may.
+  const bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4);
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
     const double cell = is_double ? cost.cell_double : cost.cell_single;
     return transforms * (cost.spread_tap * static_cast<double>(N) * taps + cell * static_cast<double>(L.n2_total)) +
            (cost.interp_tap + cost.interp_tap_transform * transforms) * static_cast<double>(K) * taps;
   };
-  try {
-    Layout low = make_layout(dim, make_kernel(kind, tol, 1.25, dim, is_double), 1.25, x_lo, x_hi, s_lo, s_hi,
-                             bytes_per_cell, memory_limit, odd_prime_cost);
-    if (time_of(low) < time_of(best)) return low;
-  } catch (const Error &) {
-    // No 1.25 kernel reaches tol (make_kernel); its grid never needs more memory than sigma = 2's.
+  Layout best;
+  bool found = false;
+  std::exception_ptr sigma_two_refusal;
+  int narrowest = 2;  // kAutoSigmas decrease, and the kernel widths they need do not
+  for (const double sigma : kAutoSigmas) {
+    if (sigma != 2.0 && !below_two_reaches) break;
+    // The prolate kernel's budget (kProlateBudget) holds at 2 and 1.25; between them its many-point errors
+    // reached 1.04-1.23 tol at tol 1e-2 to 1e-3 (1-D to 3-D, 1200-3000 uniform points).
+    if (kind == KernelKind::Prolate && sigma != 2.0 && sigma != 1.25) continue;
+    try {
+      const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, narrowest);
+      narrowest = kernel.width;
+      Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit,
+                             odd_prime_cost);
+      if (!found || time_of(L) < time_of(best)) best = std::move(L);
+      found = true;
+    } catch (const GridTooLarge &) {
+      // Reported if no smaller sigma's grid fits either.
+      if (sigma == 2.0) sigma_two_refusal = std::current_exception();
+    } catch (const Error &) {
+      if (sigma == 2.0) throw;
+      break;  // out of reach at this sigma (narrowest_shaped), and so at the smaller ones
+    }
   }
+  if (!found) std::rethrow_exception(sigma_two_refusal);
   return best;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include "common/error.hpp"
 #include "nufft3/kernel.hpp"
@@ -129,8 +130,16 @@ struct CostModel {
 constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2};
 
-// make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks sigma = 2 or 1.25, whichever `cost`
-// predicts to be faster for N sources, K targets and ntransf transforms, among those accurate at tol in the
+// The sigmas upsampfac 0 (ES, prolate) chooses among. The kernel width is a whole number of cells, so at one
+// sigma the achieved error falls in steps of 4x (sigma = 1.25) to 9x (sigma = 2) per cell; the sigmas between
+// put their steps elsewhere, and the cheapest layout that meets tol then lands nearer tol. 2 comes first. The
+// prolate kernel takes 2 or 1.25 only (choose_layout).
+constexpr double kAutoSigmas[] = {2.0, 1.75, 1.6, 1.5, 1.4, 1.3, 1.25};
+// Kernel designs are kept for this many most recently used sigmas: the automatic ones and two a caller chose.
+constexpr std::size_t kDesignMemoSigmas = std::size(kAutoSigmas) + 2;
+
+// make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks the sigma of kAutoSigmas that `cost`
+// predicts to be fastest for N sources, K targets and ntransf transforms, among those accurate at tol in the
 // precision.
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,

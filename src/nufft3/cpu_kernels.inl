@@ -191,17 +191,25 @@ void spread(const SpreadTask<Real> &t) {
       const Real fre = fr[fi], fim = fr[fi + 1];
       const Real vr = fre * pre - fim * pim, vi = fre * pim + fim * pre;
       Real *__restrict sub = t.sub + 2 * static_cast<std::size_t>(g) * t.sub_stride;
+      if (DIM == 1) {
+        // The line straight from the weights. Through kv (below), built as two half-width vectors and reloaded
+        // as one, every source's line stalled on store forwarding: half of the 1-d spreading's samples (float,
+        // W = 5). In 2-d (W lines a source, the stall once) the direct form was slower in single precision.
+        Real *__restrict out = sub + 2 * cx;
+#pragma omp simd
+        for (int b = 0; b < wl; ++b) {
+          out[2 * b] += vr * last[b];
+          out[2 * b + 1] += vi * last[b];
+        }
+        continue;
+      }
       // The last dimension's weights times the strength, interleaved like the grid: each line is one real axpy.
 #pragma omp simd
       for (int b = 0; b < wp; ++b) {
         kv[2 * b] = vr * last[b];
         kv[2 * b + 1] = vi * last[b];
       }
-      if (DIM == 1) {
-        Real *__restrict out = sub + 2 * cx;
-#pragma omp simd
-        for (int e = 0; e < 2 * wl; ++e) out[e] += kv[e];
-      } else if (DIM == 2) {
+      if (DIM == 2) {
         for (int a = 0; a < w; ++a) {
           Real *__restrict out = sub + 2 * ((cx + a) * static_cast<long long>(t.stride0) + cy);
           const Real s = kx[a];
@@ -414,10 +422,12 @@ void interpolate(const InterpTask<Real> &t) {
         auto line_at = [&](const Real *line) {
           return window_line(line, flast, contiguous, ilast, w, wp, gathered);
         };
+        // The window's cell sums, interleaved: in 1-d the window's own cells. (Copied into acc first, the 64-byte
+        // store and the narrower reloads of write_target stalled on store forwarding: a quarter of the 1-d
+        // interpolation's samples, float W = 5.)
+        const Real *sums = acc;
         if (DIM == 1) {
-          const Real *__restrict l = line_at(g);
-#pragma omp simd
-          for (int e = 0; e < 2 * wp; ++e) acc[e] = l[e];
+          sums = line_at(g);
         } else if constexpr (W > 0) {
           // Compile-time width: the accumulator is kV vectors held in registers across the W^(DIM-1) lines
           // (GCC/Clang vector extensions). As an array under `omp simd` it went through the stack on every line,
@@ -491,7 +501,7 @@ void interpolate(const InterpTask<Real> &t) {
             }
           }
         }
-        write_target(t, acc, last, w, j0 + static_cast<std::size_t>(q), tr);
+        write_target(t, sums, last, w, j0 + static_cast<std::size_t>(q), tr);
       }
     }
   }

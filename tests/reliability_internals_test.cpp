@@ -16,8 +16,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -386,6 +388,49 @@ TEST(CostModel, SigmaFollowsTheBackendsCosts) {
   EXPECT_LT(sigma(10000, 1000000, 1, kCudaCost), sigma(1000000, 1000000, 1, kCudaCost));
   for (std::size_t N : {10000, 1000000})
     EXPECT_EQ(sigma(N, 1000000, 16, kCpuCost), sigma(N, 1000000, 1, kCpuCost)) << N;
+}
+
+// The automatic sigma is the candidate of kAutoSigmas whose layout (its narrowest kernel meeting tol) the cost
+// model prices lowest, the first such in kAutoSigmas' order; below the double limit (2e-8) only sigma = 2; the
+// prolate kernel only 2 or 1.25. The cost is written out here from CostModel's definition (params.hpp).
+TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
+  using namespace sfft::nufft3;
+  const double x_lo[3] = {-400, -40, -4}, x_hi[3] = {400, 40, 4}, s_lo[3] = {-2, -20, -50}, s_hi[3] = {2, 20, 50};
+  auto modelled = [&](const Layout &L, std::size_t N, std::size_t K, int ntransf, const CostModel &c) {
+    const double taps = std::pow(L.kernel.width, L.dim);
+    return ntransf * (c.spread_tap * static_cast<double>(N) * taps + c.cell_double * static_cast<double>(L.n2_total)) +
+           (c.interp_tap + c.interp_tap_transform * ntransf) * static_cast<double>(K) * taps;
+  };
+  int intermediate = 0;
+  for (const CostModel *cost : {&kCudaCost, &kCpuCost})
+    for (int dim = 1; dim <= 3; ++dim)
+      for (const auto &[N, K, ntransf] : {std::tuple<std::size_t, std::size_t, int>{10000, 1000000, 1},
+                                          {1000000, 1000000, 1}, {1000000, 10000, 1}, {250000, 250000, 16}})
+        for (double tol : {1e-3, 1e-5, 3e-7, 1e-9}) {
+          const double odd_prime_cost = dim <= 2 ? cost->fft_odd_prime : 0;
+          const Layout chosen = choose_layout(dim, KernelKind::ExpSemicircle, tol, 0, N, K, ntransf, x_lo, x_hi, s_lo,
+                                              s_hi, 16.0, 1e15, *cost, true);
+          double best_sigma = 0, best = std::numeric_limits<double>::infinity();
+          for (const double sigma : kAutoSigmas) {
+            if (sigma != 2.0 && tol < 2e-8) break;
+            Layout L;
+            try {
+              L = make_layout(dim, make_kernel(KernelKind::ExpSemicircle, tol, sigma, dim, true), sigma, x_lo, x_hi,
+                              s_lo, s_hi, 16.0, 1e15, odd_prime_cost);
+            } catch (const sfft::Error &) {
+              continue;  // out of reach at this sigma
+            }
+            const double t = modelled(L, N, K, ntransf, *cost);
+            if (t < best) best = t, best_sigma = sigma;
+          }
+          EXPECT_EQ(chosen.upsampfac, best_sigma) << "dim " << dim << " N " << N << " K " << K << " tol " << tol;
+          intermediate += chosen.upsampfac != 2.0 && chosen.upsampfac != 1.25;
+          const double prolate = choose_layout(dim, KernelKind::Prolate, tol, 0, N, K, ntransf, x_lo, x_hi, s_lo, s_hi,
+                                               16.0, 1e15, *cost, true)
+                                     .upsampfac;
+          EXPECT_TRUE(prolate == 2.0 || prolate == 1.25) << prolate;
+        }
+  EXPECT_GT(intermediate, 0);  // the sigmas between 1.25 and 2 are taken somewhere in this grid of cases
 }
 
 // Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,

@@ -5,6 +5,7 @@
 // (and picked by the linker for) the other variants.
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "nufft3/cpu_kernels.hpp"
 #include "nufft3/kernel.hpp"
@@ -17,6 +18,59 @@
 
 namespace sfft::nufft3::cpu::SFFT_NUFFT3_ISA {
 namespace {
+
+// One SIMD register of Real (GCC/Clang vector extension; the attribute needs a non-dependent type).
+template <class Real>
+struct VectorOf;
+template <>
+struct VectorOf<float> {
+  typedef float type __attribute__((vector_size(SFFT_NUFFT3_VECTOR_BYTES)));
+};
+template <>
+struct VectorOf<double> {
+  typedef double type __attribute__((vector_size(SFFT_NUFFT3_VECTOR_BYTES)));
+};
+
+// A narrower vector of Real: a line's tail (line_width, 8, 16 or 32 bytes) or part of a vector (add_pairs).
+template <class Real, int Bytes>
+struct PieceOf;
+template <int Bytes>
+struct PieceOf<float, Bytes> {
+  typedef float type __attribute__((vector_size(Bytes)));
+};
+template <int Bytes>
+struct PieceOf<double, Bytes> {
+  typedef double type __attribute__((vector_size(Bytes)));
+};
+
+// Lanes F, F, F + 1, F + 1, ... of x, as many as I: weights of complex cells laid out like the interleaved values.
+template <int F, class V, std::size_t... I>
+inline auto paired_lanes(V x, std::index_sequence<I...>) {
+  return __builtin_shufflevector(x, x, (F + static_cast<int>(I / 2))...);
+}
+
+// Weights of cells 0 .. kL - 1 from whole vectors of w, in lanes paired for the v-th vector of an interleaved line
+// (cells v kL / 2 on) and for the piece after kV whole ones. Loads of other offsets, straddling two of the vectors
+// that weights() has just stored, wait for both stores to retire (store forwarding fails): a quarter of 2-d
+// spreading's samples.
+template <class Real, class Vec, int kL>
+inline Vec paired_weights(const Real *w, int v) {
+  Vec x;
+  std::memcpy(&x, w + v / 2 * kL, sizeof x);
+  return v % 2 == 0 ? paired_lanes<0>(x, std::make_index_sequence<kL>())
+                    : paired_lanes<kL / 2>(x, std::make_index_sequence<kL>());
+}
+template <class Real, class Vec, int kL, int kV, int kT>
+inline auto paired_piece(const Real *w) {
+  Vec x;
+  std::memcpy(&x, w + kV / 2 * kL, sizeof x);
+  return paired_lanes<kV % 2 * kL / 2>(x, std::make_index_sequence<kT>());
+}
+// a, b, a, b, ...: a complex value's parts repeated over the lanes of V.
+template <class V, class Real, std::size_t... I>
+inline V alternating(Real a, Real b, std::index_sequence<I...>) {
+  return V{(I % 2 == 0 ? a : b)...};
+}
 
 template <class Real>
 constexpr int stride_for(int w) {
@@ -57,6 +111,28 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
   const double first = __builtin_ceil(a);
   const Real z = static_cast<Real>(2 * (first - a) - 1);
   const Real *__restrict c = k.coeff;
+  if constexpr (W > 0) {
+    // Compile-time width: the polynomials' values stay in vector registers from row to row. Through w (the loop
+    // below) each row's multiply-add waited on the previous row's store: 2-d double W = 8, interpolation 5.7 ms
+    // of an 11.8 ms exec, a fifth of it on that chain.
+    using Vec = typename VectorOf<Real>::type;
+    constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real)), kV = kS / kL;
+    static_assert(kS % kL == 0, "Horner rows are whole vectors");
+    Vec v[kV];
+#pragma GCC unroll 4
+    for (int i = 0; i < kV; ++i) std::memcpy(&v[i], c + i * kL, sizeof(Vec));
+    for (int r = 1; r <= k.degree; ++r) {
+#pragma GCC unroll 4
+      for (int i = 0; i < kV; ++i) {
+        Vec x;
+        std::memcpy(&x, c + r * kS + i * kL, sizeof(Vec));
+        v[i] = v[i] * z + x;
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kV; ++i) std::memcpy(w + i * kL, &v[i], sizeof(Vec));
+    return static_cast<long long>(first);
+  }
 #pragma omp simd
   for (int i = 0; i < S; ++i) w[i] = c[i];
   for (int r = 1; r <= k.degree; ++r) {
@@ -65,6 +141,51 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
     for (int i = 0; i < S; ++i) w[i] = w[i] * z + row[i];
   }
   return static_cast<long long>(first);
+}
+
+// Weights of `points` points in `dims` dimensions at a compile-time width, as weights() gives them: point q's
+// weights in dimension d at taps + (q * 3 + d) * stride_for(W), its first cell in first[q][d]. kChains Horner
+// chains run side by side, each coefficient row loaded once for all of them, where one chain after another had
+// every row's multiply-add wait for the previous row's.
+template <class Real, int W>
+inline void weights_of_group(const HornerView<Real> &k, const double *const *pos, std::size_t j0, int points, int dims,
+                             Real *taps, long long (*first)[3]) {
+  static_assert(W > 0, "compile-time width");
+  constexpr int kS = stride_for<Real>(W);
+  using Vec = typename VectorOf<Real>::type;
+  constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real)), kV = kS / kL;
+  constexpr int kChains = kV > 2 ? 4 : 8;  // accumulators and z's within the 16 or 32 vector registers
+  const int chains = points * dims;
+  for (int c0 = 0; c0 < chains; c0 += kChains) {
+    Vec acc[kChains][kV];
+    Real z[kChains];
+    int at[kChains];
+#pragma GCC unroll 8
+    for (int i = 0; i < kChains; ++i) {
+      const int c = c0 + i < chains ? c0 + i : chains - 1;  // past the end: the last chain again
+      const int q = c / dims, d = c - q * dims;
+      const double a = pos[d][j0 + static_cast<std::size_t>(q)] - static_cast<double>(k.half_width);
+      const double f = __builtin_ceil(a);
+      z[i] = static_cast<Real>(2 * (f - a) - 1);
+      first[q][d] = static_cast<long long>(f);
+      at[i] = (q * 3 + d) * kS;
+#pragma GCC unroll 4
+      for (int v = 0; v < kV; ++v) std::memcpy(&acc[i][v], k.coeff + v * kL, sizeof(Vec));
+    }
+    for (int r = 1; r <= k.degree; ++r) {
+      Vec row[kV];
+#pragma GCC unroll 4
+      for (int v = 0; v < kV; ++v) std::memcpy(&row[v], k.coeff + r * kS + v * kL, sizeof(Vec));
+#pragma GCC unroll 8
+      for (int i = 0; i < kChains; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < kV; ++v) acc[i][v] = acc[i][v] * z[i] + row[v];
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kChains; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < kV; ++v) std::memcpy(taps + at[i] + v * kL, &acc[i][v], sizeof(Vec));
+  }
 }
 
 // Points ahead whose strengths (spreading) or output locations (interpolation) are prefetched.
@@ -156,6 +277,52 @@ void spread_3d_by_slabs(const SpreadTask<Real> &t, int planes) {
   }
 }
 
+// A 2-d or 3-d source's window at a compile-time width: the last dimension's weights times the strength,
+// interleaved like the grid (lanes re, im of a cell), are built in vector registers, and each line adds them
+// scaled by the other dimensions' weights: a line is line_width cells, whole vectors then a narrower piece.
+// Built through an array, the narrow stores and the whole-vector reloads of the first line stalled on store
+// forwarding. Each load of last reads a whole vector of which the first half is used (kMaxStride arrays).
+template <class Real, int W, int DIM>
+inline void spread_window(Real *__restrict sub, const Real *kx, const Real *ky, const Real *last, Real vr, Real vi,
+                          long long cx, long long cy, long long cz, std::size_t stride0, std::size_t stride1) {
+  using Vec = typename VectorOf<Real>::type;
+  constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
+  constexpr int kCells = line_width<Real, W>(), kV = 2 * kCells / kL, kT = 2 * kCells - kV * kL;
+  using Piece = typename PieceOf<Real, static_cast<int>(sizeof(Real)) * (kT > 0 ? kT : 2)>::type;
+  Vec kv[kV > 0 ? kV : 1];
+  Piece kt{};
+  const Vec strength = alternating<Vec>(vr, vi, std::make_index_sequence<kL>());
+#pragma GCC unroll 16
+  for (int v = 0; v < kV; ++v) kv[v] = paired_weights<Real, Vec, kL>(last, v) * strength;
+  if constexpr (kT > 0)
+    kt = paired_piece<Real, Vec, kL, kV, kT>(last) * alternating<Piece>(vr, vi, std::make_index_sequence<kT>());
+  auto add_line = [&](Real *out, Real s) {
+#pragma GCC unroll 16
+    for (int v = 0; v < kV; ++v) {
+      Vec x;
+      std::memcpy(&x, out + v * kL, sizeof x);
+      x += s * kv[v];
+      std::memcpy(out + v * kL, &x, sizeof x);
+    }
+    if constexpr (kT > 0) {
+      Piece x;
+      std::memcpy(&x, out + kV * kL, sizeof x);
+      x += s * kt;
+      std::memcpy(out + kV * kL, &x, sizeof x);
+    }
+  };
+  for (int a = 0; a < W; ++a) {
+    if constexpr (DIM == 2) {
+      add_line(sub + 2 * ((cx + a) * static_cast<long long>(stride0) + cy), kx[a]);
+    } else {
+      for (int b = 0; b < W; ++b)
+        add_line(
+            sub + 2 * ((cx + a) * static_cast<long long>(stride0) + (cy + b) * static_cast<long long>(stride1) + cz),
+            kx[a] * ky[b]);
+    }
+  }
+}
+
 template <class Real, int W, int DIM>
 void spread(const SpreadTask<Real> &t) {
   if constexpr (DIM == 3) {
@@ -203,6 +370,10 @@ void spread(const SpreadTask<Real> &t) {
         }
         continue;
       }
+      if constexpr (W > 0) {
+        spread_window<Real, W, DIM>(sub, kx, ky, last, vr, vi, cx, cy, cz, t.stride0, t.stride1);
+        continue;
+      }
       // The last dimension's weights times the strength, interleaved like the grid: each line is one real axpy.
 #pragma omp simd
       for (int b = 0; b < wp; ++b) {
@@ -231,30 +402,6 @@ void spread(const SpreadTask<Real> &t) {
   }
 }
 
-// One SIMD register of Real (GCC/Clang vector extension; the attribute needs a non-dependent type).
-template <class Real>
-struct VectorOf;
-template <>
-struct VectorOf<float> {
-  typedef float type __attribute__((vector_size(SFFT_NUFFT3_VECTOR_BYTES)));
-};
-template <>
-struct VectorOf<double> {
-  typedef double type __attribute__((vector_size(SFFT_NUFFT3_VECTOR_BYTES)));
-};
-
-// A narrower vector of Real for a line's tail (line_width): Bytes of 8, 16 or 32.
-template <class Real, int Bytes>
-struct PieceOf;
-template <int Bytes>
-struct PieceOf<float, Bytes> {
-  typedef float type __attribute__((vector_size(Bytes)));
-};
-template <int Bytes>
-struct PieceOf<double, Bytes> {
-  typedef double type __attribute__((vector_size(Bytes)));
-};
-
 // First cell of a window on a periodic axis of n cells, in [0, n).
 inline long long wrap_first(long long first, long long n) {
   first %= n;
@@ -268,11 +415,21 @@ inline long long wrap_first(long long first, long long n) {
 // 341-394 (development VM, 2 threads). 2-d, same process, bit-identical: uniform 16 transforms double 1e-5
 // 21.0-21.3 -> 19.7 ms, uniform double 1e-9 11.7 -> 10.9, K >> N double 1e-8 5.9-6.1 -> 5.1-5.4, spiral single 1e-4
 // 4.6 -> 4.2-4.3 (uniform 16 transforms single 1e-5 16.4-17.9 -> 17.3-17.7). In 1-d, where a window is one line,
-// groups measured no gain.
+// groups gained only with a group's weights worked out together (weights_of_group; compile-time widths): uniform
+// 1-d single 1e-4, same process, 2.42 -> 2.26 ms; before that, none.
 constexpr int kInterpGroup = 16;
 
-// A target's output: its window's lines summed (acc, interleaved complex) weighted by the last dimension's w
-// weights, times its factor, into F at the caller's order.
+// A target's output: its window's sum (sr, si) times its factor, into F at the caller's order.
+template <class Real>
+inline void store_target(const InterpTask<Real> &t, Real sr, Real si, std::size_t j, int tr) {
+  const Real *fac = reinterpret_cast<const Real *>(t.factor);
+  const Real fre = fac[2 * j], fim = fac[2 * j + 1];
+  Real *out = reinterpret_cast<Real *>(t.F);
+  const std::size_t o = 2 * (static_cast<std::size_t>(tr) * t.K + t.index[j]);
+  out[o] = sr * fre - si * fim;
+  out[o + 1] = sr * fim + si * fre;
+}
+// The same from the window's lines summed (acc, interleaved complex), weighted by the last dimension's w weights.
 template <class Real>
 inline void write_target(const InterpTask<Real> &t, const Real *acc, const Real *last, int w, std::size_t j, int tr) {
   Real sr = 0, si = 0;
@@ -281,12 +438,21 @@ inline void write_target(const InterpTask<Real> &t, const Real *acc, const Real 
     sr += acc[2 * b] * last[b];
     si += acc[2 * b + 1] * last[b];
   }
-  const Real *fac = reinterpret_cast<const Real *>(t.factor);
-  const Real fre = fac[2 * j], fim = fac[2 * j + 1];
-  Real *out = reinterpret_cast<Real *>(t.F);
-  const std::size_t o = 2 * (static_cast<std::size_t>(tr) * t.K + t.index[j]);
-  out[o] = sr * fre - si * fim;
-  out[o + 1] = sr * fim + si * fre;
+  store_target(t, sr, si, j, tr);
+}
+
+// Sum of the even lanes and of the odd lanes of a vector of Bytes bytes (real and imaginary parts), halving it.
+template <class Real, int Bytes>
+inline void add_pairs(typename PieceOf<Real, Bytes>::type x, Real &re, Real &im) {
+  if constexpr (Bytes == 2 * static_cast<int>(sizeof(Real))) {
+    re += x[0];
+    im += x[1];
+  } else {
+    typename PieceOf<Real, Bytes / 2>::type lo, hi;
+    std::memcpy(&lo, &x, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char *>(&x) + Bytes / 2, sizeof hi);
+    add_pairs<Real, Bytes / 2>(lo + hi, re, im);
+  }
 }
 
 // A window line's sum in vector registers at a compile-time width W (GCC/Clang vector extensions): kV whole
@@ -314,6 +480,20 @@ struct LineVectors {
       rt += sc * x;
     }
   }
+  // The line's cells weighted by the last dimension's weights (last[b], zero past the width) and summed, in
+  // registers: through an array, the vectors' stores and the narrower reloads stalled on store forwarding, and
+  // the sum was a chain of scalar adds (2-d double W = 8: a quarter of the interpolation). Each load of last
+  // reads a whole vector of which the first half is used (the taps arrays hold whole vectors past it).
+  static inline void finish(const Vec (&r)[kV], const Piece &rt, const Real *last, Real &re, Real &im) {
+    Vec sum = {};
+#pragma GCC unroll 16
+    for (int v = 0; v < kV; ++v) sum += r[v] * paired_weights<Real, Vec, kL>(last, v);
+    re = 0;
+    im = 0;
+    add_pairs<Real, SFFT_NUFFT3_VECTOR_BYTES>(sum, re, im);
+    if constexpr (kT > 0)
+      add_pairs<Real, static_cast<int>(sizeof(Piece))>(rt * paired_piece<Real, Vec, kL, kV, kT>(last), re, im);
+  }
 };
 
 // A window's line of w cells from `first` on the last (contiguous) axis: the grid's own cells where the window
@@ -338,13 +518,13 @@ template <class Real, int W>
 void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr, std::size_t j0, int group,
                                 const long long (*first)[3], const Real *taps, int S) {
   using LV = LineVectors<Real, W>;
-  constexpr int kL = LV::kL, kV = LV::kV, kT = LV::kT;
+  constexpr int kV = LV::kV;
   constexpr int kPlanes = slab_planes<Real>(W, LV::kWl);
   using Vec = typename LV::Vec;
   using Piece = typename LV::Piece;
   Vec r[kInterpGroup][kV] = {};
   Piece rt[kInterpGroup] = {};
-  alignas(64) Real acc[2 * kMaxWidth], gathered[2 * kMaxWidth];
+  alignas(64) Real gathered[2 * kMaxWidth];
   long long iy[kMaxWidth], ilast[kMaxWidth];
   const long long nx = t.n2[0], ny = t.n2[1], nz = t.n2[2];
   for (int a0 = 0; a0 < W; a0 += kPlanes) {
@@ -374,9 +554,9 @@ void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr
     const std::size_t ahead = j0 + static_cast<std::size_t>(q) + kPrefetchAhead;
     if (ahead < t.end)
       __builtin_prefetch(reinterpret_cast<Real *>(t.F) + 2 * (static_cast<std::size_t>(tr) * t.K + t.index[ahead]), 1);
-    std::memcpy(acc, r[q], sizeof r[q]);
-    if constexpr (kT > 0) std::memcpy(acc + kV * kL, &rt[q], sizeof rt[q]);
-    write_target(t, acc, taps + (q * 3 + 2) * S, W, j0 + static_cast<std::size_t>(q), tr);
+    Real re, im;
+    LV::finish(r[q], rt[q], taps + (q * 3 + 2) * S, re, im);
+    store_target(t, re, im, j0 + static_cast<std::size_t>(q), tr);
   }
 }
 
@@ -390,14 +570,21 @@ void interpolate(const InterpTask<Real> &t) {
   const long long n[3] = {t.n2[0], t.n2[1], t.n2[2]};
   const long long nx = n[0], ny = n[1], nz = n[2], nlast = n[DIM - 1];
   Real *out = reinterpret_cast<Real *>(t.F);
-  constexpr std::size_t kGroup = DIM >= 2 ? kInterpGroup : 1;
+  constexpr std::size_t kGroup = DIM >= 2 || W > 0 ? kInterpGroup : 1;
   for (std::size_t j0 = t.begin; j0 < t.end; j0 += kGroup) {
     const int group = static_cast<int>(t.end - j0 < kGroup ? t.end - j0 : kGroup);
     // The grid's last dimension is shifted by half its extent (InterpTask).
-    for (int q = 0; q < group; ++q)
-      for (int d = 0; d < DIM; ++d)
-        first[q][d] = wrap_first(
-            weights<Real, W>(t.kernel, t.pos[d][j0 + q], taps + (q * 3 + d) * S) + (d == DIM - 1 ? n[d] / 2 : 0), n[d]);
+    if constexpr (W > 0) {
+      weights_of_group<Real, W>(t.kernel, t.pos, j0, group, DIM, taps, first);
+      for (int q = 0; q < group; ++q)
+        for (int d = 0; d < DIM; ++d) first[q][d] = wrap_first(first[q][d] + (d == DIM - 1 ? n[d] / 2 : 0), n[d]);
+    } else {
+      for (int q = 0; q < group; ++q)
+        for (int d = 0; d < DIM; ++d)
+          first[q][d] = wrap_first(
+              weights<Real, W>(t.kernel, t.pos[d][j0 + q], taps + (q * 3 + d) * S) + (d == DIM - 1 ? n[d] / 2 : 0),
+              n[d]);
+    }
     for (int tr = 0; tr < t.ntransf; ++tr) {
       const Real *g = t.grid + 2 * static_cast<std::size_t>(tr) * t.n2_total;
       if constexpr (DIM == 3 && W > 0 && window_fills_cache<Real>(W, line_width<Real, W>())) {
@@ -426,6 +613,16 @@ void interpolate(const InterpTask<Real> &t) {
         // store and the narrower reloads of write_target stalled on store forwarding: a quarter of the 1-d
         // interpolation's samples, float W = 5.)
         const Real *sums = acc;
+        if constexpr (DIM == 1 && W > 0) {
+          using LV = LineVectors<Real, W>;
+          typename LV::Vec r[LV::kV] = {};
+          typename LV::Piece rt = {};
+          LV::add(r, rt, line_at(g), Real(1));
+          Real re, im;
+          LV::finish(r, rt, last, re, im);
+          store_target(t, re, im, j0 + static_cast<std::size_t>(q), tr);
+          continue;
+        }
         if (DIM == 1) {
           sums = line_at(g);
         } else if constexpr (W > 0) {
@@ -480,8 +677,10 @@ void interpolate(const InterpTask<Real> &t) {
               }
             }
           }
-          std::memcpy(acc, r, sizeof r);
-          if constexpr (kT > 0) std::memcpy(acc + kV * kL, &rt, sizeof rt);
+          Real re, im;
+          LV::finish(r, rt, last, re, im);
+          store_target(t, re, im, j0 + static_cast<std::size_t>(q), tr);
+          continue;
         } else {
 #pragma omp simd
           for (int e = 0; e < 2 * wp; ++e) acc[e] = 0;

@@ -391,8 +391,9 @@ TEST(CostModel, SigmaFollowsTheBackendsCosts) {
 }
 
 // The automatic sigma is the candidate of kAutoSigmas whose layout (its narrowest kernel meeting tol) the cost
-// model prices lowest, the first such in kAutoSigmas' order; below the double limit (2e-8) only sigma = 2; the
-// prolate kernel only 2 or 1.25. The cost is written out here from CostModel's definition (params.hpp).
+// model prices lowest, the first such in kAutoSigmas' order; below the double limit (2e-8) none below 2; none above
+// the backend's widest_sigma (CUDA: 2; the CPU: 3, taken somewhere here); the prolate kernel only 2 or 1.25. The
+// cost is written out here from CostModel's definition (params.hpp).
 TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
   using namespace sfft::nufft3;
   const double x_lo[3] = {-400, -40, -4}, x_hi[3] = {400, 40, 4}, s_lo[3] = {-2, -20, -50}, s_hi[3] = {2, 20, 50};
@@ -401,7 +402,7 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
     return ntransf * (c.spread_tap * static_cast<double>(N) * taps + c.cell_double * static_cast<double>(L.n2_total)) +
            (c.interp_tap + c.interp_tap_transform * ntransf) * static_cast<double>(K) * taps;
   };
-  int intermediate = 0;
+  int intermediate = 0, above_two = 0;
   for (const CostModel *cost : {&kCudaCost, &kCpuCost})
     for (int dim = 1; dim <= 3; ++dim)
       for (const auto &[N, K, ntransf] : {std::tuple<std::size_t, std::size_t, int>{10000, 1000000, 1},
@@ -412,7 +413,7 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
                                               s_hi, 16.0, 1e15, *cost, true);
           double best_sigma = 0, best = std::numeric_limits<double>::infinity();
           for (const double sigma : kAutoSigmas) {
-            if (sigma != 2.0 && tol < 2e-8) break;
+            if (sigma > cost->widest_sigma || (sigma < 2.0 && tol < 2e-8)) continue;
             Layout L;
             try {
               L = make_layout(dim, make_kernel(KernelKind::ExpSemicircle, tol, sigma, dim, true), sigma, x_lo, x_hi,
@@ -424,13 +425,16 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
             if (t < best) best = t, best_sigma = sigma;
           }
           EXPECT_EQ(chosen.upsampfac, best_sigma) << "dim " << dim << " N " << N << " K " << K << " tol " << tol;
-          intermediate += chosen.upsampfac != 2.0 && chosen.upsampfac != 1.25;
+          intermediate += chosen.upsampfac < 2.0 && chosen.upsampfac != 1.25;
+          above_two += chosen.upsampfac > 2.0;
+          EXPECT_LE(chosen.upsampfac, cost->widest_sigma);
           const double prolate = choose_layout(dim, KernelKind::Prolate, tol, 0, N, K, ntransf, x_lo, x_hi, s_lo, s_hi,
                                                16.0, 1e15, *cost, true)
                                      .upsampfac;
           EXPECT_TRUE(prolate == 2.0 || prolate == 1.25) << prolate;
         }
   EXPECT_GT(intermediate, 0);  // the sigmas between 1.25 and 2 are taken somewhere in this grid of cases
+  EXPECT_GT(above_two, 0);     // and so are those above 2 (the CPU's)
 }
 
 // Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,

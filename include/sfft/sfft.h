@@ -236,9 +236,12 @@ typedef struct nufft3_options {
   int ntransf;          /* strength vectors per nufft3_exec (batch), >= 1; default 1 */
   nufft3_kernel kernel; /* default NUFFT3_KERNEL_ES */
   double upsampfac;     /* grid oversampling sigma (the Gaussian scheme's R). ES: 0 = automatic (one of 2,
-                           1.75, 1.6, 1.5, 1.4, 1.3 and 1.25, each with the narrowest kernel that meets tol
-                           there, whichever the backend predicts cheapest for the points and ntransf; below 2
-                           only for tol >= 2e-8 in double, 1e-4 in single; PSWF: 2 or 1.25), else [1.25, 4];
+                           1.75, 1.6, 1.5, 1.4, 1.3 and 1.25, on the CPU backend also 2.5 and 3, each with the
+                           narrowest kernel that meets tol there, whichever the backend predicts cheapest for
+                           the points and ntransf; below 2 only for tol >= 2e-8 in double, 1e-4 in single;
+                           above 2 a narrower kernel on a grid of up to (sigma / 2)^dim times the cells, taken
+                           where spreading outweighs the FFT, e.g. clustered points; PSWF: 2 or 1.25), else
+                           [1.25, 4];
                            Gaussian: 0 = 2.25, else (2, 4]. A sigma below 2 cannot reach every tol (1.25
                            reaches about 1e-10 in 1-D and 2-D and 1e-8 in 3-D in double, 1e-4 in 2-D and 3-D
                            in single): nufft3_create / nufft3_set_options then fail with

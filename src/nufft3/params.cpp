@@ -324,13 +324,14 @@ Design design(KernelKind kind, int width, double sigma) {
 // precision already near 1e-6); in double, the CPU's polynomial kernel values stop improving near kTapRounding
 // units in the last place (amplified like stage errors, by 1 / phihat at the band's edge). A kernel that meets
 // tol is accepted if rounding adds at most kRoundingAllowance (sigma = 2 near tol = 1e-13).
-double error_budget(const KernelSpec &k, double tol, int dim) {
-  return kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * tol;
+double error_budget(const KernelSpec &k, double tol, int dim, double sigma) {
+  const double above_two = k.kind != KernelKind::Gaussian && sigma > kFullBudgetSigma ? kWideSigmaBudget : 1;
+  return kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * above_two * tol;
 }
 double stage_part(double stage, int dim) { return std::max(2, dim) * stage; }  // see kWorstCaseTolerances
 
-bool meets_without_rounding(const KernelSpec &k, double stage, double tol, int dim) {
-  return stage_part(stage, dim) <= error_budget(k, tol, dim);
+bool meets_without_rounding(const KernelSpec &k, double stage, double sigma, double tol, int dim) {
+  return stage_part(stage, dim) <= error_budget(k, tol, dim, sigma);
 }
 
 bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim, bool is_double) {
@@ -340,7 +341,7 @@ bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim,
   const double kernel_part = stage_part(stage, dim);
   const double rounding_part = (is_double ? stages * kTapRounding * k.width * u / edge : 0) +
                                kFftRounding * u * std::pow(kernel_fourier(k, 0) / edge, dim);
-  const double budget = error_budget(k, tol, dim);
+  const double budget = error_budget(k, tol, dim, sigma);
   return kernel_part + rounding_part <= budget ||
          (kernel_part <= budget && rounding_part <= budget + kRoundingAllowance);
 }
@@ -356,7 +357,7 @@ KernelSpec narrowest_shaped(KernelKind kind, double tol, double sigma, int dim, 
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
       const Design e = design(kind, mid, sigma);
-      if (meets_without_rounding(e.kernel, e.error, tol, dim))
+      if (meets_without_rounding(e.kernel, e.error, sigma, tol, dim))
         hi = mid;
       else
         lo = mid + 1;
@@ -486,8 +487,9 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision only down to 1e-4: sigma =
   // 1.25's larger deconvolution factors amplified rounding past 10 x tol below that (3-D, 1e-5: 2.4e-4 against
   // 1.5e-5 at sigma = 2). The sigmas between were not measured beyond those limits, so the same limits hold.
-  // Where sigma = 2's grid does not fit the memory, a smaller sigma's may.
-  const bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4);
+  // Where sigma = 2's grid does not fit the memory, a smaller sigma's may. Sigmas above 2 reach every tol that 2
+  // does, each with its own narrowest kernel (kWideSigmaBudget), and are skipped where their grids do not fit.
+  bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4);
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
     const double cell = is_double ? cost.cell_double : cost.cell_single;
@@ -497,15 +499,16 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   Layout best;
   bool found = false;
   std::exception_ptr sigma_two_refusal;
-  int narrowest = 2;  // kAutoSigmas decrease, and the kernel widths they need do not
+  int narrowest = 2;  // from 2 down, kAutoSigmas decrease, and the kernel widths they need do not
   for (const double sigma : kAutoSigmas) {
-    if (sigma != 2.0 && !below_two_reaches) break;
+    const bool above_two = sigma > 2.0;
+    if (sigma > cost.widest_sigma || (sigma < 2.0 && !below_two_reaches)) continue;
     // The prolate kernel's budget (kProlateBudget) holds at 2 and 1.25; between them its many-point errors
     // reached 1.04-1.23 tol at tol 1e-2 to 1e-3 (1-D to 3-D, 1200-3000 uniform points).
     if (kind == KernelKind::Prolate && sigma != 2.0 && sigma != 1.25) continue;
     try {
-      const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, narrowest);
-      narrowest = kernel.width;
+      const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, above_two ? 2 : narrowest);
+      if (!above_two) narrowest = kernel.width;
       Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit,
                              odd_prime_cost);
       if (!found || time_of(L) < time_of(best)) best = std::move(L);
@@ -515,7 +518,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
       if (sigma == 2.0) sigma_two_refusal = std::current_exception();
     } catch (const Error &) {
       if (sigma == 2.0) throw;
-      break;  // out of reach at this sigma (narrowest_shaped), and so at the smaller ones
+      if (!above_two) below_two_reaches = false;  // out of reach at this sigma (narrowest_shaped), and so below it
     }
   }
   if (!found) std::rethrow_exception(sigma_two_refusal);

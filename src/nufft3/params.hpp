@@ -62,6 +62,12 @@ constexpr int kMaxShapedWidth = 24;
 // in [tol/10, tol] (AchievedErrorLandsInToleranceBand; the benchmark suite). With one budget of 7 for every
 // dim it reached 1.4 tol in 2-d and 1.2 tol in 3-d at some tolerances.
 constexpr double kWorstCaseTolerances[3] = {6, 4.5, 6};
+// Above sigma = 2.5 the many-point error of ES is a larger fraction of its worst case: at sigma = 3 the full budget
+// reached 1.14 tol (1-D, 4000 uniform points, tol 1e-9) and 1.45 tol (2-D clusters, 1e-11), where sigma = 2 reached
+// 0.96 on the same uniform points; with this fraction of the budget at most 0.92 tol on the same sets (tol 1e-3
+// to 1e-11). At sigma = 2.5 the full budget held (at most 0.84 tol).
+constexpr double kFullBudgetSigma = 2.5;
+constexpr double kWideSigmaBudget = 0.75;
 // The prolate kernel's many-point error is a larger fraction of its worst case than ES's (about 1.3x at widths
 // 10-11 in double), so its budgets are this fraction of ES's.
 constexpr double kProlateBudget = 0.75;
@@ -107,11 +113,13 @@ constexpr long long round_up_to_prune_lines(long long v) { return (v + kPruneRou
 // the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision;
 // fft_odd_prime: fft_length's cost per distinct odd prime of a 1-D or 2-D grid's axis length (3-D grids take
 // the next smooth length).
+// widest_sigma: the largest of kAutoSigmas the backend takes.
 struct CostModel {
   double spread_tap;
   double interp_tap, interp_tap_transform;
   double cell_single, cell_double;
   double fft_odd_prime;
+  double widest_sigma;
 };
 // CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
 // 2-D, N = K = 1e6); one cost per tap of either side, as before the split. CUDA: refitted on the H200 from exec
@@ -127,14 +135,16 @@ struct CostModel {
 // median 0 %, 35 % slower at worst). CPU: FFTW (FFTW_ESTIMATE, 2 threads, development VM; 2-D n x n, n in
 // [100, 1200], 1-D lengths in [5e4, 3e5]) shows no such pattern: the same rule's median was 0.94-1.01 of the
 // smallest length's time, 0.3-0.4 at worst, so 0.
-constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0};
-constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2};
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0};
+constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
 // The sigmas upsampfac 0 (ES, prolate) chooses among. The kernel width is a whole number of cells, so at one
 // sigma the achieved error falls in steps of 4x (sigma = 1.25) to 9x (sigma = 2) per cell; the sigmas between
-// put their steps elsewhere, and the cheapest layout that meets tol then lands nearer tol. 2 comes first. The
+// put their steps elsewhere, and the cheapest layout that meets tol then lands nearer tol. 2 comes first, the
+// smaller ones next in decreasing order, then those above 2, which take narrower kernels on larger grids (at
+// most CostModel::widest_sigma: the CPU's, whose spreading costs more than its FFTs where points cluster). The
 // prolate kernel takes 2 or 1.25 only (choose_layout).
-constexpr double kAutoSigmas[] = {2.0, 1.75, 1.6, 1.5, 1.4, 1.3, 1.25};
+constexpr double kAutoSigmas[] = {2.0, 1.75, 1.6, 1.5, 1.4, 1.3, 1.25, 2.5, 3.0};
 // Kernel designs are kept for this many most recently used sigmas: the automatic ones and two a caller chose.
 constexpr std::size_t kDesignMemoSigmas = std::size(kAutoSigmas) + 2;
 

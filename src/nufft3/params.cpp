@@ -328,7 +328,9 @@ double error_budget(const KernelSpec &k, double tol, int dim, double sigma) {
   const double above_two = k.kind != KernelKind::Gaussian && sigma > kFullBudgetSigma ? kWideSigmaBudget : 1;
   return kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * above_two * tol;
 }
-double stage_part(double stage, int dim) { return std::max(2, dim) * stage; }  // see kWorstCaseTolerances
+// Stages whose errors add up (see kWorstCaseTolerances): 2 in 1-D and 2-D, 3 in 3-D.
+int stages_of(int dim) { return std::max(2, dim); }
+double stage_part(double stage, int dim) { return stages_of(dim) * stage; }
 
 bool meets_without_rounding(const KernelSpec &k, double stage, double sigma, double tol, int dim) {
   return stage_part(stage, dim) <= error_budget(k, tol, dim, sigma);
@@ -336,10 +338,9 @@ bool meets_without_rounding(const KernelSpec &k, double stage, double sigma, dou
 
 bool meets(const KernelSpec &k, double stage, double sigma, double tol, int dim, bool is_double) {
   const double u = is_double ? 0x1p-53 : 0x1p-24;
-  const double stages = std::max(2, dim);
   const double edge = kernel_fourier(k, M_PI / sigma);
   const double kernel_part = stage_part(stage, dim);
-  const double rounding_part = (is_double ? stages * kTapRounding * k.width * u / edge : 0) +
+  const double rounding_part = (is_double ? stages_of(dim) * kTapRounding * k.width * u / edge : 0) +
                                kFftRounding * u * std::pow(kernel_fourier(k, 0) / edge, dim);
   const double budget = error_budget(k, tol, dim, sigma);
   return kernel_part + rounding_part <= budget ||

@@ -325,7 +325,7 @@ Design design(KernelKind kind, int width, double sigma) {
 // units in the last place (amplified like stage errors, by 1 / phihat at the band's edge). A kernel that meets
 // tol is accepted if rounding adds at most kRoundingAllowance (sigma = 2 near tol = 1e-13).
 double error_budget(const KernelSpec &k, double tol, int dim, double sigma) {
-  const double above_two = k.kind != KernelKind::Gaussian && sigma > kFullBudgetSigma ? kWideSigmaBudget : 1;
+  const double above_two = k.kind != KernelKind::Gaussian && sigma > 2 ? kWideSigmaBudget : 1;
   return kWorstCaseTolerances[dim - 1] * (k.kind == KernelKind::Prolate ? kProlateBudget : 1) * above_two * tol;
 }
 // Stages whose errors add up (see kWorstCaseTolerances): 2 in 1-D and 2-D, 3 in 3-D.

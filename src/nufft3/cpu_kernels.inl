@@ -281,7 +281,7 @@ void spread_3d_by_slabs(const SpreadTask<Real> &t, int planes) {
 // interleaved like the grid (lanes re, im of a cell), are built in vector registers, and each line adds them
 // scaled by the other dimensions' weights: a line is line_width cells, whole vectors then a narrower piece.
 // Built through an array, the narrow stores and the whole-vector reloads of the first line stalled on store
-// forwarding. Each load of last reads a whole vector of which the first half is used (kMaxStride arrays).
+// forwarding. last is read as the whole vectors weights() stored (paired_weights).
 template <class Real, int W, int DIM>
 inline void spread_window(Real *__restrict sub, const Real *kx, const Real *ky, const Real *last, Real vr, Real vi,
                           long long cx, long long cy, long long cz, std::size_t stride0, std::size_t stride1) {
@@ -486,8 +486,8 @@ struct LineVectors {
   }
   // The line's cells weighted by the last dimension's weights (last[b], zero past the width) and summed, in
   // registers: through an array, the vectors' stores and the narrower reloads stalled on store forwarding, and
-  // the sum was a chain of scalar adds (2-d double W = 8: a quarter of the interpolation). Each load of last
-  // reads a whole vector of which the first half is used (the taps arrays hold whole vectors past it).
+  // the sum was a chain of scalar adds (2-d double W = 8: a quarter of the interpolation). last is read as the
+  // whole vectors the weights were stored as (paired_weights).
   static inline void finish(const Vec (&r)[kV], const Piece &rt, const Real *last, Real &re, Real &im) {
     Vec sum = {};
 #pragma GCC unroll 16

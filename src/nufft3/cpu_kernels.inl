@@ -99,6 +99,34 @@ constexpr int line_width() {
   return (tail & (tail - 1)) == 0 ? W : padded_width<Real, W>();
 }
 
+// The Horner evaluation of N points' weights at a compile-time width in vector registers (each row's
+// multiply-add on the row before it, not through memory), each coefficient row loaded once for all N: store(i,
+// v, value) receives vector v of point i's weights (z[i] its offset in its first cell, as weights() forms it).
+template <class Real, int W, int N, class Store>
+inline void horner_chains(const HornerView<Real> &k, const Real (&z)[N], Store store) {
+  using Vec = typename VectorOf<Real>::type;
+  constexpr int kS = stride_for<Real>(W), kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real)), kV = kS / kL;
+  static_assert(kS % kL == 0, "Horner rows are whole vectors");
+  Vec acc[N][kV];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kV; ++v) std::memcpy(&acc[i][v], k.coeff + v * kL, sizeof(Vec));
+  for (int r = 1; r <= k.degree; ++r) {
+    Vec row[kV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kV; ++v) std::memcpy(&row[v], k.coeff + r * kS + v * kL, sizeof(Vec));
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < kV; ++v) acc[i][v] = acc[i][v] * z[i] + row[v];
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kV; ++v) store(i, v, acc[i][v]);
+}
+
 // Weights of the taps of a point at grid coordinate pos into w[0 .. stride); returns its first cell. The
 // coordinate is double in both precisions and the offset z within the cell is formed in double: a float
 // coordinate holds whole cells and offset in 24 bits together, so at 1e6 cells (1-d grids) the offset had
@@ -112,25 +140,13 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
   const Real z = static_cast<Real>(2 * (first - a) - 1);
   const Real *__restrict c = k.coeff;
   if constexpr (W > 0) {
-    // Compile-time width: the polynomials' values stay in vector registers from row to row. Through w (the loop
-    // below) each row's multiply-add waited on the previous row's store: 2-d double W = 8, interpolation 5.7 ms
-    // of an 11.8 ms exec, a fifth of it on that chain.
-    using Vec = typename VectorOf<Real>::type;
-    constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real)), kV = kS / kL;
-    static_assert(kS % kL == 0, "Horner rows are whole vectors");
-    Vec v[kV];
-#pragma GCC unroll 4
-    for (int i = 0; i < kV; ++i) std::memcpy(&v[i], c + i * kL, sizeof(Vec));
-    for (int r = 1; r <= k.degree; ++r) {
-#pragma GCC unroll 4
-      for (int i = 0; i < kV; ++i) {
-        Vec x;
-        std::memcpy(&x, c + r * kS + i * kL, sizeof(Vec));
-        v[i] = v[i] * z + x;
-      }
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < kV; ++i) std::memcpy(w + i * kL, &v[i], sizeof(Vec));
+    // Compile-time width: the polynomials' values stay in vector registers from row to row (horner_chains).
+    // Through w (the loop below) each row's multiply-add waited on the previous row's store: 2-d double W = 8,
+    // interpolation 5.7 ms of an 11.8 ms exec, a fifth of it on that chain.
+    const Real zs[1] = {z};
+    horner_chains<Real, W, 1>(k, zs, [&](int, int v, const auto &value) {
+      std::memcpy(w + v * (SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real))), &value, sizeof value);
+    });
     return static_cast<long long>(first);
   }
 #pragma omp simd
@@ -145,19 +161,16 @@ inline long long weights(const HornerView<Real> &k, double pos, Real *__restrict
 
 // Weights of `points` points in `dims` dimensions at a compile-time width, as weights() gives them: point q's
 // weights in dimension d at taps + (q * 3 + d) * stride_for(W), its first cell in first[q][d]. kChains Horner
-// chains run side by side, each coefficient row loaded once for all of them, where one chain after another had
-// every row's multiply-add wait for the previous row's.
+// chains run side by side (horner_chains), where one chain after another had every row's multiply-add wait for
+// the previous row's.
 template <class Real, int W>
 inline void weights_of_group(const HornerView<Real> &k, const double *const *pos, std::size_t j0, int points, int dims,
                              Real *taps, long long (*first)[3]) {
   static_assert(W > 0, "compile-time width");
-  constexpr int kS = stride_for<Real>(W);
-  using Vec = typename VectorOf<Real>::type;
-  constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real)), kV = kS / kL;
-  constexpr int kChains = kV > 2 ? 4 : 8;  // accumulators and z's within the 16 or 32 vector registers
+  constexpr int kS = stride_for<Real>(W), kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));
+  constexpr int kChains = kS / kL > 2 ? 4 : 8;  // accumulators and z's within the 16 or 32 vector registers
   const int chains = points * dims;
   for (int c0 = 0; c0 < chains; c0 += kChains) {
-    Vec acc[kChains][kV];
     Real z[kChains];
     int at[kChains];
 #pragma GCC unroll 8
@@ -169,22 +182,9 @@ inline void weights_of_group(const HornerView<Real> &k, const double *const *pos
       z[i] = static_cast<Real>(2 * (f - a) - 1);
       first[q][d] = static_cast<long long>(f);
       at[i] = (q * 3 + d) * kS;
-#pragma GCC unroll 4
-      for (int v = 0; v < kV; ++v) std::memcpy(&acc[i][v], k.coeff + v * kL, sizeof(Vec));
     }
-    for (int r = 1; r <= k.degree; ++r) {
-      Vec row[kV];
-#pragma GCC unroll 4
-      for (int v = 0; v < kV; ++v) std::memcpy(&row[v], k.coeff + r * kS + v * kL, sizeof(Vec));
-#pragma GCC unroll 8
-      for (int i = 0; i < kChains; ++i)
-#pragma GCC unroll 4
-        for (int v = 0; v < kV; ++v) acc[i][v] = acc[i][v] * z[i] + row[v];
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < kChains; ++i)
-#pragma GCC unroll 4
-      for (int v = 0; v < kV; ++v) std::memcpy(taps + at[i] + v * kL, &acc[i][v], sizeof(Vec));
+    horner_chains<Real, W, kChains>(
+        k, z, [&](int i, int v, const auto &value) { std::memcpy(taps + at[i] + v * kL, &value, sizeof value); });
   }
 }
 
@@ -343,8 +343,7 @@ void spread(const SpreadTask<Real> &t) {
     // the cache (ntransf 16); fetched kPrefetchAhead sources ahead, the misses overlap the spreading.
     if (j + kPrefetchAhead < t.end) {
       const std::size_t ahead = t.index[j + kPrefetchAhead];
-      for (int g = 0; g < t.count; ++g)
-        __builtin_prefetch(fr + 2 * (static_cast<std::size_t>(g) * t.f_stride + ahead));
+      for (int g = 0; g < t.count; ++g) __builtin_prefetch(fr + 2 * (static_cast<std::size_t>(g) * t.f_stride + ahead));
     }
     const std::size_t src = t.index[j];
     const Real pre = pr[2 * j], pim = pr[2 * j + 1];
@@ -610,9 +609,7 @@ void interpolate(const InterpTask<Real> &t) {
         // A window that runs past the end of the last (contiguous) axis is gathered cell by cell.
         const bool contiguous = flast + w <= nlast;
         for (int e = 0; e < w; ++e) ilast[e] = flast + e < nlast ? flast + e : flast + e - nlast;
-        auto line_at = [&](const Real *line) {
-          return window_line(line, flast, contiguous, ilast, w, wp, gathered);
-        };
+        auto line_at = [&](const Real *line) { return window_line(line, flast, contiguous, ilast, w, wp, gathered); };
         // The window's cell sums, interleaved: in 1-d the window's own cells. (Copied into acc first, the 64-byte
         // store and the narrower reloads of write_target stalled on store forwarding: a quarter of the 1-d
         // interpolation's samples, float W = 5.)
@@ -640,30 +637,36 @@ void interpolate(const InterpTask<Real> &t) {
           Vec r[kV] = {};
           Piece rt = {};  // the tail's accumulator (unused where kT == 0)
           auto add_line = [&](const Real *l, Real sc) { LV::add(r, rt, l, sc); };
-          // In 3-d with fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 8), a plane's lines go to
-          // kSets independent accumulators: with one, every line's FMA waited for the previous one (clustered 3-d, 16
-          // transforms, float, W = 7: 10 % of the exec). Wider lines keep one; 2-d lines take two (below).
-          constexpr int kSets = DIM == 3 && kV < 4 ? 4 / kV : 1;
+          // With fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 8), the lines go to kSets
+          // independent accumulators in turn, a 3-d plane's 4 / kV, 2-d's two: with one, every line's FMA waited
+          // for the previous one (clustered 3-d, 16 transforms, float, W = 7: 10 % of the exec; K >> N 2-d single
+          // W = 8, same process: 3.6 -> 3.0 ms, uniform 2-d double W = 8 5.1 -> 4.7; four in 2-d no faster).
+          // Wider lines keep one.
+          constexpr int kSets = kV >= 4 ? 1 : DIM == 3 ? 4 / kV : DIM == 2 ? 2 : 1;
           if constexpr (kSets > 1) {
             Vec more[kSets - 1][kV] = {};
             Piece more_t[kSets - 1] = {};
-            for (int a = 0; a < W; ++a) {
-              const Real *plane = g + 2 * ix[a] * ny * nz;
+            auto add_to = [&](int set, const Real *l, Real sc) {
 #pragma GCC unroll 16
-              for (int b = 0; b < W; ++b) {
-                const Real *l = line_at(plane + 2 * iy[b] * nz);
-                const Real sc = kx[a] * ky[b];
+              for (int v = 0; v < kV; ++v) {
+                Vec x;
+                std::memcpy(&x, l + v * kL, sizeof x);
+                (set == 0 ? r[v] : more[set - 1][v]) += sc * x;
+              }
+              if constexpr (kT > 0) {
+                Piece x;
+                std::memcpy(&x, l + kV * kL, sizeof x);
+                (set == 0 ? rt : more_t[set - 1]) += sc * x;
+              }
+            };
+            if constexpr (DIM == 2) {
 #pragma GCC unroll 16
-                for (int v = 0; v < kV; ++v) {
-                  Vec x;
-                  std::memcpy(&x, l + v * kL, sizeof x);
-                  (b % kSets == 0 ? r[v] : more[b % kSets - 1][v]) += sc * x;
-                }
-                if constexpr (kT > 0) {
-                  Piece x;
-                  std::memcpy(&x, l + kV * kL, sizeof x);
-                  (b % kSets == 0 ? rt : more_t[b % kSets - 1]) += sc * x;
-                }
+              for (int a = 0; a < W; ++a) add_to(a % kSets, line_at(g + 2 * ix[a] * ny), kx[a]);
+            } else {
+              for (int a = 0; a < W; ++a) {
+                const Real *plane = g + 2 * ix[a] * ny * nz;
+#pragma GCC unroll 16
+                for (int b = 0; b < W; ++b) add_to(b % kSets, line_at(plane + 2 * iy[b] * nz), kx[a] * ky[b]);
               }
             }
 #pragma GCC unroll 4
@@ -672,22 +675,6 @@ void interpolate(const InterpTask<Real> &t) {
               for (int v = 0; v < kV; ++v) r[v] += more[j][v];
               rt += more_t[j];
             }
-          } else if constexpr (DIM == 2 && kV < 4) {
-            // Two accumulators, even and odd lines: with one, every line's multiply-add waited for the previous
-            // line's (K >> N 2-d single W = 8, same process: 3.6 -> 3.0 ms; uniform 2-d double W = 8 5.1 -> 4.7;
-            // four accumulators measured no faster).
-            Vec r2[kV] = {};
-            Piece rt2 = {};
-#pragma GCC unroll 16
-            for (int a = 0; a < W; ++a) {
-              if (a % 2 == 0)
-                add_line(line_at(g + 2 * ix[a] * ny), kx[a]);
-              else
-                LV::add(r2, rt2, line_at(g + 2 * ix[a] * ny), kx[a]);
-            }
-#pragma GCC unroll 16
-            for (int v = 0; v < kV; ++v) r[v] += r2[v];
-            rt += rt2;
           } else {
             for (int a = 0; a < W; ++a) {
               if (DIM == 2) {

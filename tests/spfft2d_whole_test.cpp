@@ -67,7 +67,7 @@ TEST_P(Spfft2d, SparseRowsOfEveryKind) {
 // Power-of-two row counts, where PRUNED's CUDA column pass is the four-step FFT (pruned_shape): every length of
 // its two passes (R = P x Q, pass 1 of length Q: 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 4 x 8,
 // 128 = 8 x 16, 8192 = 64 x 128 and 32768 = 128 x 256),
-// widths that end inside a 128-byte column tile (1, 2, 17, 66, 129 columns of output), prime, odd and even
+// widths that end inside a 256-byte column tile (1, 2, 17, 66, 129 columns of output), prime, odd and even
 // column counts, empty rows, binary and valued, rows far longer than the others (the pass reads their R2C
 // spectra while it sums the other rows itself) and bands.
 TEST_P(Spfft2d, PowerOfTwoRowsOfEveryFourStepSplit) {
@@ -94,6 +94,23 @@ TEST_P(Spfft2d, PowerOfTwoRowsOfEveryFourStepSplit) {
   Coo weighted = banded(2048, 20);
   for (std::size_t k = 0; k < weighted.r.size(); ++k) weighted.v.push_back(weighted.c[k] < weighted.r[k] ? 1.0 : -2.5);
   check_matrix(weighted);
+  // Device outputs one element past an aligned allocation: pass 2 shifts its column tiles by the output's
+  // address so that its row segments are aligned (four_step.cu).
+  if (backend().device_out) {
+    for (const Coo &m : {random_matrix(1024, 257, 0.005, 90), banded(512, 5)}) {
+      SCOPED_TRACE(std::to_string(m.rows) + "x" + std::to_string(m.cols) + ", output one element in");
+      spfft2d_plan p = make(m);
+      ASSERT_NE(p, nullptr);
+      const std::size_t n = m.rows * (m.cols / 2 + 1);
+      sfft_test::DeviceMemory d((n + 1) * elem());
+      ASSERT_EQ(spfft2d_exec(p, static_cast<unsigned char *>(d.get()) + elem()), SFFT_SUCCESS) << sfft_last_error();
+      sfft_test::device_synchronize();
+      std::vector<unsigned char> raw((n + 1) * elem());
+      d.download(raw.data(), raw.size());
+      check(m, widen(std::vector<unsigned char>(raw.begin() + static_cast<std::ptrdiff_t>(elem()), raw.end()), n));
+      EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+    }
+  }
 }
 
 TEST_P(Spfft2d, MethodIsReportedAndFailedSetKeepsIt) {

@@ -237,14 +237,14 @@ struct CostConstants {
 // and C2C batches of 16), while the direct sums' 1.0 ns per term held (rectangular 512 x 768, about 4 nonzeros a
 // row, 0.85 ms for 0.79e6 terms); at 0.5 PRUNED summed such rows directly and AUTO took it at 1.0-1.2 ms against
 // DENSE's 0.9-1.0.
-// per_gen_term (issue 22 phase 3): PRUNED's four-step pass on the same suite at 16384^2, with kFourStepPasses.
+// per_gen_term: PRUNED's four-step generation, refitted with kFourStepPasses (2026-11-30, H200; see there).
 // Refit (2026-11-28) on the H200 suite of bench_spfft2d --device (42 matrices, 1024^2 to 16384^2, powers of
 // two, 8219 and 12000, every method measured): AUTO had picked PRUNED where DENSE was up to 1.6x faster, because a
 // single nonzero of the four-step generation cost twice the fitted per_gen_term and a run entry no more than a
 // single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 1.18e-3};
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 4.95e-4};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
@@ -331,30 +331,36 @@ constexpr double kPrunedBreakEven = 0.625;
 // The four-step column pass sums a direct row's nonzeros for every column as it generates the column input: a
 // nonzero costs about 8 instructions per 8 columns less than a complex multiply-add each (one exact twiddle,
 // then steps), an R2C row about 4 reads or writes of its width (zeroed padded row, R2C, read by pass 1), which
-// balance near 40 nonzeros on the H100 (2.96e13 lane instructions/s against ~3 TB/s). A thread pair sums one
-// row and a warp 16 rows, so a row far above the mean also holds its warp up: rows above twice the mean go
-// to the R2C as well.
+// balance near 40 nonzeros on the H100 (2.96e13 lane instructions/s against ~3 TB/s). Four threads sum one
+// row and a warp 8 rows (complex64), so a row far above the mean also holds its warp up: rows above twice the
+// mean go to the R2C as well.
 constexpr double kFourStepFftRow = 40.0;
 constexpr double kFourStepImbalance = 2.0;
 // With an even column count a nonzero's twiddle for column v also serves column C/2 - v (two additions):
 // about 5.4 instructions per column and nonzero instead of 7.9.
 constexpr double kFourStepMirror = 0.7;
-// The two passes' time in units of streaming the output once: fitted with per_gen_term on the H100 (suite at
-// 16384^2, 2026-11-25: PRUNED 2.35 ms blockdiag .. 3.88 ms band+scattered; a least-squares line in the
-// warp-padded terms, 1.84 ms at zero terms). The ideal is 3 (one write, one read and rewrite); the passes run
-// at about 60 % of the copy bandwidth.
-constexpr double kFourStepPasses = 4.9;
-// Rows of the four-step generation that a warp sums together (float: 16 rows x 2 column halves).
-constexpr uint64_t kFourStepWarpRows = 16;
+// The two passes' time in units of streaming the output once (per_byte), with per_gen_term and kFourStepFixed
+// fitted on the H200 (2026-11-30, bench_spfft2d --device, the 30 power-of-two matrices of 1024^2 to 16384^2: the
+// passes with 256-byte column tiles, pass 2's tiles aligned, shared twiddle tables; least squares in relative
+// error, every estimate within 0.86-1.08 of the measured time). The ideal is 3 (one write, one read and
+// rewrite) at the copy bandwidth, which per_byte is not.
+constexpr double kFourStepPasses = 2.32;
+// A block of the generation (256 threads) sums its rows in rounds of 256 threads x 8 columns / tile columns
+// rows: 64 in complex64 (256-byte tiles of 32 columns, 8 a thread or 4 and their mirrors), 128 in complex128.
+constexpr double kFourStepThreads = 256, kFourStepTileBytes = 256, kFourStepThreadCols = 8;
 
 // The four-step pass's fixed cost besides its launches (ns): its two passes' tails and table set-up.
-constexpr double kFourStepFixed = 1.0e4;
+constexpr double kFourStepFixed = 8.2e3;
 
 // The entries the four-step generation steps through per column (a run of adjacent columns, four_step_entries,
 // costs what a single nonzero does: measured, its product with the run's table hides behind the loads): each
-// warp's 16 rows as many times as its longest direct row. The rows r1 + P r2 of a block go to its threads by decreasing
-// length (pruned.cu), so a warp's rows are 16 neighbours in that order.
-double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
+// round of a block's rows as many times as the round's longest direct row, since the block waits at its
+// barrier for its slowest thread (against each warp's longest row, the power-law rows' estimates were 0.77-0.91
+// of the measured times, now 0.91-1.05). The rows r1 + P r2 of a block go to its threads by decreasing length
+// (pruned.cu), so a round's rows are neighbours in that order.
+double four_step_terms(const SparseColumns &m, const PrunedShape &s, std::size_t complex_bytes) {
+  const auto round_rows = static_cast<uint64_t>(kFourStepThreads * kFourStepThreadCols *
+                                                static_cast<double>(complex_bytes) / kFourStepTileBytes);
   const FourStepEntries entries = four_step_entries(m, s);
   std::vector<int64_t> direct(m.rows, 0);
   for (std::size_t j = 0, d = 0; j < m.row_id.size(); ++j) {
@@ -368,8 +374,8 @@ double four_step_terms(const SparseColumns &m, const PrunedShape &s) {
   for (uint64_t r1 = 0; r1 < P; ++r1) {
     for (uint64_t r2 = 0; r2 < Q; ++r2) block[r2] = direct[r1 + P * r2];
     std::sort(block.begin(), block.end(), std::greater<>());
-    for (uint64_t g = 0; g < Q; g += kFourStepWarpRows)
-      terms += static_cast<double>(block[g]) * static_cast<double>(std::min(kFourStepWarpRows, Q - g));
+    for (uint64_t g = 0; g < Q; g += round_rows)
+      terms += static_cast<double>(block[g]) * static_cast<double>(std::min(round_rows, Q - g));
   }
   return terms;
 }
@@ -517,7 +523,7 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     // [Zero fill, scatter, R2C of the FFT rows,] the two passes: the generation's warp-padded terms, and the
     // passes' traffic (one write, one read and rewrite: 3 output sizes, measured as kFourStepPasses).
     const double mirror = m.cols % 2 == 0 ? kFourStepMirror : 1.0;
-    const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape);
+    const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape, complex_bytes);
     c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
                F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + generation +
                kFourStepPasses * k.per_byte * E * R * W + kFourStepFixed;

@@ -191,16 +191,24 @@ struct RowEntry {
   Real weight;
 };
 
-// four_step.cu. What the four-step column pass reads: each row's slot (-1: empty; below fft_slots: an R2C
-// slot's spectrum in `spectra`, rows of W; else direct row slot - fft_slots, nonzeros entries[start[d],
-// start[d + 1])), the twiddles e^{-2 pi i m / C} and e^{-2 pi i m / R} (one table of R entries), P (pass 2's
-// length; pass 1's is R / P) and the output width.
+// A row of a pass-1 block of the four-step pass, in the order its threads take them: shared row r2, and either
+// an R2C slot's spectrum (spectrum >= 0) or the direct entries [begin, begin + count) (an empty row: none).
+struct FourStepRow {
+  int64_t begin;
+  int32_t count;
+  int32_t spectrum;
+  int32_t r2;
+};
+
+// four_step.cu. What the four-step column pass reads: each pass-1 block's rows (`rows`), the R2C slots' spectra
+// (rows of W), the direct rows' entries, the twiddles e^{-2 pi i m / C} and e^{-2 pi i m / R} (one table of R
+// entries), P (pass 2's length; pass 1's is R / P) and the output width.
 template <class Real>
 struct FourStepArgs {
-  const int32_t *row_slot = nullptr;
-  uint64_t fft_slots = 0;
+  // rows[r1 Q + i]: block r1's rows r1 + P r2 by decreasing direct entries, so that a warp's rows are about as
+  // long as each other (a warp sums as long as its longest row); one load gives a thread all it needs of a row.
+  const FourStepRow *rows = nullptr;
   const Cplx<Real> *spectra = nullptr;
-  const int64_t *start = nullptr;
   const RowEntry<Real> *entries = nullptr;
   DeviceTwiddles<Real> tw_cols{nullptr, nullptr};
   Modulus cols{1};
@@ -209,17 +217,14 @@ struct FourStepArgs {
   // global memory missed L1 once the table outgrew it.
   SharedTwiddles<Real> split_cols{nullptr, 0, 0, 0};
   const Cplx<Real> *tw_rows = nullptr;
-  // Pass 1's rows r2 of block r1 in the order its threads take them (order[r1 Q + i]): by decreasing direct
-  // nonzeros, so that a warp's rows are about as long as each other (a warp sums as long as its longest row).
-  const uint16_t *order = nullptr;
   // The run tables: table t holds D_len(v) = sum_{k < len} e^{-2 pi i k v / C} at [2 t W, 2 t W + W) and the
   // mirror's sum_{k < len} (-1)^k e^{-2 pi i k v / C} at [2 t W + W, 2 (t + 1) W).
   const Cplx<Real> *runs = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
-// Shared memory for FourStepArgs::split_cols: with pass 1's largest buffer (256 rows of 128 bytes plus a pad)
-// it stays under the 48 KiB of static shared memory; C up to 2^18 in float and 2^16 in double.
+// Shared memory for FourStepArgs::split_cols (after pass 1's rows, dynamic): C up to 2^18 in float and 2^16 in
+// double.
 constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;
 // The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`; `between`
 // (unless nullptr) is recorded between the two passes.
@@ -240,7 +245,7 @@ struct PrunedPass {
   uint64_t four_step_p = 0;
   DeviceBuffer<RowEntry<Real>> entries;    // four_step: the direct slots' nonzeros
   DeviceBuffer<Cplx<Real>> tw_cols_split;  // four_step: FourStepArgs::split_cols (lo then hi), when it fits
-  DeviceBuffer<uint16_t> order;            // four_step: FourStepArgs::order
+  DeviceBuffer<FourStepRow> rows;          // four_step: FourStepArgs::rows
   DeviceBuffer<Cplx<Real>> runs;           // four_step: FourStepArgs::runs
   uint32_t split_lo = 0;
   unsigned split_bits = 0;

@@ -14,11 +14,11 @@
 // over the row's nonzeros, w e^{-2 pi i c v / C}, a thread summing one row for 8 adjacent columns (or 4 and
 // their mirrors C/2 - v when C is even) from one exact twiddle per nonzero times powers of the nonzero's step
 // e^{-2 pi i c / C}; the rows' spectra are never stored. A block's rows go to its threads by decreasing length
-// (FourStepArgs::order), since a warp sums as long as its longest row.
+// (FourStepArgs::rows), since a warp sums as long as its longest row.
 // Each length-L FFT of a block (L = Q or P, at most 256) is L1 x L2 (L1 = min(L, 16)): an L1-point FFT in
 // registers on every L2-th element, a twiddle, one exchange through shared memory, an L2-point FFT in
-// registers. A block covers 128 bytes of each row (16 complex64 or 8 complex128 columns; pass 1 with mirrors:
-// two runs of 64 bytes), which the odd row width leaves unaligned to sectors in most rows.
+// registers. A block covers 256 bytes of each row (32 complex64 or 16 complex128 columns; pass 1 with mirrors:
+// two runs of 128 bytes); pass 2 aligns them to 256 bytes, pass 1 (consecutive rows of an odd width) cannot.
 #include <algorithm>
 
 #include "spfft2d/cuda/device.cuh"
@@ -26,15 +26,34 @@
 namespace sfft::spfft2d::gpu {
 namespace {
 
-// Columns of a block: 128 bytes of a row. Threads: one per (column, L1 or L2 sub-FFT) at L = 256.
+// Columns of a block: 256 bytes of a row, so a warp's stores are runs of 128 bytes or more (with 128-byte
+// tiles pass 1's mirrored runs of 64 bytes wrote 1.35 sectors per sector of data, and pass 2 moved the output
+// at half of the DRAM bandwidth, H200 ncu at 16384^2). Threads: 256, looping over a step's sub-FFTs where a
+// length needs more.
 template <class Real>
-constexpr unsigned kTileCols = 128 / sizeof(Cplx<Real>);
-template <class Real>
-constexpr unsigned kThreads = 16 * kTileCols<Real>;
-// Shared rows padded by one element: the generation's threads write 8 adjacent elements of different rows,
+constexpr unsigned kTileCols = 256 / sizeof(Cplx<Real>);
+constexpr unsigned kThreads = 256;
+// Shared rows padded by one element: the generation's threads write adjacent elements of different rows,
 // which without the pad fell on the same banks.
 template <class Real>
 constexpr unsigned kPitch = kTileCols<Real> + 1;
+// Shared memory of a length-L FFT's rows (dynamic: 256 rows of 256 bytes exceed the 48 KiB of static memory).
+template <class Real>
+constexpr std::size_t rows_bytes(int L) {
+  return static_cast<std::size_t>(L) * kPitch<Real> * sizeof(Cplx<Real>);
+}
+// f(t) for each task t < Tasks of a block, a thread's tasks in turn (not unrolled: interleaved iterations took
+// up to 176 registers).
+template <unsigned Tasks, class F>
+__device__ __forceinline__ void for_tasks(F &&f) {
+  if constexpr (Tasks <= kThreads) {
+    if (Tasks == kThreads || threadIdx.x < Tasks) f(threadIdx.x);
+  } else {
+#pragma unroll 1
+    for (unsigned t = threadIdx.x; t < Tasks; t += kThreads) f(t);
+  }
+}
+
 // Columns a thread of the generation sums: kGenCols adjacent ones (one exact twiddle per nonzero, then 7
 // steps), or with an even column count kMirrorCols adjacent ones and their mirrors (add_entries).
 constexpr unsigned kGenCols = 8, kMirrorCols = 4;
@@ -108,15 +127,16 @@ __device__ __forceinline__ void dif_stages(Cplx<Real> (&x)[N]) {
 
 // First step of a block's length-L FFT (L = L1 L2) on column g: x holds elements L2 a + b (a < L1); their
 // L1-point FFT times e^{-2 pi i b k1 / L} goes to shared row L2 k1 + b (the rows x was read from, in pass 1).
-// tw_rows: e^{-2 pi i m / R}, so the twiddle is entry b k1 R / L = b k1 tw_stride.
+// tw_L: e^{-2 pi i m / L} for m < L, in shared memory (from global memory, the twiddles' loads were a sixth of
+// the passes' stalls).
 template <class Real, int L1, int L2>
-__device__ __forceinline__ void first_step(Cplx<Real> (&x)[L1], int b, unsigned g, const Cplx<Real> *tw_rows,
-                                           uint64_t tw_stride, Cplx<Real> *shared) {
+__device__ __forceinline__ void first_step(Cplx<Real> (&x)[L1], int b, unsigned g, const Cplx<Real> *tw_L,
+                                           Cplx<Real> *shared) {
   dif_stages<Real, L1, L1>(x);
 #pragma unroll
   for (int k1 = 0; k1 < L1; ++k1) {
     Cplx<Real> t = x[bit_reverse<L1>(k1)];
-    if (L2 > 1 && k1 != 0 && b != 0) t = cmul(t, __ldg(tw_rows + static_cast<uint64_t>(b * k1) * tw_stride));
+    if (L2 > 1 && k1 != 0 && b != 0) t = cmul(t, tw_L[b * k1]);
     shared[(L2 * k1 + b) * kPitch<Real> + g] = t;
   }
 }
@@ -207,93 +227,124 @@ __device__ __forceinline__ bool block_column(uint64_t bx, unsigned g, uint64_t W
 // Pass 1: block (column tile, r1). Generation of Y[r1 + P r2][v] for r2 < Q into shared memory, the Q-point
 // FFT along r2, the twiddle e^{-2 pi i r1 u2 / R}, and the store to output row Q r1 + u2. With an even column
 // count (Mirror) a block's tile is G/2 adjacent columns and their mirrors, so each nonzero's twiddles serve
-// two columns.
+// two columns. Shared memory (pass1_bytes): Q padded rows, the split twiddle tables, then Q twiddles
+// e^{-2 pi i r1 u2 / R} and Q twiddles e^{-2 pi i m / Q}, staged while the tables load.
 template <class Real, bool Mirror, int L1, int L2>
-__global__ void __launch_bounds__(kThreads<Real>) four_step_rows(FourStepArgs<Real> a, Cplx<Real> *__restrict__ out) {
+__global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a, Cplx<Real> *__restrict__ out) {
   using C = Cplx<Real>;
   constexpr int Q = L1 * L2;
   constexpr unsigned G = kTileCols<Real>, low = Mirror ? kMirrorCols : kGenCols, halves = (Mirror ? G / 2 : G) / low;
-  __shared__ C shared[Q * kPitch<Real>];
-  __shared__ C split_tables[kFourStepSplitBytes / sizeof(C)];
-  SharedTwiddles<Real> split = a.split_cols;
-  if (split.src != nullptr) split.load(split_tables);
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  C *shared = reinterpret_cast<C *>(dynamic_shared);
+  C *tw_u2 = shared + Q * kPitch<Real> + kFourStepSplitBytes / sizeof(C), *tw_Q = tw_u2 + Q;
   const uint64_t r1 = blockIdx.y, bx = blockIdx.x, M = a.W - 1;
-  for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads<Real>) {
-    const unsigned r2 = a.order[r1 * Q + task / halves], h = task % halves;
+  if (threadIdx.x < Q) {
+    tw_u2[threadIdx.x] = a.tw_rows[r1 * threadIdx.x];
+    tw_Q[threadIdx.x] = a.tw_rows[a.P * threadIdx.x];
+  }
+  SharedTwiddles<Real> split = a.split_cols;
+  if (split.src != nullptr) split.load(shared + Q * kPitch<Real>);
+  for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads) {
+    const FourStepRow row = a.rows[r1 * Q + task / halves];
+    const unsigned h = task % halves;
     const uint64_t v0 = bx * (Mirror ? G / 2 : G) + h * low;
     C acc[kGenCols];
 #pragma unroll
     for (unsigned j = 0; j < kGenCols; ++j) acc[j] = C{Real(0), Real(0)};
-    const int32_t slot = a.row_slot[r1 + a.P * r2];
-    if (slot >= 0 && static_cast<uint64_t>(slot) < a.fft_slots) {
-      const C *s = a.spectra + static_cast<uint64_t>(slot) * a.W;
+    if (row.spectrum >= 0) {
+      const C *s = a.spectra + static_cast<uint64_t>(row.spectrum) * a.W;
 #pragma unroll
       for (unsigned j = 0; j < low; ++j) {
         if (v0 + j < a.W) acc[j] = s[v0 + j];
         if (Mirror && v0 + j <= M) acc[low + j] = s[M - v0 - j];
       }
-    } else if (slot >= 0) {
-      const uint64_t d = static_cast<uint64_t>(slot) - a.fft_slots;
-      const int64_t end = a.start[d + 1];
-      int64_t e = a.start[d];
-      for (; e + 1 < end; e += 2) add_entries<Real, Mirror, 2>(a, split, a.entries + e, v0, acc);
-      if (e < end) add_entries<Real, Mirror, 1>(a, split, a.entries + e, v0, acc);
+    } else {
+      const RowEntry<Real> *e = a.entries + row.begin;
+      int32_t n = row.count;
+      for (; n >= 2; n -= 2, e += 2) add_entries<Real, Mirror, 2>(a, split, e, v0, acc);
+      if (n > 0) add_entries<Real, Mirror, 1>(a, split, e, v0, acc);
     }
-    C *row = shared + r2 * kPitch<Real>;
+    C *out_row = shared + row.r2 * kPitch<Real>;
 #pragma unroll
     for (unsigned j = 0; j < low; ++j) {
-      row[h * low + j] = acc[j];
-      if (Mirror) row[G / 2 + h * low + j] = acc[low + j];
+      out_row[h * low + j] = acc[j];
+      if (Mirror) out_row[G / 2 + h * low + j] = acc[low + j];
     }
   }
   __syncthreads();
-  const unsigned g = threadIdx.x % G;
-  if (threadIdx.x < L2 * G) {
-    const int b = static_cast<int>(threadIdx.x / G);
+  for_tasks<L2 * G>([&](unsigned t) {
+    const int b = static_cast<int>(t / G);
+    const unsigned g = t % G;
     C x[L1];
 #pragma unroll
     for (int i = 0; i < L1; ++i) x[i] = shared[(L2 * i + b) * kPitch<Real> + g];
-    first_step<Real, L1, L2>(x, b, g, a.tw_rows, a.P, shared);
-  }
+    first_step<Real, L1, L2>(x, b, g, tw_Q, shared);
+  });
   __syncthreads();
-  uint64_t v = 0;
-  const bool stores = block_column<Real, Mirror>(bx, g, a.W, v);
-  if (threadIdx.x < L1 * G) {
-    const int k1 = static_cast<int>(threadIdx.x / G);
+  for_tasks<L1 * G>([&](unsigned t) {
+    const int k1 = static_cast<int>(t / G);
+    const unsigned g = t % G;
+    uint64_t v = 0;
+    const bool stores = block_column<Real, Mirror>(bx, g, a.W, v);
     C y[L2];
     second_step<Real, L1, L2>(shared, k1, g, y);
 #pragma unroll
     for (int k2 = 0; k2 < L2; ++k2) {
-      const uint64_t u2 = static_cast<uint64_t>(k1 + L1 * k2);
-      C t = y[bit_reverse<L2>(k2)];
-      if (r1 != 0 && u2 != 0) t = cmul(t, __ldg(a.tw_rows + r1 * u2));
-      if (stores) out[(Q * r1 + u2) * a.W + v] = t;
+      const int u2 = k1 + L1 * k2;
+      const C z = y[bit_reverse<L2>(k2)];
+      if (stores) out[(Q * r1 + static_cast<uint64_t>(u2)) * a.W + v] = cmul(z, tw_u2[u2]);
     }
-  }
+  });
 }
 
-// Pass 2: block (column tile, u2). The P-point FFT of rows u2 + Q r1 (r1 < P), in place.
+// Pass 2: block (column tile, u2). The P-point FFT of rows u2 + Q r1 (r1 < P), in place. When Q W is a
+// multiple of G (every row count from 32 x 32 up), all of a block's rows start at the same offset within 256
+// bytes, so the tiles are shifted by that offset (`shift`, from the output's address) and every row segment a
+// block moves is 256 aligned bytes (unaligned, the L2 saw 1.19 sectors per sector of data); the grid has one
+// tile more for the shifted end. Shared memory: P padded rows, then P twiddles e^{-2 pi i m / P}, staged while
+// the first task's elements load.
 template <class Real, int L1, int L2>
-__global__ void __launch_bounds__(kThreads<Real>)
-    four_step_columns(Cplx<Real> *__restrict__ out, uint64_t W, uint64_t Q, const Cplx<Real> *__restrict__ tw_rows) {
+__global__ void __launch_bounds__(kThreads) four_step_columns(Cplx<Real> *__restrict__ out, uint64_t W, uint64_t Q,
+                                                              const Cplx<Real> *__restrict__ tw_rows, bool aligned) {
   using C = Cplx<Real>;
+  constexpr int P = L1 * L2;
   constexpr unsigned G = kTileCols<Real>;
-  __shared__ C shared[L1 * L2 * kPitch<Real>];
-  const unsigned g = threadIdx.x % G;
-  const uint64_t u2 = blockIdx.y, v = static_cast<uint64_t>(blockIdx.x) * G + g;
-  const bool live = v < W;
-  // Every load of the block is done before the barrier, every store after it.
-  if (threadIdx.x < L2 * G) {
-    const int b = static_cast<int>(threadIdx.x / G);
-    C x[L1];
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  C *shared = reinterpret_cast<C *>(dynamic_shared);
+  C *tw_P = shared + P * kPitch<Real>;
+  const uint64_t u2 = blockIdx.y;
+  const uint64_t shift = aligned ? (reinterpret_cast<uintptr_t>(out) / sizeof(C) + u2 * W) % G : 0;
+  // Column of g, when in [0, W) (the first tile starts `shift` columns before 0).
+  const auto column = [&](unsigned g, uint64_t &v) {
+    v = static_cast<uint64_t>(blockIdx.x) * G + g - shift;
+    return static_cast<uint64_t>(blockIdx.x) * G + g >= shift && v < W;
+  };
+  const auto load = [&](unsigned t, C (&x)[L1]) {
+    uint64_t v = 0;
+    const bool live = column(t % G, v);
+    const uint64_t b = t / G;
 #pragma unroll
-    for (int i = 0; i < L1; ++i)
-      x[i] = live ? out[(u2 + Q * static_cast<uint64_t>(L2 * i + b)) * W + v] : C{Real(0), Real(0)};
-    first_step<Real, L1, L2>(x, b, g, tw_rows, Q, shared);
+    for (int i = 0; i < L1; ++i) x[i] = live ? out[(u2 + Q * (L2 * i + b)) * W + v] : C{Real(0), Real(0)};
+  };
+  // Every load of the block is done before the second barrier, every store after it.
+  C x[L1];
+  if (threadIdx.x < L2 * G) load(threadIdx.x, x);
+  if (threadIdx.x < P) tw_P[threadIdx.x] = tw_rows[Q * threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x < L2 * G) first_step<Real, L1, L2>(x, static_cast<int>(threadIdx.x / G), threadIdx.x % G, tw_P, shared);
+  if constexpr (L2 * G > kThreads) {
+#pragma unroll 1
+    for (unsigned t = threadIdx.x + kThreads; t < L2 * G; t += kThreads) {
+      load(t, x);
+      first_step<Real, L1, L2>(x, static_cast<int>(t / G), t % G, tw_P, shared);
+    }
   }
   __syncthreads();
-  if (threadIdx.x < L1 * G) {
-    const int k1 = static_cast<int>(threadIdx.x / G);
+  for_tasks<L1 * G>([&](unsigned t) {
+    const int k1 = static_cast<int>(t / G);
+    const unsigned g = t % G;
+    uint64_t v = 0;
+    const bool live = column(g, v);
     C y[L2];
     second_step<Real, L1, L2>(shared, k1, g, y);
     if (live) {
@@ -301,7 +352,14 @@ __global__ void __launch_bounds__(kThreads<Real>)
       for (int k2 = 0; k2 < L2; ++k2)
         out[(u2 + Q * static_cast<uint64_t>(k1 + L1 * k2)) * W + v] = y[bit_reverse<L2>(k2)];
     }
-  }
+  });
+}
+
+// Dynamic shared memory above the default 48 KiB needs the kernel's opt-in, set before each launch (cheap, and
+// per device).
+template <class Kernel>
+void allow_shared(Kernel kernel, std::size_t bytes) {
+  SFFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 // Pass 1's grid: tiles of G columns over [0, W), or (mirrored) of G/2 low columns over [0, M/2].
@@ -309,21 +367,31 @@ template <class Real, int L>
 void launch_rows(const FourStepArgs<Real> &a, Cplx<Real> *out, cudaStream_t stream) {
   constexpr int L1 = L < 16 ? L : 16;
   constexpr uint64_t G = kTileCols<Real>;
+  const std::size_t bytes = rows_bytes<Real>(L) + kFourStepSplitBytes + 2 * L * sizeof(Cplx<Real>);
   if (a.mirror) {
     const uint64_t lows = (a.W - 1) / 2 + 1;
     const dim3 grid(static_cast<unsigned>((lows + G / 2 - 1) / (G / 2)), static_cast<unsigned>(a.P));
-    four_step_rows<Real, true, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(a, out);
+    const auto kernel = four_step_rows<Real, true, L1, L / L1>;
+    allow_shared(kernel, bytes);
+    kernel<<<grid, kThreads, bytes, stream>>>(a, out);
   } else {
     const dim3 grid(static_cast<unsigned>((a.W + G - 1) / G), static_cast<unsigned>(a.P));
-    four_step_rows<Real, false, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(a, out);
+    const auto kernel = four_step_rows<Real, false, L1, L / L1>;
+    allow_shared(kernel, bytes);
+    kernel<<<grid, kThreads, bytes, stream>>>(a, out);
   }
 }
 
 template <class Real, int L>
 void launch_columns(const FourStepArgs<Real> &a, uint64_t Q, Cplx<Real> *out, cudaStream_t stream) {
   constexpr int L1 = L < 16 ? L : 16;
-  const dim3 grid(static_cast<unsigned>((a.W + kTileCols<Real> - 1) / kTileCols<Real>), static_cast<unsigned>(Q));
-  four_step_columns<Real, L1, L / L1><<<grid, kThreads<Real>, 0, stream>>>(out, a.W, Q, a.tw_rows);
+  constexpr uint64_t G = kTileCols<Real>;
+  const bool aligned = (Q * a.W) % G == 0 && reinterpret_cast<uintptr_t>(out) % sizeof(Cplx<Real>) == 0;
+  const dim3 grid(static_cast<unsigned>((a.W + (aligned ? G - 1 : 0) + G - 1) / G), static_cast<unsigned>(Q));
+  const std::size_t bytes = rows_bytes<Real>(L) + L * sizeof(Cplx<Real>);
+  const auto kernel = four_step_columns<Real, L1, L / L1>;
+  allow_shared(kernel, bytes);
+  kernel<<<grid, kThreads, bytes, stream>>>(out, a.W, Q, a.tw_rows, aligned);
 }
 
 }  // namespace

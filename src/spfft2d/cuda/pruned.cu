@@ -146,14 +146,13 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   // The four-step pass keeps only the R2C slots' spectra: it sums the direct rows as it reads them.
   p.spectra.allocate(checked_mul(std::max<uint64_t>(p.four_step ? p.fft_slots : K, 1), W, "PRUNED row spectra"));
   p.slot_row = upload(slot_row.data(), slot_row.size());
-  if (!p.direct_columns) p.row_slot = upload(row_slot.data(), row_slot.size());
+  if (!p.direct_columns && !p.four_step) p.row_slot = upload(row_slot.data(), row_slot.size());
   p.fft_start = upload(fft_start.data(), fft_start.size());
   p.fft_col = upload(fft_col.data(), fft_col.size());
   p.fft_weight = upload(fft_weight.data(), fft_weight.size());
   // The four-step generation reads the direct rows as entries (single nonzeros and runs with a table).
   const FourStepEntries generation = p.four_step ? four_step_entries(m, shape) : FourStepEntries{};
   if (p.four_step) {
-    p.direct_start = upload(generation.start.data(), generation.start.size());
     std::vector<RowEntry<Real>> entries(generation.entry.size());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const FourStepEntries::Entry &g = generation.entry[e];
@@ -196,22 +195,31 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       p.split_lo = static_cast<uint32_t>(lo_n);
       p.split_bits = bits;
     }
-    // Pass 1's row order: within each block's rows r1 + P r2, by decreasing entries (the R2C rows and empty
-    // rows, read or zeroed, last).
+    // Pass 1's rows: within each block's rows r1 + P r2, by decreasing entries (the R2C rows and empty rows,
+    // read or zeroed, last).
     const uint64_t P = p.four_step_p, Q = m.rows / P;
-    std::vector<int64_t> length(m.rows, 0);
-    for (std::size_t j = 0, d = 0; j < K; ++j)
-      if (!shape.fft_row[j]) {
-        length[static_cast<std::size_t>(m.row_id[j])] = generation.start[d + 1] - generation.start[d];
-        ++d;
+    std::vector<FourStepRow> row_of(m.rows, FourStepRow{0, 0, -1, 0});
+    for (uint64_t r = 0; r < m.rows; ++r) {
+      const int32_t slot = row_slot[r];
+      if (slot < 0) continue;
+      if (static_cast<uint64_t>(slot) < p.fft_slots) {
+        row_of[r].spectrum = slot;
+      } else {
+        const std::size_t d = static_cast<std::size_t>(slot) - p.fft_slots;
+        row_of[r].begin = generation.start[d];
+        row_of[r].count = static_cast<int32_t>(generation.start[d + 1] - generation.start[d]);
       }
-    std::vector<uint16_t> order(m.rows);
-    for (uint64_t r1 = 0; r1 < P; ++r1) {
-      uint16_t *o = order.data() + r1 * Q;
-      for (uint64_t i = 0; i < Q; ++i) o[i] = static_cast<uint16_t>(i);
-      std::stable_sort(o, o + Q, [&](uint16_t x, uint16_t y) { return length[r1 + P * x] > length[r1 + P * y]; });
     }
-    p.order = upload(order.data(), order.size());
+    std::vector<FourStepRow> rows(m.rows);
+    for (uint64_t r1 = 0; r1 < P; ++r1) {
+      FourStepRow *block = rows.data() + r1 * Q;
+      for (uint64_t r2 = 0; r2 < Q; ++r2) {
+        block[r2] = row_of[r1 + P * r2];
+        block[r2].r2 = static_cast<int32_t>(r2);
+      }
+      std::stable_sort(block, block + Q, [](const FourStepRow &x, const FourStepRow &y) { return x.count > y.count; });
+    }
+    p.rows = upload(rows.data(), rows.size());
     // One table of R entries (R <= kFourStepMaxRows): both passes index it directly.
     std::vector<C> rows_tw(m.rows);
     for (uint64_t q = 0; q < m.rows; ++q) rows_tw[q] = device_twiddle<Real>(q, m.rows);
@@ -241,7 +249,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
 
 template <class Real>
 std::size_t PrunedPass<Real>::bytes() const {
-  return entries.bytes() + tw_cols_split.bytes() + order.bytes() + runs.bytes() + spectra.bytes() + slot_row.bytes() +
+  return entries.bytes() + tw_cols_split.bytes() + rows.bytes() + runs.bytes() + spectra.bytes() + slot_row.bytes() +
          row_slot.bytes() + fft_start.bytes() + fft_col.bytes() + fft_weight.bytes() + direct_slot.bytes() +
          direct_start.bytes() + direct_col.bytes() + direct_weight.bytes() + tw_cols_lo.bytes() + tw_cols_hi.bytes() +
          tw_rows_lo.bytes() + tw_rows_hi.bytes() + work;
@@ -271,10 +279,8 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
   }
   if (p.four_step) {
     FourStepArgs<Real> a;
-    a.row_slot = p.row_slot.get();
-    a.fft_slots = p.fft_slots;
+    a.rows = p.rows.get();
     a.spectra = spectra;
-    a.start = p.direct_start.get();
     a.entries = p.entries.get();
     a.tw_cols = DeviceTwiddles<Real>{p.tw_cols_lo.get(), p.tw_cols_hi.size() ? p.tw_cols_hi.get() : nullptr};
     if (p.tw_cols_split.size() != 0)
@@ -285,7 +291,6 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
     a.P = p.four_step_p;
     a.W = W;
     a.mirror = Cn % 2 == 0;
-    a.order = p.order.get();
     a.runs = p.runs.get();
     events.mark(stream);
     launch_four_step<Real>(a, R, b, stream, events.take());

@@ -158,7 +158,7 @@ void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int3
                      Cplx<Real> *b, cudaStream_t stream);
 template <class Real>
 void launch_scatter_rows(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
-                         uint64_t nrows, uint64_t padded, Real *real_rows, cudaStream_t stream);
+                         uint64_t nrows, uint64_t pitch, Real *real_rows, cudaStream_t stream);
 
 class Stream {
  public:

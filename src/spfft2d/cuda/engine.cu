@@ -140,7 +140,7 @@ std::size_t CudaEngine<Real>::workspace_bytes() const {
          staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + entries_.bytes() + heavy_col_.bytes() +
          tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
          row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
-         kernel_.bytes() + workspace_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
+         kernel_.bytes() + workspace_.bytes() + dense_real_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
 }
 
 template <class Real>
@@ -203,8 +203,8 @@ typename CudaEngine<Real>::TilePass CudaEngine<Real>::make_pass(uint64_t tile, s
   return p;
 }
 
-// In-place cuFFT plans of a whole-spectrum method on a rows x width buffer: DENSE is cuFFT's own 2-D R2C
-// on the padded rows (a 1-row or 1-column matrix: R2C along the rows, then the column pass);
+// cuFFT plans of a whole-spectrum method on a rows x width buffer: DENSE is cuFFT's own 2-D R2C from a real
+// array of the plan (a 1-row or 1-column matrix: in-place R2C along padded rows, then the column pass);
 // DIRECT_ROWS a strided C2C down the columns (advanced layout: non-NULL embeds so cuFFT honours the
 // stride).
 template <class Real>
@@ -220,9 +220,11 @@ void CudaEngine<Real>::plan_whole(spfft2d_method method) {
   }
   if (method == SPFFT2D_METHOD_DENSE) {
     long long n[2] = {R, Cn}, in_embed[2] = {R, 2 * W}, out_embed[2] = {R, W};
-    if (two_d)
-      dense_r2c_.make_many(2, n, in_embed, 1, R * 2 * W, out_embed, 1, R * W, r2c, 1);
-    else
+    if (two_d) {
+      dense_real_.allocate(checked_mul(layout_.rows, layout_.cols, "DENSE input size"));
+      in_embed[1] = Cn;
+      dense_r2c_.make_many(2, n, in_embed, 1, R * Cn, out_embed, 1, R * W, r2c, 1);
+    } else
       dense_r2c_.make_many(1, &Cn, &in_embed[1], 1, 2 * W, &out_embed[1], 1, W, r2c, R);
     dense_r2c_.set_stream(stream_);
     whole_work_ += work_size(dense_r2c_);
@@ -255,6 +257,7 @@ spfft2d_method CudaEngine<Real>::plan_auto_whole(spfft2d_method whole, uint64_t 
   } catch (const Error &) {
     dense_r2c_.reset();
     down_columns_.reset();
+    dense_real_.release();
     pruned_ = PrunedPass<Real>{};
     whole_work_ = 0;
     whole_pass_ = TilePass{};
@@ -306,10 +309,13 @@ void CudaEngine<Real>::compute_whole(spfft2d_method method, C *b) {
                           m_->row_id.size(), tw_cols_lo_.get(), tw_cols_hi_.size() ? tw_cols_hi_.get() : nullptr,
                           layout_.cols, W, b, stream_);
   } else {
-    auto *real_rows = reinterpret_cast<Real *>(b);
-    SFFT_CUDA_CHECK(cudaMemsetAsync(b, 0, R * W * sizeof(C), stream_));
+    // The 2-D plan reads dense_real_ (rows of cols reals), the others the padded rows of b in place.
+    const bool out_of_place = dense_real_.size() != 0;
+    Real *real_rows = out_of_place ? dense_real_.get() : reinterpret_cast<Real *>(b);
+    const uint64_t pitch = out_of_place ? layout_.cols : 2 * W;
+    SFFT_CUDA_CHECK(cudaMemsetAsync(real_rows, 0, R * pitch * sizeof(Real), stream_));
     launch_scatter_rows<Real>(row_id_.get(), row_start_.get(), row_col_.get(),
-                              m_->binary() ? nullptr : row_weight_.get(), m_->row_id.size(), 2 * W, real_rows, stream_);
+                              m_->binary() ? nullptr : row_weight_.get(), m_->row_id.size(), pitch, real_rows, stream_);
     if constexpr (std::is_same_v<Real, float>)
       SFFT_CUFFT_CHECK(cufftExecR2C(dense_r2c_.get(), real_rows, reinterpret_cast<cufftComplex *>(b)));
     else
@@ -339,6 +345,7 @@ void CudaEngine<Real>::release_workspace() {
   pruned_ = PrunedPass<Real>{};
   dense_r2c_.reset();
   down_columns_.reset();
+  dense_real_.release();
   workspace_.release();
   whole_work_ = 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The whole-spectrum methods' kernels, in the output layout itself: DIRECT_ROWS = direct sums along each
-// nonempty row (then an in-place strided cuFFT C2C down the columns), DENSE = every nonzero scattered into
-// padded real rows (then cuFFT's in-place 2-D R2C); the engine (engine.cu) plans and runs the FFTs.
+// The whole-spectrum methods' kernels: DIRECT_ROWS = direct sums along each nonempty row in the output layout
+// itself (then an in-place strided cuFFT C2C down the columns), DENSE = every nonzero scattered into real rows
+// (then cuFFT's R2C); the engine (engine.cu) plans and runs the FFTs.
 #include <algorithm>
 
 #include "spfft2d/cuda/device.cuh"
@@ -46,7 +46,7 @@ __global__ void row_sums(const int32_t *__restrict__ row_id, const int64_t *__re
   }
 }
 
-// Real rows padded to 2W (the in-place R2C layout): real_rows[row][col] = w for every nonzero. A warp per
+// Real rows of `pitch` reals: real_rows[row][col] = w for every nonzero. A warp per
 // nonempty row, its lanes over the row's nonzeros, so a warp's stores are runs of one row and no thread walks a
 // hub column alone: the thread-per-column scatter this replaces kept the power-law matrices' DENSE 0.11-0.19 ms
 // behind a user's scatter at 8192^2-16384^2 (H200), and left most of the GPU idle at 1024^2 (one thread per
@@ -54,11 +54,11 @@ __global__ void row_sums(const int32_t *__restrict__ row_id, const int64_t *__re
 template <class Real, bool kWeighted>
 __global__ void scatter_rows(const int32_t *__restrict__ row_id, const int64_t *__restrict__ row_start,
                              const int32_t *__restrict__ col, const Real *__restrict__ weight, uint64_t nrows,
-                             uint64_t padded, Real *__restrict__ real_rows) {
+                             uint64_t pitch, Real *__restrict__ real_rows) {
   const unsigned lane = threadIdx.x % 32;
   const uint64_t warps = static_cast<uint64_t>(gridDim.x) * (blockDim.x / 32);
   for (uint64_t j = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < nrows; j += warps) {
-    Real *dst = real_rows + static_cast<uint64_t>(row_id[j]) * padded;
+    Real *dst = real_rows + static_cast<uint64_t>(row_id[j]) * pitch;
     for (int64_t e = row_start[j] + lane; e < row_start[j + 1]; e += 32) dst[col[e]] = kWeighted ? weight[e] : Real(1);
   }
 }
@@ -83,14 +83,14 @@ void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int3
 
 template <class Real>
 void launch_scatter_rows(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
-                         uint64_t nrows, uint64_t padded, Real *real_rows, cudaStream_t stream) {
+                         uint64_t nrows, uint64_t pitch, Real *real_rows, cudaStream_t stream) {
   if (nrows == 0) return;
   constexpr unsigned block = 256;
   const unsigned grid = cuda::grid_for(static_cast<std::size_t>(nrows) * 32, block);
   if (weight == nullptr)
-    scatter_rows<Real, false><<<grid, block, 0, stream>>>(row_id, row_start, col, nullptr, nrows, padded, real_rows);
+    scatter_rows<Real, false><<<grid, block, 0, stream>>>(row_id, row_start, col, nullptr, nrows, pitch, real_rows);
   else
-    scatter_rows<Real, true><<<grid, block, 0, stream>>>(row_id, row_start, col, weight, nrows, padded, real_rows);
+    scatter_rows<Real, true><<<grid, block, 0, stream>>>(row_id, row_start, col, weight, nrows, pitch, real_rows);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 

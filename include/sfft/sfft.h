@@ -371,9 +371,10 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
    input is nonzero only at the nonempty rows, or direct sums when they are few): the dense input is never
    formed and empty rows and columns cost nothing. DIRECT_ROWS, DENSE and PRUNED need the whole half
    spectrum at once: written to an array of the plan's native memory
-   (device for a CUDA plan, host for a CPU plan) they compute in place in it (except a CPU plan's DENSE on
-   grids of up to 2^21 cells, which scatters into a rows * cols real array of the plan and transforms from
-   there, counted in the workspace spfft2d_get_info reports); any other output goes
+   (device for a CUDA plan, host for a CPU plan) they compute in place in it (except DENSE on a CUDA plan of
+   at least 2 rows and 2 columns, and on a CPU plan's grids of up to 2^21 cells, which scatters into a
+   rows * cols real array of the plan and transforms from there, counted in the workspace
+   spfft2d_get_info reports); any other output goes
    through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
    is set. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
    fitted to measurements predicts fastest (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one

@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
 }
 
 // Pass 2: block (column tile, u2). The P-point FFT of rows u2 + Q r1 (r1 < P), in place. When Q W is a
-// multiple of G (every row count from 32 x 32 up), all of a block's rows start at the same offset within 256
+// multiple of G (every row count from 16 x 32 up), all of a block's rows start at the same offset within 256
 // bytes, so the tiles are shifted by that offset (`shift`, from the output's address) and every row segment a
 // block moves is 256 aligned bytes (unaligned, the L2 saw 1.19 sectors per sector of data); the grid has one
 // tile more for the shifted end. Shared memory: P padded rows, then P twiddles e^{-2 pi i m / P}, staged while

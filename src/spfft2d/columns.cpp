@@ -222,6 +222,7 @@ struct CostConstants {
   double direct_call;        // fixed cost of a DIRECT call besides its tiles
   double per_gen_term;       // one nonzero x one column of PRUNED's four-step generation (CUDA)
   double dense_fft;          // factor for the FFT terms of DENSE (the library's 2-D R2C)
+  double dense_odd_smooth;   // odd_smooth for DENSE's 2-D R2C
 };
 // CUDA refit (issue 22) on the H100 suite table of bench_spfft2d --device (2026-11-25, 30 matrices, 1024^2 to
 // 16384^2, powers of two, 8219 and 1.5 n columns): odd_smooth from cuFFT's 2-D R2C at 8192 x 12288 and
@@ -239,20 +240,21 @@ struct CostConstants {
 // row, 0.85 ms for 0.79e6 terms); at 0.5 PRUNED summed such rows directly and AUTO took it at 1.0-1.2 ms against
 // DENSE's 0.9-1.0.
 // per_gen_term: PRUNED's four-step generation, refitted with kFourStepPasses (2026-11-30, H200; see there).
-// dense_fft (CUDA 0.75): DENSE's 2-D R2C out of place measured 2.02 ms at 16384^2, 0.51 at 8192^2 and 1.80-1.82 at
-// 12000^2 (H200, 2026-11-30), where the plain FFT terms gave 2.62, 0.63 and 2.72; with it AUTO's picks on that
-// run's suite are at most 1.08x the fastest explicit method.
+// dense_fft (CUDA 0.75) and dense_odd_smooth (CUDA 1.85; odd_smooth's 2.2 was fitted to the in-place 2-D R2C):
+// DENSE's 2-D R2C out of place measured 2.02 ms at 16384^2, 0.50 at 8192^2, 1.80-1.82 at 12000^2, 3.89 at
+// 16384 x 24576 and 0.93 at 8192 x 12288 (H200, 2026-11-30), estimated now at 1.03, 1.02, 1.00, 1.09 and 1.09 of
+// that (the plain FFT terms: 1.30, 1.27, 1.49, 1.54, 1.54).
 // Refit (2026-11-28) on the H200 suite of bench_spfft2d --device (42 matrices, 1024^2 to 16384^2, powers of
 // two, 8219 and 12000, every method measured): AUTO had picked PRUNED where DENSE was up to 1.6x faster, because a
 // single nonzero of the four-step generation cost twice the fitted per_gen_term and a run entry no more than a
 // single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 4.95e-4, 0.75};
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 4.95e-4, 0.75, 1.85};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0, 1.0};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;
@@ -498,8 +500,10 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // writes it once (traffic_model); the constants were fitted with one spectrum for DENSE and two per FFT row.
   const bool traffic_model = backend == CostBackend::Cpu && E * R * W > kCpuCachedSpectrumBytes;
   const double dense_spectra = traffic_model ? 3.0 : 1.0;
+  CostConstants dense_k = k;
+  dense_k.odd_smooth = k.dense_odd_smooth;
   c.dense = 4 * k.per_launch + k.per_byte * (dense_spectra * E * R * W + 4 * nnz) +
-            k.dense_fft * (0.5 * scale * fft_cost(m.cols, m.rows, k) + down_columns);
+            k.dense_fft * scale * (0.5 * fft_cost(m.cols, m.rows, dense_k) + fft_cost(m.rows, tiled.width, dense_k));
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).

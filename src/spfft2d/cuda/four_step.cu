@@ -227,7 +227,7 @@ __device__ __forceinline__ bool block_column(uint64_t bx, unsigned g, uint64_t W
 // Pass 1: block (column tile, r1). Generation of Y[r1 + P r2][v] for r2 < Q into shared memory, the Q-point
 // FFT along r2, the twiddle e^{-2 pi i r1 u2 / R}, and the store to output row Q r1 + u2. With an even column
 // count (Mirror) a block's tile is G/2 adjacent columns and their mirrors, so each nonzero's twiddles serve
-// two columns. Shared memory (pass1_bytes): Q padded rows, the split twiddle tables, then Q twiddles
+// two columns. Shared memory (launch_rows sizes it): Q padded rows, the split twiddle tables, then Q twiddles
 // e^{-2 pi i r1 u2 / R} and Q twiddles e^{-2 pi i m / Q}, staged while the tables load.
 template <class Real, bool Mirror, int L1, int L2>
 __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a, Cplx<Real> *__restrict__ out) {

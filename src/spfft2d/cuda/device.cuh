@@ -212,6 +212,8 @@ struct FourStepArgs {
   const RowEntry<Real> *entries = nullptr;
   DeviceTwiddles<Real> tw_cols{nullptr, nullptr};
   Modulus cols{1};
+  // C - 1 when C is a power of two (then c v mod C is the low bits of a 32-bit product), else 0 (cols).
+  uint32_t col_mask = 0;
   // The same twiddles e^{-2 pi i m / C} as two split tables for shared memory (split_cols.src set) when they
   // fit in kFourStepSplitBytes: the generation's lookups are random within the C-entry table, which from
   // global memory missed L1 once the table outgrew it.

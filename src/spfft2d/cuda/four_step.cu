@@ -166,7 +166,11 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const S
   for (int i = 0; i < N; ++i) en[i] = entries[i];
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    const uint64_t m = a.cols(static_cast<uint64_t>(en[i].col) * v0);
+    // The phase index c v0 mod C: with C a power of two, a 32-bit product's low bits. With the 64-bit product
+    // and Barrett reduction, pass 1 at 16384^2 took 1.70 / 1.28 ms on the suite's uniform / power-law rows
+    // against 1.46 / 1.11 (H200).
+    const uint64_t m = a.col_mask != 0 ? (static_cast<uint32_t>(en[i].col) * static_cast<uint32_t>(v0)) & a.col_mask
+                                       : a.cols(static_cast<uint64_t>(en[i].col) * v0);
     t[i] = split.src != nullptr ? split(m) : a.tw_cols(m);
     t[i].x *= en[i].weight;
     t[i].y *= en[i].weight;

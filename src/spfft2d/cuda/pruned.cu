@@ -287,6 +287,7 @@ void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t Cn, Cplx<Real> *
       a.split_cols = SharedTwiddles<Real>{p.tw_cols_split.get(), p.split_lo,
                                           static_cast<uint32_t>(p.tw_cols_split.size()) - p.split_lo, p.split_bits};
     a.cols = Modulus(Cn);
+    a.col_mask = (Cn & (Cn - 1)) == 0 && Cn <= (uint64_t{1} << 31) ? static_cast<uint32_t>(Cn - 1) : 0;
     a.tw_rows = p.tw_rows_lo.get();
     a.P = p.four_step_p;
     a.W = W;

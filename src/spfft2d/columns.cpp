@@ -451,14 +451,18 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) 
   }
   out.start.push_back(0);
   for (const std::vector<Run> &runs : rows) {
+    int32_t tabled = 0;
     for (const Run &r : runs) {
       const auto t = table.find(r.length);
-      if (t != table.end()) {
-        out.entry.push_back({r.col, t->second, r.weight});
-      } else {
-        for (int64_t k = 0; k < r.length; ++k) out.entry.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
-      }
+      if (t == table.end()) continue;
+      out.entry.push_back({r.col, t->second, r.weight});
+      ++tabled;
     }
+    for (const Run &r : runs) {
+      if (table.count(r.length) != 0) continue;
+      for (int64_t k = 0; k < r.length; ++k) out.entry.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
+    }
+    out.runs.push_back(tabled);
     out.start.push_back(static_cast<int64_t>(out.entry.size()));
   }
   return out;

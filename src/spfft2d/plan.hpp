@@ -164,7 +164,8 @@ struct FourStepEntries {
     int32_t table;  // -1: a single nonzero
     double weight;
   };
-  std::vector<int64_t> start;  // direct row d's entries: [start[d], start[d + 1])
+  std::vector<int64_t> start;  // direct row d's entries: [start[d], start[d + 1]), its runs first
+  std::vector<int32_t> runs;   // how many of direct row d's entries are runs (table >= 0)
   std::vector<Entry> entry;
   std::vector<int64_t> run_length;  // of each table
 };

@@ -198,6 +198,7 @@ struct FourStepRow {
   int32_t count;
   int32_t spectrum;
   int32_t r2;
+  int32_t runs;  // the first `runs` entries are runs (table >= 0), the others single nonzeros
 };
 
 // four_step.cu. What the four-step column pass reads: each pass-1 block's rows (`rows`), the R2C slots' spectra
@@ -219,12 +220,15 @@ struct FourStepArgs {
   // global memory missed L1 once the table outgrew it.
   SharedTwiddles<Real> split_cols{nullptr, 0, 0, 0};
   const Cplx<Real> *tw_rows = nullptr;
-  // The run tables: table t holds D_len(v) = sum_{k < len} e^{-2 pi i k v / C} at [2 t W, 2 t W + W) and the
-  // mirror's sum_{k < len} (-1)^k e^{-2 pi i k v / C} at [2 t W + W, 2 (t + 1) W).
+  // The run tables: table t holds D_len(v) = sum_{k < len} e^{-2 pi i k v / C} at [2 t S, 2 t S + W) and the
+  // mirror's sum_{k < len} (-1)^k e^{-2 pi i k v / C} at [2 t S + S, 2 t S + S + W), S = run_stride(W): zeros
+  // up to each part's end, so a thread reads its columns from one pointer without clamping them to the width.
   const Cplx<Real> *runs = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together
 };
+// Entries of each part of a run table (FourStepArgs::runs): the width and a generation thread's columns.
+constexpr uint64_t run_stride(uint64_t W) { return W + 16; }
 // Shared memory for FourStepArgs::split_cols (after pass 1's rows, dynamic): C up to 2^18 in float and 2^16 in
 // double.
 constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;

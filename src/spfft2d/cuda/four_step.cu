@@ -150,22 +150,26 @@ __device__ __forceinline__ void second_step(const Cplx<Real> *shared, int k1, un
   dif_stages<Real, L2, L2>(y);
 }
 
-// acc[j] += sum over N nonzeros of w e^{-2 pi i c v_j / C}: one exact twiddle per nonzero at v0, then its
-// step. Plain: v_j = v0 + j, j < kGenCols. Mirrored (C even, M = C / 2): v_j = v0 + j for j < kMirrorCols and
-// acc[kMirrorCols + j] the mirror column M - v0 - j, whose term (-1)^c conj(w e^{-2 pi i c (v0 + j) / C}) costs
-// two additions and no twiddle. The N nonzeros' loads and twiddles are issued together: a single one left the
-// thread waiting on the entry load, then on the table load.
-template <class Real, bool Mirror, int N>
+// acc[j] += sum over N entries of w e^{-2 pi i c v_j / C} (Runs: times the run's table at v_j): one exact
+// twiddle per entry at v0, then its step. Plain: v_j = v0 + j, j < kGenCols. Mirrored (C even, M = C / 2): v_j =
+// v0 + j for j < kMirrorCols and acc[kMirrorCols + j] the mirror column M - v0 - j, whose term (-1)^c conj(w
+// e^{-2 pi i c (v0 + j) / C}) costs two additions and no twiddle (a run's: its table's mirror part). The N
+// entries' loads and twiddles are issued together: a single one left the thread waiting on the entry load, then
+// on the table load. A row's runs come first (FourStepRow::runs), so neither kind tests the other's case per
+// column.
+template <class Real, bool Mirror, bool Runs, int N>
 __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const SharedTwiddles<Real> &split,
                                             const RowEntry<Real> *entries, uint64_t v0, Cplx<Real> (&acc)[kGenCols]) {
   constexpr unsigned run = Mirror ? kMirrorCols : kGenCols;
   RowEntry<Real> en[N];
   Cplx<Real> t[N];
   Real sign[N];
+  const Cplx<Real> *table[N];  // Runs: the run's table at column v0 (its mirror part run_stride entries on)
 #pragma unroll
   for (int i = 0; i < N; ++i) en[i] = entries[i];
 #pragma unroll
   for (int i = 0; i < N; ++i) {
+    if (Runs) table[i] = a.runs + static_cast<uint64_t>(en[i].table) * 2 * run_stride(a.W) + v0;
     // The phase index c v0 mod C: with C a power of two, a 32-bit product's low bits. With the 64-bit product
     // and Barrett reduction, pass 1 at 16384^2 took 1.70 / 1.28 ms on the suite's uniform / power-law rows
     // against 1.46 / 1.11 (H200).
@@ -180,7 +184,7 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const S
   for (unsigned j = 0; j < run; ++j) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      if (en[i].table < 0) {
+      if constexpr (!Runs) {
         acc[j].x += t[i].x;
         acc[j].y += t[i].y;
         if (Mirror) {
@@ -188,15 +192,12 @@ __device__ __forceinline__ void add_entries(const FourStepArgs<Real> &a, const S
           acc[run + j].y = fma(-sign[i], t[i].y, acc[run + j].y);
         }
       } else {
-        // A run: t D_len(v), and for the mirror (-1)^col conj(t E_len(v)) (FourStepArgs::runs). Columns past
-        // the width read the last one (their sums are never stored).
-        const Cplx<Real> *d = a.runs + static_cast<uint64_t>(en[i].table) * 2 * a.W;
-        const uint64_t v = min(v0 + j, a.W - 1);
-        const Cplx<Real> lo = cmul(t[i], d[v]);
+        // Columns past the width read the tables' zeros (their sums are never stored).
+        const Cplx<Real> lo = cmul(t[i], table[i][j]);
         acc[j].x += lo.x;
         acc[j].y += lo.y;
         if (Mirror) {
-          const Cplx<Real> hi = cmul(t[i], d[a.W + v]);
+          const Cplx<Real> hi = cmul(t[i], table[i][run_stride(a.W) + j]);
           acc[run + j].x = fma(sign[i], hi.x, acc[run + j].x);
           acc[run + j].y = fma(-sign[i], hi.y, acc[run + j].y);
         }
@@ -246,8 +247,10 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
     tw_u2[threadIdx.x] = a.tw_rows[r1 * threadIdx.x];
     tw_Q[threadIdx.x] = a.tw_rows[a.P * threadIdx.x];
   }
+  // Loaded unconditionally (no entries without a split table), so that the lookups' pointers are known to be
+  // shared memory: set only where the table exists, they were generic loads.
   SharedTwiddles<Real> split = a.split_cols;
-  if (split.src != nullptr) split.load(shared + Q * kPitch<Real>);
+  split.load(shared + Q * kPitch<Real>);
   for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads) {
     const FourStepRow row = a.rows[r1 * Q + task / halves];
     const unsigned h = task % halves;
@@ -264,9 +267,11 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
       }
     } else {
       const RowEntry<Real> *e = a.entries + row.begin;
-      int32_t n = row.count;
-      for (; n >= 2; n -= 2, e += 2) add_entries<Real, Mirror, 2>(a, split, e, v0, acc);
-      if (n > 0) add_entries<Real, Mirror, 1>(a, split, e, v0, acc);
+      int32_t n = row.runs;
+      for (; n >= 2; n -= 2, e += 2) add_entries<Real, Mirror, true, 2>(a, split, e, v0, acc);
+      if (n > 0) add_entries<Real, Mirror, true, 1>(a, split, e++, v0, acc);
+      for (n = row.count - row.runs; n >= 2; n -= 2, e += 2) add_entries<Real, Mirror, false, 2>(a, split, e, v0, acc);
+      if (n > 0) add_entries<Real, Mirror, false, 1>(a, split, e, v0, acc);
     }
     C *out_row = shared + row.r2 * kPitch<Real>;
 #pragma unroll
@@ -292,11 +297,14 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
     const bool stores = block_column<Real, Mirror>(bx, g, a.W, v);
     C y[L2];
     second_step<Real, L1, L2>(shared, k1, g, y);
+    // Only the stores are conditional (predicated): with the twiddle's load and product inside the condition,
+    // each element cost a divergent branch and its reconvergence, and its own 64-bit address.
+    C *dst = out + (Q * r1 + static_cast<uint64_t>(k1)) * a.W + v;
+    const uint64_t step = L1 * a.W;
 #pragma unroll
     for (int k2 = 0; k2 < L2; ++k2) {
-      const int u2 = k1 + L1 * k2;
-      const C z = y[bit_reverse<L2>(k2)];
-      if (stores) out[(Q * r1 + static_cast<uint64_t>(u2)) * a.W + v] = cmul(z, tw_u2[u2]);
+      const C z = cmul(y[bit_reverse<L2>(k2)], tw_u2[k1 + L1 * k2]);
+      if (stores) dst[k2 * step] = z;
     }
   });
 }

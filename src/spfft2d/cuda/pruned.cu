@@ -161,7 +161,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     }
     p.entries = upload(entries.data(), entries.size());
     // D_len(v) and the mirror's alternating sum for v < W, by powers of e^{-2 pi i v / C} in long double.
-    std::vector<C> runs(checked_mul(2 * generation.run_length.size(), W, "PRUNED run tables"));
+    const uint64_t S = run_stride(W);
+    std::vector<C> runs(checked_mul(2 * generation.run_length.size(), S, "PRUNED run tables"), C{0, 0});
     for (std::size_t t = 0; t < generation.run_length.size(); ++t)
       for (uint64_t v = 0; v < W; ++v) {
         const std::complex<double> z0 = twiddle<double>(v, m.cols);
@@ -171,8 +172,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
           d += power;
           e += k % 2 == 0 ? power : -power;
         }
-        runs[2 * t * W + v] = C{static_cast<Real>(d.real()), static_cast<Real>(d.imag())};
-        runs[2 * t * W + W + v] = C{static_cast<Real>(e.real()), static_cast<Real>(e.imag())};
+        runs[2 * t * S + v] = C{static_cast<Real>(d.real()), static_cast<Real>(d.imag())};
+        runs[2 * t * S + S + v] = C{static_cast<Real>(e.real()), static_cast<Real>(e.imag())};
       }
     p.runs = upload(runs.data(), runs.size());
   } else {
@@ -198,7 +199,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     // Pass 1's rows: within each block's rows r1 + P r2, by decreasing entries (the R2C rows and empty rows,
     // read or zeroed, last).
     const uint64_t P = p.four_step_p, Q = m.rows / P;
-    std::vector<FourStepRow> row_of(m.rows, FourStepRow{0, 0, -1, 0});
+    std::vector<FourStepRow> row_of(m.rows, FourStepRow{0, 0, -1, 0, 0});
     for (uint64_t r = 0; r < m.rows; ++r) {
       const int32_t slot = row_slot[r];
       if (slot < 0) continue;
@@ -208,6 +209,7 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
         const std::size_t d = static_cast<std::size_t>(slot) - p.fft_slots;
         row_of[r].begin = generation.start[d];
         row_of[r].count = static_cast<int32_t>(generation.start[d + 1] - generation.start[d]);
+        row_of[r].runs = generation.runs[d];
       }
     }
     std::vector<FourStepRow> rows(m.rows);

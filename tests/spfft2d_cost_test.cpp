@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AUTO's cost model (src/spfft2d/columns.cpp, estimate_costs) on the CUDA backend: the method it picks for
 // representative shapes of the issue-22 suite where the H100 and H200 measurements (bench_spfft2d --device,
-// 2026-11-25, 2026-11-28 and, for PRUNED's four-step pass as it is now, 2026-11-30) separate the best method from the others by a wide margin, and the terms it was refitted
+// 2026-11-25, 2026-11-28 and, for PRUNED's four-step pass and DENSE as they are now, 2026-11-30) separate the best method from the others by a wide margin, and the terms it was refitted
 // with (the column sums' warp imbalance, the launches of the small transforms); and the CPU's choice between
 // DENSE and PRUNED on either side of its cache threshold. Matrices are built here with
 // the suite's families; the whole spectrum is costed as AUTO costs it, DIRECT as one tile.
@@ -92,10 +92,12 @@ TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
 INSTANTIATE_TEST_SUITE_P(
     Suite, Spfft2dCost,
     ::testing::Values(
-        // Hub rows, or many scattered nonzeros: the four-step generation costs more than the dense path saves
-        // (H200, 2026-11-30; DENSE's 2-D R2C out of place).
-        Pick{"powerlaw", 4096, SPFFT2D_METHOD_DENSE, "H200: dense 0.159, pruned 0.184"},
-        Pick{"uniform", 16384, SPFFT2D_METHOD_DENSE, "H200: dense 2.02, pruned 2.24"},
+        // Many scattered nonzeros at a smooth row count (no four-step pass): the dense path (H200, 2026-11-30;
+        // DENSE's 2-D R2C out of place).
+        Pick{"powerlaw", 12000, SPFFT2D_METHOD_DENSE, "H200: dense 1.82, direct 2.68, pruned 5.35"},
+        Pick{"uniform", 12000, SPFFT2D_METHOD_DENSE, "H200: dense 1.81, direct 2.15, pruned 5.83"},
+        // Hub rows at a power of two: the four-step generation with a 32-bit phase product and runs apart.
+        Pick{"powerlaw", 16384, SPFFT2D_METHOD_PRUNED, "H200: pruned 1.58, dense 2.04"},
         // Rows of adjacent columns: the generation's run entries.
         Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.90, dense 2.65; H200: pruned 1.11, dense 2.06"},
         Pick{"banded", 8192, SPFFT2D_METHOD_PRUNED, "H200: pruned 0.320, dense 0.507"},

@@ -239,7 +239,8 @@ struct CostConstants {
 // and C2C batches of 16), while the direct sums' 1.0 ns per term held (rectangular 512 x 768, about 4 nonzeros a
 // row, 0.85 ms for 0.79e6 terms); at 0.5 PRUNED summed such rows directly and AUTO took it at 1.0-1.2 ms against
 // DENSE's 0.9-1.0.
-// per_gen_term: PRUNED's four-step generation, refitted with kFourStepPasses (2026-11-30, H200; see there).
+// per_gen_term: PRUNED's four-step generation, refitted with kFourStepPasses (2026-11-30, H200; see there): 3.15e-4
+// since the generation's 32-bit phase products and separate run loops (was 4.95e-4).
 // dense_fft (CUDA 0.75) and dense_odd_smooth (CUDA 1.85; odd_smooth's 2.2 was fitted to the in-place 2-D R2C):
 // DENSE's 2-D R2C out of place measured 2.02 ms at 16384^2, 0.50 at 8192^2, 1.80-1.82 at 12000^2, 3.89 at
 // 16384 x 24576 and 0.93 at 8192 x 12288 (H200, 2026-11-30), estimated now at 1.03, 1.02, 1.00, 1.09 and 1.09 of
@@ -250,7 +251,7 @@ struct CostConstants {
 // single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 4.95e-4, 0.75, 1.85};
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 3.15e-4, 0.75, 1.85};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
@@ -347,16 +348,17 @@ constexpr double kFourStepImbalance = 2.0;
 constexpr double kFourStepMirror = 0.7;
 // The two passes' time in units of streaming the output once (per_byte), with per_gen_term and kFourStepFixed
 // fitted on the H200 (2026-11-30, bench_spfft2d --device, the 30 power-of-two matrices of 1024^2 to 16384^2: the
-// passes with 256-byte column tiles, pass 2's tiles aligned, shared twiddle tables; least squares in relative
-// error, every estimate within 0.86-1.08 of the measured time). The ideal is 3 (one write, one read and
-// rewrite) at the copy bandwidth, which per_byte is not.
-constexpr double kFourStepPasses = 2.32;
+// passes with 256-byte column tiles, pass 2's tiles aligned, shared twiddle tables, 32-bit phase products, runs
+// in loops of their own; least squares in relative error, every estimate within 0.90-1.07 of the measured time,
+// from a run with stage timing, 12 us taken off each). The ideal is 3 (one write, one read and rewrite) at the
+// copy bandwidth, which per_byte is not.
+constexpr double kFourStepPasses = 2.30;
 // A block of the generation (256 threads) sums its rows in rounds of 256 threads x 8 columns / tile columns
 // rows: 64 in complex64 (256-byte tiles of 32 columns, 8 a thread or 4 and their mirrors), 128 in complex128.
 constexpr double kFourStepThreads = 256, kFourStepTileBytes = 256, kFourStepThreadCols = 8;
 
 // The four-step pass's fixed cost besides its launches (ns): its two passes' tails and table set-up.
-constexpr double kFourStepFixed = 8.2e3;
+constexpr double kFourStepFixed = 9.2e3;
 
 // The entries the four-step generation steps through per column (a run of adjacent columns, four_step_entries,
 // costs what a single nonzero does: measured, its product with the run's table hides behind the loads): each

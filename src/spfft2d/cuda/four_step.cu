@@ -243,6 +243,11 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
   C *shared = reinterpret_cast<C *>(dynamic_shared);
   C *tw_u2 = shared + Q * kPitch<Real> + kFourStepSplitBytes / sizeof(C), *tw_Q = tw_u2 + Q;
   const uint64_t r1 = blockIdx.y, bx = blockIdx.x, M = a.W - 1;
+  // Each task's row is loaded a task ahead, the first before the tables' loads and barrier: loaded after
+  // them, each block began with three dependent round trips to memory (tables, row, entries), where ncu put a
+  // third of pass 1's stall samples on banded rows.
+  constexpr unsigned kTasks = Q * halves;
+  FourStepRow next = threadIdx.x < kTasks ? a.rows[r1 * Q + threadIdx.x / halves] : FourStepRow{};
   if (threadIdx.x < Q) {
     tw_u2[threadIdx.x] = a.tw_rows[r1 * threadIdx.x];
     tw_Q[threadIdx.x] = a.tw_rows[a.P * threadIdx.x];
@@ -251,8 +256,9 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
   // shared memory: set only where the table exists, they were generic loads.
   SharedTwiddles<Real> split = a.split_cols;
   split.load(shared + Q * kPitch<Real>);
-  for (unsigned task = threadIdx.x; task < Q * halves; task += kThreads) {
-    const FourStepRow row = a.rows[r1 * Q + task / halves];
+  for (unsigned task = threadIdx.x; task < kTasks; task += kThreads) {
+    const FourStepRow row = next;
+    if (task + kThreads < kTasks) next = a.rows[r1 * Q + (task + kThreads) / halves];
     const unsigned h = task % halves;
     const uint64_t v0 = bx * (Mirror ? G / 2 : G) + h * low;
     C acc[kGenCols];

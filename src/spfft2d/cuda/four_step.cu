@@ -252,8 +252,8 @@ __global__ void __launch_bounds__(kThreads) four_step_rows(FourStepArgs<Real> a,
     tw_u2[threadIdx.x] = a.tw_rows[r1 * threadIdx.x];
     tw_Q[threadIdx.x] = a.tw_rows[a.P * threadIdx.x];
   }
-  // Loaded unconditionally (no entries without a split table), so that the lookups' pointers are known to be
-  // shared memory: set only where the table exists, they were generic loads.
+  // Called whether or not the split table exists (without one it copies nothing), so that the lookups' pointers
+  // are known to be shared memory: set only where the table existed, they were generic loads.
   SharedTwiddles<Real> split = a.split_cols;
   split.load(shared + Q * kPitch<Real>);
   for (unsigned task = threadIdx.x; task < kTasks; task += kThreads) {

@@ -192,6 +192,37 @@ TEST(Spfft2dCostTerms, FourStepShape) {
   EXPECT_FALSE(f.four_step) << "4 nonempty rows: direct column sums";
 }
 
+// The four-step generation sums each row's runs (entries with a table) before its single nonzeros, in loops of
+// their own (FourStepRow::runs, four_step.cu); every nonzero of a summed row is in exactly one entry.
+TEST(Spfft2dCostTerms, FourStepEntriesPutEachRowsRunsFirst) {
+  const SparseColumns m = columns(make("band+scattered", 1024, 7));
+  const PrunedShape s = pruned_shape(m, CostBackend::Cuda);
+  ASSERT_TRUE(s.four_step);
+  const FourStepEntries e = four_step_entries(m, s);
+  ASSERT_EQ(e.start.size(), e.runs.size() + 1);
+  int64_t direct_nnz = 0, covered = 0;
+  for (std::size_t j = 0; j < m.row_id.size(); ++j)
+    if (!s.fft_row[j]) direct_nnz += m.row_start[j + 1] - m.row_start[j];
+  std::size_t mixed = 0;
+  for (std::size_t d = 0; d + 1 < e.start.size(); ++d) {
+    const int64_t runs_end = e.start[d] + e.runs[d];
+    ASSERT_LE(runs_end, e.start[d + 1]) << "row " << d;
+    for (int64_t k = e.start[d]; k < e.start[d + 1]; ++k) {
+      const FourStepEntries::Entry &x = e.entry[static_cast<std::size_t>(k)];
+      if (k < runs_end) {
+        ASSERT_GE(x.table, 0) << "row " << d << ", entry " << k;
+        covered += e.run_length[static_cast<std::size_t>(x.table)];
+      } else {
+        ASSERT_EQ(x.table, -1) << "row " << d << ", entry " << k;
+        covered += 1;
+      }
+    }
+    mixed += e.runs[d] > 0 && runs_end < e.start[d + 1] ? 1 : 0;
+  }
+  EXPECT_EQ(covered, direct_nnz);
+  EXPECT_GT(mixed, 0u) << "rows of a band run and scattered single nonzeros";
+}
+
 // complex128 doubles the memory and FFT terms, never the fixed costs: every method costs more, and less than
 // twice as much.
 TEST(Spfft2dCostTerms, DoublePrecisionScalesTheVolumeTerms) {

@@ -13,9 +13,11 @@
 namespace sfft::cuda_plugin {
 namespace {
 
+#if SFFT_HAVE_CUDA
 #define SFFT_PLUGIN_STR2(x) #x
 #define SFFT_PLUGIN_STR(x) SFFT_PLUGIN_STR2(x)
 constexpr const char *kPluginName = "libsfft_cuda.so." SFFT_PLUGIN_STR(SFFT_VERSION_MAJOR);
+#endif
 
 using InterfaceFn = uint32_t (*)(int *, bool (*)());
 using LookupFn = const void *(*)(const char *);
@@ -25,6 +27,7 @@ struct Plugin {
   std::string reason;
 };
 
+#if SFFT_HAVE_CUDA
 // The directory of the file that holds this function, i.e. libsfft itself ("" if unknown).
 std::string own_directory() {
   Dl_info info{};
@@ -33,6 +36,7 @@ std::string own_directory() {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
+#endif
 
 Plugin load() {
   Plugin p;

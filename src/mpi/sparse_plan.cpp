@@ -58,7 +58,7 @@ void describe(Contribution &c, uint64_t n, uint64_t k, const sfft_dtype &dtype, 
 SparsePlan::SparsePlan(uint64_t n, uint64_t k, uint64_t local_offset, uint64_t local_length, const sfft_dtype &dtype,
                        const sfft_options *opts, const sfft_sparse_options *knobs, MPI_Comm comm,
                        const std::function<void()> &local_checks)
-    : n_(n), k_(k), offset_(local_offset), length_(local_length) {
+    : k_(k), offset_(local_offset), length_(local_length) {
   require_usable(comm, "comm");
   comm_ = std::make_unique<Comm>(comm);
   Contribution mine;

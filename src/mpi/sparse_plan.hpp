@@ -35,7 +35,7 @@ class SparsePlan {
   void share_folds(sparse::Engine &engine);
 
   std::unique_ptr<Comm> comm_;
-  uint64_t n_ = 0, k_ = 0, offset_ = 0, length_ = 0;
+  uint64_t k_ = 0, offset_ = 0, length_ = 0;
   bool double_precision_ = false;
   Backend backend_ = Backend::Cpu;
   int device_ = 0;                               // opts->device: where a CUDA plan's kernels read x_local

@@ -222,7 +222,9 @@ struct FourStepArgs {
   const Cplx<Real> *tw_rows = nullptr;
   // The run tables: table t holds D_len(v) = sum_{k < len} e^{-2 pi i k v / C} at [2 t S, 2 t S + W) and the
   // mirror's sum_{k < len} (-1)^k e^{-2 pi i k v / C} at [2 t S + S, 2 t S + S + W), S = run_stride(W): zeros
-  // up to each part's end, so a thread reads its columns from one pointer without clamping them to the width.
+  // up to each part's end, so a thread reads its columns from one pointer without clamping them to the width
+  // (a plain complex64 tile's last thread reads up to 30 columns past W, into its table's second part: within
+  // the table, and those columns' sums are never stored).
   const Cplx<Real> *runs = nullptr;
   uint64_t P = 0, W = 0;
   bool mirror = false;  // C even: pass 1 sums columns v and C/2 - v together

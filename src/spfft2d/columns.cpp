@@ -262,8 +262,8 @@ constexpr uint64_t kWarp = 32;
 
 // A batch of C2C FFTs of length n as the FFT libraries do them: other lengths than 7-smooth ones take
 // Bluestein's route inside cuFFT and FFTW alike, a few FFTs of the power of two >= 2n - 1; 7-smooth lengths
-// other than powers of two cost odd_smooth times more per point and level.
-double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
+// other than powers of two cost `odd_smooth` (k.odd_smooth unless given) times more per point and level.
+double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k, double odd_smooth) {
   if (n <= 1) return 0;
   double len = static_cast<double>(n), factor = 1;
   if (!fft_friendly(n)) {
@@ -272,10 +272,11 @@ double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
     len = static_cast<double>(m);
     factor = k.bluestein;
   } else if ((n & (n - 1)) != 0) {
-    factor = k.odd_smooth;
+    factor = odd_smooth;
   }
   return k.per_fft_point * factor * static_cast<double>(batch) * len * std::log2(len);
 }
+double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) { return fft_cost(n, batch, k, k.odd_smooth); }
 
 // A batch of the CUDA DIRECT method's contiguous row FFTs of exactly length n.
 double row_fft_cost(uint64_t n, uint64_t batch, const CostConstants &k) {
@@ -452,19 +453,20 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) 
     out.run_length.push_back(b.second);
   }
   out.start.push_back(0);
+  std::vector<FourStepEntries::Entry> singles;
   for (const std::vector<Run> &runs : rows) {
-    int32_t tabled = 0;
+    const std::size_t first = out.entry.size();
+    singles.clear();
     for (const Run &r : runs) {
       const auto t = table.find(r.length);
-      if (t == table.end()) continue;
-      out.entry.push_back({r.col, t->second, r.weight});
-      ++tabled;
+      if (t != table.end()) {
+        out.entry.push_back({r.col, t->second, r.weight});
+      } else {
+        for (int64_t k = 0; k < r.length; ++k) singles.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
+      }
     }
-    for (const Run &r : runs) {
-      if (table.count(r.length) != 0) continue;
-      for (int64_t k = 0; k < r.length; ++k) out.entry.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
-    }
-    out.runs.push_back(tabled);
+    out.runs.push_back(static_cast<int32_t>(out.entry.size() - first));
+    out.entry.insert(out.entry.end(), singles.begin(), singles.end());
     out.start.push_back(static_cast<int64_t>(out.entry.size()));
   }
   return out;
@@ -506,10 +508,10 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // writes it once (traffic_model); the constants were fitted with one spectrum for DENSE and two per FFT row.
   const bool traffic_model = backend == CostBackend::Cpu && E * R * W > kCpuCachedSpectrumBytes;
   const double dense_spectra = traffic_model ? 3.0 : 1.0;
-  CostConstants dense_k = k;
-  dense_k.odd_smooth = k.dense_odd_smooth;
   c.dense = 4 * k.per_launch + k.per_byte * (dense_spectra * E * R * W + 4 * nnz) +
-            k.dense_fft * scale * (0.5 * fft_cost(m.cols, m.rows, dense_k) + fft_cost(m.rows, tiled.width, dense_k));
+            k.dense_fft * scale *
+                (0.5 * fft_cost(m.cols, m.rows, k, k.dense_odd_smooth) +
+                 fft_cost(m.rows, tiled.width, k, k.dense_odd_smooth));
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).

@@ -43,7 +43,7 @@ class SparseBatch : public testing::TestWithParam<Case> {
   std::size_t elem() const { return dbl() ? 16 : 8; }
   double tolerance() const { return dbl() ? 1e-9 : 1e-4; }
 
-  sfft_plan create(uint64_t n, uint64_t k, sfft_sparse_variant variant, int threads = 0) {
+  sfft_plan create(uint64_t n, uint64_t k, sfft_sparse_variant variant, int threads = 0, int location_loops = 0) {
     sfft_options o;
     sfft_options_init(&o);
     o.backend = GetParam().where == Where::Cpu ? SFFT_BACKEND_CPU : SFFT_BACKEND_CUDA;
@@ -52,6 +52,7 @@ class SparseBatch : public testing::TestWithParam<Case> {
     sfft_sparse_options knobs;
     sfft_sparse_options_init(&knobs);
     knobs.variant = variant;
+    if (location_loops > 0) knobs.location_loops = location_loops;
     sfft_plan plan = nullptr;
     EXPECT_EQ(sfft_create_ex(&plan, n, k, GetParam().dtype, &o, &knobs), SFFT_SUCCESS) << sfft_last_error();
     return plan;
@@ -344,29 +345,42 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
   }
 }
 
-// The batched fold's two kernels (the gather fold and, complex64 only, the column fold, src/sparse/cuda/batch.cuh),
-// each forced by SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000
-// (B = 500: a partial slab of columns); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
-// sfft_exec and the exactly sparse ones FFTW's transform; the stage-time report shows that the fold asked for ran
-// (complex128 plans gather both times).
+// The batched fold's two kernels (the gather fold and the column fold, src/sparse/cuda/batch.cuh), each forced by
+// SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000 (B = 500: a partial
+// slab of columns); n = 2^15 with 7 and 11 location loops, whose column folds split the jobs into two groups (4 + 3
+// complex64; 6 + 5 both precisions); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
+// sfft_exec and the exactly sparse ones FFTW's transform; the stage-time report shows that the fold asked for ran,
+// and the column fold's job groups.
 TEST_P(SparseBatch, FoldVariantsAgree) {
   if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched folds take device input";
-  for (auto [n, k] : {std::pair<uint64_t, uint64_t>{1 << 15, 40}, {98304, 200}, {100000, 250}}) {
+  struct Design {
+    uint64_t n, k;
+    int location_loops;                    // 0: the default
+    int column_groups, column_groups_dbl;  // the column fold's job groups, complex64 / complex128
+  };
+  for (const Design &design : {Design{1 << 15, 40, 0, 1, 1}, Design{98304, 200, 0, 1, 1}, Design{100000, 250, 0, 1, 1},
+                               Design{1 << 15, 40, 7, 2, 1}, Design{1 << 15, 40, 11, 2, 2}}) {
+    const uint64_t n = design.n, k = design.k;
     const uint64_t x_dist = n + 2;  // 16-byte aligned signals (the column fold copies 16-byte pieces)
     const Mixed mixed = mixed_batch(n, k, 6, 1, 3, 900);
     const std::vector<Signal> &planted_signals = mixed.planted;
     const std::vector<std::vector<cd>> &signals = mixed.x;
     for (const char *fold : {"gather", "column"}) {
-      SCOPED_TRACE(std::string("n ") + std::to_string(n) + ", fold " + fold);
+      SCOPED_TRACE(std::string("n ") + std::to_string(n) + ", location loops " + std::to_string(design.location_loops) +
+                   ", fold " + fold);
       ScopedEnvironment environment;
       environment.set("SFFT_SPARSE_BATCH_FOLD", fold);
       environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
-      sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+      sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT, 0, design.location_loops);
       testing::internal::CaptureStderr();
       std::vector<Coefficients> batched = run_batch(plan, signals, n, k, x_dist, k);
       const std::string report = testing::internal::GetCapturedStderr();
-      // Each exec's stage line names its fold: the one asked for (complex128 plans always gather).
-      const std::string ran = std::string(", fold ") + (dbl() ? "gather" : fold);
+      // Each exec's stage line names its fold: the one asked for (and the column fold's job groups).
+      const std::string ran =
+          std::string(", fold ") + fold +
+          (std::string(fold) == "column"
+               ? ", " + std::to_string(dbl() ? design.column_groups_dbl : design.column_groups) + " job groups"
+               : "");
       const std::string other = std::string(", fold ") + (ran == ", fold gather" ? "column" : "gather");
       EXPECT_NE(report.find(ran), std::string::npos) << report;
       EXPECT_EQ(report.find(other), std::string::npos) << report;
@@ -383,12 +397,95 @@ TEST_P(SparseBatch, FoldVariantsAgree) {
   }
 }
 
+// One plan, device input, execs whose destinations and batch sizes change between calls, with a single-signal
+// exec and a host-input batch in between (a batch exec uploads its destinations only when they differ from the
+// device-input batch exec's before it). Each exec's outputs land in its own buffers, which start zeroed, and the
+// buffers of the exec before stay as that exec left them.
+TEST_P(SparseBatch, RepeatedExecsFollowTheirDestinations) {
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "device input and device outputs";
+  const uint64_t n = 1 << 14, k = 30, batch = 4, out_dist = k;
+  const Mixed mixed = mixed_batch(n, k, batch, 1, batch, 990);  // signal 1 all zero, none noisy
+  std::vector<unsigned char> x(batch * n * elem());
+  for (std::size_t s = 0; s < batch; ++s)
+    for (uint64_t t = 0; t < n; ++t) put(x.data(), s * n + t, mixed.x[s][t]);
+  sfft_test::DeviceMemory dx(x.size());
+  dx.upload(x.data(), x.size());
+  const std::size_t outputs = batch * out_dist;
+  struct Destination {
+    sfft_test::DeviceMemory freqs, values;
+    explicit Destination(std::size_t count, std::size_t elem) : freqs(count * 8), values(count * elem) {}
+  };
+  Destination a(outputs, elem()), b(outputs, elem()), single(k, elem());
+  sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+  std::vector<Coefficients> expected(batch);
+  for (std::size_t s = 0; s < batch; ++s) expected[s] = run_single(plan, mixed.x[s], k);
+  auto clear = [&](Destination &d) {
+    d.freqs.fill_bytes(0, outputs * 8);
+    d.values.fill_bytes(0, outputs * elem());
+  };
+  // sfft_exec_batch of the first `signals` signals (device input unless host_input) into d, checked.
+  auto exec_into = [&](Destination &d, uint64_t signals, bool host_input, const char *what) {
+    SCOPED_TRACE(what);
+    clear(d);
+    std::vector<uint64_t> counts(signals, k), freqs(outputs);
+    std::vector<unsigned char> values(outputs * elem());
+    const void *input = host_input ? static_cast<const void *>(x.data()) : dx.get();
+    ASSERT_EQ(sfft_exec_batch(plan, signals, input, n, static_cast<uint64_t *>(d.freqs.get()), d.values.get(), out_dist,
+                              counts.data()),
+              SFFT_SUCCESS)
+        << sfft_last_error();
+    d.freqs.download(freqs.data(), outputs * 8);
+    d.values.download(values.data(), outputs * elem());
+    for (std::size_t s = 0; s < batch; ++s) {
+      Coefficients got;
+      const uint64_t count = s < signals ? counts[s] : 0;
+      for (uint64_t i = 0; i < count; ++i) {
+        got.freqs.push_back(freqs[s * out_dist + i]);
+        got.values.push_back(get(values.data(), s * out_dist + i));
+      }
+      if (s < signals) {
+        expect_same(got, expected[s], s);
+      } else {
+        for (uint64_t i = 0; i < out_dist; ++i)
+          EXPECT_EQ(freqs[s * out_dist + i], 0u) << "signal " << s << " was not in this batch";
+      }
+    }
+  };
+  auto expect_zero = [&](const Destination &d, const char *what) {
+    std::vector<uint64_t> freqs(outputs);
+    d.freqs.download(freqs.data(), outputs * 8);
+    EXPECT_EQ(std::count(freqs.begin(), freqs.end(), 0u), static_cast<std::ptrdiff_t>(outputs)) << what;
+  };
+  exec_into(a, batch, false, "into a");
+  exec_into(b, batch, false, "into b");
+  exec_into(a, batch, false, "into a again");
+  clear(b);
+  exec_into(a, 2, false, "two signals into a");
+  expect_zero(b, "b after the execs into a");
+  exec_into(a, batch, false, "four signals into a");
+  {
+    std::vector<unsigned char> one(n * elem());
+    for (uint64_t t = 0; t < n; ++t) put(one.data(), t, mixed.x[0][t]);
+    sfft_test::DeviceMemory d_one(one.size());
+    d_one.upload(one.data(), one.size());
+    uint64_t count = k;
+    ASSERT_EQ(sfft_exec(plan, d_one.get(), static_cast<uint64_t *>(single.freqs.get()), single.values.get(), &count),
+              SFFT_SUCCESS)
+        << sfft_last_error();
+    EXPECT_EQ(count, expected[0].freqs.size());
+  }
+  exec_into(a, batch, false, "into a after a single exec");
+  exec_into(a, batch, true, "host input into a");
+  exec_into(a, batch, false, "device input into a after host input");
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
 // Column-fold plans of different designs (FoldVariantsAgree's) alive at once, made in increasing and in
 // decreasing order, each run after all are made: the fold kernel's shared-memory limit is the function's,
 // process-wide, and each plan used to set it to its own size when made, so a plan made later with a smaller
 // stage made the earlier plan's launch fail ("invalid argument"). The stage-time report shows the column fold ran.
 TEST_P(SparseBatch, ColumnFoldPlansOfDifferentDesigns) {
-  if (GetParam().where != Where::CudaDevice || dbl()) GTEST_SKIP() << "the column fold: complex64, device input";
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the column fold takes device input";
   ScopedEnvironment environment;
   environment.set("SFFT_SPARSE_BATCH_FOLD", "column");
   environment.set("SFFT_SPARSE_STAGE_TIMES", "1");

@@ -7,12 +7,17 @@
 #include <cufft.h>
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "common/error.hpp"
 #include "common/options.hpp"
 
 namespace sfft::cuda {
+
+// A complex value of Real as CUDA's aligned vector type (float2 / double2): one 8- or 16-byte access.
+template <class Real>
+using Vector2 = std::conditional_t<std::is_same_v<Real, float>, float2, double2>;
 
 [[noreturn]] void throw_cuda(cudaError_t err, const char *expr, const char *file, int line);
 [[noreturn]] void throw_cufft(cufftResult err, const char *expr, const char *file, int line);

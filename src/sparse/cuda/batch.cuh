@@ -55,44 +55,61 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
 // The column fold, for batches of designs whose taps read a large part of each signal (the gather fold spends
 // a 32-byte sector per tap). Seen as rows m of B residues (x[r + B m], L = n / B rows), every tap of a fold
 // output (job j, bucket i) reads residue column r = sigma_j i + c_j (mod B), at rows that step by sigma_j (mod L)
-// from tap to tap. A block owns a slab of kColumnBytes of consecutive residues (kColumnResidues<Real> columns):
-// per signal of its group it stages the slab's L rows in shared memory (cp.async in 16-byte pieces, whole
-// sectors, each sample read once), and each (column, job) item sums its outputs in registers, split over 2^phase_bits
-// lanes that add their sums by shuffles. The window weights come from a plan-time table of the slab (weight of
-// tap slot q, hashing c, column: the weights lanes need do not lie side by side in the window), copied into
-// shared memory once per block.
-constexpr unsigned kColumnThreads = 128;
-constexpr unsigned kColumnBytes = 128;                   // a slab row: whole 32-byte sectors
-constexpr unsigned kColumnRowBytes = kColumnBytes + 16;  // its pitch in shared memory: 16-byte aligned, banks staggered
+// from tap to tap. A block owns a slab of kColumnBytes<Real> of consecutive residues (kColumnResidues<Real> columns)
+// and one group of the jobs (job_groups of them, consecutive jobs, ceil(jobs / job_groups) each: as many groups
+// as keep the block's weights within kColumnSharedBytes and its items within one pass of the block): per signal of its
+// signal group it stages the slab's L rows in shared memory (cp.async in 16-byte pieces, whole sectors, each sample
+// read from DRAM once), and each (column, job) item sums its outputs in registers, split over 2^phase_bits lanes that
+// add their sums by shuffles (the lanes of a warp: 32 >> phase_bits items, consecutive columns, times 2^phase_bits
+// phases). The window weights come from a plan-time table of the slab and job group (the weights of tap slot q of every
+// hashing of a job, for each column: the weights lanes need do not lie side by side in the window), copied into shared
+// memory once per block. complex64: 256 threads (two lanes per item at the default designs), whose extra warps overlap
+// a block's copy and sums better than 128 did (H200, 2^16 k100 b1024: 0.19-0.20 ms against 0.21-0.23).
 template <class Real>
-constexpr unsigned kColumnResidues = kColumnBytes / sizeof(Cplx<Real>);
+constexpr unsigned kColumnThreads = sizeof(Real) == 4 ? 256 : 128;
+// A slab row: whole 32-byte sectors. H200, 2^16 k100 b1024 (2026-11-30): complex128 folds faster with 64-byte
+// rows (its six jobs in one group, four blocks per SM; 128 bytes need two groups at three blocks per SM): 0.47-0.49
+// ms against 0.52; complex64 slower with them (0.23-0.28 ms against 0.17-0.20). Rows are unpadded in shared memory: the
+// lanes of a shared-memory wavefront read consecutive columns (each its own banks, whatever their rows); a padded pitch
+// put lanes of different rows on the same banks.
+template <class Real>
+constexpr unsigned kColumnBytes = sizeof(Real) == 4 ? 128 : 64;
+template <class Real>
+constexpr unsigned kColumnResidues = kColumnBytes<Real> / sizeof(Cplx<Real>);
 constexpr std::size_t kColumnSharedBytes = 70 * 1024;  // three blocks per SM
-constexpr int kMaxColumnJobs = 64;
 struct ColumnJob {
   uint64_t base, sigma;
-  uint64_t row_step;               // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
+  unsigned row_step;               // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
   uint32_t unshift[kJobHashings];  // (B - shift[c] mod B) mod B: hashing c's bucket from the first hashing's
   unsigned hashing[kJobHashings];
   int count;
   unsigned taps;          // tap slots q (ceil((2T + 1 + shift[count - 1]) / B))
-  unsigned first_weight;  // the job's first weight row: row first_weight + c taps + q holds (q, c)
+  unsigned first_weight;  // the job's first weight row in its group's table: row first_weight + q holds slot q
 };
-// Shared memory of a column fold block: the slab (L rows of kColumnRowBytes) and the weights (weight_rows rows
-// of kColumnResidues + 1 against bank conflicts).
+// The weights of one tap slot and column for each hashing of a job (zero past its count) are kColumnPlanes<Real>
+// 16-byte vectors, each in a plane of its own: row q, plane v, column at (q kColumnPlanes + v) kColumnResidues +
+// column, so a wavefront's lanes (consecutive columns) read consecutive vectors.
+template <class Real>
+struct alignas(16) ColumnWeights {
+  Real w[16 / sizeof(Real)];
+};
+template <class Real>
+constexpr unsigned kColumnPlanes = kJobHashings * sizeof(Real) / 16;
+// Shared memory of a column fold block: the slab (L rows of kColumnBytes<Real>) and its group's weights
+// (weight_rows rows of kColumnPlanes x kColumnResidues vectors).
 template <class Real>
 constexpr std::size_t column_fold_shared(uint64_t rows, std::size_t weight_rows) {
-  return rows * kColumnRowBytes + weight_rows * (kColumnResidues<Real> + 1) * sizeof(Real);
+  return rows * kColumnBytes<Real> + weight_rows * kColumnPlanes<Real> * kColumnResidues<Real> * 16;
 }
-// weights: per slab, weight_rows rows of kColumnResidues + 1 (the last unused); buckets[j * B + r]: the bucket of
-// job j's first hashing that column r feeds. `group` signals per block (grid.y = ceil(signals / group)). x and
-// x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies). Instantiated for complex64 (float) only:
-// complex128 measured slower than the gather fold (engine.cu's choose_batch_fold).
+// weights: per (slab, job group) in grid order, weight_rows rows of kColumnPlanes x kColumnResidues; buckets[j * B +
+// r]: the bucket of job j's first hashing that column r feeds. `group` signals per block (grid.y = ceil(signals /
+// group)). x and x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies).
 template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
-                              const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
-                              int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
-                              const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
-                              cudaStream_t stream);
+                              int job_groups, const uint32_t *buckets, const ColumnWeights<Real> *weights,
+                              std::size_t weight_rows, int phase_bits, int64_t half_taps, const Geometry &g,
+                              Cplx<Real> *z, Counters *counters, const Table &table, int passes, const Strides &st,
+                              unsigned signals, unsigned group, cudaStream_t stream);
 // Lets the column fold kernel take column_fold_shared(g.width, weight_rows) bytes of shared memory on the current
 // device; once, when a plan's tables are uploaded (the launches then only launch).
 template <class Real>

@@ -4,8 +4,8 @@
 // latency-bound (the fold's random sample reads dominate only at the largest n), so the design minimises
 // dependent steps:
 //  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;
-//    consecutive outputs in a warp read consecutive window taps; no atomics. Complex64 batches of designs that
-//    read at least half of each signal fold by columns instead (batch.cuh: each sample read once, coalesced).
+//    consecutive outputs in a warp read consecutive window taps; no atomics. Batches of designs that read at
+//    least half of each signal fold by columns instead (batch.cuh: each sample read once, coalesced).
 //  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
 //    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
 //    results are scaled back as they are written.
@@ -194,6 +194,7 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&result_mapped_), result_host_.get(), 0));
     outputs_.allocate(signals_);
     outputs_host_.allocate(signals_);
+    last_outputs_.resize(signals_);
     host_fold_.allocate(signals_ * hashings_ * g.buckets);
     if (signals_ > 1) {
       active_.allocate(1);
@@ -263,12 +264,13 @@ class CudaEngine final : public Engine {
                                            device_outputs ? io.capacities[s] : 0, 1.0};
     }
     *active_host_.get() = static_cast<unsigned>(batch);
+    const bool device_input = pointer_kind(io.x) != PointerKind::Host;
     cuda::StageTimer *timer = stage_timer_.get();
     if (timer != nullptr) timer->begin(stream_);
     const auto *x = static_cast<const unsigned char *>(io.x);
     const std::size_t x_step = io.x_dist * sizeof(Cplx<Real>);
     const auto signals = static_cast<unsigned>(batch);
-    if (pointer_kind(io.x) == PointerKind::Host) {  // as run(): fold on the CPU, upload the B-sized sums
+    if (!device_input) {  // as run(): fold on the CPU, upload the B-sized sums
       launch_reset_table_batch(table_, kRobustPasses, counters_.get(), distinct_capacity_, strides_, signals, stream_);
       auto *fold = reinterpret_cast<std::complex<Real> *>(host_fold_.get());
       for (std::size_t s = 0; s < batch; ++s) {
@@ -291,18 +293,30 @@ class CudaEngine final : public Engine {
         SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), batch * strides_.energy * sizeof(double),
                                         cudaMemcpyHostToDevice, stream_));
     }
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
-                                    cudaMemcpyHostToDevice, stream_));
-    if (timer != nullptr)
-      timer->mark(pointer_kind(io.x) == PointerKind::Host ? "host-fold+uploads" : "uploads", stream_);
-    const bool column = pointer_kind(io.x) != PointerKind::Host && use_column_fold(io);
-    if (pointer_kind(io.x) != PointerKind::Host) {  // one fold and one normalisation launch for every signal
+    // The destinations go up unless this exec and the batch exec before it both read device input and the
+    // first `batch` of them are the same: normalise_kernel rewrites only their unscales, before anything reads
+    // them (host input sets the unscales above, so they always go up). The same for the batch size.
+    if (!device_input || batch > uploaded_outputs_ ||
+        std::memcmp(last_outputs_.data(), outputs_host_.get(), batch * sizeof(ExecOutputs)) != 0) {
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(outputs_.get(), outputs_host_.get(), batch * sizeof(ExecOutputs),
+                                      cudaMemcpyHostToDevice, stream_));
+      std::memcpy(last_outputs_.data(), outputs_host_.get(), batch * sizeof(ExecOutputs));
+      uploaded_outputs_ = device_input ? batch : 0;
+    }
+    if (batch != uploaded_active_) {
+      SFFT_CUDA_CHECK(
+          cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
+      uploaded_active_ = batch;
+    }
+    if (timer != nullptr) timer->mark(device_input ? "uploads" : "host-fold+uploads", stream_);
+    const bool column = device_input && use_column_fold(io);
+    if (device_input) {  // one fold and one normalisation launch for every signal
       if (column) {
-        if constexpr (std::is_same_v<Real, float>)  // column is only ever set for complex64 (choose_batch_fold)
-          launch_fold_column_batch<Real>(
-              static_cast<const Cplx<Real> *>(io.x), io.x_dist, column_jobs_.get(), static_cast<int>(jobs_count_),
-              column_buckets_.get(), column_weights_.get(), column_weight_rows_, column_phase_bits_, d_.half_taps, g,
-              z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, column_group(batch), stream_);
+        launch_fold_column_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, column_jobs_.get(),
+                                       static_cast<int>(jobs_count_), column_job_groups_, column_buckets_.get(),
+                                       column_weights_.get(), column_weight_rows_, column_phase_bits_, d_.half_taps, g,
+                                       z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
+                                       column_group(batch), stream_);
       } else {
         launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
                                 far_window_.get(), jobs_.get(), jobs_count_ * g.buckets, d_.half_taps, d_.far_half_taps,
@@ -313,8 +327,6 @@ class CudaEngine final : public Engine {
                                    counters_.get(), outputs_.get(), strides_, signals, stream_);
       if (timer != nullptr) timer->mark("normalise", stream_);
     }
-    SFFT_CUDA_CHECK(
-        cudaMemcpyAsync(active_.get(), active_host_.get(), sizeof(unsigned), cudaMemcpyHostToDevice, stream_));
     if (graph_ && timer == nullptr) {
       SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
     } else {
@@ -322,11 +334,13 @@ class CudaEngine final : public Engine {
     }
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (timer != nullptr)
-      timer->report("sfft sparse batch stages (" + std::to_string(batch) + " signals, " +
-                    (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
-                     : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
-                                                           : "peel per target") +
-                    (column ? ", fold column" : ", fold gather") + ", ms):");
+      timer->report(
+          "sfft sparse batch stages (" + std::to_string(batch) + " signals, " +
+          (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
+           : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
+                                                 : "peel per target") +
+          (column ? ", fold column, " + std::to_string(column_job_groups_) + " job groups" : ", fold gather") +
+          ", ms):");
     for (std::size_t s = 0; s < batch; ++s) {
       const Result r = result_host_.get()[s];
       if (r.nonfinite != 0)
@@ -351,6 +365,7 @@ class CudaEngine final : public Engine {
 
   std::size_t run(const void *x, uint64_t *freqs, void *values, std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
+    uploaded_outputs_ = 0;  // this exec's destination goes into outputs_[0]
     const Geometry &g = kernel_geom_;
     // Device (or managed) outputs are filled by the graph's last kernel; host outputs after the synchronisation.
     const bool device_outputs =
@@ -477,6 +492,7 @@ class CudaEngine final : public Engine {
   std::size_t run_block(const void *x, const Distribution &dist, uint64_t *freqs, void *values,
                         std::size_t capacity) override {
     cuda::DeviceScope scope(device_);
+    uploaded_outputs_ = 0;  // this exec's destination goes into outputs_[0]
     const Geometry &g = kernel_geom_;
     const bool device_outputs =
         capacity > 0 && pointer_kind(freqs) != PointerKind::Host && pointer_kind(values) != PointerKind::Host;
@@ -626,68 +642,94 @@ class CudaEngine final : public Engine {
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
   }
 
-  // The batched fold (batch.cuh): the column fold (complex64 only) for designs whose taps read at least half of each
-  // signal (L <= ~260 rows at the default filters) and whose block fits kColumnSharedBytes; the gather fold
-  // otherwise. H200, 2^16 k100 b1024 (2026-11-28): complex64 fold 0.32 ms against the gather's 0.47; complex128
-  // 0.94 ms at best (two lanes per item) against 0.82, and at 2^20 k1000 b64 (a quarter of each signal read)
-  // the column fold lost in both precisions (64-byte slabs: 0.33 / 0.95 ms against 0.30 / 0.61). A second
-  // slab buffer (prefetching the next signal) measured 0.35 ms against 0.32: two blocks per SM instead of three;
-  // bulk (TMA) copies of the slab's rows, one per 128-byte row on an mbarrier, 0.48 ms; 2, 4 or 8 lanes per
-  // (column, job) item instead of one, 0.33 / 0.36 / 0.44 ms.
-  // A/B override, read when a complex64 batch engine is made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever
-  // the design fits it, whatever the batch).
+  // The batched fold (batch.cuh): the column fold for designs whose taps read at least half of each signal and
+  // whose block fits kColumnSharedBytes in some split of the jobs into groups; the gather fold otherwise. H200,
+  // 2026-11-30, column fold against the gather's: 2^16 k100 b1024 complex64 0.17-0.20 ms against 0.47, complex128
+  // 0.47-0.50 against 0.82-0.84; 2^20 k1000 b64 complex128 0.45 against 0.61 (complex64 reads too little of
+  // each signal there and gathers, 0.30; its 512 rows of 128 bytes do not fit). The column fold of 2026-11-28
+  // (complex64 only, its per-signal item setup and window weights in scalar loads, 16-byte padded rows: 0.27 ms
+  // at 2^16) was issue-bound at three blocks per SM, DRAM 43 %: setting each thread's item up once per block,
+  // the weights of a tap slot as one vector load and 256 threads a block took it to 3.3 TB/s. Tried and dropped
+  // then or before: a second slab buffer (prefetching the next signal: two blocks per SM instead of three, 0.35
+  // ms against 0.32); bulk (TMA) copies of the slab's rows, one per 128-byte row on an mbarrier, 0.48 ms; four
+  // blocks per SM by splitting complex64's jobs into two groups (0.22-0.24 ms against 0.17-0.20).
+  // A/B override, read when a batch engine is made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever the
+  // design fits it, whatever the batch).
   void choose_batch_fold(const std::vector<FoldJob> &jobs) {
-    if constexpr (std::is_same_v<Real, float>) {
-      SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
-      const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");
-      if (fold == "gather" || !column_fold_fits(jobs)) return;
-      std::size_t hits = 0;
-      for (const FoldJob &job : jobs) hits += static_cast<std::size_t>(job_end(job));
-      column_forced_ = fold == "column";
-      if (column_forced_ || 2 * hits >= d_.geom.n) upload_column_fold(jobs);
-    }
+    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");
+    const int groups = column_job_groups(jobs);
+    if (fold == "gather" || groups == 0) return;
+    std::size_t hits = 0;
+    for (const FoldJob &job : jobs) hits += static_cast<std::size_t>(job_end(job));
+    column_forced_ = fold == "column";
+    if (column_forced_ || 2 * hits >= d_.geom.n) upload_column_fold(jobs, groups);
   }
 
-  // One past the last tap p a job reads (its hashings' windows, shifted).
+  // One past the last tap p a job reads (its hashings' windows, shifted), and its tap slots in a column.
   uint64_t job_end(const FoldJob &job) const {
     return 2 * static_cast<uint64_t>(d_.half_taps) + 1 + job.shift[job.count - 1];
   }
-  std::size_t column_weight_rows(const std::vector<FoldJob> &jobs) const {
-    std::size_t rows = 0;
+  unsigned column_taps(const FoldJob &job) const {
+    return static_cast<unsigned>((job_end(job) + d_.geom.buckets - 1) / d_.geom.buckets);
+  }
+  // Jobs per group when the column fold splits them into `groups` groups (the kernel's rule), and the weight rows
+  // of the largest group.
+  static std::size_t jobs_per_group(std::size_t jobs, int groups) {
+    return (jobs + static_cast<std::size_t>(groups) - 1) / static_cast<std::size_t>(groups);
+  }
+  std::size_t column_weight_rows(const std::vector<FoldJob> &jobs, int groups) const {
+    const std::size_t per = jobs_per_group(jobs.size(), groups);
+    std::size_t most = 0;
+    for (std::size_t first = 0; first < jobs.size(); first += per) {
+      std::size_t rows = 0;
+      for (std::size_t j = first; j < std::min(jobs.size(), first + per); ++j) rows += column_taps(jobs[j]);
+      most = std::max(most, rows);
+    }
+    return most;
+  }
+  // The fewest job groups whose items take one pass of a block (a thread each at least) and whose blocks fit
+  // kColumnSharedBytes, none empty; 0 where the column fold does not apply.
+  int column_job_groups(const std::vector<FoldJob> &jobs) const {
+    if (jobs.empty()) return 0;
     for (const FoldJob &job : jobs)
-      rows += static_cast<std::size_t>(job.count) * ((job_end(job) + d_.geom.buckets - 1) / d_.geom.buckets);
-    return rows;
+      if (job.far != 0) return 0;
+    for (int groups = 1; groups <= static_cast<int>(jobs.size()); ++groups) {
+      const std::size_t per = jobs_per_group(jobs.size(), groups);
+      if (per * kColumnResidues<Real> <= kColumnThreads<Real> &&
+          column_fold_shared<Real>(d_.geom.width, column_weight_rows(jobs, groups)) <= kColumnSharedBytes)
+        return static_cast<int>((jobs.size() + per - 1) / per);
+    }
+    return 0;
   }
 
-  bool column_fold_fits(const std::vector<FoldJob> &jobs) const {
-    bool fits = jobs.size() <= static_cast<std::size_t>(kMaxColumnJobs) &&
-                column_fold_shared<Real>(d_.geom.width, column_weight_rows(jobs)) <= kColumnSharedBytes;
-    for (const FoldJob &job : jobs) fits = fits && job.far == 0;
-    return fits;
-  }
-
-  // The column fold's plan-time tables (batch.cuh): the jobs, the bucket each column feeds, and per slab the
-  // weight of every (job, hashing, tap slot, column).
-  void upload_column_fold(const std::vector<FoldJob> &jobs) {
+  // The column fold's plan-time tables (batch.cuh): the jobs, the bucket each column feeds, and per (slab, job
+  // group) the weights of every (job, tap slot, column, hashing).
+  void upload_column_fold(const std::vector<FoldJob> &jobs, int groups) {
     const Geometry &g = d_.geom;
     const uint64_t b = g.buckets, half = static_cast<uint64_t>(d_.half_taps);
-    constexpr unsigned kResidues = kColumnResidues<Real>, kPitch = kResidues + 1;
+    constexpr unsigned kResidues = kColumnResidues<Real>;
+    const std::size_t per = jobs_per_group(jobs.size(), groups);
     // Lanes per (column, job) item: as many as keep a pass of items within the block.
     int phase_bits = 0;
-    while ((kResidues * jobs.size()) << (phase_bits + 1) <= kColumnThreads) ++phase_bits;
-    const std::size_t slabs = column_slabs(), weight_rows = column_weight_rows(jobs);
+    while ((kResidues * per) << (phase_bits + 1) <= kColumnThreads<Real>) ++phase_bits;
+    const std::size_t slabs = column_slabs(), weight_rows = column_weight_rows(jobs, groups);
     std::vector<ColumnJob> column_jobs(jobs.size());
     std::vector<uint32_t> buckets(jobs.size() * b);
-    std::vector<Real> weights(slabs * weight_rows * kPitch, Real(0));
+    constexpr unsigned kPlanes = kColumnPlanes<Real>, kLanes = 16 / sizeof(Real);
+    std::vector<ColumnWeights<Real>> weights(
+        slabs * static_cast<std::size_t>(groups) * weight_rows * kPlanes * kResidues, ColumnWeights<Real>{});
     unsigned first_weight = 0;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const FoldJob &job = jobs[j];
+      const std::size_t group = j / per;
+      if (j % per == 0) first_weight = 0;
       ColumnJob &cj = column_jobs[j];
       cj.base = job.base;
       cj.sigma = job.sigma;
-      cj.row_step = mul_mod(job.sigma, uint64_t{1} << phase_bits, g) % g.width;
+      cj.row_step = static_cast<unsigned>(mul_mod(job.sigma, uint64_t{1} << phase_bits, g) % g.width);
       cj.count = job.count;
-      cj.taps = static_cast<unsigned>((job_end(job) + b - 1) / b);
+      cj.taps = column_taps(job);
       cj.first_weight = first_weight;
       for (int c = 0; c < kJobHashings; ++c) {
         cj.unshift[c] = c < job.count ? static_cast<uint32_t>((b - job.shift[c] % b) % b) : 0;
@@ -700,17 +742,18 @@ class CudaEngine final : public Engine {
         const uint64_t bucket = mul_mod(loop.sigma_inv, mod_n(r + g.n - mod_n(job.base, g), g), g) % b;
         buckets[j * b + r] = static_cast<uint32_t>(bucket);
         const uint64_t first_tap = (bucket + half) % b;
-        const std::size_t slab = r / kResidues, column = r % kResidues;
-        for (int c = 0; c < job.count; ++c) {
-          for (unsigned q = 0; q < cj.taps; ++q) {
+        const std::size_t block = (r / kResidues) * static_cast<std::size_t>(groups) + group, column = r % kResidues;
+        for (unsigned q = 0; q < cj.taps; ++q) {
+          const std::size_t row = block * weight_rows + first_weight + q;
+          for (int c = 0; c < job.count; ++c) {
             const uint64_t p = first_tap + b * q, tap = p - job.shift[c];  // wraps past the window when p < shift
-            const std::size_t row = first_weight + static_cast<std::size_t>(c) * cj.taps + q;
             if (p < job_end(job) && tap <= 2 * half)
-              weights[(slab * weight_rows + row) * kPitch + column] = static_cast<Real>(d_.window[tap]);
+              weights[(row * kPlanes + c / kLanes) * kResidues + column].w[c % kLanes] =
+                  static_cast<Real>(d_.window[tap]);
           }
         }
       }
-      first_weight += static_cast<unsigned>(job.count) * cj.taps;
+      first_weight += cj.taps;
     }
     column_jobs_.allocate(column_jobs.size());
     column_buckets_.allocate(buckets.size());
@@ -719,12 +762,13 @@ class CudaEngine final : public Engine {
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(column_buckets_.get(), buckets.data(), buckets.size() * sizeof(uint32_t),
                                     cudaMemcpyHostToDevice, stream_));
-    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_weights_.get(), weights.data(), weights.size() * sizeof(Real),
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_weights_.get(), weights.data(), weights.size() * sizeof(ColumnWeights<Real>),
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors die with this scope
     allow_fold_column_shared<Real>(g, weight_rows);
     column_weight_rows_ = weight_rows;
     column_phase_bits_ = phase_bits;
+    column_job_groups_ = groups;
   }
 
   // Whether this exec folds by columns: the tables are there, the signals are 16-byte aligned (16-byte copies),
@@ -733,12 +777,13 @@ class CudaEngine final : public Engine {
     if (column_weight_rows_ == 0 || reinterpret_cast<std::uintptr_t>(io.x) % 16 != 0 ||
         io.x_dist * sizeof(Cplx<Real>) % 16 != 0)
       return false;
-    return io.batch * column_slabs() >= static_cast<std::size_t>(sms_) || column_forced_;
+    return io.batch * column_blocks() >= static_cast<std::size_t>(sms_) || column_forced_;
   }
   std::size_t column_slabs() const { return blocks_for(d_.geom.buckets, kColumnResidues<Real>); }
+  std::size_t column_blocks() const { return column_slabs() * static_cast<std::size_t>(column_job_groups_); }
   unsigned column_group(std::size_t batch) const {
     return static_cast<unsigned>(
-        std::max<std::size_t>(1, batch * column_slabs() / (16 * static_cast<std::size_t>(sms_))));
+        std::max<std::size_t>(1, batch * column_blocks() / (16 * static_cast<std::size_t>(sms_))));
   }
 
   // Copies a response fit's table to the device and points a fit of kernel_geom_ at the copy.
@@ -921,9 +966,10 @@ class CudaEngine final : public Engine {
   // The column fold's tables (choose_batch_fold; column_weight_rows_ = 0: the gather fold) and the SM count.
   cuda::DeviceBuffer<ColumnJob> column_jobs_;
   cuda::DeviceBuffer<uint32_t> column_buckets_;
-  cuda::DeviceBuffer<Real> column_weights_;
+  cuda::DeviceBuffer<ColumnWeights<Real>> column_weights_;
   std::size_t column_weight_rows_ = 0;
   int column_phase_bits_ = 0;
+  int column_job_groups_ = 1;
   bool column_forced_ = false;  // SFFT_SPARSE_BATCH_FOLD=column: whatever the batch
   int sms_ = 0;
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
@@ -951,6 +997,11 @@ class CudaEngine final : public Engine {
   Result *result_mapped_ = nullptr;  // result_host_ as the device writes it
   cuda::DeviceBuffer<ExecOutputs> outputs_;
   cuda::PinnedBuffer<ExecOutputs> outputs_host_;
+  // Batched engines: what outputs_ holds for device input (its first uploaded_outputs_ entries, unscales aside;
+  // 0: unknown) and the batch size active_ holds (0: none yet), so that an exec like the one before uploads neither.
+  std::vector<ExecOutputs> last_outputs_;
+  std::size_t uploaded_outputs_ = 0;
+  std::size_t uploaded_active_ = 0;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;
   // Distributed execution on one node (open_rank_folds): the ranks whose folds each exec adds (0: the folds are
   // summed on the host), the other ranks' fold buffers as opened, the device array of every rank's fold pointer

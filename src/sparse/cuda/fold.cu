@@ -125,102 +125,128 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
   }
 }
 
-// The column fold (batch.cuh): block (slab blockIdx.x, signal group blockIdx.y). Per signal: the threads copy
-// the slab's rows (cp.async, 16 bytes each: B is even, so a partial slab's rows are whole pieces too), reset
-// their share of the signal's stale table slots (the fold kernel's duty); then the 2^phase_bits lanes
-// t >> phase_bits of each (column, job) item sum its tap slots q = t (mod 2^phase_bits), add their sums by
-// shuffles, and write them as the gather fold does (exponent, finiteness).
+// The column fold (batch.cuh): block (slab blockIdx.x / job_groups, job group blockIdx.x % job_groups, signal
+// group blockIdx.y). Per signal: the threads copy the slab's rows (cp.async, 16 bytes each: B is even, so a
+// partial slab's rows are whole pieces too), reset their share of the signal's stale table slots (the fold
+// kernel's duty); then the 2^phase_bits lanes of each (column, job) item sum its tap slots q = phase (mod
+// 2^phase_bits), add their sums by shuffles, and write them as the gather fold does (exponent, finiteness).
+// The blocks of a slab's job groups are adjacent in the grid, so the groups after the first find the slab in
+// the L2. What does not depend on the signal (each thread's item, its first row, weights and destinations) is
+// set once per block, offsets within the slab are 32-bit bytes and a tap slot's weights vector loads, so that
+// the work per signal is little more than the copy and a few instructions a tap.
 template <class Real>
-__global__ void __launch_bounds__(kColumnThreads)
+__global__ void __launch_bounds__(kColumnThreads<Real>)
     column_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const ColumnJob *__restrict__ job_list,
-                       int job_count, const uint32_t *__restrict__ buckets, const Real *__restrict__ weights,
-                       std::size_t weight_rows, int phase_bits, int64_t half_taps, Geometry g, unsigned signals,
-                       unsigned group, Cplx<Real> *__restrict__ z, Counters *counters, Table table, int passes,
-                       Strides st) {
-  constexpr unsigned kResidues = kColumnResidues<Real>, kWeightPitch = kResidues + 1;
-  constexpr unsigned kPitch = kColumnRowBytes / sizeof(Cplx<Real>);
+                       int job_count, int job_groups, const uint32_t *__restrict__ buckets,
+                       const ColumnWeights<Real> *__restrict__ weights, std::size_t weight_rows, int phase_bits,
+                       int64_t half_taps, Geometry g, unsigned signals, unsigned group, Cplx<Real> *__restrict__ z,
+                       Counters *counters, Table table, int passes, Strides st) {
+  constexpr unsigned kResidues = kColumnResidues<Real>, kPlanes = kColumnPlanes<Real>;
+  constexpr unsigned kLanes = 16 / sizeof(Real);  // weights per vector
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const uint64_t rows = g.width;
-  const auto *slab = reinterpret_cast<const Cplx<Real> *>(shared_bytes);           // [rows][kPitch]
-  Real *weight = reinterpret_cast<Real *>(shared_bytes + rows * kColumnRowBytes);  // [weight_rows][kWeightPitch]
-  __shared__ ColumnJob jobs[kMaxColumnJobs];
+  const unsigned rows = static_cast<unsigned>(g.width);
+  auto *weight = reinterpret_cast<ColumnWeights<Real> *>(shared_bytes + rows * kColumnBytes<Real>);
   const unsigned t = threadIdx.x;
-  const uint64_t first_residue = blockIdx.x * static_cast<uint64_t>(kResidues);
+  const unsigned slab = blockIdx.x / job_groups, job_group = blockIdx.x % job_groups;
+  const int jobs_per_group = (job_count + job_groups - 1) / job_groups;
+  const int first_job = static_cast<int>(job_group) * jobs_per_group;
+  const int group_jobs = min(jobs_per_group, job_count - first_job);
+  const uint64_t first_residue = slab * static_cast<uint64_t>(kResidues);
   const unsigned columns =
       static_cast<unsigned>(g.buckets - first_residue < kResidues ? g.buckets - first_residue : kResidues);
   const unsigned row_bytes = columns * static_cast<unsigned>(sizeof(Cplx<Real>));
   const unsigned first_signal = blockIdx.y * group, last_signal = min(signals, first_signal + group);
-  const Real *__restrict__ slab_weights = weights + blockIdx.x * weight_rows * kWeightPitch;
-  for (std::size_t i = t; i < weight_rows * kWeightPitch; i += kColumnThreads) weight[i] = slab_weights[i];
-  for (int j = static_cast<int>(t); j < job_count; j += kColumnThreads) jobs[j] = job_list[j];
-  const unsigned phases = 1u << phase_bits, phase = t & (phases - 1);
-  const unsigned items = kResidues * static_cast<unsigned>(job_count), items_per_pass = kColumnThreads >> phase_bits;
+  const std::size_t block_vectors = weight_rows * kPlanes * kResidues;
+  const ColumnWeights<Real> *__restrict__ block_weights = weights + blockIdx.x * block_vectors;
+  for (std::size_t i = t; i < block_vectors; i += kColumnThreads<Real>) weight[i] = block_weights[i];
+  // A warp's lanes: warp_items items (consecutive columns) times 2^phase_bits phases. The host keeps a group's
+  // items within one pass of the block, so each thread's item, and everything about it that does not depend on
+  // the signal, is set once here.
+  const unsigned phases = 1u << phase_bits, warp_items = 32u >> phase_bits, lane = t % 32;
+  const unsigned phase = lane / warp_items, item = (t / 32) * warp_items + lane % warp_items;
+  const unsigned column = item % kResidues, j = item / kResidues;
+  const bool valid = item < kResidues * static_cast<unsigned>(group_jobs) && column < columns;
+  unsigned start = 0, step = 0, taps = 0, outputs = 0;
+  const unsigned limit = rows * kColumnBytes<Real>;
+  const ColumnWeights<Real> *w_start = weight;
+  unsigned z_index[kJobHashings] = {};
+  if (valid) {
+    const ColumnJob job = job_list[first_job + static_cast<int>(j)];
+    const uint64_t bucket = buckets[(first_job + j) * g.buckets + first_residue + column];
+    // Tap slot q is tap p = (bucket + T) mod B + B q, which reads sample base + sigma (p - T).
+    const uint64_t p = mod_b(bucket + static_cast<uint64_t>(half_taps), g) + g.buckets * phase;
+    const unsigned row =
+        static_cast<unsigned>(div_b(tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g), g));
+    start = row * kColumnBytes<Real> + column * static_cast<unsigned>(sizeof(Cplx<Real>));
+    step = job.row_step * kColumnBytes<Real>;
+    taps = job.taps;
+    w_start = weight + (job.first_weight + phase) * kPlanes * kResidues + column;
+    if (phase == 0) outputs = static_cast<unsigned>(job.count);
+#pragma unroll
+    for (int c = 0; c < kJobHashings; ++c) {
+      uint64_t b = bucket + job.unshift[c];
+      if (b >= g.buckets) b -= g.buckets;
+      z_index[c] = static_cast<unsigned>(job.hashing[c] * g.buckets + b);
+    }
+  }
+  const unsigned w_step = phases * kPlanes * kResidues;
+  // Each thread copies piece t % kPieces of every kRowsPerCopy-th row from row t / kPieces.
+  constexpr unsigned kPieces = kColumnBytes<Real> / 16, kRowsPerCopy = kColumnThreads<Real> / kPieces;
+  const unsigned piece = t % kPieces, first_copy_row = t / kPieces;
+  const bool copies = piece * 16 < row_bytes;
+  const std::size_t row_stride = g.buckets * sizeof(Cplx<Real>);
   for (unsigned s = first_signal; s < last_signal; ++s) {
-    const auto *from = reinterpret_cast<const unsigned char *>(x + s * x_stride + first_residue);
-    constexpr unsigned kPieces = kColumnBytes / 16;
-    for (uint64_t e = t; e < rows * kPieces; e += kColumnThreads) {
-      const uint64_t row = e / kPieces, piece = e % kPieces;
-      if (piece * 16 < row_bytes)
-        __pipeline_memcpy_async(shared_bytes + row * kColumnRowBytes + piece * 16,
-                                from + g.buckets * row * sizeof(Cplx<Real>) + piece * 16, 16);
+    if (copies) {
+      const unsigned char *from = reinterpret_cast<const unsigned char *>(x + s * x_stride + first_residue) +
+                                  first_copy_row * row_stride + piece * 16;
+      unsigned char *to = shared_bytes + first_copy_row * kColumnBytes<Real> + piece * 16;
+      for (unsigned row = first_copy_row; row < rows; row += kRowsPerCopy) {
+        __pipeline_memcpy_async(to, from, 16);
+        from += kRowsPerCopy * row_stride;
+        to += kRowsPerCopy * kColumnBytes<Real>;
+      }
     }
     __pipeline_commit();
     reset_stale_slots(signal_table(table, s, st), passes, counters + s,
-                      blockIdx.x * static_cast<std::size_t>(kColumnThreads) + t,
-                      static_cast<std::size_t>(gridDim.x) * kColumnThreads);
+                      blockIdx.x * static_cast<std::size_t>(kColumnThreads<Real>) + t,
+                      static_cast<std::size_t>(gridDim.x) * kColumnThreads<Real>);
     __pipeline_wait_prior(0);
-    __syncthreads();  // every thread's pieces of the slab (and, the first time, the weights and jobs)
+    __syncthreads();  // every thread's pieces of the slab (and, the first time, the weights)
+    Real re[kJobHashings] = {}, im[kJobHashings] = {};
+    unsigned offset = start;
+    const ColumnWeights<Real> *w = w_start;
+#pragma unroll 4
+    for (unsigned q = phase; q < taps; q += phases) {
+      const cuda::Vector2<Real> v = *reinterpret_cast<const cuda::Vector2<Real> *>(shared_bytes + offset);
+#pragma unroll
+      for (unsigned plane = 0; plane < kPlanes; ++plane) {
+        const ColumnWeights<Real> wt = w[plane * kResidues];
+#pragma unroll
+        for (unsigned i = 0; i < kLanes; ++i) {
+          re[plane * kLanes + i] += wt.w[i] * v.x;
+          im[plane * kLanes + i] += wt.w[i] * v.y;
+        }
+      }
+      w += w_step;
+      offset += step;
+      if (offset >= limit) offset -= limit;
+    }
+    for (unsigned lanes = 16; lanes >= warp_items; lanes /= 2) {
+#pragma unroll
+      for (int c = 0; c < kJobHashings; ++c) {
+        re[c] += __shfl_xor_sync(0xffffffffu, re[c], lanes);
+        im[c] += __shfl_xor_sync(0xffffffffu, im[c], lanes);
+      }
+    }
     Cplx<Real> *zs = z + s * st.z;
     bool finite = true;
     Real largest = 0;
-    for (unsigned pass = 0; pass < items; pass += items_per_pass) {
-      const unsigned item = pass + (t >> phase_bits), column = item % kResidues;
-      const int j = static_cast<int>(item / kResidues);
-      const uint64_t r = first_residue + column;
-      const bool valid = item < items && column < columns;
-      Real re[kJobHashings] = {}, im[kJobHashings] = {};
-      uint64_t bucket = 0;
-      if (valid) {
-        const ColumnJob &job = jobs[j];
-        bucket = buckets[static_cast<std::size_t>(j) * g.buckets + r];
-        // Tap slot q is tap p = (bucket + T) mod B + B q, which reads sample base + sigma (p - T).
-        const uint64_t p = mod_b(bucket + static_cast<uint64_t>(half_taps), g) + g.buckets * phase;
-        uint64_t row = div_b(tap_index(job.base, job.sigma, static_cast<int64_t>(p) - half_taps, g), g);
-        const Real *w = weight + job.first_weight * kWeightPitch + column;
-        const unsigned taps = job.taps;
-#pragma unroll 2
-        for (unsigned q = phase; q < taps; q += phases) {
-          const Cplx<Real> v = slab[row * kPitch + column];
 #pragma unroll
-          for (int c = 0; c < kJobHashings; ++c) {
-            if (c < job.count) {
-              const Real wt = w[(c * taps + q) * kWeightPitch];
-              re[c] += wt * v.re;
-              im[c] += wt * v.im;
-            }
-          }
-          row += job.row_step;
-          if (row >= rows) row -= rows;
-        }
-      }
-      for (unsigned offset = phases / 2; offset > 0; offset /= 2) {
-#pragma unroll
-        for (int c = 0; c < kJobHashings; ++c) {
-          re[c] += __shfl_xor_sync(0xffffffffu, re[c], offset);
-          im[c] += __shfl_xor_sync(0xffffffffu, im[c], offset);
-        }
-      }
-      if (valid && phase == 0) {
-        const ColumnJob &job = jobs[j];
-#pragma unroll
-        for (int c = 0; c < kJobHashings; ++c) {
-          if (c >= job.count) break;
-          uint64_t b = bucket + job.unshift[c];
-          if (b >= g.buckets) b -= g.buckets;
-          zs[static_cast<std::size_t>(job.hashing[c]) * g.buckets + b] = {re[c], im[c]};
-          finite = finite && isfinite(re[c]) && isfinite(im[c]);
-          largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
-        }
+    for (int c = 0; c < kJobHashings; ++c) {
+      if (c < static_cast<int>(outputs)) {  // none where phase != 0
+        zs[z_index[c]] = {re[c], im[c]};
+        finite = finite && isfinite(re[c]) && isfinite(im[c]);
+        largest = fmax(largest, fmax(fabs(re[c]), fabs(im[c])));
       }
     }
     if (!finite) atomicOr(&counters[s].nonfinite, 1u);
@@ -233,7 +259,10 @@ __global__ void __launch_bounds__(kColumnThreads)
 // Device input, after the fold: scale-safe magnitudes (plan.hpp's normalise) — every folded sum times
 // 2^shift from the fold's largest exponent, energy[l] = sum |z|^2 over location loop l's reference hashing
 // (by Parseval, its B-point FFT has B times that energy, so the rms bucket magnitude is sqrt(energy[l]);
-// only when the floor uses it), and the unscale for the results into this exec's outputs.
+// only when the floor uses it), and the unscale for the results into this exec's outputs. Each thread scales
+// kNormaliseValues sums kBlock apart, their loads issued together: with one sum a thread, a batch's grid ran
+// many waves of one short dependent chain each.
+constexpr unsigned kNormaliseValues = 4;
 template <class Real>
 __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
                                  double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st) {
@@ -241,29 +270,38 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
   energy += blockIdx.y * st.energy;
   counters += blockIdx.y;
   exec_outputs_slot += blockIdx.y;
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(kBlock) * kNormaliseValues + threadIdx.x;
+  Cplx<Real> v[kNormaliseValues];
+#pragma unroll
+  for (unsigned k = 0; k < kNormaliseValues; ++k) {
+    const std::size_t i = first + k * kBlock;
+    v[k] = i < count ? z[i] : Cplx<Real>{0, 0};
+  }
   const int shift = normalising_shift<Real>(counters->fold_exponent);
   const Real factor = ldexp(Real(1), shift);
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i == 0) exec_outputs_slot->unscale = ldexp(1.0, -shift);
-  double e = 0;
-  int loop = -1;  // the location loop whose reference hashing holds z[i], if any
-  if (i < count) {
-    Cplx<Real> v = z[i];
-    v.re *= factor;
-    v.im *= factor;
-    z[i] = v;
-    const std::size_t h = i / g.buckets;
-    if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop &&
-        h % g.hashings_per_loop == 0) {
-      loop = static_cast<int>(h / g.hashings_per_loop);
-      e = cabs2(widen(v));
+  if (first == 0) exec_outputs_slot->unscale = ldexp(1.0, -shift);
+#pragma unroll
+  for (unsigned k = 0; k < kNormaliseValues; ++k) {
+    const std::size_t i = first + k * kBlock;
+    double e = 0;
+    int loop = -1;  // the location loop whose reference hashing holds z[i], if any
+    if (i < count) {
+      v[k].re *= factor;
+      v[k].im *= factor;
+      z[i] = v[k];
+      const std::size_t h = i / g.buckets;
+      if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop &&
+          h % g.hashings_per_loop == 0) {
+        loop = static_cast<int>(h / g.hashings_per_loop);
+        e = cabs2(widen(v[k]));
+      }
     }
-  }
-  if (g.buckets % 32 == 0) {  // a warp's 32 values share one hashing: one atomic per warp
-    for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
-    if (threadIdx.x % 32 == 0 && loop >= 0) atomicAdd(&energy[loop], e);
-  } else if (loop >= 0) {
-    atomicAdd(&energy[loop], e);
+    if (g.buckets % 32 == 0) {  // a warp's 32 values share one hashing: one atomic per warp
+      for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+      if (threadIdx.x % 32 == 0 && loop >= 0) atomicAdd(&energy[loop], e);
+    } else if (loop >= 0) {
+      atomicAdd(&energy[loop], e);
+    }
   }
 }
 
@@ -325,15 +363,16 @@ void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows) {
 
 template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
-                              const uint32_t *buckets, const Real *weights, std::size_t weight_rows, int phase_bits,
-                              int64_t half_taps, const Geometry &g, Cplx<Real> *z, Counters *counters,
-                              const Table &table, int passes, const Strides &st, unsigned signals, unsigned group,
-                              cudaStream_t stream) {
+                              int job_groups, const uint32_t *buckets, const ColumnWeights<Real> *weights,
+                              std::size_t weight_rows, int phase_bits, int64_t half_taps, const Geometry &g,
+                              Cplx<Real> *z, Counters *counters, const Table &table, int passes, const Strides &st,
+                              unsigned signals, unsigned group, cudaStream_t stream) {
   const std::size_t shared = column_fold_shared<Real>(g.width, weight_rows);
-  const dim3 grid(blocks_for(g.buckets, kColumnResidues<Real>), (signals + group - 1) / group);
-  column_fold_kernel<Real><<<grid, kColumnThreads, shared, stream>>>(x, x_stride, jobs, job_count, buckets, weights,
-                                                                     weight_rows, phase_bits, half_taps, g, signals,
-                                                                     group, z, counters, table, passes, st);
+  const dim3 grid(blocks_for(g.buckets, kColumnResidues<Real>) * static_cast<unsigned>(job_groups),
+                  (signals + group - 1) / group);
+  column_fold_kernel<Real><<<grid, kColumnThreads<Real>, shared, stream>>>(
+      x, x_stride, jobs, job_count, job_groups, buckets, weights, weight_rows, phase_bits, half_taps, g, signals, group,
+      z, counters, table, passes, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -369,7 +408,7 @@ template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
                             const Strides &st, unsigned signals, cudaStream_t stream) {
-  normalise_kernel<Real><<<dim3(blocks_for(count), signals), kBlock, 0, stream>>>(
+  normalise_kernel<Real><<<dim3(blocks_for(count, kBlock * kNormaliseValues), signals), kBlock, 0, stream>>>(
       z, count, g, location_loops, energies, energy, counters, exec_outputs_slots, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
@@ -408,9 +447,14 @@ template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t,
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
                                              const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
 template void allow_fold_column_shared<float>(const Geometry &, std::size_t);
-template void launch_fold_column_batch<float>(const Cplx<float> *, std::size_t, const ColumnJob *, int,
-                                              const uint32_t *, const float *, std::size_t, int, int64_t,
+template void allow_fold_column_shared<double>(const Geometry &, std::size_t);
+template void launch_fold_column_batch<float>(const Cplx<float> *, std::size_t, const ColumnJob *, int, int,
+                                              const uint32_t *, const ColumnWeights<float> *, std::size_t, int, int64_t,
                                               const Geometry &, Cplx<float> *, Counters *, const Table &, int,
                                               const Strides &, unsigned, unsigned, cudaStream_t);
+template void launch_fold_column_batch<double>(const Cplx<double> *, std::size_t, const ColumnJob *, int, int,
+                                               const uint32_t *, const ColumnWeights<double> *, std::size_t, int,
+                                               int64_t, const Geometry &, Cplx<double> *, Counters *, const Table &,
+                                               int, const Strides &, unsigned, unsigned, cudaStream_t);
 
 }  // namespace sfft::sparse::cuda_stages

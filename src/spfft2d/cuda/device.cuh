@@ -23,7 +23,7 @@ namespace sfft::spfft2d::gpu {
 using cuda::DeviceBuffer;
 
 template <class Real>
-using Cplx = std::conditional_t<std::is_same_v<Real, float>, float2, double2>;
+using Cplx = cuda::Vector2<Real>;
 template <class Real>
 using CufftCplx = std::conditional_t<std::is_same_v<Real, float>, cufftComplex, cufftDoubleComplex>;
 

@@ -593,42 +593,12 @@ class CudaEngine final : public Engine {
   const Report &report() const override { return report_; }
 
  private:
-  // The batched engine's peel layout (batch.cuh). A/B override, read when a batch engine is made (README.md):
-  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal sets the peel's layout
-  // (peel.cu); other values: the engine's own choice.
-  //  - peel: a group per bucket subtracting from every later loop (the batch is bound by the decode work);
-  //    for designs of at most 4 x kPeelPersistentBlock lanes (B <= 256) and batches of at least two signals per
-  //    SM, one launch for every loop with a block per signal (peel_signal_kernel: no launch per loop, settled
-  //    signals stop). H100, 2026-11-25, against the per-target layout: 2^20 k1000 b64 peel 0.22 ms (was 0.34),
-  //    2^16 k100 b1024 per signal 0.37 ms (was 0.60).
-  //  - fold: the gather fold alone (a sector per tap: 2^16 k100 b1024, R = 0.51 n taps, 0.54 ms complex64 on the
-  //    H100). A sorted fold (taps ordered by sample, a block per signal) lost there, 0.48x cuFFT against 0.75x
-  //    (lead, 2026-11-25), and was removed. An L2 prefetch of each signal before the gather fold
-  //    (cp.async.bulk.prefetch.L2, with 4 to 16 threads per output to keep the signals in flight within the L2)
-  //    measured no gain there: 0.58 ms at 2^16, 0.38 / 0.78 ms at 2^20 k1000 b64 (gather alone 0.54, 0.37 / 0.80).
-  //    A staged fold (a thread per residue r mod B owns every sample x[r + B m] and every sum they feed, so no
-  //    atomics; a block of 128 residues stages 16 KiB of rows at a time by double-buffered cp.async, coalesced,
-  //    and walks a plan-time hit list interleaved by thread; symmetric half window through the L1) was correct
-  //    (sparse_batch_test, memcheck, racecheck) but slower on the H200, 2026-11-28: 2^16 k100 b1024 fold 0.79 /
-  //    2.75 ms complex64 / complex128 against the gather's 0.47 / 0.83. ncu (complex64): issue-bound on a
-  //    latency chain per hit (about 100 instructions per list row, 14 cycles each, 4 warps per scheduler at
-  //    51 KiB of shared memory per block), DRAM 16 %; the list, padded per piece to the longest, doubles the hit
-  //    rows. The gather fold's per-tap work is the same, at full occupancy. Not kept.
-  //    A split fold (H200, 2026-11-29; local branch wip-split-fold): the loops after the first few folded, after
-  //    peeling those, only for the signals they left unsettled (late fold, second FFT, the early finds subtracted
-  //    from the late loops). Correct (sparse_batch_test, memcheck, racecheck), but a loop counts as settled only
-  //    once every coefficient has been subtracted from it and the values estimated beside a neighbour's leakage
-  //    have been corrected by the next loops, so at 2^16 k100 b1024 about half of the signals were still
-  //    unsettled after five loops (late fold 0.13 ms by columns, 0.07 ms gathering): complex128 1.258 ms against
-  //    1.267, complex64 0.82 against 0.69 (the column fold reads whole signals whatever its jobs). Not kept.
-  //    A pipelined batch (H200, 2026-11-29; local branch wip-batch-chunks): the batch in C chunks, each chunk's
-  //    graph (FFT, peel, top-k) on a second, high-priority stream beside the next chunk's fold, so the
-  //    bandwidth-bound fold would overlap the latency-bound peel. Correct (sparse_batch_test, memcheck), slower at
-  //    every C: 2^16 k100 b1024 complex64 0.667 / 0.705 / 0.860 / 1.243 ms for C = 1 / 2 / 4 / 8, batch 64
-  //    0.112 / 0.161 / 0.258 / 0.466; 2^20 k1000 b64 complex64 0.574 / 0.603 / 0.704 / 0.916; 2^22 k100 b256 0.735
-  //    against 0.813 (C = 4). A chunk's graph is a chain of dependent steps whose length hardly shrinks with the
-  //    chunk, the chains run one after another on the second stream, and the per-signal peel fills every SM's
-  //    registers (four 256-thread blocks of 64), leaving no room for the fold beside it. Not kept.
+  // The batched engine's peel layout (batch.cuh): a group per bucket subtracting from every later loop (a batch is
+  // bound by the decode work, not by one chain's latency); for designs of at most 4 x kPeelPersistentBlock lanes
+  // and batches of at least two signals per SM, one launch for every loop with a block per signal (no launch per
+  // loop, settled signals stop). The measurements behind it and the fold, and what was tried and dropped:
+  // docs/sparse-gpu.md, "The batched engine". A/B override, read when a batch engine is made (README.md):
+  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal.
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
@@ -643,18 +613,10 @@ class CudaEngine final : public Engine {
   }
 
   // The batched fold (batch.cuh): the column fold for designs whose taps read at least half of each signal and
-  // whose block fits kColumnSharedBytes in some split of the jobs into groups; the gather fold otherwise. H200,
-  // 2026-11-30, column fold against the gather's: 2^16 k100 b1024 complex64 0.17-0.20 ms against 0.47, complex128
-  // 0.47-0.50 against 0.82-0.84; 2^20 k1000 b64 complex128 0.45 against 0.61 (complex64 reads too little of
-  // each signal there and gathers, 0.30; its 512 rows of 128 bytes do not fit). The column fold of 2026-11-28
-  // (complex64 only, its per-signal item setup and window weights in scalar loads, 16-byte padded rows: 0.27 ms
-  // at 2^16) was issue-bound at three blocks per SM, DRAM 43 %: setting each thread's item up once per block,
-  // the weights of a tap slot as one vector load and 256 threads a block took it to 3.3 TB/s. Tried and dropped
-  // then or before: a second slab buffer (prefetching the next signal: two blocks per SM instead of three, 0.35
-  // ms against 0.32); bulk (TMA) copies of the slab's rows, one per 128-byte row on an mbarrier, 0.48 ms; four
-  // blocks per SM by splitting complex64's jobs into two groups (0.22-0.24 ms against 0.17-0.20).
-  // A/B override, read when a batch engine is made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever the
-  // design fits it, whatever the batch).
+  // whose block fits kColumnSharedBytes in some split of the jobs into groups (each sample read once, coalesced);
+  // the gather fold otherwise (a sector per tap, which wins where a design reads little of each signal).
+  // docs/sparse-gpu.md, "The batched engine", has the measurements. A/B override, read when a batch engine is
+  // made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever the design fits it, whatever the batch).
   void choose_batch_fold(const std::vector<FoldJob> &jobs) {
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
     const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");

@@ -651,9 +651,10 @@ class CudaEngine final : public Engine {
     return most;
   }
   // The fewest job groups whose items take one pass of a block (a thread each at least) and whose blocks fit
-  // kColumnSharedBytes, none empty; 0 where the column fold does not apply.
+  // kColumnSharedBytes, none empty; 0 where the column fold does not apply (also where a signal's folded sums
+  // outgrow the kernel's 32-bit destination indices).
   int column_job_groups(const std::vector<FoldJob> &jobs) const {
-    if (jobs.empty()) return 0;
+    if (jobs.empty() || hashings_ * d_.geom.buckets > UINT32_MAX) return 0;
     for (const FoldJob &job : jobs)
       if (job.far != 0) return 0;
     for (int groups = 1; groups <= static_cast<int>(jobs.size()); ++groups) {
@@ -961,7 +962,7 @@ class CudaEngine final : public Engine {
   cuda::PinnedBuffer<ExecOutputs> outputs_host_;
   // Batched engines: what outputs_ holds for device input (its first uploaded_outputs_ entries, unscales aside;
   // 0: unknown) and the batch size active_ holds (0: none yet), so that an exec like the one before uploads neither.
-  std::vector<ExecOutputs> last_outputs_;
+  HostVector<ExecOutputs> last_outputs_;
   std::size_t uploaded_outputs_ = 0;
   std::size_t uploaded_active_ = 0;
   cuda::PinnedBuffer<Cplx<Real>> host_fold_;

@@ -132,8 +132,9 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // 2^phase_bits), add their sums by shuffles, and write them as the gather fold does (exponent, finiteness).
 // The blocks of a slab's job groups are adjacent in the grid, so the groups after the first find the slab in
 // the L2. What does not depend on the signal (each thread's item, its first row, weights and destinations) is
-// set once per block, offsets within the slab are 32-bit bytes and a tap slot's weights vector loads, so that
-// the work per signal is little more than the copy and a few instructions a tap.
+// set once per block, offsets within the slab are 32-bit bytes (and the destinations 32-bit indices: the host
+// keeps this fold to designs whose folded sums fit them) and a tap slot's weights vector loads, so that the work
+// per signal is little more than the copy and a few instructions a tap.
 template <class Real>
 __global__ void __launch_bounds__(kColumnThreads<Real>)
     column_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const ColumnJob *__restrict__ job_list,

@@ -27,19 +27,22 @@ namespace {
 // placement, two gains and a root each.
 // Thread `id` of loop `loop`'s decode, for one signal's arrays (z, energy, t and counters are its views;
 // batched: a signal of a batch). Every lane of a warp calls it with consecutive ids.
+// listed (the batch peels, list_above_floor): item i decodes bucket listed[i] of the loop, for i < listed_count,
+// instead of bucket i.
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops, const double *energy,
                           double floor_relative, double settle_relative, int loop, int later_loops, const Geometry &g,
-                          const Table &t, Counters *counters, bool batched) {
+                          const Table &t, Counters *counters, bool batched, const uint32_t *listed = nullptr,
+                          unsigned listed_count = 0) {
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
   constexpr int kLanes = static_cast<int>(kPeelLanes);
   const int targets = later_loops > 0 && !kPerBucket ? later_loops : 1;
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
-  const bool active = item < static_cast<std::size_t>(targets) * g.buckets;
-  const uint64_t b = mod_b(item, g);
-  const int target = active ? static_cast<int>(div_b(item, g)) : 0;
+  const bool active = listed != nullptr ? item < listed_count : item < static_cast<std::size_t>(targets) * g.buckets;
+  const uint64_t b = listed != nullptr ? (active ? listed[item] : 0) : mod_b(item, g);
+  const int target = active && listed == nullptr ? static_cast<int>(div_b(item, g)) : 0;
   const int into = later_loops > 0 ? loop + 1 + target : loop;
   const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   // Every load that does not depend on the decode is issued here, at once: each dependent global load
@@ -151,6 +154,41 @@ __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops
   }
 }
 
+// Lists, in bucket order, which of the buckets first + i (i < threads of the block, i < span) of loop `loop` have
+// a reference sum above the loop's floor (locate_bucket's first test), into listed[]; the others are counted as
+// decoded_from(an invalid location) would be. Every thread of the block calls it; returns the listed count.
+// warp_listed: one word per warp of the block.
+template <class Real>
+__device__ unsigned list_above_floor(const Cplx<Real> *z, const double *energy, double floor_relative,
+                                     double settle_relative, int loop, int later_loops, const Geometry &g,
+                                     Counters *counters, uint64_t first, unsigned span, uint32_t *listed,
+                                     unsigned *warp_listed) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+  const double rms = sqrt(energy[loop]), floor = floor_relative * rms;
+  const uint64_t b = first + threadIdx.x;
+  bool above = false;
+  if (threadIdx.x < span && b < g.buckets) {
+    const Cplx<double> z0 = load_bucket(z, static_cast<std::size_t>(loop) * g.hashings_per_loop, b, g.buckets);
+    above = cabs2(z0) > floor * floor;
+    if (!above) {
+      const Decoded d = decoded_from(Location{false, 0, 0, 0, cabs2(z0)}, false, 0, {0, 0}, g);
+      if (later_loops == 0 && unexplained(z0, d.found, rms, g)) atomicAdd(&counters->unresolved, 1u);
+      if (later_loops > 0 && !settled(z0, d, rms, settle_relative)) atomicAdd(&counters->unsettled[loop], 1u);
+    }
+  }
+  const unsigned ballot = __ballot_sync(0xffffffffu, above);
+  if (lane == 0) warp_listed[warp] = __popc(ballot);
+  __syncthreads();
+  unsigned offset = 0, count = 0;
+  for (unsigned w = 0; w < warps; ++w) {
+    offset += w < warp ? warp_listed[w] : 0;
+    count += warp_listed[w];
+  }
+  if (above) listed[offset + __popc(ballot & ((1u << lane) - 1))] = static_cast<uint32_t>(b);
+  __syncthreads();
+  return count;
+}
+
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
@@ -158,23 +196,46 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
-  peel_lane<Real, kPowerOfTwo, kPerBucket>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
-                                           z + blockIdx.y * st.z, loops, energy + blockIdx.y * st.energy,
-                                           floor_relative, settle_relative, loop, later_loops, g,
-                                           signal_table(t, blockIdx.y, st), counters + blockIdx.y, st.z != 0);
+  z += blockIdx.y * st.z;
+  energy += blockIdx.y * st.energy;
+  t = signal_table(t, blockIdx.y, st);
+  counters += blockIdx.y;
+  if constexpr (kPerBucket) {
+    // A batch: the block's blockDim / kPeelLanes buckets, those above the floor listed first (list_above_floor),
+    // so that the decode runs in as few warps as they fill and the rest of the block returns.
+    __shared__ uint32_t listed[kPeelBlock / kPeelLanes];
+    __shared__ unsigned warp_listed[kPeelBlock / 32];
+    if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
+    const unsigned span = blockDim.x / kPeelLanes;
+    const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
+                                            blockIdx.x * static_cast<uint64_t>(span), span, listed, warp_listed);
+    if (threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
+    peel_lane<Real, kPowerOfTwo, true>(threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
+                                       later_loops, g, t, counters, st.z != 0, listed, count);
+  } else {
+    peel_lane<Real, kPowerOfTwo, false>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x, z, loops,
+                                        energy, floor_relative, settle_relative, loop, later_loops, g, t, counters,
+                                        st.z != 0);
+  }
 }
 
 // Batches of small designs: one block per signal runs every location loop (per bucket, as kPerBucket), a
 // barrier between loops, and stops after the loop that left its signal settled. No launch per loop, and a
 // signal's later loops cost nothing once it has settled; the parallelism is the batch's (signals >> SMs).
+// Each loop first lists, in bucket order, the buckets whose reference sum reaches the loop's floor (a thread a
+// bucket: B <= the block), and the lane groups decode only those: after the first loop's subtractions most
+// buckets fall below it, and a warp of eight buckets with one above it ran the FP64 decode with most lanes idle.
+// The buckets left out are counted as the decode would count them (below the floor: never found).
 // Four blocks per SM (64 registers, 136-192 bytes spilled to the L1): the H200 profile showed it latency-bound
 // at 25 % occupancy with two blocks (91-94 registers) and at 33 % with three (80); the peel of 2^16 x 1024
-// signals took 0.367, 0.336 and now 0.294 ms (complex64; complex128 0.31 to 0.28 ms from three to four).
+// signals took 0.367, 0.336 and 0.294 ms (complex64; complex128 0.31 to 0.28 ms from three to four).
 template <class Real, bool kPowerOfTwo>
 __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
     peel_signal_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                        double settle_relative, int location_loops, Geometry g, Table t, Counters *counters, Strides st,
                        const unsigned *active_signals) {
+  __shared__ uint32_t listed[kPeelPersistentBlock];
+  __shared__ unsigned warp_listed[kPeelPersistentBlock / 32];
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
@@ -182,15 +243,16 @@ __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
   energy += blockIdx.y * st.energy;
   t = signal_table(t, blockIdx.y, st);
   counters += blockIdx.y;
-  const std::size_t lanes = g.buckets * kPeelLanes;
   for (int loop = 0; loop < location_loops; ++loop) {
-    if (loop > 0) {
-      __syncthreads();  // loop - 1's subtractions and counts, all from this block, are visible after it
-      if (counters->unsettled[loop - 1] == 0) return;
-    }
-    for (std::size_t first = 0; first < lanes; first += blockDim.x)
+    // After the barrier that ended loop - 1: its subtractions and counts, all from this block, are visible.
+    if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
+    const int later_loops = location_loops - 1 - loop;
+    const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
+                                            0, blockDim.x, listed, warp_listed);
+    for (std::size_t first = 0; first < count * kPeelLanes; first += blockDim.x)
       peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                         location_loops - 1 - loop, g, t, counters, true);
+                                         later_loops, g, t, counters, true, listed, count);
+    __syncthreads();  // this loop's subtractions and counts are visible, and its list read, before the next
   }
 }
 

@@ -134,7 +134,8 @@ class SparseBatch : public testing::TestWithParam<Case> {
   // are held to against FFTW). Measured on the CPU backend alone: signal 1 of ContiguousBatchesAndGrowth
   // (seed 301) has one value (|X| = 11.3 at f = 6854) that moves by 1.29e-8 when the input is perturbed by
   // one ulp, the others by under 3e-14; the GPU fold rounds differently from the CPU fold, which is why the
-  // batch (device input) and sfft_exec (host input) once differed there. One such value per signal is allowed.
+  // batch (device input) and sfft_exec (host input) once differed there. One such value per 500 coefficients of a
+  // signal (at least one) is allowed: complex64 at n = 2^20, k = 1000 with the column fold had two (H200).
   void expect_same(const Coefficients &batched, const Coefficients &single, std::size_t signal) const {
     std::map<uint64_t, cd> want;
     double largest = 0;
@@ -151,7 +152,8 @@ class SparseBatch : public testing::TestWithParam<Case> {
       EXPECT_LE(difference, tolerance() * largest) << "signal " << signal << ", frequency " << batched.freqs[i];
       flipped += difference > (dbl() ? 1e-12 : 1e-5) * largest;
     }
-    EXPECT_LE(flipped, 1u) << "signal " << signal << ": values beyond rounding of sfft_exec's";
+    EXPECT_LE(flipped, 1 + single.freqs.size() / 500)
+        << "signal " << signal << ": values beyond rounding of sfft_exec's";
   }
 
   // `count` signals of length n for a mixed batch: signal `zero` all zero, signal `noisy` a few tones in white
@@ -325,10 +327,15 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
     planted_signals.push_back(planted(n, k, 700 + s, 1000.0, INFINITY));
     signals.push_back(planted_signals.back().x);
   }
-  for (const char *peel : {"per-target", "per-bucket", "per-signal"}) {
-    SCOPED_TRACE(std::string("peel ") + peel);
+  // The per-bucket peel with 32, 64 and 128 buckets a block (B = 128 here: four blocks a signal, two, or one
+  // decoding its listed buckets in rounds of 32).
+  const std::pair<const char *, const char *> variants[] = {
+      {"per-target", ""}, {"per-bucket", "32"}, {"per-bucket", "64"}, {"per-bucket", "128"}, {"per-signal", ""}};
+  for (const auto &[peel, span] : variants) {
+    SCOPED_TRACE(std::string("peel ") + peel + " " + span);
     ScopedEnvironment environment;
     environment.set("SFFT_SPARSE_BATCH_PEEL", peel);
+    environment.set("SFFT_SPARSE_BATCH_PEEL_SPAN", span);
     environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
     sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
     testing::internal::CaptureStderr();
@@ -336,6 +343,7 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
     const std::string report = testing::internal::GetCapturedStderr();
     std::string layout = std::string("peel ") + peel;
     std::replace(layout.begin(), layout.end(), '-', ' ');
+    if (*span != '\0') layout += std::string(" (") + span + " a block)";
     EXPECT_NE(report.find(layout), std::string::npos) << report;
     for (std::size_t s = 0; s < signals.size(); ++s) {
       expect_exact(batched[s], planted_signals[s], s);
@@ -347,8 +355,8 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
 
 // The batched fold's two kernels (the gather fold and the column fold, src/sparse/cuda/batch.cuh), each forced by
 // SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000 (B = 500: a partial
-// slab of columns); n = 2^15 with 7 and 11 location loops, whose column folds split the jobs into two groups (4 + 3
-// complex64; 6 + 5 both precisions); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
+// slab of columns); n = 2^15 with 16 and 32 location loops, whose column folds split the jobs into groups; n = 2^20
+// (a block of more than 64 KiB); signals spaced x_dist apart, one all zero, one noisy. Every signal matches
 // sfft_exec and the exactly sparse ones FFTW's transform; the stage-time report shows that the fold asked for ran,
 // and the column fold's job groups.
 TEST_P(SparseBatch, FoldVariantsAgree) {
@@ -358,8 +366,11 @@ TEST_P(SparseBatch, FoldVariantsAgree) {
     int location_loops;                    // 0: the default
     int column_groups, column_groups_dbl;  // the column fold's job groups, complex64 / complex128
   };
-  for (const Design &design : {Design{1 << 15, 40, 0, 1, 1}, Design{98304, 200, 0, 1, 1}, Design{100000, 250, 0, 1, 1},
-                               Design{1 << 15, 40, 7, 2, 1}, Design{1 << 15, 40, 11, 2, 2}}) {
+  // 16 and 32 location loops: more jobs than a block's weights hold (two and three groups for complex64); 2^20
+  // k = 1000: complex64's 512-row slab and weights in one group, a block of more than 64 KiB.
+  for (const Design &design :
+       {Design{1 << 15, 40, 0, 1, 1}, Design{98304, 200, 0, 1, 1}, Design{100000, 250, 0, 1, 1},
+        Design{1 << 15, 40, 16, 2, 1}, Design{1 << 15, 40, 32, 3, 2}, Design{1 << 20, 1000, 0, 1, 1}}) {
     const uint64_t n = design.n, k = design.k;
     const uint64_t x_dist = n + 2;  // 16-byte aligned signals (the column fold copies 16-byte pieces)
     const Mixed mixed = mixed_batch(n, k, 6, 1, 3, 900);

@@ -76,7 +76,7 @@ template <class Real>
 constexpr unsigned kColumnBytes = sizeof(Real) == 4 ? 128 : 64;
 template <class Real>
 constexpr unsigned kColumnResidues = kColumnBytes<Real> / sizeof(Cplx<Real>);
-constexpr std::size_t kColumnSharedBytes = 70 * 1024;  // three blocks per SM
+constexpr std::size_t kColumnSharedBytes = 113 * 1024;  // two blocks per SM
 struct ColumnJob {
   uint64_t base, sigma;
   unsigned row_step;               // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
@@ -121,11 +121,13 @@ void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g,
                             const Strides &st, unsigned signals, cudaStream_t stream);
 
 // peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y):
-// a group of lanes per (later loop, bucket), or (per_bucket, batches) per bucket subtracting from every later loop.
+// a group of lanes per (later loop, bucket) (bucket_span 0), or (batches) per bucket subtracting from every later
+// loop, a block listing bucket_span buckets (at most kPeelBlock) and decoding those above the floor.
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 const Strides &st, unsigned signals, const unsigned *active, bool per_bucket, cudaStream_t stream);
+                 const Strides &st, unsigned signals, const unsigned *active, unsigned bucket_span,
+                 cudaStream_t stream);
 // peel.cu, batches of small designs: every location loop in one launch, a block of kPeelPersistentBlock
 // threads per signal looping over its buckets, ending after the loop that left the signal settled.
 constexpr unsigned kPeelPersistentBlock = 256;

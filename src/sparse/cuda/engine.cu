@@ -337,7 +337,7 @@ class CudaEngine final : public Engine {
       timer->report(
           "sfft sparse batch stages (" + std::to_string(batch) + " signals, " +
           (batch_peel_ == BatchPeel::PerSignal   ? "peel per signal"
-           : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket"
+           : batch_peel_ == BatchPeel::PerBucket ? "peel per bucket (" + std::to_string(peel_bucket_span_) + " a block)"
                                                  : "peel per target") +
           (column ? ", fold column, " + std::to_string(column_job_groups_) + " job groups" : ", fold gather") +
           ", ms):");
@@ -597,8 +597,9 @@ class CudaEngine final : public Engine {
   // bound by the decode work, not by one chain's latency); for designs of at most 4 x kPeelPersistentBlock lanes
   // and batches of at least two signals per SM, one launch for every loop with a block per signal (no launch per
   // loop, settled signals stop). The measurements behind it and the fold, and what was tried and dropped:
-  // docs/sparse-gpu.md, "The batched engine". A/B override, read when a batch engine is made (README.md):
-  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal.
+  // docs/sparse-gpu.md, "The batched engine". A/B overrides, read when a batch engine is made (README.md):
+  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal;
+  // SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a block).
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
@@ -606,15 +607,30 @@ class CudaEngine final : public Engine {
         d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
             ? BatchPeel::PerSignal
             : BatchPeel::PerBucket;
+    // Per bucket: a block lists the most buckets (128, 64 or 32) that still give every SM three blocks, decoding
+    // them in rounds; fewer, fuller blocks cost fewer listing passes where most buckets are below the floor (the
+    // later loops). H200, same call, peel of all loops (ms) for spans 32 / 64 / 128: 2^20 k1000 b64 complex64
+    // 0.208 / 0.180 / 0.166 (1024 blocks at 128); 2^16 k100 b256 0.121 / 0.107 / 0.102 (512); 2^22 k1000 b16
+    // 0.103 / 0.092 / 0.106 (512 at 64); 2^16 k100 b64 0.074 / 0.079 / 0.089 (512 at 32).
+    peel_bucket_span_ = kPeelBlock / kPeelLanes;
+    for (unsigned span = kPeelBlock; span > kPeelBlock / kPeelLanes; span /= 2) {
+      if (blocks_for(d_.geom.buckets, span) * signals_ >= 3 * static_cast<std::size_t>(sms)) {
+        peel_bucket_span_ = span;
+        break;
+      }
+    }
     const std::string peel = env_value("SFFT_SPARSE_BATCH_PEEL");
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
     if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
+    const std::string span = env_value("SFFT_SPARSE_BATCH_PEEL_SPAN");
+    if (span == "32" || span == "64" || span == "128") peel_bucket_span_ = static_cast<unsigned>(std::stoul(span));
   }
 
-  // The batched fold (batch.cuh): the column fold for designs whose taps read at least half of each signal and
-  // whose block fits kColumnSharedBytes in some split of the jobs into groups (each sample read once, coalesced);
-  // the gather fold otherwise (a sector per tap, which wins where a design reads little of each signal).
+  // The batched fold (batch.cuh): the column fold (each sample read once, coalesced) for designs whose gather
+  // would move at least a signal's bytes (a 32-byte sector per distinct tap a job reads) and whose block fits
+  // kColumnSharedBytes in some split of the jobs into groups; the gather fold otherwise (it wins where a design
+  // reads little of each signal).
   // docs/sparse-gpu.md, "The batched engine", has the measurements. A/B override, read when a batch engine is
   // made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever the design fits it, whatever the batch).
   void choose_batch_fold(const std::vector<FoldJob> &jobs) {
@@ -622,10 +638,11 @@ class CudaEngine final : public Engine {
     const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");
     const int groups = column_job_groups(jobs);
     if (fold == "gather" || groups == 0) return;
+    constexpr std::size_t kSectorBytes = 32;
     std::size_t hits = 0;
     for (const FoldJob &job : jobs) hits += static_cast<std::size_t>(job_end(job));
     column_forced_ = fold == "column";
-    if (column_forced_ || 2 * hits >= d_.geom.n) upload_column_fold(jobs, groups);
+    if (column_forced_ || hits * kSectorBytes >= d_.geom.n * sizeof(Cplx<Real>)) upload_column_fold(jobs, groups);
   }
 
   // One past the last tap p a job reads (its hashings' windows, shifted), and its tap slots in a column.
@@ -781,7 +798,7 @@ class CudaEngine final : public Engine {
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
                           l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
                           static_cast<unsigned>(signals_), active_.get(),
-                          signals_ > 1 && batch_peel_ == BatchPeel::PerBucket, s);
+                          signals_ > 1 && batch_peel_ == BatchPeel::PerBucket ? peel_bucket_span_ : 0u, s);
         if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
       }
     } else {
@@ -925,7 +942,8 @@ class CudaEngine final : public Engine {
   std::size_t signals_ = 1;  // batch capacity (run_batch); 1: run() only
   Strides strides_;          // per-signal distances of the arrays below (zero for one signal)
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
-  BatchPeel batch_peel_ = BatchPeel::PerTarget;  // batched engines: choose_batch_peel()
+  BatchPeel batch_peel_ = BatchPeel::PerTarget;          // batched engines: choose_batch_peel()
+  unsigned peel_bucket_span_ = kPeelBlock / kPeelLanes;  // the per-bucket peel's buckets a block
   // The column fold's tables (choose_batch_fold; column_weight_rows_ = 0: the gather fold) and the SM count.
   cuda::DeviceBuffer<ColumnJob> column_jobs_;
   cuda::DeviceBuffer<uint32_t> column_buckets_;

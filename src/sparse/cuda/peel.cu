@@ -192,7 +192,7 @@ __device__ unsigned list_above_floor(const Cplx<Real> *z, const double *energy, 
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
-                            Strides st, const unsigned *active_signals) {
+                            Strides st, const unsigned *active_signals, unsigned bucket_span) {
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
@@ -201,17 +201,19 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   t = signal_table(t, blockIdx.y, st);
   counters += blockIdx.y;
   if constexpr (kPerBucket) {
-    // A batch: the block's blockDim / kPeelLanes buckets, those above the floor listed first (list_above_floor),
-    // so that the decode runs in as few warps as they fill and the rest of the block returns.
-    __shared__ uint32_t listed[kPeelBlock / kPeelLanes];
+    // A batch: the block's bucket_span buckets, those above the floor listed first (list_above_floor), decoded in
+    // rounds of blockDim / kPeelLanes; warps past the listed groups return.
+    __shared__ uint32_t listed[kPeelBlock];
     __shared__ unsigned warp_listed[kPeelBlock / 32];
     if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
-    const unsigned span = blockDim.x / kPeelLanes;
-    const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
-                                            blockIdx.x * static_cast<uint64_t>(span), span, listed, warp_listed);
-    if (threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
-    peel_lane<Real, kPowerOfTwo, true>(threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                       later_loops, g, t, counters, st.z != 0, listed, count);
+    const unsigned count =
+        list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
+                         blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed, warp_listed);
+    for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
+      if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
+      peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
+                                         later_loops, g, t, counters, st.z != 0, listed, count);
+    }
   } else {
     peel_lane<Real, kPowerOfTwo, false>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x, z, loops,
                                         energy, floor_relative, settle_relative, loop, later_loops, g, t, counters,
@@ -261,15 +263,18 @@ __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
 template <class Real>
 void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
-                 const Strides &st, unsigned signals, const unsigned *active, bool per_bucket, cudaStream_t stream) {
+                 const Strides &st, unsigned signals, const unsigned *active, unsigned bucket_span,
+                 cudaStream_t stream) {
+  const bool per_bucket = bucket_span > 0;
   const std::size_t targets = later > 0 && !per_bucket ? static_cast<std::size_t>(later) : 1;
   const std::size_t threads = targets * g.buckets * kPeelLanes;
   auto *kernel = power_of_two ? (per_bucket ? peel_kernel<Real, true, true> : peel_kernel<Real, true, false>)
                               : (per_bucket ? peel_kernel<Real, false, true> : peel_kernel<Real, false, false>);
   // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's tail
   // saves the gap between them.
-  cuda::launch_overlapped(kernel, dim3(blocks_for(threads, kPeelBlock), signals), kPeelBlock, stream, z, loops, energy,
-                          floor_relative, settle_relative, loop, later, g, t, counters, st, active);
+  const std::size_t blocks = per_bucket ? blocks_for(g.buckets, bucket_span) : blocks_for(threads, kPeelBlock);
+  cuda::launch_overlapped(kernel, dim3(blocks, signals), kPeelBlock, stream, z, loops, energy, floor_relative,
+                          settle_relative, loop, later, g, t, counters, st, active, bucket_span);
 }
 
 template <class Real>
@@ -284,10 +289,10 @@ void launch_peel_signals(bool power_of_two, Cplx<Real> *z, const LoopParams *loo
 
 template void launch_peel<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int, int,
                                  const Geometry &, const Table &, Counters *, const Strides &, unsigned,
-                                 const unsigned *, bool, cudaStream_t);
+                                 const unsigned *, unsigned, cudaStream_t);
 template void launch_peel<double>(bool, Cplx<double> *, const LoopParams *, const double *, double, double, int, int,
                                   const Geometry &, const Table &, Counters *, const Strides &, unsigned,
-                                  const unsigned *, bool, cudaStream_t);
+                                  const unsigned *, unsigned, cudaStream_t);
 template void launch_peel_signals<float>(bool, Cplx<float> *, const LoopParams *, const double *, double, double, int,
                                          const Geometry &, const Table &, Counters *, const Strides &, unsigned,
                                          const unsigned *, cudaStream_t);

@@ -189,10 +189,31 @@ __device__ unsigned list_above_floor(const Cplx<Real> *z, const double *energy, 
   return count;
 }
 
-template <class Real, bool kPowerOfTwo, bool kPerBucket>
+// One location loop: a group of lanes per (later loop, bucket) of each signal.
+template <class Real, bool kPowerOfTwo>
 __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
                             double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
-                            Strides st, const unsigned *active_signals, unsigned bucket_span) {
+                            Strides st, const unsigned *active_signals) {
+  specialise<kPowerOfTwo>(g);
+  cuda::wait_for_previous_kernel();
+  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
+  peel_lane<Real, kPowerOfTwo, false>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                                      z + blockIdx.y * st.z, loops, energy + blockIdx.y * st.energy, floor_relative,
+                                      settle_relative, loop, later_loops, g, signal_table(t, blockIdx.y, st),
+                                      counters + blockIdx.y, st.z != 0);
+}
+
+// One location loop of a batch, per bucket: a block's bucket_span buckets, those above the floor listed first
+// (list_above_floor), decoded in rounds of blockDim / kPeelLanes; warps past the listed groups return. Eight
+// blocks per SM (64 registers, where 92 gave five): H200, same call, 2^20 k1000 b64 peel of all loops 0.169 ->
+// 0.150 ms complex64, 0.171 -> 0.162 complex128 (the one-signal layout, peel_kernel, ran 5-10 % slower so bounded).
+template <class Real, bool kPowerOfTwo>
+__global__ void __launch_bounds__(kPeelBlock, 8)
+    peel_bucket_kernel(Cplx<Real> *z, const LoopParams *loops, const double *energy, double floor_relative,
+                       double settle_relative, int loop, int later_loops, Geometry g, Table t, Counters *counters,
+                       Strides st, const unsigned *active_signals, unsigned bucket_span) {
+  __shared__ uint32_t listed[kPeelBlock];
+  __shared__ unsigned warp_listed[kPeelBlock / 32];
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
@@ -200,24 +221,14 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
   energy += blockIdx.y * st.energy;
   t = signal_table(t, blockIdx.y, st);
   counters += blockIdx.y;
-  if constexpr (kPerBucket) {
-    // A batch: the block's bucket_span buckets, those above the floor listed first (list_above_floor), decoded in
-    // rounds of blockDim / kPeelLanes; warps past the listed groups return.
-    __shared__ uint32_t listed[kPeelBlock];
-    __shared__ unsigned warp_listed[kPeelBlock / 32];
-    if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
-    const unsigned count =
-        list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
-                         blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed, warp_listed);
-    for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
-      if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
-      peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                         later_loops, g, t, counters, st.z != 0, listed, count);
-    }
-  } else {
-    peel_lane<Real, kPowerOfTwo, false>(blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x, z, loops,
-                                        energy, floor_relative, settle_relative, loop, later_loops, g, t, counters,
-                                        st.z != 0);
+  if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
+  const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
+                                          blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed,
+                                          warp_listed);
+  for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
+    if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
+    peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
+                                       later_loops, g, t, counters, st.z != 0, listed, count);
   }
 }
 
@@ -265,16 +276,18 @@ void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, cons
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
                  const Strides &st, unsigned signals, const unsigned *active, unsigned bucket_span,
                  cudaStream_t stream) {
-  const bool per_bucket = bucket_span > 0;
-  const std::size_t targets = later > 0 && !per_bucket ? static_cast<std::size_t>(later) : 1;
-  const std::size_t threads = targets * g.buckets * kPeelLanes;
-  auto *kernel = power_of_two ? (per_bucket ? peel_kernel<Real, true, true> : peel_kernel<Real, true, false>)
-                              : (per_bucket ? peel_kernel<Real, false, true> : peel_kernel<Real, false, false>);
   // Each peel kernel is one short latency-bound chain: overlapping its launch with the previous one's tail
   // saves the gap between them.
-  const std::size_t blocks = per_bucket ? blocks_for(g.buckets, bucket_span) : blocks_for(threads, kPeelBlock);
-  cuda::launch_overlapped(kernel, dim3(blocks, signals), kPeelBlock, stream, z, loops, energy, floor_relative,
-                          settle_relative, loop, later, g, t, counters, st, active, bucket_span);
+  if (bucket_span > 0) {
+    cuda::launch_overlapped(power_of_two ? peel_bucket_kernel<Real, true> : peel_bucket_kernel<Real, false>,
+                            dim3(blocks_for(g.buckets, bucket_span), signals), kPeelBlock, stream, z, loops, energy,
+                            floor_relative, settle_relative, loop, later, g, t, counters, st, active, bucket_span);
+  } else {
+    const std::size_t threads = static_cast<std::size_t>(later > 0 ? later : 1) * g.buckets * kPeelLanes;
+    cuda::launch_overlapped(power_of_two ? peel_kernel<Real, true> : peel_kernel<Real, false>,
+                            dim3(blocks_for(threads, kPeelBlock), signals), kPeelBlock, stream, z, loops, energy,
+                            floor_relative, settle_relative, loop, later, g, t, counters, st, active);
+  }
 }
 
 template <class Real>

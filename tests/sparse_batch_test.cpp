@@ -353,6 +353,27 @@ TEST_P(SparseBatch, KernelVariantsAgree) {
   }
 }
 
+// SFFT_SPARSE_BATCH_PEEL=per-signal applies to designs of at most 256 buckets (peel_signal_kernel lists a
+// signal's buckets a thread each); a larger design keeps the per-bucket peel and its results.
+TEST_P(SparseBatch, PerSignalPeelOverrideNeedsSmallDesigns) {
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' variants take device input";
+  const uint64_t n = 1 << 16, k = 200;
+  const Mixed mixed = mixed_batch(n, k, 3, 1, 3, 960);
+  ScopedEnvironment environment;
+  environment.set("SFFT_SPARSE_BATCH_PEEL", "per-signal");
+  environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
+  sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+  testing::internal::CaptureStderr();
+  std::vector<Coefficients> batched = run_batch(plan, mixed.x, n, k, n, k);
+  const std::string report = testing::internal::GetCapturedStderr();
+  EXPECT_NE(report.find("peel per bucket"), std::string::npos) << report;
+  for (std::size_t s = 0; s < mixed.x.size(); ++s) {
+    expect_same(batched[s], run_single(plan, mixed.x[s], k), s);
+    if (s != 1) expect_exact(batched[s], mixed.planted[s], s);
+  }
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
 // The batched fold's two kernels (the gather fold and the column fold, src/sparse/cuda/batch.cuh), each forced by
 // SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000 (B = 500: a partial
 // slab of columns); n = 2^15 with 16 and 32 location loops, whose column folds split the jobs into groups; n = 2^20

@@ -598,7 +598,7 @@ class CudaEngine final : public Engine {
   // and batches of at least two signals per SM, one launch for every loop with a block per signal (no launch per
   // loop, settled signals stop). The measurements behind it and the fold, and what was tried and dropped:
   // docs/sparse-gpu.md, "The batched engine". A/B overrides, read when a batch engine is made (README.md):
-  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal;
+  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal (B <= 256);
   // SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a block).
   void choose_batch_peel() {
     int sms = 0;
@@ -622,7 +622,8 @@ class CudaEngine final : public Engine {
     const std::string peel = env_value("SFFT_SPARSE_BATCH_PEEL");
     if (peel == "per-target") batch_peel_ = BatchPeel::PerTarget;
     if (peel == "per-bucket") batch_peel_ = BatchPeel::PerBucket;
-    if (peel == "per-signal") batch_peel_ = BatchPeel::PerSignal;
+    // peel_signal_kernel lists a signal's buckets a thread each: designs of at most kPeelPersistentBlock buckets.
+    if (peel == "per-signal" && d_.geom.buckets <= kPeelPersistentBlock) batch_peel_ = BatchPeel::PerSignal;
     const std::string span = env_value("SFFT_SPARSE_BATCH_PEEL_SPAN");
     if (span == "32" || span == "64" || span == "128") peel_bucket_span_ = static_cast<unsigned>(std::stoul(span));
   }

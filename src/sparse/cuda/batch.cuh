@@ -68,8 +68,9 @@ void launch_fold_batch(bool power_of_two, const Cplx<Real> *x, std::size_t x_str
 template <class Real>
 constexpr unsigned kColumnThreads = sizeof(Real) == 4 ? 256 : 128;
 // A slab row: whole 32-byte sectors. H200, 2^16 k100 b1024 (2026-11-30): complex128 folds faster with 64-byte
-// rows (its six jobs in one group, four blocks per SM; 128 bytes need two groups at three blocks per SM): 0.47-0.49
-// ms against 0.52; complex64 slower with them (0.23-0.28 ms against 0.17-0.20). Rows are unpadded in shared memory: the
+// rows (its six jobs in one group, four blocks per SM; 128 bytes needed two groups at three blocks per SM under the
+// 70 KiB block limit of then; one group at two blocks per SM under today's limit is not measured): 0.47-0.49 ms
+// against 0.52; complex64 slower with them (0.23-0.28 ms against 0.17-0.20). Rows are unpadded in shared memory: the
 // lanes of a shared-memory wavefront read consecutive columns (each its own banks, whatever their rows); a padded pitch
 // put lanes of different rows on the same banks.
 template <class Real>

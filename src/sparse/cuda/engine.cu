@@ -4,8 +4,9 @@
 // latency-bound (the fold's random sample reads dominate only at the largest n), so the design minimises
 // dependent steps:
 //  - fold: 4 threads share each (hashing, bucket) output so that many random sample loads are in flight;
-//    consecutive outputs in a warp read consecutive window taps; no atomics. Batches of designs that read at
-//    least half of each signal fold by columns instead (batch.cuh: each sample read once, coalesced).
+//    consecutive outputs in a warp read consecutive window taps; no atomics. Batches of designs whose gather
+//    would move at least each signal's bytes fold by columns instead (batch.cuh: each sample read once,
+//    coalesced; choose_batch_fold).
 //  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
 //    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
 //    results are scaled back as they are written.

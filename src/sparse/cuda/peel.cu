@@ -203,6 +203,22 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
                                       counters + blockIdx.y, st.z != 0);
 }
 
+// The start of a batch peel kernel for its block's signal (blockIdx.y): waits for the kernel before, and
+// returns false where the signal is not in this exec's batch (the whole block), else points z, energy, t and
+// counters at the signal's arrays.
+template <class Real, bool kPowerOfTwo>
+__device__ bool enter_signal(Geometry &g, Cplx<Real> *&z, const double *&energy, Table &t, Counters *&counters,
+                             const Strides &st, const unsigned *active_signals) {
+  specialise<kPowerOfTwo>(g);
+  cuda::wait_for_previous_kernel();
+  if (signal_inactive(active_signals)) return false;
+  z += blockIdx.y * st.z;
+  energy += blockIdx.y * st.energy;
+  t = signal_table(t, blockIdx.y, st);
+  counters += blockIdx.y;
+  return true;
+}
+
 // One location loop of a batch, per bucket: a block's bucket_span buckets, those above the floor listed first
 // (list_above_floor), decoded in rounds of blockDim / kPeelLanes; warps past the listed groups return. Eight
 // blocks per SM (64 registers, where 92 gave five): H200, same call, 2^20 k1000 b64 peel of all loops 0.169 ->
@@ -214,17 +230,11 @@ __global__ void __launch_bounds__(kPeelBlock, 8)
                        Strides st, const unsigned *active_signals, unsigned bucket_span) {
   __shared__ uint32_t listed[kPeelBlock];
   __shared__ unsigned warp_listed[kPeelBlock / 32];
-  specialise<kPowerOfTwo>(g);
-  cuda::wait_for_previous_kernel();
-  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
-  z += blockIdx.y * st.z;
-  energy += blockIdx.y * st.energy;
-  t = signal_table(t, blockIdx.y, st);
-  counters += blockIdx.y;
+  if (!enter_signal<Real, kPowerOfTwo>(g, z, energy, t, counters, st, active_signals)) return;
   if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
-  const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
-                                          blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed,
-                                          warp_listed);
+  const unsigned count =
+      list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
+                       blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed, warp_listed);
   for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
     if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
     peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
@@ -249,13 +259,7 @@ __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
                        const unsigned *active_signals) {
   __shared__ uint32_t listed[kPeelPersistentBlock];
   __shared__ unsigned warp_listed[kPeelPersistentBlock / 32];
-  specialise<kPowerOfTwo>(g);
-  cuda::wait_for_previous_kernel();
-  if (signal_inactive(active_signals)) return;  // the whole block: blockIdx.y is its signal
-  z += blockIdx.y * st.z;
-  energy += blockIdx.y * st.energy;
-  t = signal_table(t, blockIdx.y, st);
-  counters += blockIdx.y;
+  if (!enter_signal<Real, kPowerOfTwo>(g, z, energy, t, counters, st, active_signals)) return;
   for (int loop = 0; loop < location_loops; ++loop) {
     // After the barrier that ended loop - 1: its subtractions and counts, all from this block, are visible.
     if (loop > 0 && counters->unsettled[loop - 1] == 0) return;

@@ -218,18 +218,25 @@ void allow_dynamic_shared(const void *kernel, std::size_t bytes);
 // previous kernel on the stream is still finishing, and must call wait_for_previous_kernel() before it
 // touches anything that kernel writes. Hides the launch gap between short dependent kernels (also inside
 // a captured graph); on older devices it is an ordinary launch.
+// launch_overlapped_shared: the same with `shared_bytes` of dynamic shared memory.
 template <class... Params, class... Args>
-void launch_overlapped(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args &&...args) {
+void launch_overlapped_shared(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
+                              cudaStream_t stream, Args &&...args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
   SFFT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+}
+template <class... Params, class... Args>
+void launch_overlapped(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args &&...args) {
+  launch_overlapped_shared(kernel, grid, block, 0, stream, std::forward<Args>(args)...);
 }
 
 #if defined(__CUDACC__)

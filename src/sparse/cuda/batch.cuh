@@ -137,10 +137,25 @@ void launch_peel_signals(bool power_of_two, Cplx<Real> *z, const LoopParams *loo
                          double floor_relative, double settle_relative, int location_loops, const Geometry &g,
                          const Table &t, Counters *counters, const Strides &st, unsigned signals,
                          const unsigned *active, cudaStream_t stream);
-// topk.cu: launch_rank (internal.cuh) for `signals` EXACT signals (grid.y), their lists the tables' slots.
+// topk.cu: the top-k of `signals` EXACT signals (grid.y), their lists the tables' slots (at most list_capacity
+// entries each), in launch_rank's order and with its outputs: a block per signal sorting its list into bins of
+// its magnitudes where the list fits the block's shared memory (rank_batch_binned), else launch_rank's counting
+// (`grid` blocks a signal). allow_rank_batch_shared: once per plan, before the launches.
+constexpr unsigned kRankBins = 1024;
+constexpr unsigned kRankBinnedBlock = 256;
+struct RankPlaced {
+  unsigned long long bits;  // of |value|^2 as returned (a non-negative double)
+  unsigned slot;
+};
+constexpr std::size_t kRankBinnedShared = 192 * 1024;  // the placed list; the bins take 12 KiB more
+inline bool rank_batch_binned(std::size_t list_capacity) {
+  return list_capacity * sizeof(RankPlaced) <= kRankBinnedShared;
+}
 template <class Real>
-void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
-                       Counters *counters, const Finish<Real> &finish, const Strides &st, unsigned signals,
-                       const unsigned *active, cudaStream_t stream);
+void allow_rank_batch_shared(std::size_t list_capacity);
+template <class Real>
+void launch_rank_batch(unsigned grid, std::size_t list_capacity, const Table &t, uint64_t k, uint64_t *res_freq,
+                       Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish, const Strides &st,
+                       unsigned signals, const unsigned *active, cudaStream_t stream);
 
 }  // namespace sfft::sparse::cuda_stages

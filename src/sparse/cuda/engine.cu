@@ -198,6 +198,7 @@ class CudaEngine final : public Engine {
     last_outputs_.resize(signals_);
     host_fold_.allocate(signals_ * hashings_ * g.buckets);
     if (signals_ > 1) {
+      allow_rank_batch_shared<Real>(distinct_capacity_);
       active_.allocate(1);
       active_host_.allocate(1);
     }
@@ -836,8 +837,8 @@ class CudaEngine final : public Engine {
         // stride over longer ones), without the kRankGridMin floor that keeps one signal's step short, whose
         // idle 1024-thread blocks a batch would pay per signal (2^16, k = 100, batch 1024: 16384 blocks, now 4096).
         const unsigned batch_grid = std::min(rank_grid, blocks_for(d_.k, kRankTile));
-        launch_rank_batch<Real>(batch_grid, table_, d_.k, res_freq_.get(), res_val_.get(), counters_.get(), finish(),
-                                strides_, static_cast<unsigned>(signals_), active_.get(), s);
+        launch_rank_batch<Real>(batch_grid, distinct_capacity_, table_, d_.k, res_freq_.get(), res_val_.get(),
+                                counters_.get(), finish(), strides_, static_cast<unsigned>(signals_), active_.get(), s);
         if (timer != nullptr) timer->mark("rank", s);
       } else {
         launch_rank<Real>(rank_grid, ranked, ranked_count, table_, d_.k, res_freq_.get(), res_val_.get(),

@@ -223,6 +223,120 @@ __global__ void __launch_bounds__(kThreads)
   finish_exec(counters, finish, direct.freqs != nullptr);
 }
 
+// Top-k of a batch's signals, a block per signal (blockIdx.y), for lists whose entries fit shared memory
+// (rank_batch_binned): a counting sort of the list into kRankBins bins spread evenly over the bit patterns of its
+// magnitudes, between the smallest and the largest (non-negative doubles order like their bits, so a higher bin
+// holds larger magnitudes), then an entry's rank is the count of the bins above its own plus the entries of its
+// bin ahead of it (rank_kernel's order: |value| as returned, ties by smaller frequency). Three passes over the
+// list's table entries (the range, the counts, the placement), a scan of the bins and one comparison pass within
+// bins; rank_kernel instead compares every entry with every other in each of its blocks.
+template <class Real>
+__global__ void __launch_bounds__(kRankBinnedBlock)
+    rank_binned_kernel(Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
+                       Finish<Real> finish, Strides st, const unsigned *active) {
+  extern __shared__ __align__(16) unsigned char rank_shared[];
+  auto *placed = reinterpret_cast<RankPlaced *>(rank_shared);  // the list in bin order
+  __shared__ unsigned bin_count[kRankBins], bin_above[kRankBins], bin_fill[kRankBins];
+  __shared__ unsigned warp_total[kRankBinnedBlock / 32];
+  __shared__ unsigned long long bits_lo, bits_hi;
+  cuda::wait_for_previous_kernel();
+  if (signal_inactive(active)) return;  // the whole block: blockIdx.y is its signal
+  t = signal_table(t, blockIdx.y, st);
+  counters += blockIdx.y;
+  res_freq += blockIdx.y * st.results;
+  res_val += blockIdx.y * st.results;
+  finish = signal_finish(finish, blockIdx.y, st);
+  const unsigned m = counters->distinct;
+  const ExecOutputs direct = direct_outputs(finish, counters, k);
+  const double unscale = finish.outputs->unscale;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  auto magnitude_bits = [&](unsigned slot) {
+    return static_cast<unsigned long long>(__double_as_longlong(returned_magnitude2<Real>(t.value[slot])));
+  };
+  for (unsigned b = threadIdx.x; b < kRankBins; b += blockDim.x) bin_count[b] = bin_fill[b] = 0;
+  if (threadIdx.x == 0) {
+    bits_lo = ~0ull;
+    bits_hi = 0;
+  }
+  __syncthreads();
+  // Pass 1: the range of the magnitudes' bits.
+  unsigned long long lo = ~0ull, hi = 0;
+  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) {
+    const unsigned long long bits = magnitude_bits(t.slots[i]);
+    lo = min(lo, bits);
+    hi = max(hi, bits);
+  }
+  for (unsigned offset = 16; offset > 0; offset /= 2) {
+    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
+    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
+  }
+  if (lane == 0) {
+    atomicMin(&bits_lo, lo);
+    atomicMax(&bits_hi, hi);
+  }
+  __syncthreads();
+  // Non-decreasing in the bits (IEEE division and multiplication by positive numbers are monotone).
+  const unsigned long long base = bits_lo;
+  const double bins_per_bit = bits_hi > bits_lo ? (kRankBins - 1) / static_cast<double>(bits_hi - bits_lo) : 0.0;
+  auto bin_of = [&](unsigned long long bits) {
+    return min(kRankBins - 1, static_cast<unsigned>(static_cast<double>(bits - base) * bins_per_bit));
+  };
+  // Pass 2: the bins' counts.
+  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) atomicAdd(&bin_count[bin_of(magnitude_bits(t.slots[i]))], 1u);
+  __syncthreads();
+  // The entries above each bin: an exclusive scan from the top bin down, kRankBins / blockDim bins a thread.
+  const unsigned per_thread = kRankBins / blockDim.x, first_from_top = threadIdx.x * per_thread;
+  unsigned own = 0;
+  for (unsigned r = 0; r < per_thread; ++r) own += bin_count[kRankBins - 1 - (first_from_top + r)];
+  unsigned inclusive = own;
+  for (unsigned offset = 1; offset < 32; offset *= 2) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += other;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  unsigned above = inclusive - own;
+  for (unsigned w = 0; w < warp; ++w) above += warp_total[w];
+  for (unsigned r = 0; r < per_thread; ++r) {
+    const unsigned b = kRankBins - 1 - (first_from_top + r);
+    bin_above[b] = above;
+    above += bin_count[b];
+  }
+  __syncthreads();
+  // Pass 3: the list in bin order.
+  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) {
+    const unsigned slot = t.slots[i];
+    const unsigned long long bits = magnitude_bits(slot);
+    const unsigned b = bin_of(bits);
+    placed[bin_above[b] + atomicAdd(&bin_fill[b], 1u)] = RankPlaced{bits, slot};
+  }
+  __syncthreads();
+  // Pass 4: each entry's rank; every thread takes the same number of turns (the warps' collectives below).
+  for (unsigned first = 0; first < m; first += blockDim.x) {
+    const unsigned p = first + threadIdx.x;
+    unsigned written = 0;
+    Cplx<double> value{0, 0};
+    if (p < m) {
+      const RankPlaced me = placed[p];
+      const unsigned b = bin_of(me.bits);
+      value = t.value[me.slot];
+      const uint64_t freq = t.keys[me.slot];
+      unsigned rank = bin_above[b];
+      for (unsigned q = bin_above[b], end = q + bin_count[b]; q < end; ++q) {
+        const RankPlaced other = placed[q];
+        rank += other.bits > me.bits || (other.bits == me.bits && q != p && t.keys[other.slot] < freq);
+      }
+      if (rank < k && me.bits != 0) {
+        write_result(rank, freq, value, unscale, res_freq, res_val, direct);
+        written = rank + 1;
+      }
+    }
+    note_count(written, counters);
+    note_kept(finish.noise, written > 0, value);
+  }
+  finish_exec(counters, finish, direct.freqs != nullptr);
+}
+
 // Top-k for long lists, step 1: sort keys (|value|^2 as returned, as double bits; 0 past the list's end).
 template <class Real>
 __global__ void magnitude_kernel(const unsigned *list, const unsigned *list_count, std::size_t list_capacity, Table t,
@@ -268,12 +382,25 @@ void launch_rank(unsigned grid, const unsigned *list, const unsigned *list_count
 }
 
 template <class Real>
-void launch_rank_batch(unsigned grid, const Table &t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val,
-                       Counters *counters, const Finish<Real> &finish, const Strides &st, unsigned signals,
-                       const unsigned *active, cudaStream_t stream) {
-  cuda::launch_overlapped(rank_kernel<Real, kRankBatchBlock>, dim3(grid, signals), kRankBatchBlock, stream,
-                          static_cast<const unsigned *>(t.slots), static_cast<const unsigned *>(&counters->distinct), t,
-                          k, res_freq, res_val, counters, finish, st, active);
+void allow_rank_batch_shared(std::size_t list_capacity) {
+  if (rank_batch_binned(list_capacity))
+    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(rank_binned_kernel<Real>),
+                               list_capacity * sizeof(RankPlaced));
+}
+
+template <class Real>
+void launch_rank_batch(unsigned grid, std::size_t list_capacity, const Table &t, uint64_t k, uint64_t *res_freq,
+                       Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish, const Strides &st,
+                       unsigned signals, const unsigned *active, cudaStream_t stream) {
+  if (rank_batch_binned(list_capacity)) {
+    cuda::launch_overlapped_shared(rank_binned_kernel<Real>, dim3(1, signals), kRankBinnedBlock,
+                                   list_capacity * sizeof(RankPlaced), stream, t, k, res_freq, res_val, counters,
+                                   finish, st, active);
+  } else {
+    cuda::launch_overlapped(rank_kernel<Real, kRankBatchBlock>, dim3(grid, signals), kRankBatchBlock, stream,
+                            static_cast<const unsigned *>(t.slots), static_cast<const unsigned *>(&counters->distinct),
+                            t, k, res_freq, res_val, counters, finish, st, active);
+  }
 }
 
 template <class Real>
@@ -298,8 +425,10 @@ void launch_iota(unsigned *v, std::size_t count, cudaStream_t stream) {
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
-template void launch_rank_batch<float>(unsigned, const Table &, uint64_t, uint64_t *, Cplx<float> *, Counters *,
-                                       const Finish<float> &, const Strides &, unsigned, const unsigned *,
+template void allow_rank_batch_shared<float>(std::size_t);
+template void allow_rank_batch_shared<double>(std::size_t);
+template void launch_rank_batch<float>(unsigned, std::size_t, const Table &, uint64_t, uint64_t *, Cplx<float> *,
+                                       Counters *, const Finish<float> &, const Strides &, unsigned, const unsigned *,
                                        cudaStream_t);
 template void launch_rank<float>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
                                  Cplx<float> *, Counters *, const Finish<float> &, cudaStream_t);
@@ -308,8 +437,8 @@ template void launch_magnitudes<float>(const unsigned *, const unsigned *, std::
 template void launch_gather<float>(const unsigned long long *, const unsigned *, const unsigned *, const Table &,
                                    uint64_t, uint64_t *, Cplx<float> *, Counters *, const Finish<float> &,
                                    cudaStream_t);
-template void launch_rank_batch<double>(unsigned, const Table &, uint64_t, uint64_t *, Cplx<double> *, Counters *,
-                                        const Finish<double> &, const Strides &, unsigned, const unsigned *,
+template void launch_rank_batch<double>(unsigned, std::size_t, const Table &, uint64_t, uint64_t *, Cplx<double> *,
+                                        Counters *, const Finish<double> &, const Strides &, unsigned, const unsigned *,
                                         cudaStream_t);
 template void launch_rank<double>(unsigned, const unsigned *, const unsigned *, const Table &, uint64_t, uint64_t *,
                                   Cplx<double> *, Counters *, const Finish<double> &, cudaStream_t);

@@ -80,8 +80,7 @@ constexpr unsigned kColumnResidues = kColumnBytes<Real> / sizeof(Cplx<Real>);
 constexpr std::size_t kColumnSharedBytes = 113 * 1024;  // two blocks per SM
 struct ColumnJob {
   uint64_t base, sigma;
-  unsigned row_step;               // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
-  uint32_t unshift[kJobHashings];  // (B - shift[c] mod B) mod B: hashing c's bucket from the first hashing's
+  unsigned row_step;  // sigma * 2^phase_bits mod L: a lane's row from one tap slot to its next
   unsigned hashing[kJobHashings];
   int count;
   unsigned taps;          // tap slots q (ceil((2T + 1 + shift[count - 1]) / B))
@@ -104,22 +103,26 @@ constexpr std::size_t column_fold_shared(uint64_t rows, std::size_t weight_rows)
 }
 // weights: per (slab, job group) in grid order, weight_rows rows of kColumnPlanes x kColumnResidues; buckets[j * B +
 // r]: the bucket of job j's first hashing that column r feeds. `group` signals per block (grid.y = ceil(signals /
-// group)). x and x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies).
+// group)). x and x_stride * sizeof(Cplx<Real>) 16-byte aligned (16-byte copies). The sums go to `by_column` in
+// column order (hashing h's sum fed by column r at h B + r: a warp's stores are whole sectors, where the buckets of
+// consecutive columns lie sigma^-1 apart); launch_normalise_batch puts them in bucket order.
 template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
                               int job_groups, const uint32_t *buckets, const ColumnWeights<Real> *weights,
                               std::size_t weight_rows, int phase_bits, int64_t half_taps, const Geometry &g,
-                              Cplx<Real> *z, Counters *counters, const Table &table, int passes, const Strides &st,
-                              unsigned signals, unsigned group, cudaStream_t stream);
+                              Cplx<Real> *by_column, Counters *counters, const Table &table, int passes,
+                              const Strides &st, unsigned signals, unsigned group, cudaStream_t stream);
 // Lets the column fold kernel take column_fold_shared(g.width, weight_rows) bytes of shared memory on the current
 // device; once, when a plan's tables are uploaded (the launches then only launch).
 template <class Real>
 void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows);
 
+// by_column (the column fold's sums, NULL otherwise): z[i] is read from by_column[column_of[i]] (same strides as z).
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
-                            const Strides &st, unsigned signals, cudaStream_t stream);
+                            const Strides &st, unsigned signals, const Cplx<Real> *by_column, const uint32_t *column_of,
+                            cudaStream_t stream);
 
 // peel.cu: EXACT, location loop `loop`, peeling into the `later` loops after it, for `signals` signals (grid.y):
 // a group of lanes per (later loop, bucket) (bucket_span 0), or (batches) per bucket subtracting from every later
@@ -129,20 +132,24 @@ void launch_peel(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, cons
                  double settle_relative, int loop, int later, const Geometry &g, const Table &t, Counters *counters,
                  const Strides &st, unsigned signals, const unsigned *active, unsigned bucket_span,
                  cudaStream_t stream);
-// peel.cu, batches of small designs: every location loop in one launch, a block of kPeelPersistentBlock
-// threads per signal looping over its buckets, ending after the loop that left the signal settled.
+// peel.cu, batches of designs of at most kPeelPersistentBlock buckets: location loops first_loop onwards in one
+// launch, a block of kPeelPersistentBlock threads per signal looping over its buckets, ending after the loop that
+// left the signal settled.
 constexpr unsigned kPeelPersistentBlock = 256;
 template <class Real>
 void launch_peel_signals(bool power_of_two, Cplx<Real> *z, const LoopParams *loops, const double *energy,
-                         double floor_relative, double settle_relative, int location_loops, const Geometry &g,
-                         const Table &t, Counters *counters, const Strides &st, unsigned signals,
+                         double floor_relative, double settle_relative, int first_loop, int location_loops,
+                         const Geometry &g, const Table &t, Counters *counters, const Strides &st, unsigned signals,
                          const unsigned *active, cudaStream_t stream);
 // topk.cu: the top-k of `signals` EXACT signals (grid.y), their lists the tables' slots (at most list_capacity
 // entries each), in launch_rank's order and with its outputs: a block per signal sorting its list into bins of
 // its magnitudes where the list fits the block's shared memory (rank_batch_binned), else launch_rank's counting
 // (`grid` blocks a signal). allow_rank_batch_shared: once per plan, before the launches.
 constexpr unsigned kRankBins = 1024;
+// Threads a signal: 256, and 512 for lists longer than kRankBinnedLongList (H200, same call: 2^20 k1000 b64
+// ranking 0.024 -> 0.022 ms with 512; 2^16 k100 b1024 0.022 -> 0.031 ms).
 constexpr unsigned kRankBinnedBlock = 256;
+constexpr std::size_t kRankBinnedLongList = 4096;
 struct RankPlaced {
   unsigned long long bits;  // of |value|^2 as returned (a non-negative double)
   unsigned slot;

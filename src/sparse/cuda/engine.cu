@@ -317,7 +317,7 @@ class CudaEngine final : public Engine {
         launch_fold_column_batch<Real>(static_cast<const Cplx<Real> *>(io.x), io.x_dist, column_jobs_.get(),
                                        static_cast<int>(jobs_count_), column_job_groups_, column_buckets_.get(),
                                        column_weights_.get(), column_weight_rows_, column_phase_bits_, d_.half_taps, g,
-                                       z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
+                                       column_sums_.get(), counters_.get(), table_, kRobustPasses, strides_, signals,
                                        column_group(batch), stream_);
       } else {
         launch_fold_batch<Real>(power_of_two(), static_cast<const Cplx<Real> *>(io.x), io.x_dist, window_.get(),
@@ -326,7 +326,8 @@ class CudaEngine final : public Engine {
       }
       if (timer != nullptr) timer->mark("fold", stream_);
       launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
-                                   counters_.get(), outputs_.get(), strides_, signals, stream_);
+                                   counters_.get(), outputs_.get(), strides_, signals,
+                                   column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr, stream_);
       if (timer != nullptr) timer->mark("normalise", stream_);
     }
     if (graph_ && timer == nullptr) {
@@ -628,6 +629,15 @@ class CudaEngine final : public Engine {
     if (peel == "per-signal" && d_.geom.buckets <= kPeelPersistentBlock) batch_peel_ = BatchPeel::PerSignal;
     const std::string span = env_value("SFFT_SPARSE_BATCH_PEEL_SPAN");
     if (span == "32" || span == "64" || span == "128") peel_bucket_span_ = static_cast<unsigned>(std::stoul(span));
+    // Per bucket, small designs with a block per SM at least: loops 2 onwards in one launch of the per-signal
+    // kernel (few buckets are left above the floor by then). H200, same call, 2^16 k100 b256 complex64: peel of
+    // loops 2-5 0.045 -> 0.028 ms (batch 0.19 -> 0.175 ms); 2^20 k1000 b64 (B = 2048, a 1024-thread block per
+    // signal) ran slower from any loop on (loops 2-5 0.048 -> 0.064 ms, 3-5 0.032 -> 0.035, 4-5 0.019 -> 0.022).
+    // SFFT_SPARSE_BATCH_PEEL=per-bucket: every loop per bucket.
+    peel_tail_from_ =
+        d_.geom.buckets <= kPeelPersistentBlock && signals_ >= static_cast<std::size_t>(sms) && peel != "per-bucket"
+            ? std::min(2, d_.location_loops)
+            : d_.location_loops;
   }
 
   // The batched fold (batch.cuh): the column fold (each sample read once, coalesced) for designs whose gather
@@ -699,6 +709,8 @@ class CudaEngine final : public Engine {
     const std::size_t slabs = column_slabs(), weight_rows = column_weight_rows(jobs, groups);
     std::vector<ColumnJob> column_jobs(jobs.size());
     std::vector<uint32_t> buckets(jobs.size() * b);
+    constexpr uint32_t kUnfed = UINT32_MAX;
+    std::vector<uint32_t> column_of(hashings_ * b, kUnfed);
     constexpr unsigned kPlanes = kColumnPlanes<Real>, kLanes = 16 / sizeof(Real);
     std::vector<ColumnWeights<Real>> weights(
         slabs * static_cast<std::size_t>(groups) * weight_rows * kPlanes * kResidues, ColumnWeights<Real>{});
@@ -714,16 +726,19 @@ class CudaEngine final : public Engine {
       cj.count = job.count;
       cj.taps = column_taps(job);
       cj.first_weight = first_weight;
-      for (int c = 0; c < kJobHashings; ++c) {
-        cj.unshift[c] = c < job.count ? static_cast<uint32_t>((b - job.shift[c] % b) % b) : 0;
-        cj.hashing[c] = c < job.count ? job.hashing[c] : 0;
-      }
+      for (int c = 0; c < kJobHashings; ++c) cj.hashing[c] = c < job.count ? job.hashing[c] : 0;
       // Column r's taps p = (sigma^-1 (r - base) + T) mod n + B q feed bucket (p - T) mod B = sigma^-1 (r - base)
       // mod B of the job's first hashing (launch_fold's bucket i; B divides n).
       const LoopParams &loop = d_.loops[static_cast<std::size_t>(d_.loop_of(job.hashing[0]))];
       for (uint64_t r = 0; r < b; ++r) {
         const uint64_t bucket = mul_mod(loop.sigma_inv, mod_n(r + g.n - mod_n(job.base, g), g), g) % b;
         buckets[j * b + r] = static_cast<uint32_t>(bucket);
+        // Hashing c of the job: tap t is the first hashing's tap t + shift[c], so column r feeds its bucket
+        // bucket - shift[c] (mod B).
+        for (int c = 0; c < job.count; ++c) {
+          const uint64_t row = static_cast<uint64_t>(job.hashing[c]) * b;
+          column_of[row + (bucket + b - job.shift[c] % b) % b] = static_cast<uint32_t>(row + r);
+        }
         const uint64_t first_tap = (bucket + half) % b;
         const std::size_t block = (r / kResidues) * static_cast<std::size_t>(groups) + group, column = r % kResidues;
         for (unsigned q = 0; q < cj.taps; ++q) {
@@ -738,12 +753,18 @@ class CudaEngine final : public Engine {
       }
       first_weight += cj.taps;
     }
+    // Every hashing is in one job, so every bucket is fed; a design where one were not keeps the gather fold.
+    if (std::find(column_of.begin(), column_of.end(), kUnfed) != column_of.end()) return;
     column_jobs_.allocate(column_jobs.size());
     column_buckets_.allocate(buckets.size());
+    column_of_.allocate(column_of.size());
+    column_sums_.allocate(signals_ * column_of.size());
     column_weights_.allocate(weights.size());
     SFFT_CUDA_CHECK(cudaMemcpyAsync(column_jobs_.get(), column_jobs.data(), column_jobs.size() * sizeof(ColumnJob),
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(column_buckets_.get(), buckets.data(), buckets.size() * sizeof(uint32_t),
+                                    cudaMemcpyHostToDevice, stream_));
+    SFFT_CUDA_CHECK(cudaMemcpyAsync(column_of_.get(), column_of.data(), column_of.size() * sizeof(uint32_t),
                                     cudaMemcpyHostToDevice, stream_));
     SFFT_CUDA_CHECK(cudaMemcpyAsync(column_weights_.get(), weights.data(), weights.size() * sizeof(ColumnWeights<Real>),
                                     cudaMemcpyHostToDevice, stream_));
@@ -791,17 +812,25 @@ class CudaEngine final : public Engine {
 
     const unsigned *ranked = table_.slots;
     const unsigned *ranked_count = &counters_.get()->distinct;
-    if (d_.variant == Variant::Exact && signals_ > 1 && batch_peel_ == BatchPeel::PerSignal) {
-      launch_peel_signals<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative,
-                                d_.settle_relative, d_.location_loops, g, table_, counters_.get(), strides_,
-                                static_cast<unsigned>(signals_), active_.get(), s);
-      if (timer != nullptr) timer->mark("peel", s);
+    if (d_.variant == Variant::Exact && signals_ > 1 && batch_peel_ != BatchPeel::PerTarget) {
+      const int tail = batch_peel_ == BatchPeel::PerSignal ? 0 : peel_tail_from_;
+      for (int l = 0; l < tail; ++l) {
+        launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
+                          l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
+                          static_cast<unsigned>(signals_), active_.get(), peel_bucket_span_, s);
+        if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
+      }
+      if (tail < d_.location_loops) {
+        launch_peel_signals<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative,
+                                  d_.settle_relative, tail, d_.location_loops, g, table_, counters_.get(), strides_,
+                                  static_cast<unsigned>(signals_), active_.get(), s);
+        if (timer != nullptr) timer->mark(tail == 0 ? "peel" : "peel" + std::to_string(tail) + "+", s);
+      }
     } else if (d_.variant == Variant::Exact) {
       for (int l = 0; l < d_.location_loops; ++l) {
         launch_peel<Real>(power_of_two(), z_.get(), loops_.get(), energy_.get(), d_.floor_relative, d_.settle_relative,
                           l, d_.location_loops - 1 - l, g, table_, counters_.get(), strides_,
-                          static_cast<unsigned>(signals_), active_.get(),
-                          signals_ > 1 && batch_peel_ == BatchPeel::PerBucket ? peel_bucket_span_ : 0u, s);
+                          static_cast<unsigned>(signals_), active_.get(), 0u, s);
         if (timer != nullptr) timer->mark("peel" + std::to_string(l), s);
       }
     } else {
@@ -947,9 +976,12 @@ class CudaEngine final : public Engine {
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
   BatchPeel batch_peel_ = BatchPeel::PerTarget;          // batched engines: choose_batch_peel()
   unsigned peel_bucket_span_ = kPeelBlock / kPeelLanes;  // the per-bucket peel's buckets a block
+  int peel_tail_from_ = 0;
   // The column fold's tables (choose_batch_fold; column_weight_rows_ = 0: the gather fold) and the SM count.
   cuda::DeviceBuffer<ColumnJob> column_jobs_;
   cuda::DeviceBuffer<uint32_t> column_buckets_;
+  cuda::DeviceBuffer<uint32_t> column_of_;      // per bucket of each hashing, the sum in column order feeding it
+  cuda::DeviceBuffer<Cplx<Real>> column_sums_;  // the column fold's sums in column order (batch.cuh)
   cuda::DeviceBuffer<ColumnWeights<Real>> column_weights_;
   std::size_t column_weight_rows_ = 0;
   int column_phase_bits_ = 0;

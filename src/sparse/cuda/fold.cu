@@ -129,19 +129,19 @@ __global__ void __launch_bounds__(kFoldOutputs *kFoldSlices)
 // group blockIdx.y). Per signal: the threads copy the slab's rows (cp.async, 16 bytes each: B is even, so a
 // partial slab's rows are whole pieces too), reset their share of the signal's stale table slots (the fold
 // kernel's duty); then the 2^phase_bits lanes of each (column, job) item sum its tap slots q = phase (mod
-// 2^phase_bits), add their sums by shuffles, and write them as the gather fold does (exponent, finiteness).
-// The blocks of a slab's job groups are adjacent in the grid, so the groups after the first find the slab in
-// the L2. What does not depend on the signal (each thread's item, its first row, weights and destinations) is
-// set once per block, offsets within the slab are 32-bit bytes (and the destinations 32-bit indices: the host
-// keeps this fold to designs whose folded sums fit them) and a tap slot's weights vector loads, so that the work
-// per signal is little more than the copy and a few instructions a tap.
+// 2^phase_bits), add their sums by shuffles, and write them in column order (launch_normalise_batch puts them in bucket
+// order), with the gather fold's exponent and finiteness. The blocks of a slab's job groups are adjacent in the grid,
+// so the groups after the first find the slab in the L2. What does not depend on the signal (each thread's item, its
+// first row, weights and destinations) is set once per block, offsets within the slab are 32-bit bytes (and the
+// destinations 32-bit indices: the host keeps this fold to designs whose folded sums fit them) and a tap slot's weights
+// vector loads, so that the work per signal is little more than the copy and a few instructions a tap.
 template <class Real>
 __global__ void __launch_bounds__(kColumnThreads<Real>)
     column_fold_kernel(const Cplx<Real> *__restrict__ x, std::size_t x_stride, const ColumnJob *__restrict__ job_list,
                        int job_count, int job_groups, const uint32_t *__restrict__ buckets,
                        const ColumnWeights<Real> *__restrict__ weights, std::size_t weight_rows, int phase_bits,
-                       int64_t half_taps, Geometry g, unsigned signals, unsigned group, Cplx<Real> *__restrict__ z,
-                       Counters *counters, Table table, int passes, Strides st) {
+                       int64_t half_taps, Geometry g, unsigned signals, unsigned group,
+                       Cplx<Real> *__restrict__ by_column, Counters *counters, Table table, int passes, Strides st) {
   constexpr unsigned kResidues = kColumnResidues<Real>, kPlanes = kColumnPlanes<Real>;
   constexpr unsigned kLanes = 16 / sizeof(Real);  // weights per vector
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -184,11 +184,8 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
     w_start = weight + (job.first_weight + phase) * kPlanes * kResidues + column;
     if (phase == 0) outputs = static_cast<unsigned>(job.count);
 #pragma unroll
-    for (int c = 0; c < kJobHashings; ++c) {
-      uint64_t b = bucket + job.unshift[c];
-      if (b >= g.buckets) b -= g.buckets;
-      z_index[c] = static_cast<unsigned>(job.hashing[c] * g.buckets + b);
-    }
+    for (int c = 0; c < kJobHashings; ++c)
+      z_index[c] = static_cast<unsigned>(job.hashing[c] * g.buckets + first_residue + column);
   }
   const unsigned w_step = phases * kPlanes * kResidues;
   // Each thread copies piece t % kPieces of every kRowsPerCopy-th row from row t / kPieces.
@@ -239,7 +236,7 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
         im[c] += __shfl_xor_sync(0xffffffffu, im[c], lanes);
       }
     }
-    Cplx<Real> *zs = z + s * st.z;
+    Cplx<Real> *zs = by_column + s * st.z;
     bool finite = true;
     Real largest = 0;
 #pragma unroll
@@ -266,8 +263,10 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
 constexpr unsigned kNormaliseValues = 4;
 template <class Real>
 __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
-                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st) {
+                                 double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
+                                 const Cplx<Real> *by_column, const uint32_t *column_of) {
   z += blockIdx.y * st.z;  // signal blockIdx.y of a batch
+  const Cplx<Real> *from = by_column != nullptr ? by_column + blockIdx.y * st.z : z;
   energy += blockIdx.y * st.energy;
   counters += blockIdx.y;
   exec_outputs_slot += blockIdx.y;
@@ -276,7 +275,7 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
 #pragma unroll
   for (unsigned k = 0; k < kNormaliseValues; ++k) {
     const std::size_t i = first + k * kBlock;
-    v[k] = i < count ? z[i] : Cplx<Real>{0, 0};
+    v[k] = i < count ? from[by_column != nullptr ? column_of[i] : i] : Cplx<Real>{0, 0};
   }
   const int shift = normalising_shift<Real>(counters->fold_exponent);
   const Real factor = ldexp(Real(1), shift);
@@ -304,6 +303,44 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
       atomicAdd(&energy[loop], e);
     }
   }
+}
+
+// The column fold's sums to bucket order, for rows that fit kNormaliseRowBytes of shared memory: a block per
+// hashing row of a signal (grid (hashings, signals)) stages the row as the column fold wrote it (coalesced), then
+// writes each bucket's sum from it, scaled as normalise_kernel does, with the row's energy if it is a loop's
+// reference. normalise_kernel's gather instead reads each sum from the L2 alone (a sector per 8 or 16 bytes).
+// Rows of at least kNormaliseRowMinBytes: shorter rows made too many small blocks (H200, same call: 2^16 k100 b1024
+// complex64, 2 KiB rows, 0.036 ms against the gather's 0.033; 2^20 k1000 b64, 16 KiB rows, 0.019 against 0.025).
+constexpr std::size_t kNormaliseRowBytes = 48 * 1024, kNormaliseRowMinBytes = 8 * 1024;
+template <class Real>
+__global__ void normalise_rows_kernel(Cplx<Real> *z, Geometry g, int location_loops, bool energies, double *energy,
+                                      const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
+                                      const Cplx<Real> *by_column, const uint32_t *column_of) {
+  extern __shared__ __align__(16) unsigned char row_bytes[];
+  auto *row = reinterpret_cast<Cplx<Real> *>(row_bytes);
+  const std::size_t h = blockIdx.x, first = h * g.buckets;
+  z += blockIdx.y * st.z + first;  // signal blockIdx.y of a batch, hashing h
+  by_column += blockIdx.y * st.z + first;
+  energy += blockIdx.y * st.energy;
+  counters += blockIdx.y;
+  for (std::size_t b = threadIdx.x; b < g.buckets; b += blockDim.x) row[b] = by_column[b];
+  const int shift = normalising_shift<Real>(counters->fold_exponent);
+  const Real factor = ldexp(Real(1), shift);
+  if (h == 0 && threadIdx.x == 0) exec_outputs_slot[blockIdx.y].unscale = ldexp(1.0, -shift);
+  const bool reference =
+      energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0;
+  __syncthreads();
+  double e = 0;
+  for (std::size_t b = threadIdx.x; b < g.buckets; b += blockDim.x) {
+    Cplx<Real> v = row[column_of[first + b] - first];
+    v.re *= factor;
+    v.im *= factor;
+    z[b] = v;
+    e += cabs2(widen(v));
+  }
+  if (!reference) return;
+  for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+  if (threadIdx.x % 32 == 0) atomicAdd(&energy[h / g.hashings_per_loop], e);
 }
 
 }  // namespace
@@ -366,14 +403,14 @@ template <class Real>
 void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const ColumnJob *jobs, int job_count,
                               int job_groups, const uint32_t *buckets, const ColumnWeights<Real> *weights,
                               std::size_t weight_rows, int phase_bits, int64_t half_taps, const Geometry &g,
-                              Cplx<Real> *z, Counters *counters, const Table &table, int passes, const Strides &st,
-                              unsigned signals, unsigned group, cudaStream_t stream) {
+                              Cplx<Real> *by_column, Counters *counters, const Table &table, int passes,
+                              const Strides &st, unsigned signals, unsigned group, cudaStream_t stream) {
   const std::size_t shared = column_fold_shared<Real>(g.width, weight_rows);
   const dim3 grid(blocks_for(g.buckets, kColumnResidues<Real>) * static_cast<unsigned>(job_groups),
                   (signals + group - 1) / group);
   column_fold_kernel<Real><<<grid, kColumnThreads<Real>, shared, stream>>>(
       x, x_stride, jobs, job_count, job_groups, buckets, weights, weight_rows, phase_bits, half_taps, g, signals, group,
-      z, counters, table, passes, st);
+      by_column, counters, table, passes, st);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -401,16 +438,23 @@ void launch_sum_rank_folds(const Cplx<Real> *const *folds, int ranks, std::size_
 template <class Real>
 void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                       double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream) {
-  launch_normalise_batch(z, count, g, location_loops, energies, energy, counters, exec_outputs_slot, Strides{}, 1,
-                         stream);
+  launch_normalise_batch<Real>(z, count, g, location_loops, energies, energy, counters, exec_outputs_slot, Strides{}, 1,
+                               nullptr, nullptr, stream);
 }
 
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
-                            const Strides &st, unsigned signals, cudaStream_t stream) {
-  normalise_kernel<Real><<<dim3(blocks_for(count, kBlock * kNormaliseValues), signals), kBlock, 0, stream>>>(
-      z, count, g, location_loops, energies, energy, counters, exec_outputs_slots, st);
+                            const Strides &st, unsigned signals, const Cplx<Real> *by_column, const uint32_t *column_of,
+                            cudaStream_t stream) {
+  const std::size_t row_bytes = g.buckets * sizeof(Cplx<Real>);
+  if (by_column != nullptr && row_bytes >= kNormaliseRowMinBytes && row_bytes <= kNormaliseRowBytes) {
+    normalise_rows_kernel<Real><<<dim3(static_cast<unsigned>(count / g.buckets), signals), kBlock, row_bytes, stream>>>(
+        z, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of);
+  } else {
+    normalise_kernel<Real><<<dim3(blocks_for(count, kBlock * kNormaliseValues), signals), kBlock, 0, stream>>>(
+        z, count, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of);
+  }
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -440,13 +484,15 @@ template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, c
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
                                        Counters *, const Table &, int, const Strides &, unsigned, cudaStream_t);
 template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
-                                            const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+                                            const Counters *, ExecOutputs *, const Strides &, unsigned,
+                                            const Cplx<float> *, const uint32_t *, cudaStream_t);
 template void launch_fold_batch<double>(bool, const Cplx<double> *, std::size_t, const double *, const double *,
                                         const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &,
                                         Cplx<double> *, Counters *, const Table &, int, const Strides &, unsigned,
                                         cudaStream_t);
 template void launch_normalise_batch<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
-                                             const Counters *, ExecOutputs *, const Strides &, unsigned, cudaStream_t);
+                                             const Counters *, ExecOutputs *, const Strides &, unsigned,
+                                             const Cplx<double> *, const uint32_t *, cudaStream_t);
 template void allow_fold_column_shared<float>(const Geometry &, std::size_t);
 template void allow_fold_column_shared<double>(const Geometry &, std::size_t);
 template void launch_fold_column_batch<float>(const Cplx<float> *, std::size_t, const ColumnJob *, int, int,

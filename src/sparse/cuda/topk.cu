@@ -230,14 +230,14 @@ __global__ void __launch_bounds__(kThreads)
 // bin ahead of it (rank_kernel's order: |value| as returned, ties by smaller frequency). Three passes over the
 // list's table entries (the range, the counts, the placement), a scan of the bins and one comparison pass within
 // bins; rank_kernel instead compares every entry with every other in each of its blocks.
-template <class Real>
-__global__ void __launch_bounds__(kRankBinnedBlock)
+template <class Real, unsigned kThreads>
+__global__ void __launch_bounds__(kThreads)
     rank_binned_kernel(Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
                        Finish<Real> finish, Strides st, const unsigned *active) {
   extern __shared__ __align__(16) unsigned char rank_shared[];
   auto *placed = reinterpret_cast<RankPlaced *>(rank_shared);  // the list in bin order
   __shared__ unsigned bin_count[kRankBins], bin_above[kRankBins], bin_fill[kRankBins];
-  __shared__ unsigned warp_total[kRankBinnedBlock / 32];
+  __shared__ unsigned warp_total[kThreads / 32];
   __shared__ unsigned long long bits_lo, bits_hi;
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active)) return;  // the whole block: blockIdx.y is its signal
@@ -383,9 +383,11 @@ void launch_rank(unsigned grid, const unsigned *list, const unsigned *list_count
 
 template <class Real>
 void allow_rank_batch_shared(std::size_t list_capacity) {
-  if (rank_batch_binned(list_capacity))
-    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(rank_binned_kernel<Real>),
-                               list_capacity * sizeof(RankPlaced));
+  if (!rank_batch_binned(list_capacity)) return;
+  const void *kernel = list_capacity > kRankBinnedLongList
+                           ? reinterpret_cast<const void *>(rank_binned_kernel<Real, 2 * kRankBinnedBlock>)
+                           : reinterpret_cast<const void *>(rank_binned_kernel<Real, kRankBinnedBlock>);
+  cuda::allow_dynamic_shared(kernel, list_capacity * sizeof(RankPlaced));
 }
 
 template <class Real>
@@ -393,9 +395,11 @@ void launch_rank_batch(unsigned grid, std::size_t list_capacity, const Table &t,
                        Cplx<Real> *res_val, Counters *counters, const Finish<Real> &finish, const Strides &st,
                        unsigned signals, const unsigned *active, cudaStream_t stream) {
   if (rank_batch_binned(list_capacity)) {
-    cuda::launch_overlapped_shared(rank_binned_kernel<Real>, dim3(1, signals), kRankBinnedBlock,
-                                   list_capacity * sizeof(RankPlaced), stream, t, k, res_freq, res_val, counters,
-                                   finish, st, active);
+    const bool long_list = list_capacity > kRankBinnedLongList;
+    cuda::launch_overlapped_shared(
+        long_list ? rank_binned_kernel<Real, 2 * kRankBinnedBlock> : rank_binned_kernel<Real, kRankBinnedBlock>,
+        dim3(1, signals), long_list ? 2 * kRankBinnedBlock : kRankBinnedBlock, list_capacity * sizeof(RankPlaced),
+        stream, t, k, res_freq, res_val, counters, finish, st, active);
   } else {
     cuda::launch_overlapped(rank_kernel<Real, kRankBatchBlock>, dim3(grid, signals), kRankBatchBlock, stream,
                             static_cast<const unsigned *>(t.slots), static_cast<const unsigned *>(&counters->distinct),

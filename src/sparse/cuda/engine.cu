@@ -600,7 +600,7 @@ class CudaEngine final : public Engine {
   // bound by the decode work, not by one chain's latency); for designs of at most 4 x kPeelPersistentBlock lanes
   // and batches of at least two signals per SM, one launch for every loop with a block per signal (no launch per
   // loop, settled signals stop). The measurements behind it and the fold, and what was tried and dropped:
-  // docs/sparse-gpu.md, "The batched engine". A/B overrides, read when a batch engine is made (README.md):
+  // docs/sparse-gpu.md, "The batched engine". A/B overrides, read when a batch engine is made (docs/sparse-gpu.md):
   // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal (B <= 256);
   // SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a block).
   void choose_batch_peel() {

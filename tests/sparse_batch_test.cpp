@@ -374,6 +374,35 @@ TEST_P(SparseBatch, PerSignalPeelOverrideNeedsSmallDesigns) {
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
 }
 
+// A small design (B = 128) in a batch of at least one signal per SM and fewer than two (the per-bucket peel):
+// location loops 2 onwards run in one launch of the per-signal kernel, which takes over from the per-bucket
+// launches of loops 0 and 1 (the stage report names "peel2+"); every signal matches sfft_exec and the planted
+// spectrum.
+TEST_P(SparseBatch, PerBucketPeelHandsLaterLoopsToOneLaunch) {
+  if (GetParam().where != Where::CudaDevice) GTEST_SKIP() << "the batched kernels' layouts take device input";
+  const uint64_t n = 1 << 15, k = 40;
+  const std::size_t batch = static_cast<std::size_t>(sfft_test::device_multiprocessors()) * 3 / 2;
+  std::vector<Signal> planted_signals;
+  std::vector<std::vector<cd>> signals;
+  for (std::size_t s = 0; s < batch; ++s) {
+    planted_signals.push_back(planted(n, k, 1300 + s, 1000.0, INFINITY));
+    signals.push_back(planted_signals.back().x);
+  }
+  ScopedEnvironment environment;
+  environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
+  sfft_plan plan = create(n, k, SFFT_SPARSE_EXACT);
+  testing::internal::CaptureStderr();
+  std::vector<Coefficients> batched = run_batch(plan, signals, n, k, n, k);
+  const std::string report = testing::internal::GetCapturedStderr();
+  EXPECT_NE(report.find("peel per bucket"), std::string::npos) << report;
+  EXPECT_NE(report.find("peel2+"), std::string::npos) << report;
+  for (std::size_t s = 0; s < batch; ++s) {
+    expect_exact(batched[s], planted_signals[s], s);
+    expect_same(batched[s], run_single(plan, signals[s], k), s);
+  }
+  EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+}
+
 // The batched fold's two kernels (the gather fold and the column fold, src/sparse/cuda/batch.cuh), each forced by
 // SFFT_SPARSE_BATCH_FOLD: a power-of-two n; n = 98304 (remainders instead of masks); n = 100000 (B = 500: a partial
 // slab of columns); n = 2^15 with 16 and 32 location loops, whose column folds split the jobs into groups; n = 2^20

@@ -69,6 +69,12 @@ void DeviceMemory::download(void *host, std::size_t bytes) const {
 }
 void DeviceMemory::fill_bytes(int value, std::size_t bytes) { check(cudaMemset(ptr_, value, bytes), "cudaMemset"); }
 void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+int device_multiprocessors() {
+  int device = 0, count = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return count;
+}
 ManagedMemory::ManagedMemory(std::size_t bytes) {
   check(cudaMallocManaged(&ptr_, bytes == 0 ? 1 : bytes), "cudaMallocManaged");
 }
@@ -90,6 +96,7 @@ void DeviceMemory::upload(const void *, std::size_t) { no_cuda(); }
 void DeviceMemory::download(void *, std::size_t) const { no_cuda(); }
 void DeviceMemory::fill_bytes(int, std::size_t) { no_cuda(); }
 void device_synchronize() {}
+int device_multiprocessors() { no_cuda(); }
 ManagedMemory::ManagedMemory(std::size_t) { no_cuda(); }
 ManagedMemory::~ManagedMemory() = default;
 TestStream::TestStream() { no_cuda(); }

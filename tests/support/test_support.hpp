@@ -44,6 +44,9 @@ class DeviceMemory {
 
 void device_synchronize();
 
+// Streaming multiprocessors of the current CUDA device (the batched engine's layout choices count them).
+int device_multiprocessors();
+
 // CUDA managed allocation (host- and device-accessible), small sizes only.
 class ManagedMemory {
  public:

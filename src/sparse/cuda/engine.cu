@@ -599,10 +599,11 @@ class CudaEngine final : public Engine {
   // The batched engine's peel layout (batch.cuh): a group per bucket subtracting from every later loop (a batch is
   // bound by the decode work, not by one chain's latency); for designs of at most 4 x kPeelPersistentBlock lanes
   // and batches of at least two signals per SM, one launch for every loop with a block per signal (no launch per
-  // loop, settled signals stop). The measurements behind it and the fold, and what was tried and dropped:
-  // docs/sparse-gpu.md, "The batched engine". A/B overrides, read when a batch engine is made (docs/sparse-gpu.md):
-  // SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout), per-bucket or per-signal (B <= 256);
-  // SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a block).
+  // loop, settled signals stop), and with one to two signals per SM, that launch for loops 2 onwards. The measurements
+  // behind it and the fold, and what was tried and dropped: docs/sparse-gpu.md, "The batched engine". A/B overrides,
+  // read when a batch engine is made (docs/sparse-gpu.md): SFFT_SPARSE_BATCH_PEEL=per-target (the one-signal layout),
+  // per-bucket or per-signal (B <= 256); SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a
+  // block).
   void choose_batch_peel() {
     int sms = 0;
     SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
@@ -976,7 +977,7 @@ class CudaEngine final : public Engine {
   enum class BatchPeel { PerTarget, PerBucket, PerSignal };
   BatchPeel batch_peel_ = BatchPeel::PerTarget;          // batched engines: choose_batch_peel()
   unsigned peel_bucket_span_ = kPeelBlock / kPeelLanes;  // the per-bucket peel's buckets a block
-  int peel_tail_from_ = 0;
+  int peel_tail_from_ = 0;  // per bucket: the first loop peel_signal_kernel takes over (location_loops: none)
   // The column fold's tables (choose_batch_fold; column_weight_rows_ = 0: the gather fold) and the SM count.
   cuda::DeviceBuffer<ColumnJob> column_jobs_;
   cuda::DeviceBuffer<uint32_t> column_buckets_;

@@ -5,6 +5,22 @@
 namespace sfft::sparse::cuda_stages {
 namespace {
 
+// w^m for a subtraction from complex64 sums: in single precision where n <= 2^24 is a power of two (m / n is then
+// exact in a float, and sincospif's error, about an ulp of a float, is that of the sums it corrects), else
+// root_of_unity. H200, same call, 2^20 k1000 b64 complex64: the batch 0.342-0.349 -> 0.340-0.343 ms (peel stages
+// within 2 %), its largest error against the planted values 5.0e-6 -> 4.0e-6.
+template <class Real, bool kPowerOfTwo>
+__device__ Cplx<double> subtraction_root(uint64_t m, const Geometry &g) {
+  if constexpr (sizeof(Real) == 4 && kPowerOfTwo) {
+    if (g.n <= (uint64_t{1} << 24)) {
+      float s, c;
+      sincospif(2.0f * static_cast<float>(static_cast<double>(mod_n(m, g)) * g.inv_n), &s, &c);
+      return {c, s};
+    }
+  }
+  return root_of_unity(m, g);
+}
+
 // EXACT, location loop `loop`: a group of kPeelLanes lanes per (target, b) decodes bucket b; a coefficient
 // found is added to the table (by target 0) and subtracted from the hashings of loop loop + 1 + target. Loop
 // `loop` itself is only read, later loops only written, so no thread reads what another writes. The kernel
@@ -25,22 +41,6 @@ namespace {
 // bucket) keeps short; a batch is bound by the work instead, and that layout decodes every bucket once per later
 // loop: 16 decodes per bucket over the 6 loops of the default design where this one does 6, its later targets
 // costing a placement, two gains and a root per hashing each.
-// w^m for a subtraction from complex64 sums: in single precision where n <= 2^24 is a power of two (m / n is then
-// exact in a float, and sincospif's error, about an ulp of a float, is that of the sums it corrects), else
-// root_of_unity. H200, same call, 2^20 k1000 b64 complex64: the batch 0.342-0.349 -> 0.340-0.343 ms (peel stages
-// within 2 %), its largest error against the planted values 5.0e-6 -> 4.0e-6.
-template <class Real, bool kPowerOfTwo>
-__device__ Cplx<double> subtraction_root(uint64_t m, const Geometry &g) {
-  if constexpr (sizeof(Real) == 4 && kPowerOfTwo) {
-    if (g.n <= (uint64_t{1} << 24)) {
-      float s, c;
-      sincospif(2.0f * static_cast<float>(static_cast<double>(mod_n(m, g)) * g.inv_n), &s, &c);
-      return {c, s};
-    }
-  }
-  return root_of_unity(m, g);
-}
-
 // Thread `id` of loop `loop`'s decode, for one signal's arrays (z, energy, t and counters are its views;
 // batched: a signal of a batch). Every lane of a warp calls it with consecutive ids.
 // listed (the batch peels, list_above_floor): item i decodes bucket listed[i] of the loop, for i < listed_count,

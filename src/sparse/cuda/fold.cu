@@ -306,16 +306,21 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
 }
 
 // The column fold's sums to bucket order, for rows that fit kNormaliseRowBytes of shared memory: a block per
-// hashing row of a signal (grid (hashings, signals)) stages the row as the column fold wrote it (coalesced), then
-// writes each bucket's sum from it, scaled as normalise_kernel does, with the row's energy if it is a loop's
-// reference. normalise_kernel's gather instead reads each sum from the L2 alone (a sector per 8 or 16 bytes).
-// Rows of at least kNormaliseRowMinBytes: shorter rows made too many small blocks (H200, same call: 2^16 k100 b1024
-// complex64, 2 KiB rows, 0.036 ms against the gather's 0.033; 2^20 k1000 b64, 16 KiB rows, 0.019 against 0.025).
+// hashing row of a signal (grid (hashings, signals)) stages the row as the column fold wrote it (16-byte
+// asynchronous copies, all in flight at once), then writes each bucket's sum from it, scaled as normalise_kernel
+// does, with the row's energy if it is a loop's reference. normalise_kernel's gather instead reads each sum from the
+// L2 alone (a sector per 8 or 16 bytes). Rows of at least kNormaliseRowMinBytes: shorter rows made too many small
+// blocks (H200, same call: 2^16 k100 b1024 complex64, 2 KiB rows, 0.036 ms against the gather's 0.033; 2^20 k1000
+// b64, 16 KiB rows, 0.019 against 0.025). kNormaliseRowThreads threads, so that a batch's rows (18 x 64 at 2^20
+// k1000 b64) start in one wave (with 256 threads, eight blocks per SM, they took two): H200, same call, three
+// rounds, complex64 0.019-0.021 -> 0.016 ms (the batch 0.341-0.346 -> 0.337-0.341), complex128 unchanged (0.026).
 constexpr std::size_t kNormaliseRowBytes = 48 * 1024, kNormaliseRowMinBytes = 8 * 1024;
+constexpr unsigned kNormaliseRowThreads = 128;
 template <class Real>
-__global__ void normalise_rows_kernel(Cplx<Real> *z, Geometry g, int location_loops, bool energies, double *energy,
-                                      const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
-                                      const Cplx<Real> *by_column, const uint32_t *column_of) {
+__global__ void __launch_bounds__(kNormaliseRowThreads)
+    normalise_rows_kernel(Cplx<Real> *z, Geometry g, int location_loops, bool energies, double *energy,
+                          const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
+                          const Cplx<Real> *by_column, const uint32_t *column_of) {
   extern __shared__ __align__(16) unsigned char row_bytes[];
   auto *row = reinterpret_cast<Cplx<Real> *>(row_bytes);
   const std::size_t h = blockIdx.x, first = h * g.buckets;
@@ -323,16 +328,24 @@ __global__ void normalise_rows_kernel(Cplx<Real> *z, Geometry g, int location_lo
   by_column += blockIdx.y * st.z + first;
   energy += blockIdx.y * st.energy;
   counters += blockIdx.y;
-  for (std::size_t b = threadIdx.x; b < g.buckets; b += blockDim.x) row[b] = by_column[b];
+  column_of += first;
+  // B is even: a row is whole 16-byte pieces, and every row starts 16-byte aligned.
+  const unsigned pieces = static_cast<unsigned>(g.buckets * sizeof(Cplx<Real>) / 16);
+  const unsigned char *from = reinterpret_cast<const unsigned char *>(by_column);
+  for (unsigned p = threadIdx.x; p < pieces; p += kNormaliseRowThreads)
+    __pipeline_memcpy_async(row_bytes + 16 * p, from + 16 * p, 16);
+  __pipeline_commit();
   const int shift = normalising_shift<Real>(counters->fold_exponent);
   const Real factor = ldexp(Real(1), shift);
   if (h == 0 && threadIdx.x == 0) exec_outputs_slot[blockIdx.y].unscale = ldexp(1.0, -shift);
   const bool reference =
       energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0;
+  __pipeline_wait_prior(0);
   __syncthreads();
   double e = 0;
-  for (std::size_t b = threadIdx.x; b < g.buckets; b += blockDim.x) {
-    Cplx<Real> v = row[column_of[first + b] - first];
+#pragma unroll 4
+  for (unsigned b = threadIdx.x; b < g.buckets; b += kNormaliseRowThreads) {
+    Cplx<Real> v = row[column_of[b] - first];
     v.re *= factor;
     v.im *= factor;
     z[b] = v;
@@ -449,8 +462,9 @@ void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g,
                             cudaStream_t stream) {
   const std::size_t row_bytes = g.buckets * sizeof(Cplx<Real>);
   if (by_column != nullptr && row_bytes >= kNormaliseRowMinBytes && row_bytes <= kNormaliseRowBytes) {
-    normalise_rows_kernel<Real><<<dim3(static_cast<unsigned>(count / g.buckets), signals), kBlock, row_bytes, stream>>>(
-        z, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of);
+    normalise_rows_kernel<Real>
+        <<<dim3(static_cast<unsigned>(count / g.buckets), signals), kNormaliseRowThreads, row_bytes, stream>>>(
+            z, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of);
   } else {
     normalise_kernel<Real><<<dim3(blocks_for(count, kBlock * kNormaliseValues), signals), kBlock, 0, stream>>>(
         z, count, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of);

@@ -44,12 +44,12 @@ __device__ Cplx<double> subtraction_root(uint64_t m, const Geometry &g) {
 // Thread `id` of loop `loop`'s decode, for one signal's arrays (z, energy, t and counters are its views;
 // batched: a signal of a batch). Every lane of a warp calls it with consecutive ids.
 // listed (the batch peels, list_above_floor): item i decodes bucket listed[i] of the loop, for i < listed_count,
-// instead of bucket i.
+// instead of bucket i, from the sums staged[i] list_above_floor read.
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops, const double *energy,
                           double floor_relative, double settle_relative, int loop, int later_loops, const Geometry &g,
                           const Table &t, Counters *counters, bool batched, const uint32_t *listed = nullptr,
-                          unsigned listed_count = 0) {
+                          unsigned listed_count = 0, const Cplx<Real> (*staged)[kPeelPreloaded] = nullptr) {
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
@@ -76,7 +76,9 @@ __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops
   Cplx<double> preloaded[kPeelPreloaded];
 #pragma unroll
   for (int j = 0; j < kPeelPreloaded; ++j)
-    preloaded[j] = j < g.hashings_per_loop ? load_bucket(z, h0 + j, b, g.buckets) : Cplx<double>{0, 0};
+    preloaded[j] = j >= g.hashings_per_loop ? Cplx<double>{0, 0}
+                   : staged != nullptr      ? widen(staged[active ? item : 0][j])
+                                            : load_bucket(z, h0 + j, b, g.buckets);
   if (previous_unsettled == 0) return;
   auto load = [&](int j) {
     Cplx<double> v{0, 0};
@@ -174,20 +176,36 @@ __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops
 }
 
 // Lists, in bucket order, which of the buckets first + i (i < threads of the block, i < span) of loop `loop` have
-// a reference sum above the loop's floor (locate_bucket's first test), into listed[]; the others are counted as
-// decoded_from(an invalid location) would be. Every thread of the block calls it; returns the listed count.
+// a reference sum above the loop's floor (locate_bucket's first test), into listed[], with the bucket's first
+// kPeelPreloaded hashings into staged[] (what peel_lane would load again); the others are counted as
+// decoded_from(an invalid location) would be. Every thread of the block calls it; returns the listed count, none
+// listed nor counted where `live` is false or the loop before left the signal settled (`settled`). The loads for all
+// of that are issued before the checks: each dependent round trip would lengthen the loop's one latency-bound chain.
 // warp_listed: one word per warp of the block.
+struct Listed {
+  unsigned count;
+  bool settled;  // by the loop before: this loop and the later ones have nothing to do
+};
 template <class Real>
-__device__ unsigned list_above_floor(const Cplx<Real> *z, const double *energy, double floor_relative,
+__device__ Listed list_above_floor(const Cplx<Real> *z, const double *energy, double floor_relative,
                                      double settle_relative, int loop, int later_loops, const Geometry &g,
                                      Counters *counters, uint64_t first, unsigned span, uint32_t *listed,
-                                     unsigned *warp_listed) {
+                                     unsigned *warp_listed, Cplx<Real> (*staged)[kPeelPreloaded], bool live) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
-  const double rms = sqrt(energy[loop]), floor = floor_relative * rms;
+  const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
+  const double loop_energy = energy[loop];
   const uint64_t b = first + threadIdx.x;
+  const bool in_span = threadIdx.x < span && b < g.buckets;
+  const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
+  Cplx<Real> sums[kPeelPreloaded] = {};
+#pragma unroll
+  for (int j = 0; j < kPeelPreloaded; ++j)
+    if (in_span && j < g.hashings_per_loop) sums[j] = z[(h0 + j) * g.buckets + b];
+  if (!live || previous_unsettled == 0) return {0, previous_unsettled == 0};  // block-uniform
+  const double rms = sqrt(loop_energy), floor = floor_relative * rms;
   bool above = false;
-  if (threadIdx.x < span && b < g.buckets) {
-    const Cplx<double> z0 = load_bucket(z, static_cast<std::size_t>(loop) * g.hashings_per_loop, b, g.buckets);
+  if (in_span) {
+    const Cplx<double> z0 = widen(sums[0]);
     above = cabs2(z0) > floor * floor;
     if (!above) {
       const Decoded d = decoded_from(Location{false, 0, 0, 0, cabs2(z0)}, false, 0, {0, 0}, g);
@@ -203,9 +221,14 @@ __device__ unsigned list_above_floor(const Cplx<Real> *z, const double *energy, 
     offset += w < warp ? warp_listed[w] : 0;
     count += warp_listed[w];
   }
-  if (above) listed[offset + __popc(ballot & ((1u << lane) - 1))] = static_cast<uint32_t>(b);
+  if (above) {
+    const unsigned at = offset + __popc(ballot & ((1u << lane) - 1));
+    listed[at] = static_cast<uint32_t>(b);
+#pragma unroll
+    for (int j = 0; j < kPeelPreloaded; ++j) staged[at][j] = sums[j];
+  }
   __syncthreads();
-  return count;
+  return {count, false};
 }
 
 // One location loop: a group of lanes per (later loop, bucket) of each signal.
@@ -222,24 +245,25 @@ __global__ void peel_kernel(Cplx<Real> *z, const LoopParams *loops, const double
                                       counters + blockIdx.y, st.z != 0);
 }
 
-// The start of a batch peel kernel for its block's signal (blockIdx.y): waits for the kernel before, and
-// returns false where the signal is not in this exec's batch (the whole block), else points z, energy, t and
-// counters at the signal's arrays.
+// The start of a batch peel kernel for its block's signal (blockIdx.y): waits for the kernel before, points z,
+// energy, t and counters at the signal's arrays (allocated for the batch capacity, so they may be read before the
+// check), and returns whether the signal is in this exec's batch.
 template <class Real, bool kPowerOfTwo>
 __device__ bool enter_signal(Geometry &g, Cplx<Real> *&z, const double *&energy, Table &t, Counters *&counters,
                              const Strides &st, const unsigned *active_signals) {
   specialise<kPowerOfTwo>(g);
   cuda::wait_for_previous_kernel();
-  if (signal_inactive(active_signals)) return false;
   z += blockIdx.y * st.z;
   energy += blockIdx.y * st.energy;
   t = signal_table(t, blockIdx.y, st);
   counters += blockIdx.y;
-  return true;
+  return !signal_inactive(active_signals);
 }
 
 // One location loop of a batch, per bucket: a block's bucket_span buckets, those above the floor listed first
-// (list_above_floor), decoded in rounds of blockDim / kPeelLanes; warps past the listed groups return. Eight
+// (list_above_floor, with their sums staged for the decode: H200, same call, three rounds, 2^20 k1000 b64
+// complex64 peel of all loops 0.130 -> 0.123 ms, the batch 0.337-0.341 -> 0.329-0.334; 2^16 k100 b1024 per-signal
+// peel 0.157 -> 0.148), decoded in rounds of blockDim / kPeelLanes; warps past the listed groups return. Eight
 // blocks per SM (64 registers, where 92 gave five): H200, same call, 2^20 k1000 b64 peel of all loops 0.169 ->
 // 0.150 ms complex64, 0.171 -> 0.162 complex128 (the one-signal layout, peel_kernel, ran 5-10 % slower so bounded).
 template <class Real, bool kPowerOfTwo>
@@ -249,15 +273,19 @@ __global__ void __launch_bounds__(kPeelBlock, 8)
                        Strides st, const unsigned *active_signals, unsigned bucket_span) {
   __shared__ uint32_t listed[kPeelBlock];
   __shared__ unsigned warp_listed[kPeelBlock / 32];
-  if (!enter_signal<Real, kPowerOfTwo>(g, z, energy, t, counters, st, active_signals)) return;
-  if (loop > 0 && counters->unsettled[loop - 1] == 0) return;  // the signal settled (the whole block)
+  __shared__ Cplx<Real> staged[kPeelBlock][kPeelPreloaded];
+  const bool live = enter_signal<Real, kPowerOfTwo>(g, z, energy, t, counters, st, active_signals);
+  if (threadIdx.x <= (later_loops > 0 ? 1u : 0u))  // peel_lane's LoopParams: this loop's and the next one's
+    cuda::prefetch_to_l1(&loops[loop + static_cast<int>(threadIdx.x)]);
+  // 0 where the signal is not in the batch or has settled (the whole block).
   const unsigned count =
       list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
-                       blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed, warp_listed);
+                       blockIdx.x * static_cast<uint64_t>(bucket_span), bucket_span, listed, warp_listed, staged, live)
+          .count;
   for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
     if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
     peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                       later_loops, g, t, counters, st.z != 0, listed, count);
+                                       later_loops, g, t, counters, st.z != 0, listed, count, staged);
   }
 }
 
@@ -278,17 +306,19 @@ __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
                        Counters *counters, Strides st, const unsigned *active_signals) {
   __shared__ uint32_t listed[kPeelPersistentBlock];
   __shared__ unsigned warp_listed[kPeelPersistentBlock / 32];
+  __shared__ Cplx<Real> staged[kPeelPersistentBlock][kPeelPreloaded];
   if (!enter_signal<Real, kPowerOfTwo>(g, z, energy, t, counters, st, active_signals)) return;
   for (int loop = first_loop; loop < location_loops; ++loop) {
     // After the barrier that ended loop - 1 (for the first, the kernel before): its subtractions and counts are
     // visible.
-    if (loop > 0 && counters->unsettled[loop - 1] == 0) return;
     const int later_loops = location_loops - 1 - loop;
-    const unsigned count = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters,
-                                            0, blockDim.x, listed, warp_listed);
+    const Listed list = list_above_floor(z, energy, floor_relative, settle_relative, loop, later_loops, g, counters, 0,
+                                         blockDim.x, listed, warp_listed, staged, true);
+    if (list.settled) return;
+    const unsigned count = list.count;
     for (std::size_t first = 0; first < count * kPeelLanes; first += blockDim.x)
       peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                         later_loops, g, t, counters, true, listed, count);
+                                         later_loops, g, t, counters, true, listed, count, staged);
     __syncthreads();  // this loop's subtractions and counts are visible, and its list read, before the next
   }
 }

@@ -227,9 +227,13 @@ __global__ void __launch_bounds__(kThreads)
 // (rank_batch_binned): a counting sort of the list into kRankBins bins spread evenly over the bit patterns of its
 // magnitudes, between the smallest and the largest (non-negative doubles order like their bits, so a higher bin
 // holds larger magnitudes), then an entry's rank is the count of the bins above its own plus the entries of its
-// bin ahead of it (rank_kernel's order: |value| as returned, ties by smaller frequency). Three passes over the
-// list's table entries (the range, the counts, the placement), a scan of the bins and one comparison pass within
-// bins; rank_kernel instead compares every entry with every other in each of its blocks.
+// bin ahead of it (rank_kernel's order: |value| as returned, ties by smaller frequency). Each thread reads its
+// entries' slots, frequencies and values once, in one round of independent loads, and keeps the first
+// kRankCached of them in registers for every later pass (the counts, the placement and its own entries' ranks);
+// entries past kRankCached x kThreads are read again in each pass. The step is one short latency-bound chain per
+// signal, so the passes after the first touch only registers and shared memory (H200, same call, three rounds:
+// 2^20 k1000 b64 ranking 0.022-0.023 -> 0.021-0.022 ms complex64, 0.023 -> 0.020 complex128).
+constexpr unsigned kRankCached = 4;
 template <class Real, unsigned kThreads>
 __global__ void __launch_bounds__(kThreads)
     rank_binned_kernel(Table t, uint64_t k, uint64_t *res_freq, Cplx<Real> *res_val, Counters *counters,
@@ -250,10 +254,30 @@ __global__ void __launch_bounds__(kThreads)
   const ExecOutputs direct = direct_outputs(finish, counters, k);
   const double unscale = finish.outputs->unscale;
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  auto magnitude_bits = [&](unsigned slot) {
-    return static_cast<unsigned long long>(__double_as_longlong(returned_magnitude2<Real>(t.value[slot])));
+  struct Entry {
+    unsigned slot;
+    unsigned long long bits;  // of |value|^2 as returned
+    uint64_t freq;
+    Cplx<double> value;
   };
-  for (unsigned b = threadIdx.x; b < kRankBins; b += blockDim.x) bin_count[b] = bin_fill[b] = 0;
+  auto read_entry = [&](unsigned i) {
+    Entry e;
+    e.slot = t.slots[i];
+    e.freq = t.keys[e.slot];
+    e.value = t.value[e.slot];
+    e.bits = static_cast<unsigned long long>(__double_as_longlong(returned_magnitude2<Real>(e.value)));
+    return e;
+  };
+  // Entry i = threadIdx.x + c kThreads: cached[c] for c < kRankCached (the loops over c are unrolled, so the
+  // array stays in registers), read again for later c.
+  Entry cached[kRankCached];
+#pragma unroll
+  for (unsigned c = 0; c < kRankCached; ++c) {
+    const unsigned i = threadIdx.x + c * kThreads;
+    cached[c] = i < m ? read_entry(i) : Entry{0, 0, 0, {0, 0}};
+  }
+  constexpr unsigned kFirstUncached = kRankCached * kThreads;
+  for (unsigned b = threadIdx.x; b < kRankBins; b += kThreads) bin_count[b] = bin_fill[b] = 0;
   if (threadIdx.x == 0) {
     bits_lo = ~0ull;
     bits_hi = 0;
@@ -261,8 +285,15 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   // Pass 1: the range of the magnitudes' bits.
   unsigned long long lo = ~0ull, hi = 0;
-  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) {
-    const unsigned long long bits = magnitude_bits(t.slots[i]);
+#pragma unroll
+  for (unsigned c = 0; c < kRankCached; ++c) {
+    if (threadIdx.x + c * kThreads < m) {
+      lo = min(lo, cached[c].bits);
+      hi = max(hi, cached[c].bits);
+    }
+  }
+  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads) {
+    const unsigned long long bits = read_entry(i).bits;
     lo = min(lo, bits);
     hi = max(hi, bits);
   }
@@ -282,12 +313,17 @@ __global__ void __launch_bounds__(kThreads)
     return min(kRankBins - 1, static_cast<unsigned>(static_cast<double>(bits - base) * bins_per_bit));
   };
   // Pass 2: the bins' counts.
-  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) atomicAdd(&bin_count[bin_of(magnitude_bits(t.slots[i]))], 1u);
+#pragma unroll
+  for (unsigned c = 0; c < kRankCached; ++c)
+    if (threadIdx.x + c * kThreads < m) atomicAdd(&bin_count[bin_of(cached[c].bits)], 1u);
+  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads)
+    atomicAdd(&bin_count[bin_of(read_entry(i).bits)], 1u);
   __syncthreads();
-  // The entries above each bin: an exclusive scan from the top bin down, kRankBins / blockDim bins a thread.
-  const unsigned per_thread = kRankBins / blockDim.x, first_from_top = threadIdx.x * per_thread;
+  // The entries above each bin: an exclusive scan from the top bin down, kRankBins / kThreads bins a thread.
+  constexpr unsigned kPerThread = kRankBins / kThreads;
+  const unsigned first_from_top = threadIdx.x * kPerThread;
   unsigned own = 0;
-  for (unsigned r = 0; r < per_thread; ++r) own += bin_count[kRankBins - 1 - (first_from_top + r)];
+  for (unsigned r = 0; r < kPerThread; ++r) own += bin_count[kRankBins - 1 - (first_from_top + r)];
   unsigned inclusive = own;
   for (unsigned offset = 1; offset < 32; offset *= 2) {
     const unsigned other = __shfl_up_sync(0xffffffffu, inclusive, offset);
@@ -297,42 +333,46 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   unsigned above = inclusive - own;
   for (unsigned w = 0; w < warp; ++w) above += warp_total[w];
-  for (unsigned r = 0; r < per_thread; ++r) {
+  for (unsigned r = 0; r < kPerThread; ++r) {
     const unsigned b = kRankBins - 1 - (first_from_top + r);
     bin_above[b] = above;
     above += bin_count[b];
   }
   __syncthreads();
   // Pass 3: the list in bin order.
-  for (unsigned i = threadIdx.x; i < m; i += blockDim.x) {
-    const unsigned slot = t.slots[i];
-    const unsigned long long bits = magnitude_bits(slot);
-    const unsigned b = bin_of(bits);
-    placed[bin_above[b] + atomicAdd(&bin_fill[b], 1u)] = RankPlaced{bits, slot};
-  }
+  auto place = [&](const Entry &e) {
+    const unsigned b = bin_of(e.bits);
+    placed[bin_above[b] + atomicAdd(&bin_fill[b], 1u)] = RankPlaced{e.bits, e.slot};
+  };
+#pragma unroll
+  for (unsigned c = 0; c < kRankCached; ++c)
+    if (threadIdx.x + c * kThreads < m) place(cached[c]);
+  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads) place(read_entry(i));
   __syncthreads();
-  // Pass 4: each entry's rank; every thread takes the same number of turns (the warps' collectives below).
-  for (unsigned first = 0; first < m; first += blockDim.x) {
-    const unsigned p = first + threadIdx.x;
+  // Pass 4: each thread ranks its own entries against their bins; every thread takes the same number of turns
+  // (the warps' collectives below).
+  auto rank_entry = [&](const Entry &e, bool present) {
     unsigned written = 0;
-    Cplx<double> value{0, 0};
-    if (p < m) {
-      const RankPlaced me = placed[p];
-      const unsigned b = bin_of(me.bits);
-      value = t.value[me.slot];
-      const uint64_t freq = t.keys[me.slot];
+    if (present) {
+      const unsigned b = bin_of(e.bits);
       unsigned rank = bin_above[b];
       for (unsigned q = bin_above[b], end = q + bin_count[b]; q < end; ++q) {
         const RankPlaced other = placed[q];
-        rank += other.bits > me.bits || (other.bits == me.bits && q != p && t.keys[other.slot] < freq);
+        rank += other.bits > e.bits || (other.bits == e.bits && other.slot != e.slot && t.keys[other.slot] < e.freq);
       }
-      if (rank < k && me.bits != 0) {
-        write_result(rank, freq, value, unscale, res_freq, res_val, direct);
+      if (rank < k && e.bits != 0) {
+        write_result(rank, e.freq, e.value, unscale, res_freq, res_val, direct);
         written = rank + 1;
       }
     }
     note_count(written, counters);
-    note_kept(finish.noise, written > 0, value);
+    note_kept(finish.noise, written > 0, e.value);
+  };
+#pragma unroll
+  for (unsigned c = 0; c < kRankCached; ++c) rank_entry(cached[c], threadIdx.x + c * kThreads < m);
+  for (unsigned first = kFirstUncached; first < m; first += kThreads) {
+    const unsigned i = first + threadIdx.x;
+    rank_entry(i < m ? read_entry(i) : Entry{0, 0, 0, {0, 0}}, i < m);
   }
   finish_exec(counters, finish, direct.freqs != nullptr);
 }

@@ -157,6 +157,7 @@ class CudaEngine final : public Engine {
     }
     jobs_count_ = jobs.size();
     if (signals_ > 1) {
+      SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
       choose_batch_peel();
       choose_batch_fold(jobs);
     }
@@ -605,12 +606,10 @@ class CudaEngine final : public Engine {
   // per-bucket or per-signal (B <= 256); SFFT_SPARSE_BATCH_PEEL_SPAN=32, 64 or 128 (the per-bucket peel's buckets a
   // block).
   void choose_batch_peel() {
-    int sms = 0;
-    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    batch_peel_ =
-        d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * static_cast<std::size_t>(sms)
-            ? BatchPeel::PerSignal
-            : BatchPeel::PerBucket;
+    const std::size_t sms = static_cast<std::size_t>(sms_);
+    batch_peel_ = d_.geom.buckets * kPeelLanes <= 4 * kPeelPersistentBlock && signals_ >= 2 * sms
+                      ? BatchPeel::PerSignal
+                      : BatchPeel::PerBucket;
     // Per bucket: a block lists the most buckets (128, 64 or 32) that still give every SM three blocks, decoding
     // them in rounds; fewer, fuller blocks cost fewer listing passes where most buckets are below the floor (the
     // later loops). H200, same call, peel of all loops (ms) for spans 32 / 64 / 128: 2^20 k1000 b64 complex64
@@ -618,7 +617,7 @@ class CudaEngine final : public Engine {
     // 0.103 / 0.092 / 0.106 (512 at 64); 2^16 k100 b64 0.074 / 0.079 / 0.089 (512 at 32).
     peel_bucket_span_ = kPeelBlock / kPeelLanes;
     for (unsigned span = kPeelBlock; span > kPeelBlock / kPeelLanes; span /= 2) {
-      if (blocks_for(d_.geom.buckets, span) * signals_ >= 3 * static_cast<std::size_t>(sms)) {
+      if (blocks_for(d_.geom.buckets, span) * signals_ >= 3 * sms) {
         peel_bucket_span_ = span;
         break;
       }
@@ -635,10 +634,9 @@ class CudaEngine final : public Engine {
     // loops 2-5 0.045 -> 0.028 ms (batch 0.19 -> 0.175 ms); 2^20 k1000 b64 (B = 2048, a 1024-thread block per
     // signal) ran slower from any loop on (loops 2-5 0.048 -> 0.064 ms, 3-5 0.032 -> 0.035, 4-5 0.019 -> 0.022).
     // SFFT_SPARSE_BATCH_PEEL=per-bucket: every loop per bucket.
-    peel_tail_from_ =
-        d_.geom.buckets <= kPeelPersistentBlock && signals_ >= static_cast<std::size_t>(sms) && peel != "per-bucket"
-            ? std::min(2, d_.location_loops)
-            : d_.location_loops;
+    peel_tail_from_ = d_.geom.buckets <= kPeelPersistentBlock && signals_ >= sms && peel != "per-bucket"
+                          ? std::min(2, d_.location_loops)
+                          : d_.location_loops;
   }
 
   // The batched fold (batch.cuh): the column fold (each sample read once, coalesced) for designs whose gather
@@ -648,7 +646,6 @@ class CudaEngine final : public Engine {
   // docs/sparse-gpu.md, "The batched engine", has the measurements. A/B override, read when a batch engine is
   // made: SFFT_SPARSE_BATCH_FOLD=gather, or column (wherever the design fits it, whatever the batch).
   void choose_batch_fold(const std::vector<FoldJob> &jobs) {
-    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
     const std::string fold = env_value("SFFT_SPARSE_BATCH_FOLD");
     const int groups = column_job_groups(jobs);
     if (fold == "gather" || groups == 0) return;
@@ -988,7 +985,7 @@ class CudaEngine final : public Engine {
   int column_phase_bits_ = 0;
   int column_job_groups_ = 1;
   bool column_forced_ = false;  // SFFT_SPARSE_BATCH_FOLD=column: whatever the batch
-  int sms_ = 0;
+  int sms_ = 0;                 // batched engines: the device's multiprocessors (the batch layouts are chosen by them)
   cuda::DeviceBuffer<unsigned> active_;  // batched engines: the exec's batch, read by the graph's kernels
   cuda::PinnedBuffer<unsigned> active_host_;
   cuda::DeviceBuffer<Real> window_, far_window_;

@@ -261,6 +261,20 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
 // kNormaliseValues sums kBlock apart, their loads issued together: with one sum a thread, a batch's grid ran
 // many waves of one short dependent chain each.
 constexpr unsigned kNormaliseValues = 4;
+// The power of two a signal's folded sums are scaled by (from the fold's largest exponent); the thread that
+// passes `publish` records its inverse as the signal's unscale for the results.
+template <class Real>
+__device__ Real normalising_factor(const Counters *counters, ExecOutputs *exec_outputs_slot, bool publish) {
+  const int shift = normalising_shift<Real>(counters->fold_exponent);
+  if (publish) exec_outputs_slot->unscale = ldexp(1.0, -shift);
+  return ldexp(Real(1), shift);
+}
+// The location loop whose reference hashing h is, where the floor needs energies; -1 otherwise.
+__device__ inline int reference_loop(std::size_t h, const Geometry &g, int location_loops, bool energies) {
+  return energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0
+             ? static_cast<int>(h / g.hashings_per_loop)
+             : -1;
+}
 template <class Real>
 __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, int location_loops, bool energies,
                                  double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
@@ -277,9 +291,7 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
     const std::size_t i = first + k * kBlock;
     v[k] = i < count ? from[by_column != nullptr ? column_of[i] : i] : Cplx<Real>{0, 0};
   }
-  const int shift = normalising_shift<Real>(counters->fold_exponent);
-  const Real factor = ldexp(Real(1), shift);
-  if (first == 0) exec_outputs_slot->unscale = ldexp(1.0, -shift);
+  const Real factor = normalising_factor<Real>(counters, exec_outputs_slot, first == 0);
 #pragma unroll
   for (unsigned k = 0; k < kNormaliseValues; ++k) {
     const std::size_t i = first + k * kBlock;
@@ -289,12 +301,8 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
       v[k].re *= factor;
       v[k].im *= factor;
       z[i] = v[k];
-      const std::size_t h = i / g.buckets;
-      if (energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop &&
-          h % g.hashings_per_loop == 0) {
-        loop = static_cast<int>(h / g.hashings_per_loop);
-        e = cabs2(widen(v[k]));
-      }
+      loop = reference_loop(i / g.buckets, g, location_loops, energies);
+      if (loop >= 0) e = cabs2(widen(v[k]));
     }
     if (g.buckets % 32 == 0) {  // a warp's 32 values share one hashing: one atomic per warp
       for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
@@ -335,11 +343,8 @@ __global__ void __launch_bounds__(kNormaliseRowThreads)
   for (unsigned p = threadIdx.x; p < pieces; p += kNormaliseRowThreads)
     __pipeline_memcpy_async(row_bytes + 16 * p, from + 16 * p, 16);
   __pipeline_commit();
-  const int shift = normalising_shift<Real>(counters->fold_exponent);
-  const Real factor = ldexp(Real(1), shift);
-  if (h == 0 && threadIdx.x == 0) exec_outputs_slot[blockIdx.y].unscale = ldexp(1.0, -shift);
-  const bool reference =
-      energies && h < static_cast<std::size_t>(location_loops) * g.hashings_per_loop && h % g.hashings_per_loop == 0;
+  const Real factor = normalising_factor<Real>(counters, exec_outputs_slot + blockIdx.y, h == 0 && threadIdx.x == 0);
+  const int loop = reference_loop(h, g, location_loops, energies);
   __pipeline_wait_prior(0);
   __syncthreads();
   double e = 0;
@@ -351,9 +356,9 @@ __global__ void __launch_bounds__(kNormaliseRowThreads)
     z[b] = v;
     e += cabs2(widen(v));
   }
-  if (!reference) return;
+  if (loop < 0) return;
   for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
-  if (threadIdx.x % 32 == 0) atomicAdd(&energy[h / g.hashings_per_loop], e);
+  if (threadIdx.x % 32 == 0) atomicAdd(&energy[loop], e);
 }
 
 }  // namespace

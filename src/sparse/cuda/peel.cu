@@ -188,9 +188,9 @@ struct Listed {
 };
 template <class Real>
 __device__ Listed list_above_floor(const Cplx<Real> *z, const double *energy, double floor_relative,
-                                     double settle_relative, int loop, int later_loops, const Geometry &g,
-                                     Counters *counters, uint64_t first, unsigned span, uint32_t *listed,
-                                     unsigned *warp_listed, Cplx<Real> (*staged)[kPeelPreloaded], bool live) {
+                                   double settle_relative, int loop, int later_loops, const Geometry &g,
+                                   Counters *counters, uint64_t first, unsigned span, uint32_t *listed,
+                                   unsigned *warp_listed, Cplx<Real> (*staged)[kPeelPreloaded], bool live) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
   const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
   const double loop_energy = energy[loop];

@@ -2,6 +2,8 @@
 // Sparse FFT, CUDA: the k largest coefficients in decreasing magnitude (by counting, or by a CUB radix sort
 // for long candidate lists), written to the result or straight to device outputs; the last block finishes
 // the exec (resets the counters, publishes the result header).
+#include <cub/block/block_scan.cuh>
+
 #include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
@@ -241,7 +243,8 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char rank_shared[];
   auto *placed = reinterpret_cast<RankPlaced *>(rank_shared);  // the list in bin order
   __shared__ unsigned bin_count[kRankBins], bin_above[kRankBins], bin_fill[kRankBins];
-  __shared__ unsigned warp_total[kThreads / 32];
+  using BinScan = cub::BlockScan<unsigned, kThreads>;
+  __shared__ typename BinScan::TempStorage scan_storage;
   __shared__ unsigned long long bits_lo, bits_hi;
   cuda::wait_for_previous_kernel();
   if (signal_inactive(active)) return;  // the whole block: blockIdx.y is its signal
@@ -253,7 +256,7 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned m = counters->distinct;
   const ExecOutputs direct = direct_outputs(finish, counters, k);
   const double unscale = finish.outputs->unscale;
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned lane = threadIdx.x % 32;
   struct Entry {
     unsigned slot;
     unsigned long long bits;  // of |value|^2 as returned
@@ -322,22 +325,12 @@ __global__ void __launch_bounds__(kThreads)
   // The entries above each bin: an exclusive scan from the top bin down, kRankBins / kThreads bins a thread.
   constexpr unsigned kPerThread = kRankBins / kThreads;
   const unsigned first_from_top = threadIdx.x * kPerThread;
-  unsigned own = 0;
-  for (unsigned r = 0; r < kPerThread; ++r) own += bin_count[kRankBins - 1 - (first_from_top + r)];
-  unsigned inclusive = own;
-  for (unsigned offset = 1; offset < 32; offset *= 2) {
-    const unsigned other = __shfl_up_sync(0xffffffffu, inclusive, offset);
-    if (lane >= offset) inclusive += other;
-  }
-  if (lane == 31) warp_total[warp] = inclusive;
-  __syncthreads();
-  unsigned above = inclusive - own;
-  for (unsigned w = 0; w < warp; ++w) above += warp_total[w];
-  for (unsigned r = 0; r < kPerThread; ++r) {
-    const unsigned b = kRankBins - 1 - (first_from_top + r);
-    bin_above[b] = above;
-    above += bin_count[b];
-  }
+  unsigned counts[kPerThread], above[kPerThread];
+#pragma unroll
+  for (unsigned r = 0; r < kPerThread; ++r) counts[r] = bin_count[kRankBins - 1 - (first_from_top + r)];
+  BinScan(scan_storage).ExclusiveSum(counts, above);
+#pragma unroll
+  for (unsigned r = 0; r < kPerThread; ++r) bin_above[kRankBins - 1 - (first_from_top + r)] = above[r];
   __syncthreads();
   // Pass 3: the list in bin order.
   auto place = [&](const Entry &e) {

@@ -326,16 +326,18 @@ class CpuEngine final : public Engine {
     if (!stage_times_) return;
     std::string grid;
     for (int d = 0; d < cfg_.dim; ++d) grid += (d ? "x" : "") + std::to_string(L_.axis[d].n2);
-    auto at_both_ends = [&](int d, long long count) { return count >= L_.axis[d].n2 ? count : 2 * count; };
+    auto at_both_ends = [&](int d, long long count) { return fft_lines_at_both_ends(L_, d, count); };
     std::fprintf(
         stderr,
         "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d (passes of %d), W %d, sigma %.2f, grid %s, "
         "fft %s "
-        "(source rows %lld x %lld, band %lld, ends %lld) (ms): spread %.4f fft %.4f interp %.4f | total %.4f\n",
+        "(source rows %lld x %lld, band %lld, ends %lld; line work %.3g) (ms): spread %.4f fft %.4f interp %.4f | "
+        "total "
+        "%.4f\n",
         sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, batch_, L_.kernel.width, L_.upsampfac,
         grid.c_str(), fft_.pruned ? "pruned" : "full", cfg_.dim > 1 ? at_both_ends(0, fft_.rows[0]) : 0,
         cfg_.dim > 2 ? at_both_ends(1, fft_.rows[1]) : 0, fft_.band, cfg_.dim > 2 ? at_both_ends(1, fft_.ends) : 0,
-        spread_ms, fft_ms, interp_ms, spread_ms + fft_ms + interp_ms);
+        fft_line_work(L_, fft_), spread_ms, fft_ms, interp_ms, spread_ms + fft_ms + interp_ms);
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
@@ -350,58 +352,23 @@ class CpuEngine final : public Engine {
   // dimension 2 on the lines whose dimensions 0 and 1 both hold sources, along dimension 1 on the source rows of
   // dimension 0 crossing the band, along dimension 0 on the `ends` of dimension 1 crossing the band. The passes
   // along strided dimensions go through buffers (fftw_lines.hpp).
-  struct GridFft {
-    bool pruned = false;              // some lines skipped
-    long long rows[2] = {0, 0};       // source indices at each end of dimensions 0 and 1 (3-D)
-    long long band_lo = 0, band = 0;  // the last dimension's indices [band_lo, band_lo + band)
-    long long ends = 0;               // 3-D: dimension 1's indices read at each end of the axis
-    fftw::Plan<Real> full;            // 1-D
-    fftw::Plan<Real> along_last;      // 2-D, 3-D: the contiguous pass
+  struct GridFft : FftLines {
+    fftw::Plan<Real> full;        // 1-D
+    fftw::Plan<Real> along_last;  // 2-D, 3-D: the contiguous pass
     fftw::BufferedLines<Real> strided[2];
   };
 
-  // Lines at each end of dimension d: `count` from each end, or the whole axis (one block) where they meet.
-  long long ends_extent(int d, long long count) const {
-    const long long n = L_.axis[d].n2;
-    return 2 * count >= n ? n : count;
-  }
+  // The blocks of lines at the ends of dimension d that a count of FftLines stands for: their first indices (-1: one
+  // block, the whole axis).
   std::array<long long, 2> end_starts(int d, long long count) const {
-    const long long n = L_.axis[d].n2, extent = ends_extent(d, count);
-    return {0, extent == n ? -1 : n - extent};  // -1: no second block
+    const long long n = L_.axis[d].n2;
+    return {0, count >= n ? -1 : n - count};
   }
 
-  // The lines these points need (SFFT_NUFFT3_FFT=full: every line, for A/B measurements). Extents are rounded up
-  // to kPruneRound lines, so that new points of the same distribution keep the previous plans, and the band's
-  // start stays a multiple of it (every transform's arrays keep the planning arrays' alignment).
+  // The lines these points need (SFFT_NUFFT3_FFT=full: every line, for A/B measurements).
   GridFft wanted_fft(const double *s_lo, const double *s_hi) const {
     GridFft f;
-    const int dim = cfg_.dim;
-    if (dim < 2) return f;
-    const DimLayout &last = L_.axis[dim - 1];
-    f.rows[0] = L_.axis[0].n2;
-    f.rows[1] = dim == 3 ? L_.axis[1].n2 : 0;
-    f.band = last.n2;
-    f.ends = dim == 3 ? L_.axis[1].n2 : 0;
-    if (env_value("SFFT_NUFFT3_FFT") == "full") return f;
-    // A target at coordinate p of a dimension (|p| <= extent) reads the cells ceil(p - W/2) .. + W - 1 (the
-    // last dimension's moved by n2/2, InterpTask): within extent + W/2 of the centre, 2 cells more for rounding.
-    auto reach = [&](int d) {
-      const DimLayout &a = L_.axis[d];
-      return std::max(std::fabs(s_lo[d] - a.tgt_center), std::fabs(s_hi[d] - a.tgt_center)) * a.tgt_scale +
-             L_.kernel.half_width + 2;
-    };
-    const double r_last = reach(dim - 1);
-    const long long half = last.n2 / 2;
-    if (r_last < static_cast<double>(half)) {  // else a band that wraps: every column
-      f.band_lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
-      f.band =
-          std::min(last.n2, round_up_to_prune_lines(half + static_cast<long long>(std::ceil(r_last)) + 1)) - f.band_lo;
-    }
-    for (int d = 0; d + 1 < dim; ++d)
-      f.rows[d] = ends_extent(d, std::min(round_up_to_prune_lines(L_.axis[d].n1 / 2), L_.axis[d].n2 / 2));
-    if (dim == 3) f.ends = ends_extent(1, round_up_to_prune_lines(static_cast<long long>(std::ceil(reach(1))) + 1));
-    const bool all_of_dim1 = dim == 2 || (f.rows[1] == L_.axis[1].n2 && f.ends == L_.axis[1].n2);
-    f.pruned = f.band < last.n2 || f.rows[0] < L_.axis[0].n2 || !all_of_dim1;
+    static_cast<FftLines &>(f) = env_value("SFFT_NUFFT3_FFT") == "full" ? all_fft_lines(L_) : fft_lines(L_, s_lo, s_hi);
     return f;
   }
 

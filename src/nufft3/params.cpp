@@ -473,6 +473,65 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
   return L;
 }
 
+namespace {
+// Lines at each end of dimension d: `count` from each end, or the whole axis (one block) where they meet.
+long long ends_extent(const Layout &L, int d, long long count) {
+  const long long n = L.axis[d].n2;
+  return 2 * count >= n ? n : count;
+}
+}  // namespace
+
+FftLines all_fft_lines(const Layout &L) {
+  FftLines f;
+  const int dim = L.dim;
+  if (dim < 2) return f;
+  f.rows[0] = L.axis[0].n2;
+  f.rows[1] = dim == 3 ? L.axis[1].n2 : 0;
+  f.band = L.axis[dim - 1].n2;
+  f.ends = dim == 3 ? L.axis[1].n2 : 0;
+  return f;
+}
+
+FftLines fft_lines(const Layout &L, const double *s_lo, const double *s_hi) {
+  FftLines f = all_fft_lines(L);
+  const int dim = L.dim;
+  if (dim < 2) return f;
+  const DimLayout &last = L.axis[dim - 1];
+  // A target at coordinate p of a dimension (|p| <= extent) reads the cells ceil(p - W/2) .. + W - 1 (the
+  // last dimension's moved by n2/2): within extent + W/2 of the centre, 2 cells more for rounding.
+  auto reach = [&](int d) {
+    const DimLayout &a = L.axis[d];
+    return std::max(std::fabs(s_lo[d] - a.tgt_center), std::fabs(s_hi[d] - a.tgt_center)) * a.tgt_scale +
+           L.kernel.half_width + 2;
+  };
+  const double r_last = reach(dim - 1);
+  const long long half = last.n2 / 2;
+  if (r_last < static_cast<double>(half)) {  // else a band that wraps: every column
+    f.band_lo = (half - static_cast<long long>(std::ceil(r_last))) / kPruneRound * kPruneRound;
+    f.band =
+        std::min(last.n2, round_up_to_prune_lines(half + static_cast<long long>(std::ceil(r_last)) + 1)) - f.band_lo;
+  }
+  for (int d = 0; d + 1 < dim; ++d)
+    f.rows[d] = ends_extent(L, d, std::min(round_up_to_prune_lines(L.axis[d].n1 / 2), L.axis[d].n2 / 2));
+  if (dim == 3) f.ends = ends_extent(L, 1, round_up_to_prune_lines(static_cast<long long>(std::ceil(reach(1))) + 1));
+  const bool all_of_dim1 = dim == 2 || (f.rows[1] == L.axis[1].n2 && f.ends == L.axis[1].n2);
+  f.pruned = f.band < last.n2 || f.rows[0] < L.axis[0].n2 || !all_of_dim1;
+  return f;
+}
+
+double fft_line_work(const Layout &L, const FftLines &f) {
+  auto line = [&](int d) {
+    const double n = static_cast<double>(L.axis[d].n2);
+    return n * std::log2(n);
+  };
+  if (L.dim == 1) return line(0);
+  const double rows0 = static_cast<double>(fft_lines_at_both_ends(L, 0, f.rows[0])), band = static_cast<double>(f.band);
+  if (L.dim == 2) return rows0 * line(1) + band * line(0);
+  const double rows1 = static_cast<double>(fft_lines_at_both_ends(L, 1, f.rows[1]));
+  const double ends = static_cast<double>(fft_lines_at_both_ends(L, 1, f.ends));
+  return rows0 * rows1 * line(2) + rows0 * band * line(1) + ends * band * line(0);
+}
+
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
@@ -493,10 +552,14 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4);
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
-    const double cell = is_double ? cost.cell_double : cost.cell_single;
-    return transforms * (cost.spread_tap * static_cast<double>(N) * taps + cell * static_cast<double>(L.n2_total)) +
+    const double cells = static_cast<double>(L.n2_total);
+    const double grid = dim == 3 && cost.line_point_3d > 0
+                            ? cost.cell_3d * cells + cost.line_point_3d * fft_line_work(L, fft_lines(L, s_lo, s_hi))
+                            : (is_double ? cost.cell_double : cost.cell_single) * cells;
+    return transforms * (cost.spread_tap * static_cast<double>(N) * taps + grid) +
            (cost.interp_tap + cost.interp_tap_transform * transforms) * static_cast<double>(K) * taps;
   };
+
   Layout best;
   bool found = false;
   std::exception_ptr sigma_two_refusal;
@@ -510,8 +573,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
     try {
       const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, above_two ? 2 : narrowest);
       if (!above_two) narrowest = kernel.width;
-      Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit,
-                             odd_prime_cost);
+      Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, odd_prime_cost);
       if (!found || time_of(L) < time_of(best)) best = std::move(L);
       found = true;
     } catch (const GridTooLarge &) {

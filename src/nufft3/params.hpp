@@ -109,18 +109,47 @@ constexpr double kPruneAtMost = 0.75;
 constexpr long long kPruneRound = 8;
 constexpr long long round_up_to_prune_lines(long long v) { return (v + kPruneRound - 1) / kPruneRound * kPruneRound; }
 
+// The lines of a 2-D or 3-D grid FFT that sources fill or targets within [s_lo, s_hi] read (the CPU backend
+// transforms only those): sources fill the first and the last n1/2 indices of each dimension (rows); the targets
+// read a band [band_lo, band_lo + band) of the last dimension about n2/2 (the deconvolution's alternating sign
+// moved the spectrum there) and, in 3-D, the first and last `ends` indices of dimension 1. rows and ends are
+// counts at each end of their axis, or the axis length (one block) where the two ends meet. Extents are rounded up
+// to kPruneRound lines, so that new points of the same distribution keep the previous plans, and the band's start
+// stays a multiple of it. 1-D: the whole line.
+struct FftLines {
+  bool pruned = false;              // some lines skipped
+  long long rows[2] = {0, 0};       // source indices at each end of dimensions 0 and 1 (3-D)
+  long long band_lo = 0, band = 0;  // the last dimension's indices [band_lo, band_lo + band)
+  long long ends = 0;               // 3-D: dimension 1's indices read at each end of the axis
+};
+FftLines fft_lines(const Layout &L, const double *s_lo, const double *s_hi);
+// Every line of the grid (SFFT_NUFFT3_FFT=full).
+FftLines all_fft_lines(const Layout &L);
+// The work of transforming f's lines, per transform: each line's length times its log2, summed over the passes
+// (2-D: along dimension 1 on the source rows of dimension 0, then along dimension 0 on the band; 3-D: along
+// dimension 2 on the lines whose dimensions 0 and 1 both hold sources, along dimension 1 on the source rows of
+// dimension 0 crossing the band, along dimension 0 on the `ends` of dimension 1 crossing the band).
+double fft_line_work(const Layout &L, const FftLines &f);
+// The lines a count of FftLines (rows, ends) at dimension d stands for: both ends, or the whole axis.
+inline long long fft_lines_at_both_ends(const Layout &L, int d, long long count) {
+  return count >= L.axis[d].n2 ? count : 2 * count;
+}
+
 // Relative times of one backend's stages, in ns (only their ratios matter): spreading, per kernel tap of a
 // source and transform; interpolation, per tap of a target (its weights) plus per tap and transform (the sums);
 // the FFT grid (zeroing and transforms), per cell and transform, in single and in double precision;
 // fft_odd_prime: fft_length's cost per distinct odd prime of a 1-D or 2-D grid's axis length (3-D grids take
 // the next smooth length).
 // widest_sigma: the largest of kAutoSigmas the backend takes.
+// line_point_3d (0: none) and cell_3d price a 3-D grid's FFT instead of cell_*: per point and log2 of each line
+// fft_lines keeps (fft_line_work: the CPU transforms only those), plus cell_3d per cell of the whole grid.
 struct CostModel {
   double spread_tap;
   double interp_tap, interp_tap_transform;
   double cell_single, cell_double;
   double fft_odd_prime;
   double widest_sigma;
+  double line_point_3d = 0, cell_3d = 0;
 };
 // CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
 // 2-D, N = K = 1e6); one cost per tap of either side, as before the split. CUDA: refitted on the H200 from exec
@@ -136,7 +165,12 @@ struct CostModel {
 // median 0 %, 35 % slower at worst). CPU: FFTW (FFTW_ESTIMATE, 2 threads, development VM; 2-D n x n, n in
 // [100, 1200], 1-D lengths in [5e4, 3e5]) shows no such pattern: the same rule's median was 0.94-1.01 of the
 // smallest length's time, 0.3-0.4 at worst, so 0.
-constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0};
+// line_point_3d, CPU (development VM, 2 threads, 2026-12-01): the pruned 3-D transform took 0.30 (single) / 0.47
+// (double) ns per unit of fft_line_work at sigma 1.5 to 3, where its time per cell of the whole grid fell from 6
+// to 2 ns as sigma grew (the 40 a cell overpriced the larger grids); 3 and 2 a cell pick sigma = 2.5 for 3-D double
+// at 1e-9 (1.14-1.27x faster, docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
+// over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap).
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 3.0, 2.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
 // The sigmas upsampfac 0 (ES, prolate) chooses among. The kernel width is a whole number of cells, so at one

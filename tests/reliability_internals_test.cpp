@@ -398,8 +398,11 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
   using namespace sfft::nufft3;
   const double x_lo[3] = {-400, -40, -4}, x_hi[3] = {400, 40, 4}, s_lo[3] = {-2, -20, -50}, s_hi[3] = {2, 20, 50};
   auto modelled = [&](const Layout &L, std::size_t N, std::size_t K, int ntransf, const CostModel &c) {
-    const double taps = std::pow(L.kernel.width, L.dim);
-    return ntransf * (c.spread_tap * static_cast<double>(N) * taps + c.cell_double * static_cast<double>(L.n2_total)) +
+    const double taps = std::pow(L.kernel.width, L.dim), cells = static_cast<double>(L.n2_total);
+    const double grid = L.dim == 3 && c.line_point_3d > 0
+                            ? c.cell_3d * cells + c.line_point_3d * fft_line_work(L, fft_lines(L, s_lo, s_hi))
+                            : c.cell_double * cells;
+    return ntransf * (c.spread_tap * static_cast<double>(N) * taps + grid) +
            (c.interp_tap + c.interp_tap_transform * ntransf) * static_cast<double>(K) * taps;
   };
   int intermediate = 0, above_two = 0;
@@ -435,6 +438,45 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
         }
   EXPECT_GT(intermediate, 0);  // the sigmas between 1.25 and 2 are taken somewhere in this grid of cases
   EXPECT_GT(above_two, 0);     // and so are those above 2 (the CPU's)
+}
+
+// The lines of a grid FFT (fft_lines, which the CPU backend's plans transform): every line for points that fill
+// the grid, fewer for sources in a box smaller than it (the pruned passes), and the work fft_line_work counts is
+// each kept line's points times log2 of its length. The CPU prices 3-D grids by that work, so a 3-D double plan at
+// tol 1e-9 takes a sigma above 2 (the larger grid, mostly pruned, with the narrower kernel: 1.14-1.27x faster on the
+// development VM, docs/nufft3.md), and 1-D and 2-D grids by their cells.
+TEST(CostModel, GridFftLinesAndTheirWork) {
+  using namespace sfft::nufft3;
+  const double x_lo[3] = {-60, -60, -60}, x_hi[3] = {60, 60, 60}, s_lo[3] = {-2, -2, -2}, s_hi[3] = {2, 2, 2};
+  for (int dim = 1; dim <= 3; ++dim) {
+    for (double sigma : {2.0, 2.5}) {
+      const Layout L = make_layout(dim, make_kernel(KernelKind::ExpSemicircle, 1e-9, sigma, dim, true), sigma, x_lo,
+                                   x_hi, s_lo, s_hi, 16.0, 1e15, 0);
+      const FftLines all = all_fft_lines(L), kept = fft_lines(L, s_lo, s_hi);
+      double full = 0;  // every line of every pass
+      for (int d = 0; d < dim; ++d) {
+        const double n = static_cast<double>(L.axis[d].n2);
+        full += static_cast<double>(L.n2_total) / n * n * std::log2(n);
+      }
+      EXPECT_NEAR(fft_line_work(L, all), full, 1e-9 * full) << "dim " << dim;
+      EXPECT_FALSE(all.pruned);
+      if (dim == 1) {
+        EXPECT_EQ(fft_line_work(L, kept), fft_line_work(L, all));
+        continue;
+      }
+      EXPECT_TRUE(kept.pruned) << "dim " << dim << " sigma " << sigma;
+      EXPECT_LT(fft_line_work(L, kept), 0.75 * full) << "dim " << dim << " sigma " << sigma;
+      EXPECT_LE(kept.band, all.band);
+      EXPECT_LE(fft_lines_at_both_ends(L, 0, kept.rows[0]), L.axis[0].n2);
+      EXPECT_EQ(kept.band_lo % kPruneRound, 0);
+    }
+  }
+  // The benchmark's uniform 3-D points at scale 0.1 (benchmarks/nufft3_bench.py).
+  const double u_lo[3] = {-27.85, -27.85, -27.85}, u_hi[3] = {27.85, 27.85, 27.85}, v_lo[3] = {-1, -1, -1},
+               v_hi[3] = {1, 1, 1};
+  const Layout chosen = choose_layout(3, KernelKind::ExpSemicircle, 1e-9, 0, 100000, 100000, 1, u_lo, u_hi, v_lo, v_hi,
+                                      16.0, 1e15, kCpuCost, true);
+  EXPECT_GT(chosen.upsampfac, 2.0);
 }
 
 // Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,

@@ -280,6 +280,13 @@ __global__ void __launch_bounds__(kThreads)
     cached[c] = i < m ? read_entry(i) : Entry{0, 0, 0, {0, 0}};
   }
   constexpr unsigned kFirstUncached = kRankCached * kThreads;
+  // f on each of the thread's entries (passes 1-3): the cached ones, then those read again.
+  auto for_each_entry = [&](auto &&f) {
+#pragma unroll
+    for (unsigned c = 0; c < kRankCached; ++c)
+      if (threadIdx.x + c * kThreads < m) f(cached[c]);
+    for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads) f(read_entry(i));
+  };
   for (unsigned b = threadIdx.x; b < kRankBins; b += kThreads) bin_count[b] = bin_fill[b] = 0;
   if (threadIdx.x == 0) {
     bits_lo = ~0ull;
@@ -288,18 +295,10 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   // Pass 1: the range of the magnitudes' bits.
   unsigned long long lo = ~0ull, hi = 0;
-#pragma unroll
-  for (unsigned c = 0; c < kRankCached; ++c) {
-    if (threadIdx.x + c * kThreads < m) {
-      lo = min(lo, cached[c].bits);
-      hi = max(hi, cached[c].bits);
-    }
-  }
-  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads) {
-    const unsigned long long bits = read_entry(i).bits;
-    lo = min(lo, bits);
-    hi = max(hi, bits);
-  }
+  for_each_entry([&](const Entry &e) {
+    lo = min(lo, e.bits);
+    hi = max(hi, e.bits);
+  });
   for (unsigned offset = 16; offset > 0; offset /= 2) {
     lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
     hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
@@ -316,11 +315,7 @@ __global__ void __launch_bounds__(kThreads)
     return min(kRankBins - 1, static_cast<unsigned>(static_cast<double>(bits - base) * bins_per_bit));
   };
   // Pass 2: the bins' counts.
-#pragma unroll
-  for (unsigned c = 0; c < kRankCached; ++c)
-    if (threadIdx.x + c * kThreads < m) atomicAdd(&bin_count[bin_of(cached[c].bits)], 1u);
-  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads)
-    atomicAdd(&bin_count[bin_of(read_entry(i).bits)], 1u);
+  for_each_entry([&](const Entry &e) { atomicAdd(&bin_count[bin_of(e.bits)], 1u); });
   __syncthreads();
   // The entries above each bin: an exclusive scan from the top bin down, kRankBins / kThreads bins a thread.
   constexpr unsigned kPerThread = kRankBins / kThreads;
@@ -333,14 +328,10 @@ __global__ void __launch_bounds__(kThreads)
   for (unsigned r = 0; r < kPerThread; ++r) bin_above[kRankBins - 1 - (first_from_top + r)] = above[r];
   __syncthreads();
   // Pass 3: the list in bin order.
-  auto place = [&](const Entry &e) {
+  for_each_entry([&](const Entry &e) {
     const unsigned b = bin_of(e.bits);
     placed[bin_above[b] + atomicAdd(&bin_fill[b], 1u)] = RankPlaced{e.bits, e.slot};
-  };
-#pragma unroll
-  for (unsigned c = 0; c < kRankCached; ++c)
-    if (threadIdx.x + c * kThreads < m) place(cached[c]);
-  for (unsigned i = threadIdx.x + kFirstUncached; i < m; i += kThreads) place(read_entry(i));
+  });
   __syncthreads();
   // Pass 4: each thread ranks its own entries against their bins; every thread takes the same number of turns
   // (the warps' collectives below).

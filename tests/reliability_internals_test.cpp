@@ -409,7 +409,9 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
   for (const CostModel *cost : {&kCudaCost, &kCpuCost})
     for (int dim = 1; dim <= 3; ++dim)
       for (const auto &[N, K, ntransf] : {std::tuple<std::size_t, std::size_t, int>{10000, 1000000, 1},
-                                          {1000000, 1000000, 1}, {1000000, 10000, 1}, {250000, 250000, 16}})
+                                          {1000000, 1000000, 1},
+                                          {1000000, 10000, 1},
+                                          {250000, 250000, 16}})
         for (double tol : {1e-3, 1e-5, 3e-7, 1e-9}) {
           const double odd_prime_cost = dim <= 2 ? cost->fft_odd_prime : 0;
           const Layout chosen = choose_layout(dim, KernelKind::ExpSemicircle, tol, 0, N, K, ntransf, x_lo, x_hi, s_lo,

@@ -751,8 +751,9 @@ class CudaEngine final : public Engine {
       }
       first_weight += cj.taps;
     }
-    // Every hashing is in one job, so every bucket is fed; a design where one were not keeps the gather fold.
-    if (std::find(column_of.begin(), column_of.end(), kUnfed) != column_of.end()) return;
+    // Every hashing is in one job and each job's columns cover every residue, so every bucket is fed.
+    if (std::find(column_of.begin(), column_of.end(), kUnfed) != column_of.end())
+      fail(SFFT_ERROR_INTERNAL, "sparse FFT: a bucket of the column fold has no column");
     column_jobs_.allocate(column_jobs.size());
     column_buckets_.allocate(buckets.size());
     column_of_.allocate(column_of.size());

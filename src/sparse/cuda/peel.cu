@@ -43,29 +43,36 @@ __device__ Cplx<double> subtraction_root(uint64_t m, const Geometry &g) {
 // costing a placement, two gains and a root per hashing each.
 // Thread `id` of loop `loop`'s decode, for one signal's arrays (z, energy, t and counters are its views;
 // batched: a signal of a batch). Every lane of a warp calls it with consecutive ids.
-// listed (the batch peels, list_above_floor): item i decodes bucket listed[i] of the loop, for i < listed_count,
-// instead of bucket i, from the sums staged[i] list_above_floor read.
+// listed (the batch peels): what list_above_floor listed, item i decoding bucket listed.bucket[i] of the loop from
+// the sums listed.staged[i] instead of bucket i.
+template <class Real>
+struct ListedBuckets {
+  const uint32_t *bucket = nullptr;  // null: not listed
+  unsigned count = 0;
+  const Cplx<Real> (*staged)[kPeelPreloaded] = nullptr;
+};
 template <class Real, bool kPowerOfTwo, bool kPerBucket>
 __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops, const double *energy,
                           double floor_relative, double settle_relative, int loop, int later_loops, const Geometry &g,
-                          const Table &t, Counters *counters, bool batched, const uint32_t *listed = nullptr,
-                          unsigned listed_count = 0, const Cplx<Real> (*staged)[kPeelPreloaded] = nullptr) {
+                          const Table &t, Counters *counters, bool batched, const ListedBuckets<Real> &listed = {}) {
   static_assert(kPeelLanes >= 3, "lanes 0-2 evaluate the three filter gains");
   const std::size_t item = id / kPeelLanes;
   const int lane = static_cast<int>(id % kPeelLanes);
   constexpr int kLanes = static_cast<int>(kPeelLanes);
   const int targets = later_loops > 0 && !kPerBucket ? later_loops : 1;
   // Items past the end still take part in the group's shuffles (whole groups share a warp).
-  const bool active = listed != nullptr ? item < listed_count : item < static_cast<std::size_t>(targets) * g.buckets;
-  const uint64_t b = listed != nullptr ? (active ? listed[item] : 0) : mod_b(item, g);
-  const int target = active && listed == nullptr ? static_cast<int>(div_b(item, g)) : 0;
+  const bool is_listed = listed.bucket != nullptr;
+  const bool active = is_listed ? item < listed.count : item < static_cast<std::size_t>(targets) * g.buckets;
+  const uint64_t b = is_listed ? (active ? listed.bucket[item] : 0) : mod_b(item, g);
+  const int target = active && !is_listed ? static_cast<int>(div_b(item, g)) : 0;
   const int into = later_loops > 0 ? loop + 1 + target : loop;
   const std::size_t h0 = static_cast<std::size_t>(loop) * g.hashings_per_loop;
   // Every load that does not depend on the decode is issued here, at once: each dependent global load
   // costs a round trip (~0.4 us on the H100) on the kernel's one critical chain. The bucket's first
   // kPeelPreloaded hashings are held in registers: all of them with S <= 2 stages (every default
   // complex128 plan; complex64 ones while L <= 2^23).
-  const unsigned previous_unsettled = loop > 0 ? counters->unsettled[loop - 1] : 1u;
+  // The loop before's unsettled buckets (the batch peels list nothing where there were none: no read again).
+  const unsigned previous_unsettled = !is_listed && loop > 0 ? counters->unsettled[loop - 1] : 1u;
   // In a batch, a signal whose peeling has ended returns before loading its buckets: most signals settle after
   // two or three loops, and the later kernels' blocks of those then read nothing. One signal keeps the loads in
   // flight beside this check (a round trip shorter).
@@ -77,7 +84,7 @@ __device__ void peel_lane(std::size_t id, Cplx<Real> *z, const LoopParams *loops
 #pragma unroll
   for (int j = 0; j < kPeelPreloaded; ++j)
     preloaded[j] = j >= g.hashings_per_loop ? Cplx<double>{0, 0}
-                   : staged != nullptr      ? widen(staged[active ? item : 0][j])
+                   : is_listed              ? widen(listed.staged[active ? item : 0][j])
                                             : load_bucket(z, h0 + j, b, g.buckets);
   if (previous_unsettled == 0) return;
   auto load = [&](int j) {
@@ -285,7 +292,7 @@ __global__ void __launch_bounds__(kPeelBlock, 8)
   for (unsigned first = 0; first < count * kPeelLanes; first += blockDim.x) {
     if (first + threadIdx.x / 32 * 32 >= count * kPeelLanes) return;  // whole warps past the listed groups
     peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                       later_loops, g, t, counters, st.z != 0, listed, count, staged);
+                                       later_loops, g, t, counters, st.z != 0, {listed, count, staged});
   }
 }
 
@@ -318,7 +325,7 @@ __global__ void __launch_bounds__(kPeelPersistentBlock, 4)
     const unsigned count = list.count;
     for (std::size_t first = 0; first < count * kPeelLanes; first += blockDim.x)
       peel_lane<Real, kPowerOfTwo, true>(first + threadIdx.x, z, loops, energy, floor_relative, settle_relative, loop,
-                                         later_loops, g, t, counters, true, listed, count, staged);
+                                         later_loops, g, t, counters, true, {listed, count, staged});
     __syncthreads();  // this loop's subtractions and counts are visible, and its list read, before the next
   }
 }

@@ -117,6 +117,32 @@ void launch_fold_column_batch(const Cplx<Real> *x, std::size_t x_stride, const C
 template <class Real>
 void allow_fold_column_shared(const Geometry &g, std::size_t weight_rows);
 
+// The bucket FFTs in the normalisation's launch (fold.cu's normalise_fft_kernel) where B is a power of two of at
+// most kFusedFftBuckets: the normalisation and a B-point transform in shared memory per hashing row, in place of
+// launch_normalise_batch and a cuFFT plan. H200, same call, two rounds, against both launches (normalisation and
+// FFT stages, ms): complex64 B = 256 / 512 / 1024 / 2048 (2^20, k 120 / 200 / 400 / 1000, 64 signals) 0.013 /
+// 0.016 / 0.021 / 0.029 -> 0.010 / 0.012 / 0.015 / 0.026, complex128 B = 256 / 512 0.014 / 0.018 -> 0.011 / 0.015;
+// 2^16 k100 b1024 (B = 256) 0.056 -> 0.041 and 0.090 -> 0.072 (the batch 0.411 -> 0.397-0.399 ms, 0.776 ->
+// 0.756-0.761). Complex128 at B = 1024 and 2048 (17 and 34 KiB a buffer, three blocks per SM) was slower: 0.027 ->
+// 0.028, 0.044 -> 0.046.
+template <class Real>
+constexpr uint64_t kFusedFftBuckets = sizeof(Real) == 4 ? 2048 : 512;
+constexpr unsigned kFusedFftThreads = 256;
+template <class Real>
+bool fused_bucket_fft(const Geometry &g) {
+  return g.buckets <= kFusedFftBuckets<Real> && (g.buckets & (g.buckets - 1)) == 0;
+}
+// twiddles[t] = exp(-2 pi i t / B), t < B. normalised (host input: the sums came up scaled, with their energies):
+// the FFTs alone. Otherwise as launch_normalise_batch, for `hashings` rows of each of `signals` signals.
+// allow_normalise_fft_shared: once per plan, before the launches (up to 2 B values of shared memory a block).
+template <class Real>
+void allow_normalise_fft_shared(const Geometry &g);
+template <class Real>
+void launch_normalise_fft(Cplx<Real> *z, std::size_t hashings, const Geometry &g, int location_loops, bool energies,
+                          double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots, const Strides &st,
+                          unsigned signals, const Cplx<Real> *by_column, const uint32_t *column_of,
+                          const Cplx<Real> *twiddles, bool normalised, cudaStream_t stream);
+
 // by_column (the column fold's sums, NULL otherwise): z[i] is read from by_column[column_of[i]] (same strides as z).
 template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,

@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
@@ -238,10 +239,24 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaMemcpyAsync(first_hashing_.get(), first.data(), first.size() * sizeof(std::size_t),
                                     cudaMemcpyHostToDevice, stream_));
 
-    long long b = static_cast<long long>(g.buckets);
-    fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
-                   static_cast<long long>(signals_ * hashings_));
-    fft_.set_stream(stream_);
+    std::vector<Cplx<Real>> twiddles;
+    fused_fft_ = fused_bucket_fft<Real>(g);
+    if (fused_fft_) {  // the normalisation's launch transforms the rows (launch_normalise_fft)
+      twiddles.resize(g.buckets);
+      for (uint64_t t = 0; t < g.buckets; ++t) {
+        const double turn = 2 * M_PI * static_cast<double>(t) / static_cast<double>(g.buckets);
+        twiddles[t] = {static_cast<Real>(std::cos(turn)), static_cast<Real>(-std::sin(turn))};
+      }
+      twiddles_.allocate(twiddles.size());
+      SFFT_CUDA_CHECK(cudaMemcpyAsync(twiddles_.get(), twiddles.data(), twiddles.size() * sizeof(Cplx<Real>),
+                                      cudaMemcpyHostToDevice, stream_));
+      allow_normalise_fft_shared<Real>(g);
+    } else {
+      long long b = static_cast<long long>(g.buckets);
+      fft_.make_many(1, &b, nullptr, 1, b, nullptr, 1, b, sizeof(Real) == 8 ? CUFFT_Z2Z : CUFFT_C2C,
+                     static_cast<long long>(signals_ * hashings_));
+      fft_.set_stream(stream_);
+    }
     if (d_.comb_loops > 0) setup_comb();
     SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above die with this scope
     capture_pipeline();
@@ -326,10 +341,19 @@ class CudaEngine final : public Engine {
                                 g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
       }
       if (timer != nullptr) timer->mark("fold", stream_);
-      launch_normalise_batch<Real>(z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
+      if (fused_fft_)
+        launch_normalise_fft<Real>(z_.get(), hashings_, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
                                    counters_.get(), outputs_.get(), strides_, signals,
-                                   column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr, stream_);
-      if (timer != nullptr) timer->mark("normalise", stream_);
+                                   column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr,
+                                   twiddles_.get(), false, stream_);
+      else
+        launch_normalise_batch<Real>(
+            z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(), counters_.get(), outputs_.get(),
+            strides_, signals, column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr, stream_);
+      if (timer != nullptr) timer->mark(fused_fft_ ? "normalise+fft" : "normalise", stream_);
+    } else {
+      transform_uploaded(signals);
+      if (timer != nullptr && fused_fft_) timer->mark("fft", stream_);
     }
     if (graph_ && timer == nullptr) {
       SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
@@ -398,13 +422,19 @@ class CudaEngine final : public Engine {
         SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), d_.location_loops * sizeof(double),
                                         cudaMemcpyHostToDevice, stream_));
       }
+      transform_uploaded(1);
     } else {
       std::size_t outputs = jobs_count_ * g.buckets;
       launch_fold<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(),
                         jobs_.get(), outputs, d_.half_taps, d_.far_half_taps, g, z_.get(), counters_.get(), destination,
                         outputs_.get(), table_, kRobustPasses, stream_);
-      launch_normalise<Real>(z_.get(), hashings_ * g.buckets, g, d_.location_loops, d_.floor_relative > 0,
-                             energy_.get(), counters_.get(), outputs_.get(), stream_);
+      if (fused_fft_)
+        launch_normalise_fft<Real>(z_.get(), hashings_, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
+                                   counters_.get(), outputs_.get(), Strides{}, 1, nullptr, nullptr, twiddles_.get(),
+                                   false, stream_);
+      else
+        launch_normalise<Real>(z_.get(), hashings_ * g.buckets, g, d_.location_loops, d_.floor_relative > 0,
+                               energy_.get(), counters_.get(), outputs_.get(), stream_);
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
     if (graph_) {
@@ -571,6 +601,7 @@ class CudaEngine final : public Engine {
       SFFT_CUDA_CHECK(cudaMemcpyAsync(energy_.get(), host_energy_.get(), d_.location_loops * sizeof(double),
                                       cudaMemcpyHostToDevice, stream_));
     }
+    transform_uploaded(1);
     if (graph_) {
       SFFT_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_));
     } else {
@@ -799,15 +830,25 @@ class CudaEngine final : public Engine {
     fit.coeffs = device_table.get();
   }
 
+  // Sums that came up from the host, normalised: where the bucket FFTs are fused (fused_fft_), they run here, before
+  // the graph, for the exec's first `signals` signals.
+  void transform_uploaded(unsigned signals) {
+    if (!fused_fft_) return;
+    launch_normalise_fft<Real>(z_.get(), hashings_, kernel_geom_, d_.location_loops, false, nullptr, nullptr, nullptr,
+                               strides_, signals, nullptr, nullptr, twiddles_.get(), true, stream_);
+  }
+
   // Everything after the fold: FFTs, decoding with peeling or voting, top-k into res_* and the result
   // header; its last block also resets the table and fills device outputs. Launch-bound, so
   // the plan captures it once into a CUDA graph; enqueued directly when capture is unavailable.
   // timer (batched execs under SFFT_SPARSE_STAGE_TIMES, never while capturing): an event after each stage.
   void enqueue_pipeline(cudaStream_t s, cuda::StageTimer *timer = nullptr) {
     const Geometry &g = kernel_geom_;
-    fft_.set_stream(s);
-    cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
-    if (timer != nullptr) timer->mark("fft", s);
+    if (!fused_fft_) {
+      fft_.set_stream(s);
+      cuda::exec_c2c(fft_, cufft_ptr(z_.get()), cufft_ptr(z_.get()), CUFFT_FORWARD);
+      if (timer != nullptr) timer->mark("fft", s);
+    }
 
     const unsigned *ranked = table_.slots;
     const unsigned *ranked_count = &counters_.get()->distinct;
@@ -903,7 +944,7 @@ class CudaEngine final : public Engine {
     if (graph != nullptr) cudaGraphDestroy(graph);
     cudaStreamDestroy(capture);
     (void)cudaGetLastError();
-    fft_.set_stream(stream_);
+    if (!fused_fft_) fft_.set_stream(stream_);
     if (comb_fft_) comb_fft_.set_stream(stream_);
   }
 
@@ -1025,7 +1066,11 @@ class CudaEngine final : public Engine {
   std::vector<IpcMapping> rank_folds_;
   cuda::DeviceBuffer<const Cplx<Real> *> rank_fold_pointers_;
   cuda::DeviceBuffer<Cplx<Real>> rank_sum_;
-  cuda::CufftPlan fft_;
+  cuda::CufftPlan fft_;  // the bucket FFTs, unless fused_fft_
+  // B a power of two of at most kFusedFftBuckets<Real>: the normalisation's launch (or, for sums that came up from the
+  // host, a launch of its own before the graph) runs the bucket FFTs, with these twiddles; the graph has no FFT.
+  bool fused_fft_ = false;
+  cuda::DeviceBuffer<Cplx<Real>> twiddles_;
   // ROBUST comb pre-pass (empty when off).
   cuda::DeviceBuffer<uint64_t> comb_offsets_;
   cuda::DeviceBuffer<Cplx<Real>> comb_z_;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sparse FFT, CUDA: the window-fold of every hashing from device input, the normalisation that follows it
-// (scale-safe magnitudes and the floors' energies), and the table reset that starts a host-input exec.
+// (scale-safe magnitudes and the floors' energies; for power-of-two bucket counts together with the bucket FFTs),
+// and the table reset that starts a host-input exec.
 #include <cuda_pipeline.h>
+
+#include <algorithm>
 
 #include "sparse/cuda/batch.cuh"
 
@@ -361,6 +364,134 @@ __global__ void __launch_bounds__(kNormaliseRowThreads)
   if (threadIdx.x % 32 == 0) atomicAdd(&energy[loop], e);
 }
 
+// The normalisation and the bucket FFTs in one kernel, for power-of-two B up to kFusedFftBuckets<Real>: a block per
+// hashing row of a signal (grid (hashings, signals)) brings the row into shared memory (the column fold's sums
+// staged as normalise_rows_kernel does and put in bucket order through column_of, or the row of z), scales it and
+// adds the row's energy as normalise_kernel does (`normalised`: host input, which came up scaled with its energies:
+// neither), transforms it by self-sorting (Stockham) radix-8 passes between two row buffers, the last pass radix 4
+// or 2 where log2 B is not a multiple of 3 (output in natural order; forward and unnormalised, like the cuFFT plan
+// it replaces), and writes it to z. A radix-R pass at stride s takes, for j = p s + q < B / R, the points
+// j + r B / R (r < R) through an R-point DFT to q + s (R p + r), output r times twiddle[r p s] = exp(-2 pi i r p s
+// / B). The buffers hold a padding word after every 16 (fft_slot), so that the strided stores of the early passes
+// fall into distinct banks.
+__host__ __device__ constexpr unsigned fft_slot(unsigned i) { return i + (i >> 4); }
+template <class Real>
+struct FftMath {
+  using C = Cplx<Real>;
+  static __device__ __forceinline__ C add(C a, C b) { return {a.re + b.re, a.im + b.im}; }
+  static __device__ __forceinline__ C sub(C a, C b) { return {a.re - b.re, a.im - b.im}; }
+  static __device__ __forceinline__ C times_minus_i(C a) { return {a.im, -a.re}; }
+  static __device__ __forceinline__ C times(C a, C w) { return {a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re}; }
+  // Forward 4-point DFT in place.
+  static __device__ __forceinline__ void dft4(C &b0, C &b1, C &b2, C &b3) {
+    const C s02 = add(b0, b2), d02 = sub(b0, b2), s13 = add(b1, b3), d13 = times_minus_i(sub(b1, b3));
+    b0 = add(s02, s13);
+    b1 = add(d02, d13);
+    b2 = sub(s02, s13);
+    b3 = sub(d02, d13);
+  }
+  // Forward 8-point DFT in place: two 4-point DFTs (even and odd points) and the radix-2 step.
+  static __device__ __forceinline__ void dft8(C (&a)[8]) {
+    dft4(a[0], a[2], a[4], a[6]);
+    dft4(a[1], a[3], a[5], a[7]);
+    const Real h = static_cast<Real>(0.70710678118654752440);
+    const C o[4] = {a[1], times(a[3], {h, -h}), times_minus_i(a[5]), times(a[7], {-h, -h})};
+    const C e[4] = {a[0], a[2], a[4], a[6]};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      a[k] = add(e[k], o[k]);
+      a[k + 4] = sub(e[k], o[k]);
+    }
+  }
+};
+template <class Real>
+__global__ void __launch_bounds__(kFusedFftThreads)
+    normalise_fft_kernel(Cplx<Real> *z, Geometry g, int location_loops, bool energies, double *energy,
+                         const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
+                         const Cplx<Real> *by_column, const uint32_t *column_of, const Cplx<Real> *__restrict__ twiddle,
+                         bool normalised) {
+  using M = FftMath<Real>;
+  extern __shared__ __align__(16) unsigned char fft_bytes[];
+  const unsigned n = static_cast<unsigned>(g.buckets);
+  Cplx<Real> *x = reinterpret_cast<Cplx<Real> *>(fft_bytes), *y = x + fft_slot(n);
+  const std::size_t h = blockIdx.x, first = h * g.buckets;
+  z += blockIdx.y * st.z + first;  // signal blockIdx.y of a batch, hashing h
+  if (by_column != nullptr) {      // B is even: a row is whole 16-byte pieces, every row 16-byte aligned
+    const auto *from = reinterpret_cast<const unsigned char *>(by_column + blockIdx.y * st.z + first);
+    auto *to = reinterpret_cast<unsigned char *>(y);  // unpadded
+    for (unsigned p = threadIdx.x; p < n * sizeof(Cplx<Real>) / 16; p += blockDim.x)
+      __pipeline_memcpy_async(to + 16 * p, from + 16 * p, 16);
+    __pipeline_commit();
+    column_of += first;
+  }
+  Real factor = 1;
+  int loop = -1;
+  if (!normalised) {
+    factor =
+        normalising_factor<Real>(counters + blockIdx.y, exec_outputs_slot + blockIdx.y, h == 0 && threadIdx.x == 0);
+    loop = reference_loop(h, g, location_loops, energies);
+  }
+  if (by_column != nullptr) {
+    __pipeline_wait_prior(0);
+    __syncthreads();
+  }
+  double e = 0;
+  for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
+    Cplx<Real> v = by_column != nullptr ? y[column_of[b] - first] : z[b];
+    v.re *= factor;
+    v.im *= factor;
+    x[fft_slot(b)] = v;
+    e += cabs2(widen(v));
+  }
+  if (loop >= 0) {  // blockDim is whole warps
+    for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+    if (threadIdx.x % 32 == 0) atomicAdd(&energy[blockIdx.y * st.energy + static_cast<std::size_t>(loop)], e);
+  }
+  __syncthreads();
+  unsigned stride = 1, log_stride = 0, len = n;
+  for (; len >= 8; len /= 8) {
+    const unsigned eighth = n / 8;
+    for (unsigned j = threadIdx.x; j < eighth; j += blockDim.x) {
+      Cplx<Real> a[8];
+#pragma unroll
+      for (unsigned r = 0; r < 8; ++r) a[r] = x[fft_slot(j + r * eighth)];
+      M::dft8(a);
+      const unsigned q = j & (stride - 1), p = j >> log_stride, out = q + (p << (log_stride + 3)), t = p * stride;
+      y[fft_slot(out)] = a[0];
+#pragma unroll
+      for (unsigned r = 1; r < 8; ++r) y[fft_slot(out + r * stride)] = M::times(a[r], twiddle[r * t]);
+    }
+    __syncthreads();
+    Cplx<Real> *swap = x;
+    x = y;
+    y = swap;
+    stride *= 8;
+    log_stride += 3;
+  }
+  if (len == 4) {  // the last pass: p = 0, no twiddles
+    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) {
+      Cplx<Real> b0 = x[fft_slot(j)], b1 = x[fft_slot(j + stride)], b2 = x[fft_slot(j + 2 * stride)],
+                 b3 = x[fft_slot(j + 3 * stride)];
+      M::dft4(b0, b1, b2, b3);
+      y[fft_slot(j)] = b0;
+      y[fft_slot(j + stride)] = b1;
+      y[fft_slot(j + 2 * stride)] = b2;
+      y[fft_slot(j + 3 * stride)] = b3;
+    }
+    __syncthreads();
+    x = y;
+  } else if (len == 2) {
+    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) {
+      const Cplx<Real> a = x[fft_slot(j)], b = x[fft_slot(j + stride)];
+      y[fft_slot(j)] = M::add(a, b);
+      y[fft_slot(j + stride)] = M::sub(a, b);
+    }
+    __syncthreads();
+    x = y;
+  }
+  for (unsigned b = threadIdx.x; b < n; b += blockDim.x) z[b] = x[fft_slot(b)];
+}
+
 }  // namespace
 
 void launch_reset_table(const Table &t, int passes, const Counters *counters, std::size_t distinct_capacity,
@@ -477,6 +608,29 @@ void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g,
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
+template <class Real>
+std::size_t normalise_fft_shared(const Geometry &g) {
+  return 2 * fft_slot(static_cast<unsigned>(g.buckets)) * sizeof(Cplx<Real>);
+}
+
+template <class Real>
+void allow_normalise_fft_shared(const Geometry &g) {
+  cuda::allow_dynamic_shared(reinterpret_cast<const void *>(normalise_fft_kernel<Real>), normalise_fft_shared<Real>(g));
+}
+
+template <class Real>
+void launch_normalise_fft(Cplx<Real> *z, std::size_t hashings, const Geometry &g, int location_loops, bool energies,
+                          double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots, const Strides &st,
+                          unsigned signals, const Cplx<Real> *by_column, const uint32_t *column_of,
+                          const Cplx<Real> *twiddles, bool normalised, cudaStream_t stream) {
+  const auto threads = static_cast<unsigned>(std::clamp<uint64_t>(g.buckets / 8, 32, kFusedFftThreads));
+  normalise_fft_kernel<Real>
+      <<<dim3(static_cast<unsigned>(hashings), signals), threads, normalise_fft_shared<Real>(g), stream>>>(
+          z, g, location_loops, energies, energy, counters, exec_outputs_slots, st, by_column, column_of, twiddles,
+          normalised);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
 template void launch_fold<float>(bool, const Cplx<float> *, const float *, const float *, const FoldJob *, std::size_t,
                                  int64_t, int64_t, const Geometry &, Cplx<float> *, Counters *, const ExecOutputs &,
                                  ExecOutputs *, const Table &, int, cudaStream_t);
@@ -502,6 +656,16 @@ template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geomet
 template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,
                                        Counters *, const Table &, int, const Strides &, unsigned, cudaStream_t);
+template void allow_normalise_fft_shared<float>(const Geometry &);
+template void allow_normalise_fft_shared<double>(const Geometry &);
+template void launch_normalise_fft<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
+                                          const Counters *, ExecOutputs *, const Strides &, unsigned,
+                                          const Cplx<float> *, const uint32_t *, const Cplx<float> *, bool,
+                                          cudaStream_t);
+template void launch_normalise_fft<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
+                                           const Counters *, ExecOutputs *, const Strides &, unsigned,
+                                           const Cplx<double> *, const uint32_t *, const Cplx<double> *, bool,
+                                           cudaStream_t);
 template void launch_normalise_batch<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
                                             const Counters *, ExecOutputs *, const Strides &, unsigned,
                                             const Cplx<float> *, const uint32_t *, cudaStream_t);

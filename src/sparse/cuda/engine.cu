@@ -10,7 +10,9 @@
 //  - normalise: the folded sums times a power of two that brings the largest near 1 (plan.hpp's normalise:
 //    squared magnitudes stay in range whatever the input's scale), and the floors' energies from them; the
 //    results are scaled back as they are written.
-//  - one batched cuFFT call transforms every hashing.
+//  - the bucket FFTs: where B is a power of two of at most kFusedFftBuckets<Real> (batch.cuh), in the
+//    normalisation's launch, a block per hashing row in shared memory (a launch of their own for sums that came up
+//    from the host); otherwise one batched cuFFT call in the graph transforms every hashing.
 //  - EXACT: one kernel per location loop decodes its buckets (bucket_math.hpp, shared with the CPU) and
 //    subtracts each coefficient found from the hashings of all later loops at once (four lanes per
 //    (bucket, later loop) share its checks, estimate and subtractions; the decode is repeated per later
@@ -27,8 +29,8 @@
 //  - top-k in decreasing magnitude: each listed entry counts the entries ahead of it (O(m^2) comparisons
 //    for m entries from shared memory, spread over m/32 blocks of 32 warps: one short step while m is
 //    small enough to beat a sort); plans whose lists can exceed kRankLimit entries use a CUB radix sort.
-// Everything after the fold is one CUDA graph on the plan's stream; its own kernels are programmatic
-// dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. Each
+// Everything after the fold (and the normalisation) is one CUDA graph on the plan's stream; its own kernels are
+// programmatic dependent launches (cuda::launch_overlapped), so each is scheduled while the previous one drains. Each
 // kernel is a short chain of dependent global-memory round trips (~0.4 us each on the H100), so loads
 // that do not depend on one another are issued together. The last block of the top-k step fills device
 // outputs (their pointers reach the graph through a descriptor the fold writes) and writes the result
@@ -263,9 +265,10 @@ class CudaEngine final : public Engine {
   }
 
   // The batch through the same kernels (sfft_exec_batch): device input is folded and normalised by one launch
-  // each for every signal (host input on the CPU, as run()), then one launch of the graph runs the FFTs, the
-  // peeling and the top-k of every signal, and one synchronisation ends the exec. The graph is sized for
-  // signals_: its kernels skip signals past the exec's batch (*active_), the FFT step transforms all.
+  // each for every signal (host input on the CPU, as run()), then one launch of the graph runs the FFTs (where not
+  // fused into the normalisation), the peeling and the top-k of every signal, and one synchronisation ends the
+  // exec. The graph is sized for signals_: its kernels skip signals past the exec's batch (*active_), its cuFFT step
+  // (designs without the fused bucket FFTs) transforms all.
   bool run_batch(const BatchIo &io) override {
     if (signals_ <= 1 || io.batch > signals_) return false;
     cuda::DeviceScope scope(device_);

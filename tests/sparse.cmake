@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # sparse_decode_test checks the header-only bucket arithmetic the sparse FFT's backends share
-# (src/sparse/bucket_math.hpp) on hand-built buckets.
+# (src/sparse/bucket_math.hpp) on hand-built buckets, and the CUDA backend's bucket FFT arithmetic
+# (src/sparse/bucket_fft.hpp) on the host against a direct DFT.
 sfft_add_gtest(sparse_decode_test sparse_decode_test.cpp)
 target_link_libraries(sparse_decode_test PRIVATE sfft_internal)
 

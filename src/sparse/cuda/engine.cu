@@ -51,6 +51,7 @@
 #include "common/backend.hpp"
 #include "common/cuda_stage_timer.cuh"
 #include "common/env.hpp"
+#include "sparse/bucket_fft.hpp"
 #include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse {
@@ -244,11 +245,7 @@ class CudaEngine final : public Engine {
     std::vector<Cplx<Real>> twiddles;
     fused_fft_ = fused_bucket_fft<Real>(g);
     if (fused_fft_) {  // the normalisation's launch transforms the rows (launch_normalise_fft)
-      twiddles.resize(g.buckets);
-      for (uint64_t t = 0; t < g.buckets; ++t) {
-        const double turn = 2 * M_PI * static_cast<double>(t) / static_cast<double>(g.buckets);
-        twiddles[t] = {static_cast<Real>(std::cos(turn)), static_cast<Real>(-std::sin(turn))};
-      }
+      twiddles = bucket_fft_twiddles<Real>(g.buckets);
       twiddles_.allocate(twiddles.size());
       SFFT_CUDA_CHECK(cudaMemcpyAsync(twiddles_.get(), twiddles.data(), twiddles.size() * sizeof(Cplx<Real>),
                                       cudaMemcpyHostToDevice, stream_));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "sparse/bucket_fft.hpp"
 #include "sparse/cuda/batch.cuh"
 
 namespace sfft::sparse::cuda_stages {
@@ -368,49 +369,14 @@ __global__ void __launch_bounds__(kNormaliseRowThreads)
 // hashing row of a signal (grid (hashings, signals)) brings the row into shared memory (the column fold's sums
 // staged as normalise_rows_kernel does and put in bucket order through column_of, or the row of z), scales it and
 // adds the row's energy as normalise_kernel does (`normalised`: host input, which came up scaled with its energies:
-// neither), transforms it by self-sorting (Stockham) radix-8 passes between two row buffers, the last pass radix 4
-// or 2 where log2 B is not a multiple of 3 (output in natural order; forward and unnormalised, like the cuFFT plan
-// it replaces), and writes it to z. A radix-R pass at stride s takes, for j = p s + q < B / R, the points
-// j + r B / R (r < R) through an R-point DFT to q + s (R p + r), output r times twiddle[r p s] = exp(-2 pi i r p s
-// / B). The buffers hold a padding word after every 16 (fft_slot), so that the strided stores of the early passes
-// fall into distinct banks.
-__host__ __device__ constexpr unsigned fft_slot(unsigned i) { return i + (i >> 4); }
-template <class Real>
-struct FftMath {
-  using C = Cplx<Real>;
-  static __device__ __forceinline__ C add(C a, C b) { return {a.re + b.re, a.im + b.im}; }
-  static __device__ __forceinline__ C sub(C a, C b) { return {a.re - b.re, a.im - b.im}; }
-  static __device__ __forceinline__ C times_minus_i(C a) { return {a.im, -a.re}; }
-  static __device__ __forceinline__ C times(C a, C w) { return {a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re}; }
-  // Forward 4-point DFT in place.
-  static __device__ __forceinline__ void dft4(C &b0, C &b1, C &b2, C &b3) {
-    const C s02 = add(b0, b2), d02 = sub(b0, b2), s13 = add(b1, b3), d13 = times_minus_i(sub(b1, b3));
-    b0 = add(s02, s13);
-    b1 = add(d02, d13);
-    b2 = sub(s02, s13);
-    b3 = sub(d02, d13);
-  }
-  // Forward 8-point DFT in place: two 4-point DFTs (even and odd points) and the radix-2 step.
-  static __device__ __forceinline__ void dft8(C (&a)[8]) {
-    dft4(a[0], a[2], a[4], a[6]);
-    dft4(a[1], a[3], a[5], a[7]);
-    const Real h = static_cast<Real>(0.70710678118654752440);
-    const C o[4] = {a[1], times(a[3], {h, -h}), times_minus_i(a[5]), times(a[7], {-h, -h})};
-    const C e[4] = {a[0], a[2], a[4], a[6]};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      a[k] = add(e[k], o[k]);
-      a[k + 4] = sub(e[k], o[k]);
-    }
-  }
-};
+// neither), transforms it (../bucket_fft.hpp: radix-8 Stockham passes between two padded row buffers, like the
+// cuFFT plan it replaces forward and unnormalised) and writes it to z.
 template <class Real>
 __global__ void __launch_bounds__(kFusedFftThreads)
     normalise_fft_kernel(Cplx<Real> *z, Geometry g, int location_loops, bool energies, double *energy,
                          const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
                          const Cplx<Real> *by_column, const uint32_t *column_of, const Cplx<Real> *__restrict__ twiddle,
                          bool normalised) {
-  using M = FftMath<Real>;
   extern __shared__ __align__(16) unsigned char fft_bytes[];
   const unsigned n = static_cast<unsigned>(g.buckets);
   Cplx<Real> *x = reinterpret_cast<Cplx<Real> *>(fft_bytes), *y = x + fft_slot(n);
@@ -441,7 +407,8 @@ __global__ void __launch_bounds__(kFusedFftThreads)
     v.re *= factor;
     v.im *= factor;
     x[fft_slot(b)] = v;
-    e += cabs2(widen(v));
+    const Cplx<double> w = widen(v);
+    e += fma(w.re, w.re, w.im * w.im);
   }
   if (loop >= 0) {  // blockDim is whole warps
     for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
@@ -451,16 +418,8 @@ __global__ void __launch_bounds__(kFusedFftThreads)
   unsigned stride = 1, log_stride = 0, len = n;
   for (; len >= 8; len /= 8) {
     const unsigned eighth = n / 8;
-    for (unsigned j = threadIdx.x; j < eighth; j += blockDim.x) {
-      Cplx<Real> a[8];
-#pragma unroll
-      for (unsigned r = 0; r < 8; ++r) a[r] = x[fft_slot(j + r * eighth)];
-      M::dft8(a);
-      const unsigned q = j & (stride - 1), p = j >> log_stride, out = q + (p << (log_stride + 3)), t = p * stride;
-      y[fft_slot(out)] = a[0];
-#pragma unroll
-      for (unsigned r = 1; r < 8; ++r) y[fft_slot(out + r * stride)] = M::times(a[r], twiddle[r * t]);
-    }
+    for (unsigned j = threadIdx.x; j < eighth; j += blockDim.x)
+      fft_radix8_butterfly(x, y, n, stride, log_stride, j, twiddle);
     __syncthreads();
     Cplx<Real> *swap = x;
     x = y;
@@ -468,24 +427,12 @@ __global__ void __launch_bounds__(kFusedFftThreads)
     stride *= 8;
     log_stride += 3;
   }
-  if (len == 4) {  // the last pass: p = 0, no twiddles
-    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) {
-      Cplx<Real> b0 = x[fft_slot(j)], b1 = x[fft_slot(j + stride)], b2 = x[fft_slot(j + 2 * stride)],
-                 b3 = x[fft_slot(j + 3 * stride)];
-      M::dft4(b0, b1, b2, b3);
-      y[fft_slot(j)] = b0;
-      y[fft_slot(j + stride)] = b1;
-      y[fft_slot(j + 2 * stride)] = b2;
-      y[fft_slot(j + 3 * stride)] = b3;
-    }
+  if (len == 4) {  // the last pass
+    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) fft_last4_butterfly(x, y, stride, j);
     __syncthreads();
     x = y;
   } else if (len == 2) {
-    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) {
-      const Cplx<Real> a = x[fft_slot(j)], b = x[fft_slot(j + stride)];
-      y[fft_slot(j)] = M::add(a, b);
-      y[fft_slot(j + stride)] = M::sub(a, b);
-    }
+    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) fft_last2_butterfly(x, y, stride, j);
     __syncthreads();
     x = y;
   }

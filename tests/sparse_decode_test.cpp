@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <random>
-#include <utility>
 #include <vector>
 
 #include "sparse/bucket_fft.hpp"
@@ -210,32 +209,20 @@ TEST(sparse_decode, ArithmeticModuloOtherLengths) {
   }
 }
 
-// The passes of cuda/fold.cu's normalise_fft_kernel, one thread at a time: radix-8 passes between the two padded
-// buffers, then the last radix-4 or radix-2 pass. Returns the transform in natural order.
+// cuda/fold.cu's normalise_fft_kernel's transform (bucket_fft_passes), one butterfly at a time: the same passes and
+// buffers, with a loop for its threads and nothing for its barriers. Returns the transform in natural order.
 template <class Real>
 std::vector<Cplx<Real>> bucket_fft_on_host(const std::vector<Cplx<Real>> &in) {
   const auto n = static_cast<unsigned>(in.size());
   const std::vector<Cplx<Real>> twiddle = sfft::sparse::bucket_fft_twiddles<Real>(n);
   std::vector<Cplx<Real>> a(sfft::sparse::fft_slot(n)), b(a.size());
-  Cplx<Real> *x = a.data(), *y = b.data();
-  for (unsigned i = 0; i < n; ++i) x[sfft::sparse::fft_slot(i)] = in[i];
-  unsigned stride = 1, log_stride = 0, len = n;
-  for (; len >= 8; len /= 8) {
-    for (unsigned j = 0; j < n / 8; ++j)
-      sfft::sparse::fft_radix8_butterfly(x, y, n, stride, log_stride, j, twiddle.data());
-    std::swap(x, y);
-    stride *= 8;
-    log_stride += 3;
-  }
-  if (len > 1) {
-    for (unsigned j = 0; j < stride; ++j) {
-      if (len == 4)
-        sfft::sparse::fft_last4_butterfly(x, y, stride, j);
-      else
-        sfft::sparse::fft_last2_butterfly(x, y, stride, j);
-    }
-    std::swap(x, y);
-  }
+  for (unsigned i = 0; i < n; ++i) a[sfft::sparse::fft_slot(i)] = in[i];
+  const Cplx<Real> *x = sfft::sparse::bucket_fft_passes(
+      a.data(), b.data(), n, twiddle.data(),
+      [](unsigned count, auto &&butterfly) {
+        for (unsigned j = 0; j < count; ++j) butterfly(j);
+      },
+      [] {});
   std::vector<Cplx<Real>> out(n);
   for (unsigned i = 0; i < n; ++i) out[i] = x[sfft::sparse::fft_slot(i)];
   return out;

@@ -7,3 +7,10 @@
 #else
 #define SFFT_HD inline
 #endif
+
+// Unrolls the loop that follows in the device pass (the host compiler does not know the pragma).
+#if defined(__CUDA_ARCH__)
+#define SFFT_UNROLL _Pragma("unroll")
+#else
+#define SFFT_UNROLL
+#endif

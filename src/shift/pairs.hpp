@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "shift/layout.hpp"
 
 namespace sfft::shift {
@@ -138,12 +139,6 @@ SFFT_HD StepMoves step_moves(const PairPlan &p, int64_t k, int64_t t, std::size_
 
 // ---- The CUDA kernels' per-thread work, shared with the host so that tests can run it in any order.
 
-#if defined(__CUDA_ARCH__)  // the device pass (the host compiler does not know the pragma)
-#define SFFT_PAIR_UNROLL _Pragma("unroll")
-#else
-#define SFFT_PAIR_UNROLL
-#endif
-
 // Scratch is read-only during the pass: the read-only cache path on the device.
 template <class Word>
 SFFT_HD Word load_saved(const Word *at) {
@@ -177,7 +172,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   // step (π^-2), modulo the extent.
   Inner load_dg[D], store_dg[D], e[D], add1[D], addm1[D], addm2[D], stride[D];
   auto rem = static_cast<Inner>(x - o * p.S);
-  SFFT_PAIR_UNROLL
+  SFFT_UNROLL
   for (int d = D - 1; d >= 0; --d) {
     const int real = d - (D - p.inner_dims);  // the inner dim of walk dim d, < 0 for padding
     const int64_t ext = real >= 0 ? p.inner_e[real] : 1, s = real >= 0 ? p.inner_s[real] : 0;
@@ -204,7 +199,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   };
   const auto load_offsets = [&](bool advance) {
     LoadOffsets off{0, 0};
-    SFFT_PAIR_UNROLL
+    SFFT_UNROLL
     for (int d = 0; d < D; ++d) {
       off.at += load_dg[d] * stride[d];
       off.back += wrap(load_dg[d] + addm1[d], e[d]) * stride[d];
@@ -221,7 +216,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   };
   const auto fetch_group = [&](int64_t j) {
     const int slot = static_cast<int>(static_cast<uint64_t>(j) % R) * 2 * G;
-    SFFT_PAIR_UNROLL
+    SFFT_UNROLL
     for (int u = 0; u < G; ++u) {
       if (j * G + u >= steps) break;
       const auto [at, back] = load_offsets(true);
@@ -238,7 +233,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   }
   const auto store_step = [&](Word v1, Word v0, bool has0) {
     Inner at = 0, fwd = 0;
-    SFFT_PAIR_UNROLL
+    SFFT_UNROLL
     for (int d = 0; d < D; ++d) {
       at += store_dg[d] * stride[d];
       fwd += wrap(store_dg[d] + add1[d], e[d]) * stride[d];
@@ -253,7 +248,7 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
     stage.commit();
     stage.wait();  // group j has landed
     const int slot = static_cast<int>(static_cast<uint64_t>(j) % R) * 2 * G;
-    SFFT_PAIR_UNROLL
+    SFFT_UNROLL
     for (int u = 0; u < G; ++u) {
       if (j * G + u >= steps) break;
       store_step(stage.get(slot + 2 * u + 1), stage.get(slot + 2 * u), true);
@@ -282,9 +277,9 @@ SFFT_HD TileBases tile_bases(const PairPlan &p, int64_t k, std::size_t o) {
 // and end = batch_end(p, k) (tile bases tb of o; back_i = π^-1 i): lane 1's value, and lane 0's if it has one
 // (the return value). Lane 1 stores at tb.to1 + dist + π i, lane 0 at tb.own + dist + i.
 template <class Word>
-SFFT_HD bool tile_element_load(const PairPlan &p, int64_t k, const TileBases &tb, std::size_t o, int64_t t,
-                               int64_t end, int64_t dist, std::size_t i, std::size_t back_i, const Word *data,
-                               const Word *saved, Word *v1, Word *v0) {
+SFFT_HD bool tile_element_load(const PairPlan &p, int64_t k, const TileBases &tb, std::size_t o, int64_t t, int64_t end,
+                               int64_t dist, std::size_t i, std::size_t back_i, const Word *data, const Word *saved,
+                               Word *v1, Word *v0) {
   *v1 = t == p.lo ? load_saved(saved + saved_at(p, 0, o, i)) : data[tb.own + dist + static_cast<int64_t>(i)];
   if (t >= p.lo) return false;
   *v0 = t + 1 == end ? load_saved(saved + saved_at(p, k + 1, tb.back_o, back_i))

@@ -39,7 +39,7 @@ struct FftMath {
     const Real h = static_cast<Real>(0.70710678118654752440);
     const C o[4] = {a[1], times(a[3], {h, -h}), times_minus_i(a[5]), times(a[7], {-h, -h})};
     const C e[4] = {a[0], a[2], a[4], a[6]};
-#pragma unroll
+    SFFT_UNROLL
     for (int k = 0; k < 4; ++k) {
       a[k] = add(e[k], o[k]);
       a[k + 4] = sub(e[k], o[k]);
@@ -54,12 +54,12 @@ SFFT_HD void fft_radix8_butterfly(const Cplx<Real> *x, Cplx<Real> *y, unsigned n
   using M = FftMath<Real>;
   const unsigned eighth = n / 8;
   Cplx<Real> a[8];
-#pragma unroll
+  SFFT_UNROLL
   for (unsigned r = 0; r < 8; ++r) a[r] = x[fft_slot(j + r * eighth)];
   M::dft8(a);
   const unsigned q = j & (stride - 1), p = j >> log_stride, out = q + (p << (log_stride + 3)), t = p * stride;
   y[fft_slot(out)] = a[0];
-#pragma unroll
+  SFFT_UNROLL
   for (unsigned r = 1; r < 8; ++r) y[fft_slot(out + r * stride)] = M::times(a[r], twiddle[r * t]);
 }
 
@@ -79,6 +79,34 @@ SFFT_HD void fft_last2_butterfly(const Cplx<Real> *x, Cplx<Real> *y, unsigned st
   const Cplx<Real> a = x[fft_slot(j)], b = x[fft_slot(j + stride)];
   y[fft_slot(j)] = FftMath<Real>::add(a, b);
   y[fft_slot(j + stride)] = FftMath<Real>::sub(a, b);
+}
+
+// Every pass of the transform of the n points in x (padded slots), y the second buffer: for_each(count, f) calls
+// f(j) for every butterfly j < count of a pass (the kernel: its threads striding), barrier() ends a pass (the
+// kernel: __syncthreads). Returns the buffer that holds the result.
+template <class Real, class ForEach, class Barrier>
+SFFT_HD Cplx<Real> *bucket_fft_passes(Cplx<Real> *x, Cplx<Real> *y, unsigned n, const Cplx<Real> *__restrict__ twiddle,
+                                      ForEach for_each, Barrier barrier) {
+  unsigned stride = 1, log_stride = 0, len = n;
+  for (; len >= 8; len /= 8) {
+    for_each(n / 8, [&](unsigned j) { fft_radix8_butterfly(x, y, n, stride, log_stride, j, twiddle); });
+    barrier();
+    Cplx<Real> *swap = x;
+    x = y;
+    y = swap;
+    stride *= 8;
+    log_stride += 3;
+  }
+  if (len == 4) {  // the last pass
+    for_each(stride, [&](unsigned j) { fft_last4_butterfly(x, y, stride, j); });
+    barrier();
+    x = y;
+  } else if (len == 2) {
+    for_each(stride, [&](unsigned j) { fft_last2_butterfly(x, y, stride, j); });
+    barrier();
+    x = y;
+  }
+  return x;
 }
 
 // The twiddle table of a B-point transform: exp(-2 pi i t / B), t < B, computed in double.

@@ -341,15 +341,7 @@ class CudaEngine final : public Engine {
                                 g, z_.get(), counters_.get(), table_, kRobustPasses, strides_, signals, stream_);
       }
       if (timer != nullptr) timer->mark("fold", stream_);
-      if (fused_fft_)
-        launch_normalise_fft<Real>(z_.get(), hashings_, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
-                                   counters_.get(), outputs_.get(), strides_, signals,
-                                   column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr,
-                                   twiddles_.get(), false, stream_);
-      else
-        launch_normalise_batch<Real>(
-            z_.get(), sums, g, d_.location_loops, d_.floor_relative > 0, energy_.get(), counters_.get(), outputs_.get(),
-            strides_, signals, column ? column_sums_.get() : nullptr, column ? column_of_.get() : nullptr, stream_);
+      normalise_on_device(signals, strides_, column);
       if (timer != nullptr) timer->mark(fused_fft_ ? "normalise+fft" : "normalise", stream_);
     } else {
       transform_uploaded(signals);
@@ -428,13 +420,7 @@ class CudaEngine final : public Engine {
       launch_fold<Real>(power_of_two(), static_cast<const Cplx<Real> *>(x), window_.get(), far_window_.get(),
                         jobs_.get(), outputs, d_.half_taps, d_.far_half_taps, g, z_.get(), counters_.get(), destination,
                         outputs_.get(), table_, kRobustPasses, stream_);
-      if (fused_fft_)
-        launch_normalise_fft<Real>(z_.get(), hashings_, g, d_.location_loops, d_.floor_relative > 0, energy_.get(),
-                                   counters_.get(), outputs_.get(), Strides{}, 1, nullptr, nullptr, twiddles_.get(),
-                                   false, stream_);
-      else
-        launch_normalise<Real>(z_.get(), hashings_ * g.buckets, g, d_.location_loops, d_.floor_relative > 0,
-                               energy_.get(), counters_.get(), outputs_.get(), stream_);
+      normalise_on_device(1, Strides{}, false);
     }
     if (d_.comb_loops > 0) gather_comb_samples(x);
     if (graph_) {
@@ -828,6 +814,21 @@ class CudaEngine final : public Engine {
     SFFT_CUDA_CHECK(cudaMemcpyAsync(device_table.get(), table->data(), table->size() * sizeof(double),
                                     cudaMemcpyHostToDevice, stream_));
     fit.coeffs = device_table.get();
+  }
+
+  // The device-folded sums of the exec's first `signals` signals (from the column fold's sums where `column`):
+  // scale-safe, with the floors' energies, and transformed too where the bucket FFTs are fused (fused_fft_).
+  void normalise_on_device(unsigned signals, const Strides &st, bool column) {
+    const Cplx<Real> *by_column = column ? column_sums_.get() : nullptr;
+    const uint32_t *column_of = column ? column_of_.get() : nullptr;
+    if (fused_fft_)
+      launch_normalise_fft<Real>(z_.get(), hashings_, kernel_geom_, d_.location_loops, d_.floor_relative > 0,
+                                 energy_.get(), counters_.get(), outputs_.get(), st, signals, by_column, column_of,
+                                 twiddles_.get(), false, stream_);
+    else
+      launch_normalise_batch<Real>(z_.get(), hashings_ * kernel_geom_.buckets, kernel_geom_, d_.location_loops,
+                                   d_.floor_relative > 0, energy_.get(), counters_.get(), outputs_.get(), st, signals,
+                                   by_column, column_of, stream_);
   }
 
   // Sums that came up from the host, normalised: where the bucket FFTs are fused (fused_fft_), they run here, before

@@ -415,28 +415,13 @@ __global__ void __launch_bounds__(kFusedFftThreads)
     if (threadIdx.x % 32 == 0) atomicAdd(&energy[blockIdx.y * st.energy + static_cast<std::size_t>(loop)], e);
   }
   __syncthreads();
-  unsigned stride = 1, log_stride = 0, len = n;
-  for (; len >= 8; len /= 8) {
-    const unsigned eighth = n / 8;
-    for (unsigned j = threadIdx.x; j < eighth; j += blockDim.x)
-      fft_radix8_butterfly(x, y, n, stride, log_stride, j, twiddle);
-    __syncthreads();
-    Cplx<Real> *swap = x;
-    x = y;
-    y = swap;
-    stride *= 8;
-    log_stride += 3;
-  }
-  if (len == 4) {  // the last pass
-    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) fft_last4_butterfly(x, y, stride, j);
-    __syncthreads();
-    x = y;
-  } else if (len == 2) {
-    for (unsigned j = threadIdx.x; j < stride; j += blockDim.x) fft_last2_butterfly(x, y, stride, j);
-    __syncthreads();
-    x = y;
-  }
-  for (unsigned b = threadIdx.x; b < n; b += blockDim.x) z[b] = x[fft_slot(b)];
+  const Cplx<Real> *result = bucket_fft_passes(
+      x, y, n, twiddle,
+      [](unsigned count, auto &&butterfly) {
+        for (unsigned j = threadIdx.x; j < count; j += blockDim.x) butterfly(j);
+      },
+      [] { __syncthreads(); });
+  for (unsigned b = threadIdx.x; b < n; b += blockDim.x) z[b] = result[fft_slot(b)];
 }
 
 }  // namespace
@@ -532,13 +517,6 @@ void launch_sum_rank_folds(const Cplx<Real> *const *folds, int ranks, std::size_
 }
 
 template <class Real>
-void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
-                      double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream) {
-  launch_normalise_batch<Real>(z, count, g, location_loops, energies, energy, counters, exec_outputs_slot, Strides{}, 1,
-                               nullptr, nullptr, stream);
-}
-
-template <class Real>
 void launch_normalise_batch(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
                             double *energy, const Counters *counters, ExecOutputs *exec_outputs_slots,
                             const Strides &st, unsigned signals, const Cplx<Real> *by_column, const uint32_t *column_of,
@@ -592,13 +570,9 @@ template void launch_fold_block<double>(bool, const Cplx<double> *, uint64_t, ui
 template void launch_sum_rank_folds<float>(const Cplx<float> *const *, int, std::size_t, Cplx<float> *, cudaStream_t);
 template void launch_sum_rank_folds<double>(const Cplx<double> *const *, int, std::size_t, Cplx<double> *,
                                             cudaStream_t);
-template void launch_normalise<float>(Cplx<float> *, std::size_t, const Geometry &, int, bool, double *,
-                                      const Counters *, ExecOutputs *, cudaStream_t);
 template void launch_fold<double>(bool, const Cplx<double> *, const double *, const double *, const FoldJob *,
                                   std::size_t, int64_t, int64_t, const Geometry &, Cplx<double> *, Counters *,
                                   const ExecOutputs &, ExecOutputs *, const Table &, int, cudaStream_t);
-template void launch_normalise<double>(Cplx<double> *, std::size_t, const Geometry &, int, bool, double *,
-                                       const Counters *, ExecOutputs *, cudaStream_t);
 
 template void launch_fold_batch<float>(bool, const Cplx<float> *, std::size_t, const float *, const float *,
                                        const FoldJob *, std::size_t, int64_t, int64_t, const Geometry &, Cplx<float> *,

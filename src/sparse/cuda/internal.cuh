@@ -226,9 +226,6 @@ void launch_fold_block(bool power_of_two, const Cplx<Real> *x, uint64_t offset, 
 template <class Real>
 void launch_sum_rank_folds(const Cplx<Real> *const *folds, int ranks, std::size_t count, Cplx<Real> *sum,
                            cudaStream_t stream);
-template <class Real>
-void launch_normalise(Cplx<Real> *z, std::size_t count, const Geometry &g, int location_loops, bool energies,
-                      double *energy, const Counters *counters, ExecOutputs *exec_outputs_slot, cudaStream_t stream);
 
 // peel.cu: EXACT peeling, launch_peel (batch.cuh).
 

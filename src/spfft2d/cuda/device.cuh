@@ -151,14 +151,13 @@ template <class Real>
 void launch_multiply_rows(Cplx<Real> *z, const Cplx<Real> *kernel, uint64_t L, uint64_t count, cudaStream_t stream);
 
 // whole.cu. Row sums of the nrows nonempty rows into b (rows x W; weight nullptr: binary), and the scatter of
-// every nonzero into padded real rows.
+// every nonzero into real rows (at: its index there).
 template <class Real>
 void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
                      uint64_t nrows, const Cplx<Real> *tw_lo, const Cplx<Real> *tw_hi, uint64_t C, uint64_t W,
                      Cplx<Real> *b, cudaStream_t stream);
 template <class Real>
-void launch_scatter_rows(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
-                         uint64_t nrows, uint64_t pitch, Real *real_rows, cudaStream_t stream);
+void launch_scatter_at(const uint64_t *at, const Real *weight, uint64_t nnz, Real *real_rows, cudaStream_t stream);
 
 class Stream {
  public:

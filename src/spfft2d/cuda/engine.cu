@@ -140,7 +140,8 @@ std::size_t CudaEngine<Real>::workspace_bytes() const {
          staging_[0].size() * sizeof(C) * 2 + col_ptr_.bytes() + entries_.bytes() + heavy_col_.bytes() +
          tw_lo_.bytes() + tw_hi_.bytes() + row_id_.bytes() + row_start_.bytes() + row_col_.bytes() +
          row_weight_.bytes() + tw_cols_lo_.bytes() + tw_cols_hi_.bytes() + tw_split_.bytes() + chirp_.bytes() +
-         kernel_.bytes() + workspace_.bytes() + dense_real_.bytes() + whole_work_ + pruned_.bytes() - pruned_.work;
+         kernel_.bytes() + workspace_.bytes() + dense_real_.bytes() + dense_at_.bytes() + whole_work_ +
+         pruned_.bytes() - pruned_.work;
 }
 
 template <class Real>
@@ -228,6 +229,14 @@ void CudaEngine<Real>::plan_whole(spfft2d_method method) {
       dense_r2c_.make_many(1, &Cn, &in_embed[1], 1, 2 * W, &out_embed[1], 1, W, r2c, R);
     dense_r2c_.set_stream(stream_);
     whole_work_ += work_size(dense_r2c_);
+    // Each nonzero's index in the real rows (rows of cols reals, or the padded rows of the output), row order.
+    const uint64_t pitch = two_d ? layout_.cols : 2 * layout_.width;
+    std::vector<uint64_t> at(m_->nnz());
+    for (std::size_t j = 0; j < m_->row_id.size(); ++j)
+      for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
+        at[static_cast<std::size_t>(e)] = static_cast<uint64_t>(m_->row_id[j]) * pitch +
+                                          static_cast<uint64_t>(m_->row_col[static_cast<std::size_t>(e)]);
+    dense_at_ = upload(at.data(), at.size());
   }
   if (!two_d) {
     down_columns_.make_many(1, &R, &R, W, 1, &R, W, 1, kC2C, W);
@@ -258,6 +267,7 @@ spfft2d_method CudaEngine<Real>::plan_auto_whole(spfft2d_method whole, uint64_t 
     dense_r2c_.reset();
     down_columns_.reset();
     dense_real_.release();
+    dense_at_.release();
     pruned_ = PrunedPass<Real>{};
     whole_work_ = 0;
     whole_pass_ = TilePass{};
@@ -314,8 +324,8 @@ void CudaEngine<Real>::compute_whole(spfft2d_method method, C *b) {
     Real *real_rows = out_of_place ? dense_real_.get() : reinterpret_cast<Real *>(b);
     const uint64_t pitch = out_of_place ? layout_.cols : 2 * W;
     SFFT_CUDA_CHECK(cudaMemsetAsync(real_rows, 0, R * pitch * sizeof(Real), stream_));
-    launch_scatter_rows<Real>(row_id_.get(), row_start_.get(), row_col_.get(),
-                              m_->binary() ? nullptr : row_weight_.get(), m_->row_id.size(), pitch, real_rows, stream_);
+    launch_scatter_at<Real>(dense_at_.get(), m_->binary() ? nullptr : row_weight_.get(), dense_at_.size(), real_rows,
+                            stream_);
     if constexpr (std::is_same_v<Real, float>)
       SFFT_CUFFT_CHECK(cufftExecR2C(dense_r2c_.get(), real_rows, reinterpret_cast<cufftComplex *>(b)));
     else
@@ -346,6 +356,7 @@ void CudaEngine<Real>::release_workspace() {
   dense_r2c_.reset();
   down_columns_.reset();
   dense_real_.release();
+  dense_at_.release();
   workspace_.release();
   whole_work_ = 0;
 }

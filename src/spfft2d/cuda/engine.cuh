@@ -108,6 +108,7 @@ class CudaEngine final : public Engine {
   // DENSE's real input for the 2-D R2C, out of place: cuFFT's in-place 2-D R2C on padded rows was slower at
   // some smooth sizes (H200, 12000^2: 2.15 ms against 1.82 for the same transform out of place).
   DeviceBuffer<Real> dense_real_;
+  DeviceBuffer<uint64_t> dense_at_;  // DENSE: each nonzero's index in its real rows (row order)
   std::size_t whole_work_ = 0;
   DeviceBuffer<C> workspace_;  // rows x width, explicit whole-spectrum methods only
   PrunedPass<Real> pruned_;    // PRUNED's slots and plan, when it is the whole-spectrum method

@@ -46,21 +46,15 @@ __global__ void row_sums(const int32_t *__restrict__ row_id, const int64_t *__re
   }
 }
 
-// Real rows of `pitch` reals: real_rows[row][col] = w for every nonzero. A warp per
-// nonempty row, its lanes over the row's nonzeros, so a warp's stores are runs of one row and no thread walks a
-// hub column alone: the thread-per-column scatter this replaces kept the power-law matrices' DENSE 0.11-0.19 ms
-// behind a user's scatter at 8192^2-16384^2 (H200), and left most of the GPU idle at 1024^2 (one thread per
-// column).
+// The scatter into real rows: real_rows[at[e]] = w_e, a thread per nonzero (`at`: each nonzero's index in the
+// real rows, made when DENSE is planned), so no thread walks a hub row or column alone (a power-law matrix's
+// hubs hold thousands of entries): the user's scatter of COO entries, with one index a nonzero instead of two.
 template <class Real, bool kWeighted>
-__global__ void scatter_rows(const int32_t *__restrict__ row_id, const int64_t *__restrict__ row_start,
-                             const int32_t *__restrict__ col, const Real *__restrict__ weight, uint64_t nrows,
-                             uint64_t pitch, Real *__restrict__ real_rows) {
-  const unsigned lane = threadIdx.x % 32;
-  const uint64_t warps = static_cast<uint64_t>(gridDim.x) * (blockDim.x / 32);
-  for (uint64_t j = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < nrows; j += warps) {
-    Real *dst = real_rows + static_cast<uint64_t>(row_id[j]) * pitch;
-    for (int64_t e = row_start[j] + lane; e < row_start[j + 1]; e += 32) dst[col[e]] = kWeighted ? weight[e] : Real(1);
-  }
+__global__ void scatter_at(const uint64_t *__restrict__ at, const Real *__restrict__ weight, uint64_t nnz,
+                           Real *__restrict__ real_rows) {
+  const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t e = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz; e += threads)
+    real_rows[at[e]] = kWeighted ? weight[e] : Real(1);
 }
 
 }  // namespace
@@ -82,24 +76,22 @@ void launch_row_sums(const int32_t *row_id, const int64_t *row_start, const int3
 }
 
 template <class Real>
-void launch_scatter_rows(const int32_t *row_id, const int64_t *row_start, const int32_t *col, const Real *weight,
-                         uint64_t nrows, uint64_t pitch, Real *real_rows, cudaStream_t stream) {
-  if (nrows == 0) return;
+void launch_scatter_at(const uint64_t *at, const Real *weight, uint64_t nnz, Real *real_rows, cudaStream_t stream) {
+  if (nnz == 0) return;
   constexpr unsigned block = 256;
-  const unsigned grid = cuda::grid_for(static_cast<std::size_t>(nrows) * 32, block);
+  const unsigned grid = cuda::grid_for(static_cast<std::size_t>(nnz), block);
   if (weight == nullptr)
-    scatter_rows<Real, false><<<grid, block, 0, stream>>>(row_id, row_start, col, nullptr, nrows, pitch, real_rows);
+    scatter_at<Real, false><<<grid, block, 0, stream>>>(at, nullptr, nnz, real_rows);
   else
-    scatter_rows<Real, true><<<grid, block, 0, stream>>>(row_id, row_start, col, weight, nrows, pitch, real_rows);
+    scatter_at<Real, true><<<grid, block, 0, stream>>>(at, weight, nnz, real_rows);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
-#define SFFT_SPFFT2D_INSTANTIATE(Real)                                                                               \
-  template void launch_row_sums<Real>(const int32_t *, const int64_t *, const int32_t *, const Real *, uint64_t,     \
-                                      const Cplx<Real> *, const Cplx<Real> *, uint64_t, uint64_t, Cplx<Real> *,      \
-                                      cudaStream_t);                                                                 \
-  template void launch_scatter_rows<Real>(const int32_t *, const int64_t *, const int32_t *, const Real *, uint64_t, \
-                                          uint64_t, Real *, cudaStream_t);
+#define SFFT_SPFFT2D_INSTANTIATE(Real)                                                                           \
+  template void launch_row_sums<Real>(const int32_t *, const int64_t *, const int32_t *, const Real *, uint64_t, \
+                                      const Cplx<Real> *, const Cplx<Real> *, uint64_t, uint64_t, Cplx<Real> *,  \
+                                      cudaStream_t);                                                             \
+  template void launch_scatter_at<Real>(const uint64_t *, const Real *, uint64_t, Real *, cudaStream_t);
 SFFT_SPFFT2D_INSTANTIATE(float)
 SFFT_SPFFT2D_INSTANTIATE(double)
 #undef SFFT_SPFFT2D_INSTANTIATE

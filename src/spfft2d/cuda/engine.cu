@@ -2,8 +2,10 @@
 // The CUDA engine: construction (the matrix, twiddle tables and Bluestein tables on the device), plans and
 // workspaces per tile height and method, AUTO's choice, the DIRECT tiles into device memory (column sums,
 // row FFTs, fold) and the whole-spectrum methods in the output layout itself (DIRECT_ROWS: row sums then an
-// in-place strided cuFFT C2C down the columns; DENSE: scatter into padded real rows then cuFFT's in-place 2-D
-// R2C). AUTO computes a whole spectrum in device memory as one DIRECT tile when the cost model prefers DIRECT.
+// in-place strided cuFFT C2C down the columns; DENSE: every nonzero scattered into a real array of the plan, then
+// cuFFT's 2-D R2C out of place into the output; a 1-row or 1-column matrix scatters into the output's padded rows
+// and transforms them in place). AUTO computes a whole spectrum in device memory as one DIRECT tile when the cost
+// model prefers DIRECT.
 #include <algorithm>
 #include <vector>
 

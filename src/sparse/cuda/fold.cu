@@ -163,7 +163,27 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
   const unsigned first_signal = blockIdx.y * group, last_signal = min(signals, first_signal + group);
   const std::size_t block_vectors = weight_rows * kPlanes * kResidues;
   const ColumnWeights<Real> *__restrict__ block_weights = weights + blockIdx.x * block_vectors;
-  for (std::size_t i = t; i < block_vectors; i += kColumnThreads<Real>) weight[i] = block_weights[i];
+  // Each thread copies piece t % kPieces of every kRowsPerCopy-th row from row t / kPieces.
+  constexpr unsigned kPieces = kColumnBytes<Real> / 16, kRowsPerCopy = kColumnThreads<Real> / kPieces;
+  const unsigned piece = t % kPieces, first_copy_row = t / kPieces;
+  const bool copies = piece * 16 < row_bytes;
+  const std::size_t row_stride = g.buckets * sizeof(Cplx<Real>);
+  const auto copy_slab = [&](unsigned s) {
+    if (!copies) return;
+    const unsigned char *from = reinterpret_cast<const unsigned char *>(x + s * x_stride + first_residue) +
+                                first_copy_row * row_stride + piece * 16;
+    unsigned char *to = shared_bytes + first_copy_row * kColumnBytes<Real> + piece * 16;
+    for (unsigned row = first_copy_row; row < rows; row += kRowsPerCopy) {
+      __pipeline_memcpy_async(to, from, 16);
+      from += kRowsPerCopy * row_stride;
+      to += kRowsPerCopy * kColumnBytes<Real>;
+    }
+  };
+  // The first signal's slab is asked for before the weights, so that its DRAM reads overlap the weights' (from
+  // the L2, as large as a slab in some designs) and the items' setup below; both land by the first wait.
+  if (first_signal < last_signal) copy_slab(first_signal);
+  for (std::size_t i = t; i < block_vectors; i += kColumnThreads<Real>)
+    __pipeline_memcpy_async(weight + i, block_weights + i, sizeof(ColumnWeights<Real>));
   // A warp's lanes: warp_items items (consecutive columns) times 2^phase_bits phases. The host keeps a group's
   // items within one pass of the block, so each thread's item, and everything about it that does not depend on
   // the signal, is set once here.
@@ -192,22 +212,8 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
       z_index[c] = static_cast<unsigned>(job.hashing[c] * g.buckets + first_residue + column);
   }
   const unsigned w_step = phases * kPlanes * kResidues;
-  // Each thread copies piece t % kPieces of every kRowsPerCopy-th row from row t / kPieces.
-  constexpr unsigned kPieces = kColumnBytes<Real> / 16, kRowsPerCopy = kColumnThreads<Real> / kPieces;
-  const unsigned piece = t % kPieces, first_copy_row = t / kPieces;
-  const bool copies = piece * 16 < row_bytes;
-  const std::size_t row_stride = g.buckets * sizeof(Cplx<Real>);
   for (unsigned s = first_signal; s < last_signal; ++s) {
-    if (copies) {
-      const unsigned char *from = reinterpret_cast<const unsigned char *>(x + s * x_stride + first_residue) +
-                                  first_copy_row * row_stride + piece * 16;
-      unsigned char *to = shared_bytes + first_copy_row * kColumnBytes<Real> + piece * 16;
-      for (unsigned row = first_copy_row; row < rows; row += kRowsPerCopy) {
-        __pipeline_memcpy_async(to, from, 16);
-        from += kRowsPerCopy * row_stride;
-        to += kRowsPerCopy * kColumnBytes<Real>;
-      }
-    }
+    if (s != first_signal) copy_slab(s);
     __pipeline_commit();
     reset_stale_slots(signal_table(table, s, st), passes, counters + s,
                       blockIdx.x * static_cast<std::size_t>(kColumnThreads<Real>) + t,

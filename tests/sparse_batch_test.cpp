@@ -541,6 +541,39 @@ TEST_P(SparseBatch, RepeatedExecsFollowTheirDestinations) {
   EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
 }
 
+// Where the bucket count B is a power of two up to 2048 (complex64) or 512 (complex128), the normalisation's launch
+// transforms the rows too (the stage report's "normalise+fft"); elsewhere a cuFFT plan does after it ("normalise",
+// then "fft"). B = 128 fuses in both precisions, B = 1024 in complex64 only, B = 500 in neither; every signal
+// matches sfft_exec and the exactly sparse ones FFTW's transform.
+TEST_P(SparseBatch, BucketFftsRunInTheNormalisationWherePowersOfTwoFit) {
+  if (GetParam().where != Where::CudaDevice)
+    GTEST_SKIP() << "the stage report names the normalisation for device input";
+  struct Design {
+    uint64_t n, k;
+    bool fused_c64, fused_c128;
+  };
+  for (const Design &design :
+       {Design{1 << 15, 40, true, true}, Design{1 << 20, 400, true, false}, Design{100000, 250, false, false}}) {
+    SCOPED_TRACE("n " + std::to_string(design.n) + ", k " + std::to_string(design.k));
+    const Mixed mixed = mixed_batch(design.n, design.k, 3, 1, 3, 1500);
+    ScopedEnvironment environment;
+    environment.set("SFFT_SPARSE_STAGE_TIMES", "1");
+    sfft_plan plan = create(design.n, design.k, SFFT_SPARSE_EXACT);
+    testing::internal::CaptureStderr();
+    std::vector<Coefficients> batched = run_batch(plan, mixed.x, design.n, design.k, design.n, design.k);
+    const std::string report = testing::internal::GetCapturedStderr();
+    const bool fused = dbl() ? design.fused_c128 : design.fused_c64;
+    EXPECT_EQ(report.find(" normalise+fft ") != std::string::npos, fused) << report;
+    EXPECT_EQ(report.find(" normalise ") != std::string::npos, !fused) << report;
+    EXPECT_EQ(report.find(" fft ") != std::string::npos, !fused) << report;
+    for (std::size_t s = 0; s < mixed.x.size(); ++s) {
+      expect_same(batched[s], run_single(plan, mixed.x[s], design.k), s);
+      if (s != 1 && s != 3) expect_exact(batched[s], mixed.planted[s], s);
+    }
+    EXPECT_EQ(sfft_destroy(plan), SFFT_SUCCESS);
+  }
+}
+
 // Column-fold plans of different designs (FoldVariantsAgree's) alive at once, made in increasing and in
 // decreasing order, each run after all are made: the fold kernel's shared-memory limit is the function's,
 // process-wide, and each plan used to set it to its own size when made, so a plan made later with a smaller

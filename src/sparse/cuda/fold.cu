@@ -323,6 +323,36 @@ __global__ void normalise_kernel(Cplx<Real> *z, std::size_t count, Geometry g, i
   }
 }
 
+// The row kernels' shared steps (normalise_rows_kernel, normalise_fft_kernel; a block per hashing row of a signal):
+// stage_column_row starts the 16-byte asynchronous copies of the row as the column fold wrote it (B is even: a row
+// is whole 16-byte pieces, every row 16-byte aligned); scale_row scales each bucket's sum, in bucket order, hands
+// it to store(b, v) and returns the thread's share of the row's energy; add_row_energy adds the block's shares
+// to energy[loop] (blockDim whole warps: a warp's sum by shuffles, one atomic per warp).
+template <class Real>
+__device__ void stage_column_row(unsigned char *to, const Cplx<Real> *row, std::size_t buckets) {
+  const auto *from = reinterpret_cast<const unsigned char *>(row);
+  for (unsigned p = threadIdx.x; p < buckets * sizeof(Cplx<Real>) / 16; p += blockDim.x)
+    __pipeline_memcpy_async(to + 16 * p, from + 16 * p, 16);
+  __pipeline_commit();
+}
+template <class Real, class Load, class Store>
+__device__ double scale_row(std::size_t buckets, Real factor, Load load, Store store) {
+  double e = 0;
+#pragma unroll 4
+  for (unsigned b = threadIdx.x; b < buckets; b += blockDim.x) {
+    Cplx<Real> v = load(b);
+    v.re *= factor;
+    v.im *= factor;
+    store(b, v);
+    e += cabs2(widen(v));
+  }
+  return e;
+}
+__device__ inline void add_row_energy(double e, double *energy) {
+  for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
+  if (threadIdx.x % 32 == 0) atomicAdd(energy, e);
+}
+
 // The column fold's sums to bucket order, for rows that fit kNormaliseRowBytes of shared memory: a block per
 // hashing row of a signal (grid (hashings, signals)) stages the row as the column fold wrote it (16-byte
 // asynchronous copies, all in flight at once), then writes each bucket's sum from it, scaled as normalise_kernel
@@ -340,35 +370,20 @@ __global__ void __launch_bounds__(kNormaliseRowThreads)
                           const Counters *counters, ExecOutputs *exec_outputs_slot, Strides st,
                           const Cplx<Real> *by_column, const uint32_t *column_of) {
   extern __shared__ __align__(16) unsigned char row_bytes[];
-  auto *row = reinterpret_cast<Cplx<Real> *>(row_bytes);
+  const auto *row = reinterpret_cast<const Cplx<Real> *>(row_bytes);
   const std::size_t h = blockIdx.x, first = h * g.buckets;
   z += blockIdx.y * st.z + first;  // signal blockIdx.y of a batch, hashing h
-  by_column += blockIdx.y * st.z + first;
-  energy += blockIdx.y * st.energy;
-  counters += blockIdx.y;
   column_of += first;
-  // B is even: a row is whole 16-byte pieces, and every row starts 16-byte aligned.
-  const unsigned pieces = static_cast<unsigned>(g.buckets * sizeof(Cplx<Real>) / 16);
-  const unsigned char *from = reinterpret_cast<const unsigned char *>(by_column);
-  for (unsigned p = threadIdx.x; p < pieces; p += kNormaliseRowThreads)
-    __pipeline_memcpy_async(row_bytes + 16 * p, from + 16 * p, 16);
-  __pipeline_commit();
-  const Real factor = normalising_factor<Real>(counters, exec_outputs_slot + blockIdx.y, h == 0 && threadIdx.x == 0);
+  stage_column_row(row_bytes, by_column + blockIdx.y * st.z + first, g.buckets);
+  const Real factor =
+      normalising_factor<Real>(counters + blockIdx.y, exec_outputs_slot + blockIdx.y, h == 0 && threadIdx.x == 0);
   const int loop = reference_loop(h, g, location_loops, energies);
   __pipeline_wait_prior(0);
   __syncthreads();
-  double e = 0;
-#pragma unroll 4
-  for (unsigned b = threadIdx.x; b < g.buckets; b += kNormaliseRowThreads) {
-    Cplx<Real> v = row[column_of[b] - first];
-    v.re *= factor;
-    v.im *= factor;
-    z[b] = v;
-    e += cabs2(widen(v));
-  }
-  if (loop < 0) return;
-  for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
-  if (threadIdx.x % 32 == 0) atomicAdd(&energy[loop], e);
+  const double e = scale_row(
+      g.buckets, factor, [&](unsigned b) { return row[column_of[b] - first]; },
+      [&](unsigned b, Cplx<Real> v) { z[b] = v; });
+  if (loop >= 0) add_row_energy(e, &energy[blockIdx.y * st.energy + static_cast<std::size_t>(loop)]);
 }
 
 // The normalisation and the bucket FFTs in one kernel, for power-of-two B up to kFusedFftBuckets<Real>: a block per
@@ -388,12 +403,8 @@ __global__ void __launch_bounds__(kFusedFftThreads)
   Cplx<Real> *x = reinterpret_cast<Cplx<Real> *>(fft_bytes), *y = x + fft_slot(n);
   const std::size_t h = blockIdx.x, first = h * g.buckets;
   z += blockIdx.y * st.z + first;  // signal blockIdx.y of a batch, hashing h
-  if (by_column != nullptr) {      // B is even: a row is whole 16-byte pieces, every row 16-byte aligned
-    const auto *from = reinterpret_cast<const unsigned char *>(by_column + blockIdx.y * st.z + first);
-    auto *to = reinterpret_cast<unsigned char *>(y);  // unpadded
-    for (unsigned p = threadIdx.x; p < n * sizeof(Cplx<Real>) / 16; p += blockDim.x)
-      __pipeline_memcpy_async(to + 16 * p, from + 16 * p, 16);
-    __pipeline_commit();
+  if (by_column != nullptr) {
+    stage_column_row(reinterpret_cast<unsigned char *>(y), by_column + blockIdx.y * st.z + first, n);  // unpadded
     column_of += first;
   }
   Real factor = 1;
@@ -407,19 +418,10 @@ __global__ void __launch_bounds__(kFusedFftThreads)
     __pipeline_wait_prior(0);
     __syncthreads();
   }
-  double e = 0;
-  for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
-    Cplx<Real> v = by_column != nullptr ? y[column_of[b] - first] : z[b];
-    v.re *= factor;
-    v.im *= factor;
-    x[fft_slot(b)] = v;
-    const Cplx<double> w = widen(v);
-    e += fma(w.re, w.re, w.im * w.im);
-  }
-  if (loop >= 0) {  // blockDim is whole warps
-    for (unsigned offset = 16; offset > 0; offset /= 2) e += __shfl_down_sync(0xffffffffu, e, offset);
-    if (threadIdx.x % 32 == 0) atomicAdd(&energy[blockIdx.y * st.energy + static_cast<std::size_t>(loop)], e);
-  }
+  const double e = scale_row(
+      n, factor, [&](unsigned b) { return by_column != nullptr ? y[column_of[b] - first] : z[b]; },
+      [&](unsigned b, Cplx<Real> v) { x[fft_slot(b)] = v; });
+  if (loop >= 0) add_row_energy(e, &energy[blockIdx.y * st.energy + static_cast<std::size_t>(loop)]);
   __syncthreads();
   const Cplx<Real> *result = bucket_fft_passes(
       x, y, n, twiddle,

@@ -180,8 +180,9 @@ __global__ void __launch_bounds__(kColumnThreads<Real>)
     }
   };
   // The first signal's slab is asked for before the weights, so that its DRAM reads overlap the weights' (from
-  // the L2, as large as a slab in some designs) and the items' setup below; both land by the first wait.
-  if (first_signal < last_signal) copy_slab(first_signal);
+  // the L2, as large as a slab in some designs) and the items' setup below; both land by the first wait. Every
+  // block has a first signal (the grid's y extent is ceil(signals / group)).
+  copy_slab(first_signal);
   for (std::size_t i = t; i < block_vectors; i += kColumnThreads<Real>)
     __pipeline_memcpy_async(weight + i, block_weights + i, sizeof(ColumnWeights<Real>));
   // A warp's lanes: warp_items items (consecutive columns) times 2^phase_bits phases. The host keeps a group's

@@ -548,8 +548,8 @@ template <class Real, int W>
 
 // 3-D interpolation of one transform's grid g at a group of targets (weights in taps, first cells in first) whose
 // windows take much of L1: slab by slab of dimension-0 planes (at most kSlabBytes of a window: double W = 16, planes of
-// 4 KiB, 6 a slab), each target's vector accumulators kept between slabs. Each target adds its lines in the same
-// order as interpolate: the same bits.
+// 4 KiB, 6 a slab), each target's vector accumulators kept between slabs; a slab's lines of a window that does not
+// wrap are summed by sum_window_3d.
 template <class Real, int W>
 void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr, std::size_t j0, int group,
                                 const long long (*first)[3], const Real *taps, int S) {

@@ -292,6 +292,47 @@ TEST(ShiftCuda, UnalignedBuffers) {
       }
 }
 
+// In place with a leading unshifted or half-shifted dim over blocks staged whole in shared memory (cuda.cu,
+// block_stage): stages of about 32 KiB (256 threads a CTA) and of about 64 KiB, single blocks and pairs (512
+// threads), fftshift and ifftshift, against the definition.
+TEST(ShiftCuda, InPlaceStagedBlocksAtBothWidths) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  struct Case {
+    Shape shape;
+    uint32_t mask;
+    sfft_dtype dtype;
+    std::size_t elem;
+  };
+  const Case cases[] = {
+      {{6, 8191}, 2, SFFT_FLOAT32, 4},    // rows of 32 KiB, dim 0 unshifted
+      {{6, 8191}, 2, SFFT_COMPLEX64, 8},  // rows of 64 KiB
+      {{5, 8191}, 2, SFFT_FLOAT64, 8},
+      {{8, 8191}, 0, SFFT_FLOAT32, 4},  // dim 0 shifted by half: pairs of 32 KiB rows
+      {{4, 2047}, 0, SFFT_COMPLEX128, 16},
+      {{3, 16, 511}, 6, SFFT_FLOAT32, 4},  // several rows a block
+  };
+  for (const Case &c : cases)
+    for (bool inverse : {false, true}) {
+      const std::size_t bytes = count_of(c.shape) * c.elem;
+      auto in = pattern(bytes, 41);
+      auto want = shift_reference(in, c.shape, c.mask, c.elem, inverse);
+      sfft_test::DeviceMemory d(bytes);
+      d.upload(in.data(), bytes);
+      const int rank = static_cast<int>(c.shape.size());
+      const sfft_status st = inverse ? ifftshift_nd(d.get(), d.get(), rank, c.shape.data(), c.mask, c.dtype, &opts)
+                                     : fftshift_nd(d.get(), d.get(), rank, c.shape.data(), c.mask, c.dtype, &opts);
+      ASSERT_EQ(st, SFFT_SUCCESS) << sfft_last_error();
+      sfft_test::device_synchronize();
+      std::vector<unsigned char> got(bytes);
+      d.download(got.data(), bytes);
+      EXPECT_TRUE(got == want) << c.shape[0] << " x ... x " << c.shape.back() << " mask " << c.mask << " dtype "
+                               << c.dtype << (inverse ? " ifftshift" : " fftshift");
+    }
+}
+
 // CPU out of place (x86-64), rows as whole tasks: a thread with 8 MiB or more of rows up to 4 KiB long to write
 // (kStreamBytes, kShortRowBytes in src/shift/cpu.cpp) writes them through a stage with non-temporal stores; the
 // cases above take ordinary stores. Rows of tens of bytes and of nearly 4 KiB (both crossing flushes of the 4 KiB

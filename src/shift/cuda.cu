@@ -325,8 +325,8 @@ BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
   return g;
 }
 
-template <class Word>
-__global__ void __launch_bounds__(kBlock)
+template <class Word, unsigned Threads>
+__global__ void __launch_bounds__(Threads)
     block_stage_kernel(Word *data, Layout l_arg, BlockStage g, RowSource rows_arg) {
   const unsigned runs = g.partner != 0 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char stage_bytes[];
@@ -342,35 +342,51 @@ __global__ void __launch_bounds__(kBlock)
     // Stage cell c of run r (c < count) is data[start + r * partner + c].
     const auto at = [&](uint32_t c) { return start + (c < count ? c : g.partner + (c - count)); };
     __syncthreads();  // the previous tile's gather has read the stage and the row table
-    for (uint32_t c0 = threadIdx.x; c0 < staged; c0 += kBatch * kBlock) {
+    for (uint32_t c0 = threadIdx.x; c0 < staged; c0 += kBatch * Threads) {
       Word v[kBatch];
 #pragma unroll
       for (unsigned j = 0; j < kBatch; ++j)
-        if (c0 + j * kBlock < staged) v[j] = data[at(c0 + j * kBlock)];
+        if (c0 + j * Threads < staged) v[j] = data[at(c0 + j * Threads)];
 #pragma unroll
       for (unsigned j = 0; j < kBatch; ++j)
-        if (c0 + j * kBlock < staged) stage[c0 + j * kBlock] = v[j];
+        if (c0 + j * Threads < staged) stage[c0 + j * Threads] = v[j];
     }
-    for (uint32_t r = threadIdx.x; r < runs * rows; r += kBlock) {
+    for (uint32_t r = threadIdx.x; r < runs * rows; r += Threads) {
       const std::size_t src = sh.rows(sh.l, r < rows ? row0 + r : partner_row0 + (r - rows));
       src_row[r] = static_cast<uint32_t>(src < start + count ? src - start : src - start - g.partner + count);
     }
     __syncthreads();  // the whole tile is staged: the writes below may overwrite any of its words
-    for (uint32_t c = threadIdx.x; c < staged; c += kBlock) {
+    for (uint32_t c = threadIdx.x; c < staged; c += Threads) {
       const uint32_t r = g.by_L.div(c), col = c - r * g.L;  // runs hold whole rows: r counts on across them
       data[at(c)] = stage[src_row[r] + wrap_sub(col, g.shift, g.L)];
     }
   }
 }
 
+// Threads per CTA: 512 where shared memory leaves room for at most four CTAs a SM, 256 otherwise. H200,
+// `bench_shift --repeat 10 --mode inplace`, same-call A/B, two rounds, % of a device copy: 512 threads took
+// rows of 8191 8-byte words (a 64 KiB stage, three CTAs a SM) from 82.5-83.6 to 89.9-90.6 and the float32 row
+// pairs of 8192x8191 from 68.8-69.2 to 72.0-72.3, but float32 rows (32 KiB) from 78.4-79.5 to 68.5-71.9.
+constexpr unsigned kStageWideThreads = 512;
+constexpr int kStageWideMaxCtas = 4;
+
 template <class Word>
 void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cudaStream_t stream) {
   // The default dynamic limit is 48 KiB less the kernel's static shared memory: a stage just under 48 KiB may
   // need it raised too (allow_dynamic_shared compares with the kernel's current limit).
   const std::size_t smem = (g.partner != 0 ? 2 : 1) * (g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t));
-  cuda::allow_dynamic_shared(reinterpret_cast<const void *>(block_stage_kernel<Word>), smem);
-  block_stage_kernel<Word>
-      <<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, smem, stream>>>(data, l, g, RowSource(l));
+  int device = 0, per_sm = 0;
+  SFFT_CUDA_CHECK(cudaGetDevice(&device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  const bool wide = static_cast<std::size_t>(per_sm) / (smem + sizeof(SharedRows)) <= kStageWideMaxCtas;
+  const auto launch = [&](auto kernel, unsigned threads) {
+    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), smem);
+    kernel<<<cuda::grid_for(g.tiles * threads, threads), threads, smem, stream>>>(data, l, g, RowSource(l));
+  };
+  if (wide)
+    launch(block_stage_kernel<Word, kStageWideThreads>, kStageWideThreads);
+  else
+    launch(block_stage_kernel<Word, kBlock>, kBlock);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 

@@ -366,7 +366,8 @@ __global__ void __launch_bounds__(Threads)
 // Threads per CTA: 512 where shared memory leaves room for at most four CTAs a SM, 256 otherwise. H200,
 // `bench_shift --repeat 10 --mode inplace`, same-call A/B, two rounds, % of a device copy: 512 threads took
 // rows of 8191 8-byte words (a 64 KiB stage, three CTAs a SM) from 82.5-83.6 to 89.9-90.6 and the float32 row
-// pairs of 8192x8191 from 68.8-69.2 to 72.0-72.3, but float32 rows (32 KiB) from 78.4-79.5 to 68.5-71.9.
+// pairs of 8192x8191 from 68.8-69.2 to 72.0-72.3, but float32 rows (32 KiB, six CTAs) from 78.4-79.5 to
+// 68.5-71.9. Four and five CTAs were not measured; the bound sits between the two.
 constexpr unsigned kStageWideThreads = 512;
 constexpr int kStageWideMaxCtas = 4;
 

@@ -292,6 +292,14 @@ __global__ void __launch_bounds__(kBlock)
 constexpr std::size_t kBlockStageMaxBytes = 96 * 1024;   // stage and row table; 2 CTAs per SM at the most
 constexpr std::size_t kBlockStageTileBytes = 32 * 1024;  // whole blocks up to this much per tile
 
+// Threads per CTA: 512 where shared memory leaves room for at most four CTAs a SM, 256 otherwise. H200,
+// `bench_shift --repeat 10 --mode inplace`, same-call A/B, two rounds, % of a device copy: 512 threads took
+// rows of 8191 8-byte words (a 64 KiB stage, three CTAs a SM) from 82.5-83.6 to 89.9-90.6 and the float32 row
+// pairs of 8192x8191 from 68.8-69.2 to 72.0-72.3, but float32 rows (32 KiB, six CTAs) from 78.4-79.5 to
+// 68.5-71.9. Four and five CTAs were not measured; the bound sits between the two.
+constexpr unsigned kStageWideThreads = 512;
+constexpr std::size_t kStageWideMaxCtas = 4;
+
 struct BlockStage {
   std::size_t run_words, partner, tile, tiles;  // words of the first runs' domain, the partner run's offset (0:
                                                 // none), words per run and tile (whole blocks), tiles
@@ -299,20 +307,30 @@ struct BlockStage {
   FastDiv32 by_L;
 };
 
-// The tile layout for words of `word_bytes` bytes, or tile == 0 when the layout does not qualify.
-BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
-  BlockStage g{};
-  if (l.ndim < 2 || (l.shift[0] != 0 && 2 * l.shift[0] != l.extent[0])) return g;
+// The launch beside the kernel's argument: kept out of BlockStage, whose size the kernel pays for (a larger
+// argument made the 256-thread stage 3-5 points slower, H200).
+struct BlockStageLaunch {
+  BlockStage g;
+  std::size_t stage_bytes;  // dynamic shared memory: the stage and its row table
+  unsigned threads;         // per CTA
+};
+
+// The tile layout for words of `word_bytes` bytes, or g.tile == 0 when the layout does not qualify.
+BlockStageLaunch block_stage(const Layout &l, std::size_t word_bytes) {
+  BlockStageLaunch launch{};
+  BlockStage &g = launch.g;
+  if (l.ndim < 2 || (l.shift[0] != 0 && 2 * l.shift[0] != l.extent[0])) return launch;
   const std::size_t runs = l.shift[0] != 0 ? 2 : 1;
   const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
   const std::size_t block = l.words / static_cast<std::size_t>(l.extent[0]);
   const std::size_t block_bytes = runs * (block * word_bytes + block / L * sizeof(uint32_t));
-  int device = 0, optin = 0;
+  int device = 0, optin = 0, per_sm = 0;
   SFFT_CUDA_CHECK(cudaGetDevice(&device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   const std::size_t most =
       std::min<std::size_t>(kBlockStageMaxBytes, static_cast<std::size_t>(optin) - sizeof(SharedRows));
-  if (block_bytes > most) return g;
+  if (block_bytes > most) return launch;
   const std::size_t blocks = std::max<std::size_t>(1, kBlockStageTileBytes / block_bytes);
   g.run_words = l.words / runs;
   g.partner = runs == 2 ? g.run_words : 0;
@@ -322,7 +340,10 @@ BlockStage block_stage(const Layout &l, std::size_t word_bytes) {
   g.shift = static_cast<uint32_t>(l.shift[l.ndim - 1]);
   g.tile_rows = static_cast<uint32_t>(g.tile / L);
   g.by_L = FastDiv32(g.L);
-  return g;
+  launch.stage_bytes = runs * (g.tile * word_bytes + g.tile_rows * sizeof(uint32_t));
+  const auto ctas_per_sm = static_cast<std::size_t>(per_sm) / (launch.stage_bytes + sizeof(SharedRows));
+  launch.threads = ctas_per_sm <= kStageWideMaxCtas ? kStageWideThreads : kBlock;
+  return launch;
 }
 
 template <class Word, unsigned Threads>
@@ -363,31 +384,19 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-// Threads per CTA: 512 where shared memory leaves room for at most four CTAs a SM, 256 otherwise. H200,
-// `bench_shift --repeat 10 --mode inplace`, same-call A/B, two rounds, % of a device copy: 512 threads took
-// rows of 8191 8-byte words (a 64 KiB stage, three CTAs a SM) from 82.5-83.6 to 89.9-90.6 and the float32 row
-// pairs of 8192x8191 from 68.8-69.2 to 72.0-72.3, but float32 rows (32 KiB, six CTAs) from 78.4-79.5 to
-// 68.5-71.9. Four and five CTAs were not measured; the bound sits between the two.
-constexpr unsigned kStageWideThreads = 512;
-constexpr int kStageWideMaxCtas = 4;
-
 template <class Word>
-void block_stage_in_place(Word *data, const Layout &l, const BlockStage &g, cudaStream_t stream) {
+void block_stage_in_place(Word *data, const Layout &l, const BlockStageLaunch &b, cudaStream_t stream) {
   // The default dynamic limit is 48 KiB less the kernel's static shared memory: a stage just under 48 KiB may
   // need it raised too (allow_dynamic_shared compares with the kernel's current limit).
-  const std::size_t smem = (g.partner != 0 ? 2 : 1) * (g.tile * sizeof(Word) + g.tile_rows * sizeof(uint32_t));
-  int device = 0, per_sm = 0;
-  SFFT_CUDA_CHECK(cudaGetDevice(&device));
-  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  const bool wide = static_cast<std::size_t>(per_sm) / (smem + sizeof(SharedRows)) <= kStageWideMaxCtas;
-  const auto launch = [&](auto kernel, unsigned threads) {
-    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), smem);
-    kernel<<<cuda::grid_for(g.tiles * threads, threads), threads, smem, stream>>>(data, l, g, RowSource(l));
+  const auto launch = [&](auto kernel) {
+    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), b.stage_bytes);
+    kernel<<<cuda::grid_for(b.g.tiles * b.threads, b.threads), b.threads, b.stage_bytes, stream>>>(data, l, b.g,
+                                                                                                  RowSource(l));
   };
-  if (wide)
-    launch(block_stage_kernel<Word, kStageWideThreads>, kStageWideThreads);
+  if (b.threads == kStageWideThreads)
+    launch(block_stage_kernel<Word, kStageWideThreads>);
   else
-    launch(block_stage_kernel<Word, kBlock>, kBlock);
+    launch(block_stage_kernel<Word, kBlock>);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -857,8 +866,8 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  const BlockStage blocks = block_stage(l, sizeof(Word));
-  if (blocks.tile != 0) {
+  const BlockStageLaunch blocks = block_stage(l, sizeof(Word));
+  if (blocks.g.tile != 0) {
     block_stage_in_place(out, l, blocks, stream);
     return;
   }

@@ -675,7 +675,7 @@ void interpolate(const InterpTask<Real> &t) {
           Vec r[kV] = {};
           Piece rt = {};  // the tail's accumulator (unused where kT == 0)
           auto add_line = [&](const Real *l, Real sc) { LV::add(r, rt, l, sc); };
-          // With fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 8), the lines go to kSets
+          // With fewer than 4 vectors a line (AVX-512: float W <= 16, double W <= 15), the lines go to kSets
           // independent accumulators in turn, a 3-d plane's 4 / kV, 2-d's two: with one, every line's FMA waited
           // for the previous one (clustered 3-d, 16 transforms, float, W = 7: 10 % of the exec; K >> N 2-d single
           // W = 8, same process: 3.6 -> 3.0 ms, uniform 2-d double W = 8 5.1 -> 4.7; four in 2-d no faster).

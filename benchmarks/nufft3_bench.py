@@ -11,6 +11,9 @@ gives the accuracy they need). Error: relative l2 over all transforms on --sampl
 For each peer point the table shows the fastest sfft run that is at least as accurate, separately for execute,
 setpts, and end-to-end (setpts + one execute: new points every call), as ratios peer/sfft (> 1: sfft faster).
 The summary gives the MINIMUM ratio over the suite, and how sfft's achieved errors sit against the requested tol.
+With --paired, each row's exec pair (the peer point and the sfft run chosen for it) is timed again, the two
+libraries' calls alternating, and the row's exec columns and ratio are those medians: on a machine whose speed
+drifts, the sweeps' separate blocks of calls put single rows off by up to 2x from run to run.
 On the GPU each row also gives the device memory each plan holds after its setpts and exec (the peer's, and that
 of the sfft run in the exec column; cudaMemGetInfo around the plan's life with the runtime's default pool
 trimmed; sfft's process-wide pool of temporaries, which keeps up to 64 MiB mapped, counts where it grew during
@@ -217,48 +220,85 @@ def held_by_plan(env, before):
     return None if now is None else max(0, now - before)
 
 
-def run_sfft(sf, env, case, prec, tol, pts):
+def open_sfft(sf, env, case, prec, tol, pts):
+    """An sfft plan for these points: (plan, setpts, exec), the calls as closures; the caller destroys the plan."""
     xd, sd, cd, F, idx = pts
     dim, nt = case["dim"], case["ntransf"]
     n, k = xd.shape[1], sd.shape[1]
     ptr = env["ptr"]
-    before = device_bytes_in_use(env)
     plan = sf.plan(env["sfft_backend"], dim, SFFT_COMPLEX64 if prec == "single" else SFFT_COMPLEX128, -1, tol,
                    ntransf=nt, kernel=env["kernel"], threads=env["threads"], upsampfac=env.get("upsampfac", 0.0),
                    maxbatchsize=env.get("maxbatchsize", 0))
-    try:
-        xs = [ptr(xd[d]) for d in range(dim)] + [None] * (3 - dim)
-        ss = [ptr(sd[d]) for d in range(dim)] + [None] * (3 - dim)
-        setpts = lambda: sf.check(sf.lib.nufft3_setpts(plan, n, *xs, k, *ss), "nufft3_setpts")
-        exe = lambda: sf.check(sf.lib.nufft3_exec(plan, ptr(cd), ptr(F)), "nufft3_exec")
-        t_set = env["timer"].median(setpts)
-        t_exec = env["timer"].median(exe)
-        held = held_by_plan(env, before)
-        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], F[:, idx], env["ref"]), held=held)
-    finally:
-        sf.lib.nufft3_destroy(plan)
+    xs = [ptr(xd[d]) for d in range(dim)] + [None] * (3 - dim)
+    ss = [ptr(sd[d]) for d in range(dim)] + [None] * (3 - dim)
+    setpts = lambda: sf.check(sf.lib.nufft3_setpts(plan, n, *xs, k, *ss), "nufft3_setpts")
+    exe = lambda: sf.check(sf.lib.nufft3_exec(plan, ptr(cd), ptr(F)), "nufft3_exec")
+    return plan, setpts, exe
 
 
-def run_peer(peer, env, case, prec, tol, pts):
+def open_peer(peer, env, case, prec, tol, pts):
+    """A peer plan for these points: (plan, setpts, exec)."""
     xd, sd, cd, F, idx = pts
     dim, nt = case["dim"], case["ntransf"]
     kw = {} if env["gpu"] else {"nthreads": env["threads"] or os.cpu_count()}
-    before = device_bytes_in_use(env)
     plan = peer.Plan(3, dim, n_trans=nt, eps=tol, isign=-1, dtype="complex64" if prec == "single" else "complex128",
                      **kw)
     names = "xyz"[:dim] + "stu"[:dim]
     args = {names[d]: xd[d] for d in range(dim)}
     args.update({names[dim + d]: sd[d] for d in range(dim)})
-    setpts = lambda: plan.setpts(**args)
     data = cd if nt > 1 else cd[0]
     out = F if nt > 1 else F[0]
-    exe = lambda: plan.execute(data, out=out)
+    return plan, lambda: plan.setpts(**args), lambda: plan.execute(data, out=out)
+
+
+def run_sfft(sf, env, case, prec, tol, pts):
+    before = device_bytes_in_use(env)
+    plan, setpts, exe = open_sfft(sf, env, case, prec, tol, pts)
+    try:
+        t_set = env["timer"].median(setpts)
+        t_exec = env["timer"].median(exe)
+        held = held_by_plan(env, before)
+        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], pts[3][:, pts[4]], env["ref"]),
+                    held=held)
+    finally:
+        sf.lib.nufft3_destroy(plan)
+
+
+def run_peer(peer, env, case, prec, tol, pts):
+    before = device_bytes_in_use(env)
+    plan, setpts, exe = open_peer(peer, env, case, prec, tol, pts)
     t_set = env["timer"].median(setpts)
     t_exec = env["timer"].median(exe)
     held = held_by_plan(env, before)
-    err = rel_err(env["xp"], F[:, idx], env["ref"])
+    err = rel_err(env["xp"], pts[3][:, pts[4]], env["ref"])
     del plan
     return dict(tol=tol, setpts=t_set, exec=t_exec, err=err, held=held)
+
+
+def paired_exec(sf, peer, env, case, prec, sfft_tol, peer_tol, pts):
+    """--paired: the peer's exec and sfft's timed alternately, call by call, on plans set up once; returns the two
+    medians (peer, sfft). The sweep times each run in a block of its own, seconds apart from the peer's; where the
+    machine's speed drifts (a shared VM, a host with other tenants) such a ratio moved by up to 2x between runs."""
+    sfft_plan, sfft_setpts, sfft_exec = open_sfft(sf, env, case, prec, sfft_tol, pts)
+    try:
+        peer_plan, peer_setpts, peer_exec = open_peer(peer, env, case, prec, peer_tol, pts)
+        sfft_setpts()
+        peer_setpts()
+        timer = env["timer"]
+        sfft_exec()  # warm-up
+        peer_exec()
+        timer.sync()
+        times = ([], [])
+        for _ in range(timer.repeats):
+            for fn, ts in ((peer_exec, times[0]), (sfft_exec, times[1])):
+                t0 = time.perf_counter()
+                fn()
+                timer.sync()
+                ts.append(time.perf_counter() - t0)
+        del peer_plan
+        return statistics.median(times[0]), statistics.median(times[1])
+    finally:
+        sf.lib.nufft3_destroy(sfft_plan)
 
 
 # --stages: the CUDA backend's A/B switches (read when a plan's points are set), each against the default.
@@ -324,6 +364,9 @@ def main():
     ap.add_argument("--maxbatchsize", type=int, default=0,
                     help="sfft's nufft3_options.maxbatchsize: transforms per pass (0: automatic)")
     ap.add_argument("--max-peer-tols", type=int, default=99, help="use only the loosest peer tolerances")
+    ap.add_argument("--paired", action="store_true",
+                    help="time each row's exec pair again, the two libraries call by call (paired_exec): the exec "
+                    "columns and ratio are those medians")
     ap.add_argument("--stages", default="", help="comma-separated sfft tolerances: instead of the comparison, "
                     "sfft's stage times and its default FFT against the full one (see run_stages)")
     args = ap.parse_args()
@@ -373,6 +416,9 @@ def main():
           f"{commit}, sfft kernel {args.kernel}, upsampfac {args.upsampfac or 'auto'}, maxbatchsize {args.maxbatchsize or 'auto'}, peer {peer_name}, scale {args.scale}, median of {args.repeats}, error on {args.sample} targets")
     print("# ratio = peer time / time of the fastest sfft run at least as accurate as the peer point (> 1: sfft "
           "faster); chosen separately for exec, setpts and end-to-end (e2e = setpts + one exec)")
+    if args.paired:
+        print("# exec columns: that pair timed again alternately, call by call (--paired); setpts and e2e from the "
+              "sweeps")
     precs = ["single", "double"] if args.prec == "both" else [args.prec]
     rng = np.random.default_rng(1)
     n_base = int(round(1e6 * args.scale))
@@ -427,12 +473,15 @@ def main():
                 ex = best_match(ours, p["err"], lambda r: r["exec"])
                 st = best_match(ours, p["err"], lambda r: r["setpts"])
                 ee = best_match(ours, p["err"], lambda r: r["setpts"] + r["exec"])
-                line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{p['exec'] * 1e3:>7.1f}ms |"
                 if ex is None:
+                    line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{p['exec'] * 1e3:>7.1f}ms |"
                     print(f"{line}  no sfft run this accurate")
                     misses.append(f"{title}, peer tol {p['tol']:.0e} (err {p['err']:.1e})")
                     continue
-                r = dict(exec=p["exec"] / ex["exec"], setpts=p["setpts"] / st["setpts"],
+                peer_exec, sfft_exec = p["exec"], ex["exec"]
+                if args.paired:
+                    peer_exec, sfft_exec = paired_exec(sf, peer, env, case, prec, ex["tol"], p["tol"], pts)
+                r = dict(exec=peer_exec / sfft_exec, setpts=p["setpts"] / st["setpts"],
                          e2e=(p["setpts"] + p["exec"]) / (ee["setpts"] + ee["exec"]))
                 memory = ""
                 if p["held"] is not None and ex["held"] is not None:
@@ -446,7 +495,8 @@ def main():
                         ratio = ex["held"] / p["held"]
                         if prec not in memory_max or ratio > memory_max[prec][0]:
                             memory_max[prec] = (ratio, f"{case['name']}, peer tol {p['tol']:.0e}")
-                print(f"{line}{ex['tol']:>9.0e}{ex['err']:>10.2e}{ex['setpts'] * 1e3:>7.1f}ms{ex['exec'] * 1e3:>7.1f}ms"
+                line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{peer_exec * 1e3:>7.1f}ms |"
+                print(f"{line}{ex['tol']:>9.0e}{ex['err']:>10.2e}{ex['setpts'] * 1e3:>7.1f}ms{sfft_exec * 1e3:>7.1f}ms"
                       f" | {r['exec']:>6.2f}x{r['setpts']:>8.2f}x{r['e2e']:>6.2f}x{memory}", flush=True)
                 for m, v in r.items():
                     if (m, prec) not in mins or v < mins[(m, prec)][0]:

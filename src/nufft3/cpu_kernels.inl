@@ -713,7 +713,7 @@ void interpolate(const InterpTask<Real> &t) {
             } else if (contiguous) {
               // The lines' scales kx[a] ky[b] as a table made with vector multiplies, and their offsets once a
               // target: a line is then a broadcast load and its multiply-adds. Line by line (a scalar multiply,
-              // broadcasts, the offset's multiply and the wrap's branch) interpolation took 4-23 % longer (H200
+              // broadcasts, the offset's multiply and the wrap's branch) interpolation took 4-30 % longer (H200
               // host, 2 threads, stage medians: dense clusters 3-D single W = 6 5.04 -> 3.89 ms, uniform 3-D single
               // W = 7 8.63 -> 7.77, double W = 10 22.6 -> 19.9). The same table in spreading was no faster.
               constexpr int kS = stride_for<Real>(W);

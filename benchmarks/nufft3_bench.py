@@ -79,8 +79,9 @@ class Sfft:
         o.maxbatchsize = maxbatchsize
         status = self.lib.nufft3_set_options(p, C.byref(o))
         if status != 0:
+            detail = self.lib.sfft_last_error().decode()  # before nufft3_destroy, whose success clears it
             self.lib.nufft3_destroy(p)
-        self.check(status, "nufft3_set_options")
+            raise RuntimeError(f"nufft3_set_options: status {status}: {detail}")
         return p
 
 

@@ -188,15 +188,21 @@ class Timer:
         self.sync, self.repeats = sync, repeats
 
     def median(self, fn):
-        fn()  # warm-up
-        self.sync()
-        ts = []
-        for _ in range(self.repeats):
-            t0 = time.perf_counter()
+        return self.medians([fn])[0]
+
+    def medians(self, fns):
+        """Each call's median time, the calls alternating (one warm-up call each first)."""
+        for fn in fns:
             fn()
-            self.sync()
-            ts.append(time.perf_counter() - t0)
-        return statistics.median(ts)
+        self.sync()
+        ts = [[] for _ in fns]
+        for _ in range(self.repeats):
+            for fn, times in zip(fns, ts):
+                t0 = time.perf_counter()
+                fn()
+                self.sync()
+                times.append(time.perf_counter() - t0)
+        return [statistics.median(times) for times in ts]
 
 
 def device_bytes_in_use(env):
@@ -253,27 +259,27 @@ def open_peer(peer, env, case, prec, tol, pts):
 
 
 def run_sfft(sf, env, case, prec, tol, pts):
+    F, idx = pts[3], pts[4]
     before = device_bytes_in_use(env)
     plan, setpts, exe = open_sfft(sf, env, case, prec, tol, pts)
     try:
         t_set = env["timer"].median(setpts)
         t_exec = env["timer"].median(exe)
         held = held_by_plan(env, before)
-        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], pts[3][:, pts[4]], env["ref"]),
-                    held=held)
+        return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], F[:, idx], env["ref"]), held=held)
     finally:
         sf.lib.nufft3_destroy(plan)
 
 
 def run_peer(peer, env, case, prec, tol, pts):
+    F, idx = pts[3], pts[4]
     before = device_bytes_in_use(env)
     plan, setpts, exe = open_peer(peer, env, case, prec, tol, pts)
     t_set = env["timer"].median(setpts)
     t_exec = env["timer"].median(exe)
     held = held_by_plan(env, before)
-    err = rel_err(env["xp"], pts[3][:, pts[4]], env["ref"])
     del plan
-    return dict(tol=tol, setpts=t_set, exec=t_exec, err=err, held=held)
+    return dict(tol=tol, setpts=t_set, exec=t_exec, err=rel_err(env["xp"], F[:, idx], env["ref"]), held=held)
 
 
 def paired_exec(sf, peer, env, case, prec, sfft_tol, peer_tol, pts):
@@ -285,19 +291,9 @@ def paired_exec(sf, peer, env, case, prec, sfft_tol, peer_tol, pts):
         peer_plan, peer_setpts, peer_exec = open_peer(peer, env, case, prec, peer_tol, pts)
         sfft_setpts()
         peer_setpts()
-        timer = env["timer"]
-        sfft_exec()  # warm-up
-        peer_exec()
-        timer.sync()
-        times = ([], [])
-        for _ in range(timer.repeats):
-            for fn, ts in ((peer_exec, times[0]), (sfft_exec, times[1])):
-                t0 = time.perf_counter()
-                fn()
-                timer.sync()
-                ts.append(time.perf_counter() - t0)
+        peer_time, sfft_time = env["timer"].medians([peer_exec, sfft_exec])
         del peer_plan
-        return statistics.median(times[0]), statistics.median(times[1])
+        return peer_time, sfft_time
     finally:
         sf.lib.nufft3_destroy(sfft_plan)
 

@@ -188,10 +188,11 @@ struct LoggedRun {
   std::string log;
 };
 LoggedRun run_logged(const Problem &p, bool is_double, int sign, double tol, nufft3_kernel kernel = NUFFT3_KERNEL_ES,
-                     Where where = Where::CudaDevice) {
+                     Where where = Where::CudaDevice, int threads = 0, int max_batch = 0) {
   testing::internal::CaptureStderr();
   LoggedRun r;
-  r.values = is_double ? run<double>(p, where, sign, tol, kernel) : run<float>(p, where, sign, tol, kernel);
+  r.values = is_double ? run<double>(p, where, sign, tol, kernel, 0, threads, max_batch)
+                       : run<float>(p, where, sign, tol, kernel, 0, threads, max_batch);
   r.log = testing::internal::GetCapturedStderr();
   return r;
 }
@@ -449,7 +450,7 @@ TEST_P(Nufft3, ExplicitUpsamplingFactors) {
     std::vector<cd> ref = direct(p, 1, false);
     for (double up : {1.25, 1.3, 1.4, 1.5, 1.6, 1.75, 2.0, 2.5, 3.0}) {
       for (double tol : {1e-3, 1e-6, 1e-9, 1e-11}) {
-        if (up < 2 && tol < 1e-9) continue;  // out of reach below 2 (sigma = 1.25: about 1e-10)
+        if (up < 2 && tol < 1e-9) continue;                 // out of reach below 2 (sigma = 1.25: about 1e-10)
         if (dim == 3 && up < 1.5 && tol == 1e-9) continue;  // refused: UnreachableUpsamplingIsRefused
         double err = error_of(transform<double>(p, 1, tol, up), ref);
         const bool automatic = up >= 2 || tol >= 2e-8;
@@ -943,6 +944,50 @@ TEST(nufft3Cuda, PrunedFftMatchesFullTransformAndDirectSum) {
 
 // CPU: every transform of the plan goes through each pass at once.
 TEST(nufft3Cpu, PrunedFftMatchesFullTransformAndDirectSum) { check_pruned_fft(Where::Cpu, {1, 3}, 3); }
+
+// CPU: with at least as many grids a pass as threads and few idle thread-rounds (4 grids on 2 threads; 3
+// transforms in passes of 2, the last short) each thread transforms whole grids ("per grid" in the stage-time line);
+// otherwise the threads share each axis's pass (4 grids on 3 threads, 3 on 2). Each way meets tol against the direct
+// sum, pruned and full, and the ways agree to rounding.
+TEST(nufft3Cpu, FftPerGridMatchesSharedPasses) {
+  const StageLog fft("SFFT_NUFFT3_FFT");
+  struct Way {
+    int threads, max_batch;
+    bool per_grid;
+  };
+  struct Case {
+    int ntransf;
+    std::vector<Way> ways;
+  };
+  const Case cases[] = {{4, {{2, 0, true}, {3, 0, false}}}, {3, {{2, 0, false}, {2, 2, true}}}};
+  for (int dim : {2, 3}) {
+    for (const Case &c : cases) {
+      Problem p = dim == 2 ? make_problem(2, 900, 700, 9, 14, false, c.ntransf, 83)
+                           : make_problem(3, 500, 400, 3, 10, false, c.ntransf, 83);
+      const std::vector<cd> ref = direct(p, -1, false);
+      for (bool is_double : {true, false}) {
+        const double tol = is_double ? 1e-9 : 3e-5;
+        for (const char *mode : {static_cast<const char *>(nullptr), "full"}) {
+          fft.set(mode);
+          std::vector<cd> first;
+          for (const Way &w : c.ways) {
+            const LoggedRun r = run_logged(p, is_double, -1, tol, NUFFT3_KERNEL_ES, Where::Cpu, w.threads, w.max_batch);
+            EXPECT_EQ(r.log.find("per grid") != std::string::npos, w.per_grid) << r.log;
+            const double err = error_of(r.values, ref);
+            std::printf("dim %d ntransf %d, %d threads, maxbatchsize %d, %s tol %g, %s FFT: err %.2e\n", dim, c.ntransf,
+                        w.threads, w.max_batch, is_double ? "double" : "single", tol, mode ? mode : "default", err);
+            EXPECT_LE(err, tol) << "dim " << dim << " ntransf " << c.ntransf << " threads " << w.threads;
+            if (first.empty()) {
+              first = r.values;
+            } else {
+              EXPECT_LE(error_of(r.values, first), tol / 10) << "dim " << dim << " ntransf " << c.ntransf;
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 // Interpolation with one warp per target (CUDA, 2-D and 3-D, W <= 32; SFFT_NUFFT3_INTERP=warp) against
 // one thread per target (the default): both meet tol against the direct sum and agree to

@@ -284,7 +284,7 @@ class CpuEngine final : public Engine {
     // The previous points' grid and FFT plans are taken over (the plan drops that engine next) where the plans
     // transform every line these points need; new plans are made on whichever grid before anything moves, so
     // that a failure leaves the previous points intact.
-    GridFft fft = wanted_fft(s_lo, s_hi);
+    GridFft fft = wanted_fft(s_lo, s_hi, threads);
     const bool reuse_fft = reuse && fft_covers(previous->fft_, fft);
     HostBuffer<Complex> fresh;
     Complex *grid = reuse ? previous->grid_.get() : nullptr;
@@ -294,7 +294,7 @@ class CpuEngine final : public Engine {
       std::fill(fresh.get() + grid_cells, fresh.get() + grid_cells + cpu::kLineSlack, Complex(0));
       grid = fresh.get();
     }
-    if (!reuse_fft) make_fft(fft, grid, threads);
+    if (!reuse_fft) make_fft(fft, grid);
     grid_ = reuse ? std::move(previous->grid_) : std::move(fresh);
     fft_ = reuse_fft ? std::move(previous->fft_) : std::move(fft);
   }
@@ -307,16 +307,14 @@ class CpuEngine final : public Engine {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
     double spread_ms = 0, fft_ms = 0, interp_ms = 0;
-    // Passes of batch_ transforms (the last may have fewer), each spread, transformed and interpolated. The
-    // FFT plans take batch_ transforms: a short last pass also transforms the grids past its own, which hold
-    // the previous pass's values and are not read.
+    // Passes of batch_ transforms (the last may have fewer), each spread, transformed and interpolated.
     for (int first = 0; first < cfg_.ntransf; first += batch_) {
       const int count = std::min(batch_, cfg_.ntransf - first);
       const Clock::time_point start = Clock::now();
       for (int tr = 0; tr < count; tr += group_)
         spread_group(f + (first + tr) * N_, grid_.get() + tr * L_.n2_total, std::min(group_, count - tr));
       const Clock::time_point spread = Clock::now();
-      run_fft();
+      run_fft(count);
       const Clock::time_point fft = Clock::now();
       interpolate(F + first * K_, count);
       spread_ms += ms(start, spread);
@@ -330,14 +328,15 @@ class CpuEngine final : public Engine {
     std::fprintf(
         stderr,
         "sfft nufft3 exec stages, cpu, %s, dim %d, N %zu, K %zu, ntransf %d (passes of %d), W %d, sigma %.2f, grid %s, "
-        "fft %s "
+        "fft %s%s "
         "(source rows %lld x %lld, band %lld, ends %lld; line work %.3g) (ms): spread %.4f fft %.4f interp %.4f | "
         "total "
         "%.4f\n",
         sizeof(Real) == 8 ? "double" : "single", cfg_.dim, N_, K_, cfg_.ntransf, batch_, L_.kernel.width, L_.upsampfac,
-        grid.c_str(), fft_.pruned ? "pruned" : "full", cfg_.dim > 1 ? at_both_ends(0, fft_.rows[0]) : 0,
-        cfg_.dim > 2 ? at_both_ends(1, fft_.rows[1]) : 0, fft_.band, cfg_.dim > 2 ? at_both_ends(1, fft_.ends) : 0,
-        fft_line_work(L_, fft_), spread_ms, fft_ms, interp_ms, spread_ms + fft_ms + interp_ms);
+        grid.c_str(), fft_.pruned ? "pruned" : "full", fft_.per_grid ? " per grid" : "",
+        cfg_.dim > 1 ? at_both_ends(0, fft_.rows[0]) : 0, cfg_.dim > 2 ? at_both_ends(1, fft_.rows[1]) : 0, fft_.band,
+        cfg_.dim > 2 ? at_both_ends(1, fft_.ends) : 0, fft_line_work(L_, fft_), spread_ms, fft_ms, interp_ms,
+        spread_ms + fft_ms + interp_ms);
   }
 
   void zero_output(void *F, std::size_t count) override { std::memset(F, 0, count * sizeof(Complex)); }
@@ -352,10 +351,16 @@ class CpuEngine final : public Engine {
   // dimension 2 on the lines whose dimensions 0 and 1 both hold sources, along dimension 1 on the source rows of
   // dimension 0 crossing the band, along dimension 0 on the `ends` of dimension 1 crossing the band. The passes
   // along strided dimensions go through buffers (fftw_lines.hpp).
+  // With at least as many grids as threads (and few left over), each thread transforms whole grids, all axes of
+  // one before the next, with single-threaded plans and buffers of its own (per_grid): the axis passes over all
+  // the grids stream the pass's grids through the cache once per axis (8 grids of 40x42x42 single, 2 threads:
+  // 4.5-5.3 ms against 6.5-9.4 ms; docs/nufft3.md).
   struct GridFft : FftLines {
     fftw::Plan<Real> full;        // 1-D
     fftw::Plan<Real> along_last;  // 2-D, 3-D: the contiguous pass
-    fftw::BufferedLines<Real> strided[2];
+    bool per_grid = false;
+    int workers = 1;                                                // threads running the transforms
+    std::vector<std::array<fftw::BufferedLines<Real>, 2>> strided;  // per worker if per_grid, else one
   };
 
   // The blocks of lines at the ends of dimension d that a count of FftLines stands for: their first indices (-1: one
@@ -365,58 +370,83 @@ class CpuEngine final : public Engine {
     return {0, count >= n ? -1 : n - count};
   }
 
-  // The lines these points need (SFFT_NUFFT3_FFT=full: every line, for A/B measurements).
-  GridFft wanted_fft(const double *s_lo, const double *s_hi) const {
+  // The lines these points need (SFFT_NUFFT3_FFT=full: every line, for A/B measurements) and how `threads` share
+  // them: per grid where at most a fifth of the thread-rounds over the batch_ grids would idle (8 grids on 2
+  // threads; not 3 on 2, which measured even).
+  GridFft wanted_fft(const double *s_lo, const double *s_hi, int threads) const {
     GridFft f;
     static_cast<FftLines &>(f) = env_value("SFFT_NUFFT3_FFT") == "full" ? all_fft_lines(L_) : fft_lines(L_, s_lo, s_hi);
+    const int rounds = (batch_ + threads - 1) / threads;
+    f.per_grid = cfg_.dim > 1 && batch_ >= threads && 4 * rounds * threads <= 5 * batch_;
+    f.workers = threads;
     return f;
   }
 
-  // Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs.
+  // Whether `have` (the previous points' plans, on a grid of the same shape) transforms every line `want` needs,
+  // shared among the threads the same way.
   static bool fft_covers(const GridFft &have, const GridFft &want) {
-    return have.rows[0] >= want.rows[0] && have.rows[1] >= want.rows[1] && have.ends >= want.ends &&
-           have.band_lo <= want.band_lo && have.band_lo + have.band >= want.band_lo + want.band;
+    return have.per_grid == want.per_grid && have.workers == want.workers && have.rows[0] >= want.rows[0] &&
+           have.rows[1] >= want.rows[1] && have.ends >= want.ends && have.band_lo <= want.band_lo &&
+           have.band_lo + have.band >= want.band_lo + want.band;
   }
 
-  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). Each axis's pass takes the batch_ grids at
-  // once (its outermost batch dimension): grid by grid, ntransf 16 lost what pruning saved. rows and ends
-  // below the axis length are the count at each end (two blocks of lines), the axis length one block.
-  void make_fft(GridFft &f, Complex *grid, int threads) const {
+  // Plans f's transforms on `grid` (FFTW_ESTIMATE leaves it untouched). Shared passes take the batch_ grids at once
+  // (each axis's outermost batch dimension): grid by grid, ntransf 16 lost what pruning saved. rows and ends below
+  // the axis length are the count at each end (two blocks of lines), the axis length one block.
+  void make_fft(GridFft &f, Complex *grid) const {
     const int dim = cfg_.dim, sign = cfg_.sign;
     std::ptrdiff_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::ptrdiff_t>(L_.axis[d].n2);
     const auto dist = static_cast<std::ptrdiff_t>(L_.n2_total);  // above 2^31 for large grids
     if (dim == 1) {
       f.full = fftw::Plan<Real>::many_dft(1, n, batch_, grid, nullptr, 1, dist, grid, nullptr, 1, dist, sign,
-                                          FFTW_ESTIMATE, threads);
+                                          FFTW_ESTIMATE, f.workers);
       return;
     }
     using Plan = fftw::Plan<Real>;
     using Strided = fftw::BufferedLines<Real>;
-    const std::ptrdiff_t transforms = batch_;
+    const std::ptrdiff_t transforms = f.per_grid ? 1 : batch_;
+    const int plan_threads = f.per_grid ? 1 : f.workers;
+    f.strided.resize(f.per_grid ? f.workers : 1);
     if (dim == 2) {
       const std::ptrdiff_t c0[2] = {transforms, f.rows[0]}, d0[2] = {dist, n[1]};
-      f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+      f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, plan_threads);
       const std::ptrdiff_t c1[2] = {transforms, f.band}, d1[2] = {dist, 1};
-      f.strided[0] = Strided(n[0], n[1], 2, c1, d1, sign, threads);
+      for (auto &own : f.strided) own[0] = Strided(n[0], n[1], 2, c1, d1, sign, plan_threads);
       return;
     }
     const std::ptrdiff_t plane = n[1] * n[2];
     const std::ptrdiff_t c0[3] = {transforms, f.rows[0], f.rows[1]}, d0[3] = {dist, plane, n[2]};
-    f.along_last = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, threads);
+    f.along_last = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, plan_threads);
     const std::ptrdiff_t c1[3] = {transforms, f.rows[0], f.band}, d1[3] = {dist, plane, 1};
-    f.strided[0] = Strided(n[1], n[2], 3, c1, d1, sign, threads);
     const std::ptrdiff_t c2[3] = {transforms, f.ends, f.band}, d2[3] = {dist, n[2], 1};
-    f.strided[1] = Strided(n[0], plane, 3, c2, d2, sign, threads);
+    for (auto &own : f.strided) {
+      own[0] = Strided(n[1], n[2], 3, c1, d1, sign, plan_threads);
+      own[1] = Strided(n[0], plane, 3, c2, d2, sign, plan_threads);
+    }
   }
 
-  void run_fft() {
+  // The first `count` grids' FFTs (shared passes transform all batch_ grids: a short last pass's extra grids hold
+  // the previous pass's values and are not read).
+  void run_fft(int count) {
     Complex *grid = grid_.get();
-    const int dim = cfg_.dim;
-    if (dim == 1) {
+    if (cfg_.dim == 1) {
       fft_.full.execute_dft(grid, grid);
       return;
     }
+    if (!fft_.per_grid) {
+      transform_grids(grid, fft_.strided[0]);
+      return;
+    }
+#pragma omp parallel for num_threads(usable_threads(fft_.workers)) schedule(static)
+    for (int g = 0; g < count; ++g)
+      transform_grids(grid + static_cast<std::size_t>(g) * L_.n2_total, fft_.strided[omp_get_thread_num()]);
+  }
+
+  // The axis passes of fft_ on the grids at `grid` (one or batch_ of them, as the plans were made), the strided
+  // ones through `strided`.
+  void transform_grids(Complex *grid, const std::array<fftw::BufferedLines<Real>, 2> &strided) const {
+    const int dim = cfg_.dim;
     std::size_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::size_t>(L_.axis[d].n2);
     auto for_ends = [&](int d, long long count, auto &&body) {
@@ -426,7 +456,7 @@ class CpuEngine final : public Engine {
     Complex *band = grid + fft_.band_lo;
     if (dim == 2) {
       for_ends(0, fft_.rows[0], [&](std::size_t r) { fft_.along_last.execute_dft(grid + r * n[1], grid + r * n[1]); });
-      fft_.strided[0].execute(band);
+      strided[0].execute(band);
       return;
     }
     const std::size_t plane = n[1] * n[2];
@@ -436,8 +466,8 @@ class CpuEngine final : public Engine {
         fft_.along_last.execute_dft(at, at);
       });
     });
-    for_ends(0, fft_.rows[0], [&](std::size_t r0) { fft_.strided[0].execute(band + r0 * plane); });
-    for_ends(1, fft_.ends, [&](std::size_t e1) { fft_.strided[1].execute(band + e1 * n[2]); });
+    for_ends(0, fft_.rows[0], [&](std::size_t r0) { strided[0].execute(band + r0 * plane); });
+    for_ends(1, fft_.ends, [&](std::size_t e1) { strided[1].execute(band + e1 * n[2]); });
   }
 
   struct Chunk {

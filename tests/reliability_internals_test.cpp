@@ -320,13 +320,14 @@ TEST(FftSize, NextSmoothEvenMatchesTheDefinition) {
     for (long long n = base - 3; n <= base + 3; ++n) ASSERT_EQ(next_smooth_even(n), by_definition(n)) << n;
 }
 
-// fft_length: without a cost per odd prime the next smooth length; with one, the even 7-smooth m in
-// [next_smooth_even(n), 1.1 times that] least in m (1 + cost k), k its distinct odd primes, checked by a search
+// fft_length: without costs the next smooth length; with them, the even 7-smooth m in [next_smooth_even(n), 1.1
+// times that] least in m (1 + odd_prime k + twice_odd [m = 2 mod 4]), k its distinct odd primes, checked by a search
 // of every even number in the window; e.g. 2100 (= 2^2 3 5^2 7) gives way to 2304 (= 2^8 3^2), which cuFFT
-// transforms in 142 us against 190 (2-D double, H200).
-TEST(FftSize, FftLengthWeighsOddPrimes) {
+// transforms in 142 us against 190 (2-D double, H200), and with a cost of twice an odd number (the CPU's single
+// precision) 90 gives way to 96 and 350 to 360.
+TEST(FftSize, FftLengthWeighsOddPrimesAndTwiceOdd) {
   using namespace sfft::nufft3;
-  auto by_search = [](long long n, double cost) {
+  auto by_search = [](long long n, FftLengthCost cost) {
     const long long first = next_smooth_even(n), last = first + first / kFftLengthSlack;
     long long best = first;
     double best_cost = 1e300;
@@ -337,7 +338,7 @@ TEST(FftSize, FftLengthWeighsOddPrimes) {
         if (p > 2 && r % p == 0) ++odd;
         while (r % p == 0) r /= p;
       }
-      const double c = static_cast<double>(m) * (1 + cost * odd);
+      const double c = static_cast<double>(m) * (1 + cost.odd_prime * odd + (m % 4 == 2 ? cost.twice_odd : 0));
       if (r == 1 && c < best_cost) {
         best = m;
         best_cost = c;
@@ -345,30 +346,43 @@ TEST(FftSize, FftLengthWeighsOddPrimes) {
     }
     return best;
   };
+  const FftLengthCost costs[] = {{0.2, 0}, {1.0, 0}, {0, 1.0}, {0.2, 1.0}};
   for (long long n = 1; n < 3000; ++n) {
-    ASSERT_EQ(fft_length(n, 0), next_smooth_even(n)) << n;
-    ASSERT_EQ(fft_length(n, 0.2), by_search(n, 0.2)) << n;
-    ASSERT_EQ(fft_length(n, 1.0), by_search(n, 1.0)) << n;
+    ASSERT_EQ(fft_length(n, {}), next_smooth_even(n)) << n;
+    for (const FftLengthCost &c : costs)
+      ASSERT_EQ(fft_length(n, c), by_search(n, c)) << n << " " << c.odd_prime << " " << c.twice_odd;
   }
   for (long long base : {600001LL, 1530900LL, 1LL << 24})
-    for (long long n = base - 3; n <= base + 3; ++n) ASSERT_EQ(fft_length(n, 0.2), by_search(n, 0.2)) << n;
-  EXPECT_EQ(fft_length(2100, 0.2), 2304);
-  EXPECT_EQ(fft_length(2048, 0.2), 2048);
+    for (long long n = base - 3; n <= base + 3; ++n)
+      for (const FftLengthCost &c : costs) ASSERT_EQ(fft_length(n, c), by_search(n, c)) << n;
+  EXPECT_EQ(fft_length(2100, {0.2}), 2304);
+  EXPECT_EQ(fft_length(2048, {0.2}), 2048);
+  EXPECT_EQ(fft_length(90, {0, 1.0}), 96);
+  EXPECT_EQ(fft_length(350, {0, 1.0}), 360);
+  EXPECT_EQ(fft_length(42, {0, 1.0}), 42);  // no multiple of 4 in [42, 46] is 7-smooth
+  // Where the window holds a 7-smooth multiple of 4, a length twice an odd number is never taken.
+  for (long long n = 40; n < 3000; ++n) {
+    const long long first = next_smooth_even(n), m = fft_length(n, {0, 1.0});
+    bool multiple_of_4 = false;
+    for (long long q = first; q <= first + first / kFftLengthSlack; q += 2)
+      multiple_of_4 = multiple_of_4 || (q % 4 == 0 && next_smooth_even(q) == q);
+    if (multiple_of_4) ASSERT_EQ(m % 4, 0) << n;
+  }
   // make_layout takes the smallest lengths where the longer grid would exceed the memory limit, and refuses
   // only what those cannot fit.
   const KernelSpec k = make_kernel(KernelKind::ExpSemicircle, 1e-6, 2.0, 2, true);
   bool found = false;
   for (double X = 100; X < 2000 && !found; X *= 1.07) {
     const double x_lo[2] = {-X, -X}, x_hi[2] = {X, X}, s_lo[2] = {-3, -3}, s_hi[2] = {3, 3};
-    const Layout smallest = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, 0);
-    const Layout fast = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, 0.2);
+    const Layout smallest = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, {});
+    const Layout fast = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, 1e15, {0.2});
     if (fast.n2_total == smallest.n2_total) continue;
     found = true;
     const double fits_smallest = 16.0 * static_cast<double>(smallest.n2_total);
-    const Layout limited = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest, 0.2);
+    const Layout limited = make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest, {0.2});
     EXPECT_EQ(limited.n2_total, smallest.n2_total) << "X = " << X;
     EXPECT_EQ(limited.axis[0].n2, smallest.axis[0].n2);
-    EXPECT_THROW(make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest - 1, 0.2), GridTooLarge);
+    EXPECT_THROW(make_layout(2, k, 2.0, x_lo, x_hi, s_lo, s_hi, 16, fits_smallest - 1, {0.2}), GridTooLarge);
   }
   EXPECT_TRUE(found) << "no extent took a longer FFT length";
 }
@@ -413,7 +427,7 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
                                           {1000000, 10000, 1},
                                           {250000, 250000, 16}})
         for (double tol : {1e-3, 1e-5, 3e-7, 1e-9}) {
-          const double odd_prime_cost = dim <= 2 ? cost->fft_odd_prime : 0;
+          const FftLengthCost length_cost{dim <= 2 ? cost->fft_odd_prime : 0};  // double: no twice-odd cost
           const Layout chosen = choose_layout(dim, KernelKind::ExpSemicircle, tol, 0, N, K, ntransf, x_lo, x_hi, s_lo,
                                               s_hi, 16.0, 1e15, *cost, true);
           double best_sigma = 0, best = std::numeric_limits<double>::infinity();
@@ -422,7 +436,7 @@ TEST(CostModel, AutomaticSigmaIsTheCheapestCandidate) {
             Layout L;
             try {
               L = make_layout(dim, make_kernel(KernelKind::ExpSemicircle, tol, sigma, dim, true), sigma, x_lo, x_hi,
-                              s_lo, s_hi, 16.0, 1e15, odd_prime_cost);
+                              s_lo, s_hi, 16.0, 1e15, length_cost);
             } catch (const sfft::Error &) {
               continue;  // out of reach at this sigma
             }
@@ -453,7 +467,7 @@ TEST(CostModel, GridFftLinesAndTheirWork) {
   for (int dim = 1; dim <= 3; ++dim) {
     for (double sigma : {2.0, 2.5}) {
       const Layout L = make_layout(dim, make_kernel(KernelKind::ExpSemicircle, 1e-9, sigma, dim, true), sigma, x_lo,
-                                   x_hi, s_lo, s_hi, 16.0, 1e15, 0);
+                                   x_hi, s_lo, s_hi, 16.0, 1e15, {});
       const FftLines all = all_fft_lines(L), kept = fft_lines(L, s_lo, s_hi);
       double full = 0;  // every line of every pass
       for (int d = 0; d < dim; ++d) {
@@ -535,7 +549,7 @@ TEST(Passes, LayoutWithinTheMemory) {
   EXPECT_LT(fitted.upsampfac, free_choice.upsampfac);
   // Room for 2.5 grids of the smallest sigma: passes of one (half the memory holds one grid, at some sigma).
   const Layout smallest = make_layout(2, make_kernel(KernelKind::ExpSemicircle, 1e-5, 1.25, 2, true), 1.25, x_lo, x_hi,
-                                      s_lo, s_hi, 16.0, kUnlimited, kCudaCost.fft_odd_prime);
+                                      s_lo, s_hi, 16.0, kUnlimited, {kCudaCost.fft_odd_prime});
   const double grid125 = 16.0 * static_cast<double>(smallest.n2_total);
   const Layout one = layout_for_passes(16, 0, 2.5 * grid125, 16.0, layout, &batch);
   EXPECT_EQ(batch, 1);

@@ -78,16 +78,17 @@ long long next_smooth_even(long long n) {
   return best;
 }
 
-long long fft_length(long long n, double odd_prime_cost) {
+long long fft_length(long long n, FftLengthCost cost) {
   const long long first = next_smooth_even(n);
-  if (!(odd_prime_cost > 0)) return first;
+  if (!(cost.odd_prime > 0) && !(cost.twice_odd > 0)) return first;
   long long best = first;
   double best_cost = std::numeric_limits<double>::infinity();
   for_each_smooth_even(first, first + first / kFftLengthSlack, [&](long long m, int odd_primes) {
-    const double cost = static_cast<double>(m) * (1 + odd_prime_cost * odd_primes);
-    if (cost < best_cost || (cost == best_cost && m < best)) {
+    const double extra = cost.odd_prime * odd_primes + (m % 4 == 2 ? cost.twice_odd : 0);
+    const double m_cost = static_cast<double>(m) * (1 + extra);
+    if (m_cost < best_cost || (m_cost == best_cost && m < best)) {
       best = m;
-      best_cost = cost;
+      best_cost = m_cost;
     }
   });
   return best;
@@ -406,7 +407,7 @@ KernelSpec make_kernel(KernelKind kind, double tol, double upsampfac, int dim, b
 
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
-                   double odd_prime_cost) {
+                   FftLengthCost length_cost) {
   Layout L;
   L.dim = dim;
   L.kernel = kernel;
@@ -448,7 +449,7 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
                              "): the grid would need more than ", n2 * bytes_per_cell, " bytes"));
     }
     a.n1 = static_cast<long long>(n1) + (static_cast<long long>(n1) & 1);
-    a.n2 = fft_length(static_cast<long long>(n2), odd_prime_cost);
+    a.n2 = fft_length(static_cast<long long>(n2), length_cost);
     a.tgt_scale = a.h1 * (static_cast<double>(a.n2) / (2 * M_PI));
     require(std::isfinite(a.tgt_scale), "dimension ", d, ": sources in [", x_lo[d], ", ", x_hi[d], "] and targets in [",
             s_lo[d], ", ", s_hi[d], "] are too close to the ends of the double range");
@@ -461,8 +462,8 @@ Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const do
           " radians, beyond the double range: no transform of these points is defined at any tol");
   double need = cells2 * bytes_per_cell;
   // Lengths chosen for speed must not refuse a grid that the smallest lengths fit.
-  if (!(need <= memory_limit) && odd_prime_cost > 0)
-    return make_layout(dim, kernel, upsampfac, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, 0);
+  if (!(need <= memory_limit) && (length_cost.odd_prime > 0 || length_cost.twice_odd > 0))
+    return make_layout(dim, kernel, upsampfac, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, {});
   if (!(need <= memory_limit)) {
     throw GridTooLarge(SFFT_ERROR_OUT_OF_MEMORY,
                        cat("the ", dim, "-d grid of ", cells2, " cells needs ", need,
@@ -535,10 +536,11 @@ double fft_line_work(const Layout &L, const FftLines &f) {
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
                      double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
-  const double odd_prime_cost = dim <= 2 ? cost.fft_odd_prime : 0;
+  const FftLengthCost length_cost{dim <= 2 ? cost.fft_odd_prime : 0,
+                                  dim >= 2 && !is_double ? cost.fft_twice_odd_single : 0};
   if (upsampfac != 0 || kind == KernelKind::Gaussian) {
     return make_layout(dim, make_kernel(kind, tol, upsampfac, dim, is_double), upsampfac, x_lo, x_hi, s_lo, s_hi,
-                       bytes_per_cell, memory_limit, odd_prime_cost);
+                       bytes_per_cell, memory_limit, length_cost);
   }
   // Automatic oversampling: among kAutoSigmas, the layout the backend's cost model predicts fastest, each sigma
   // with the narrowest kernel that meets tol there (a smaller sigma: a wider kernel on a smaller grid). In
@@ -573,7 +575,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
     try {
       const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, above_two ? 2 : narrowest);
       if (!above_two) narrowest = kernel.width;
-      Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, odd_prime_cost);
+      Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, length_cost);
       if (!found || time_of(L) < time_of(best)) best = std::move(L);
       found = true;
     } catch (const GridTooLarge &) {

@@ -39,11 +39,16 @@ struct Layout {
 
 // Smallest even 2,3,5,7-smooth integer >= n (n < 2^62).
 long long next_smooth_even(long long n);
-// A grid axis's FFT length: next_smooth_even(n), or where odd_prime_cost > 0 the even 2,3,5,7-smooth m of
-// at most 1/kFftLengthSlack more that costs least as m (1 + odd_prime_cost k), k the number of distinct odd
-// primes dividing m (ties to the shorter).
+// What a grid axis's FFT length costs beyond its points (CostModel): per distinct odd prime dividing it, and once if
+// it is twice an odd number.
+struct FftLengthCost {
+  double odd_prime = 0, twice_odd = 0;
+};
+// A grid axis's FFT length: next_smooth_even(n), or where a cost is set the even 2,3,5,7-smooth m of at most
+// 1/kFftLengthSlack more that costs least as m (1 + odd_prime k + twice_odd [m = 2 mod 4]), k the number of
+// distinct odd primes dividing m (ties to the shorter).
 constexpr long long kFftLengthSlack = 10;
-long long fft_length(long long n, double odd_prime_cost);
+long long fft_length(long long n, FftLengthCost cost);
 
 // Throws SFFT_ERROR_INVALID_ARGUMENT unless tol is finite and within what the precision can reach.
 void validate_tolerance(double tol, bool is_double);
@@ -95,10 +100,10 @@ class GridTooLarge : public Error {
 // lo/hi: per dimension min and max of the sources (x) and targets (s); all finite.
 // bytes_per_cell is what one FFT cell costs across the batch; the layout is rejected with
 // GridTooLarge (SFFT_ERROR_OUT_OF_MEMORY, naming the bytes needed) when it cannot fit in `memory_limit` bytes.
-// odd_prime_cost: fft_length's, for every axis (the smallest lengths where the longer grid would not fit).
+// length_cost: fft_length's, for every axis (the smallest lengths where the longer grid would not fit).
 Layout make_layout(int dim, const KernelSpec &kernel, double upsampfac, const double *x_lo, const double *x_hi,
                    const double *s_lo, const double *s_hi, double bytes_per_cell, double memory_limit,
-                   double odd_prime_cost = 0);
+                   FftLengthCost length_cost = {});
 
 // Pruned grid FFTs: the CUDA backend takes them where they do at most kPruneAtMost of the full transform's work
 // (sigma = 1.25 skips about 20 %, which strided line batches may not repay); the CPU's transform is the same
@@ -143,6 +148,8 @@ inline long long fft_lines_at_both_ends(const Layout &L, int d, long long count)
 // widest_sigma: the largest of kAutoSigmas the backend takes.
 // line_point_3d (0: none) and cell_3d price a 3-D grid's FFT instead of cell_*: per point and log2 of each line
 // fft_lines keeps (fft_line_work: the CPU transforms only those), plus cell_3d per cell of the whole grid.
+// fft_twice_odd_single: fft_length's cost of a 2-D or 3-D single-precision grid's axis length that is twice an odd
+// number.
 struct CostModel {
   double spread_tap;
   double interp_tap, interp_tap_transform;
@@ -150,6 +157,7 @@ struct CostModel {
   double fft_odd_prime;
   double widest_sigma;
   double line_point_3d = 0, cell_3d = 0;
+  double fft_twice_odd_single = 0;
 };
 // CPU: Horner-table loops on the 2-core development host (sigma = 1.25 beat 2 by 1.4-1.8x at 1e-6 and 1e-4 in
 // 2-D, N = K = 1e6); one cost per tap of either side, as before the split. CUDA: refitted on the H200 from exec
@@ -170,7 +178,11 @@ struct CostModel {
 // to 2 ns as sigma grew (the 40 a cell overpriced the larger grids); 3 and 2 a cell pick sigma = 2.5 for 3-D double
 // at 1e-9 (1.14-1.27x faster, docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
 // over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap).
-constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 3.0, 2.0};
+// fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the
+// development VM and the H200 host) took 3.8-10 ns a point at every length twice an odd number (18, 50, 90, 162,
+// 270, 350, 450, 486, 810), against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480,
+// 500, 840); double precision showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 3.0, 2.0, 1.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
 // The sigmas upsampfac 0 (ES, prolate) chooses among. The kernel width is a whole number of cells, so at one

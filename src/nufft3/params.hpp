@@ -179,7 +179,7 @@ struct CostModel {
 // at 1e-9 (1.14-1.27x faster, docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
 // over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap).
 // fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the
-// development VM and the H200 host) took 3.8-10 ns a point at every length twice an odd number (18, 50, 90, 162,
+// development VM and the H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162,
 // 270, 350, 450, 486, 810), against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480,
 // 500, 840); double precision showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
 constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 3.0, 2.0, 1.0};

@@ -470,14 +470,16 @@ def main():
                 ex = best_match(ours, p["err"], lambda r: r["exec"])
                 st = best_match(ours, p["err"], lambda r: r["setpts"])
                 ee = best_match(ours, p["err"], lambda r: r["setpts"] + r["exec"])
+                peer_exec = p["exec"]
+                if ex is not None:
+                    sfft_exec = ex["exec"]
+                    if args.paired:
+                        peer_exec, sfft_exec = paired_exec(sf, peer, env, case, prec, ex["tol"], p["tol"], pts)
+                line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{peer_exec * 1e3:>7.1f}ms |"
                 if ex is None:
-                    line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{p['exec'] * 1e3:>7.1f}ms |"
                     print(f"{line}  no sfft run this accurate")
                     misses.append(f"{title}, peer tol {p['tol']:.0e} (err {p['err']:.1e})")
                     continue
-                peer_exec, sfft_exec = p["exec"], ex["exec"]
-                if args.paired:
-                    peer_exec, sfft_exec = paired_exec(sf, peer, env, case, prec, ex["tol"], p["tol"], pts)
                 r = dict(exec=peer_exec / sfft_exec, setpts=p["setpts"] / st["setpts"],
                          e2e=(p["setpts"] + p["exec"]) / (ee["setpts"] + ee["exec"]))
                 memory = ""
@@ -492,7 +494,6 @@ def main():
                         ratio = ex["held"] / p["held"]
                         if prec not in memory_max or ratio > memory_max[prec][0]:
                             memory_max[prec] = (ratio, f"{case['name']}, peer tol {p['tol']:.0e}")
-                line = f"{p['tol']:>9.0e}{p['err']:>10.2e}{p['setpts'] * 1e3:>7.1f}ms{peer_exec * 1e3:>7.1f}ms |"
                 print(f"{line}{ex['tol']:>9.0e}{ex['err']:>10.2e}{ex['setpts'] * 1e3:>7.1f}ms{sfft_exec * 1e3:>7.1f}ms"
                       f" | {r['exec']:>6.2f}x{r['setpts']:>8.2f}x{r['e2e']:>6.2f}x{memory}", flush=True)
                 for m, v in r.items():

@@ -21,8 +21,9 @@ namespace sfft::fftw {
 
 // In-place 1-D DFTs of n points `stride` apart over lines of one to three batch dimensions, the innermost of
 // distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them. The buffers
-// (threads x block x n elements) are allocated here, so execute allocates nothing; one execute at a time per
-// object.
+// (threads x block x n elements) are allocated here, so execute allocates nothing. Either one execute at a time
+// (its OpenMP threads take a buffer each), or up to `threads` execute_on at once from the caller's own threads,
+// each with a buffer slot of its own.
 template <class Real>
 class BufferedLines {
  public:
@@ -59,34 +60,50 @@ class BufferedLines {
   explicit operator bool() const noexcept { return static_cast<bool>(plan_); }
   std::size_t buffer_bytes() const noexcept { return buffer_.size() * sizeof(Complex); }
 
+  // Every block, OpenMP threads (up to those it was made for) sharing them.
   void execute(Complex *data) const {
-    const std::ptrdiff_t inner = count_[batch_rank_ - 1];
-    const std::ptrdiff_t blocks_per_run = (inner + block_ - 1) / block_;
-    std::ptrdiff_t runs = 1;  // combinations of the outer batch indices
-    for (int b = 0; b + 1 < batch_rank_; ++b) runs *= count_[b];
-    const std::ptrdiff_t blocks = runs * blocks_per_run;
+    const std::ptrdiff_t blocks = block_count();
     if (blocks == 0) return;
     const int threads = static_cast<int>(std::min<std::ptrdiff_t>(usable_threads(threads_), blocks));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-      Complex *buf = buffer_.get() + static_cast<std::size_t>(slot_) * static_cast<std::size_t>(omp_get_thread_num());
+      Complex *buf = slot_buffer(omp_get_thread_num());
 #pragma omp for schedule(static)
-      for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) {
-        std::ptrdiff_t run = blk / blocks_per_run, offset = 0;
-        for (int b = batch_rank_ - 2; b >= 0; --b) {
-          offset += (run % count_[b]) * dist_[b];
-          run /= count_[b];
-        }
-        const std::ptrdiff_t first = (blk % blocks_per_run) * block_;
-        transform_block(data + offset + first, std::min(block_, inner - first), buf);
-      }
+      for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) transform_numbered_block(data, blk, buf);
     }
+  }
+
+  // Every block on the calling thread, through buffer slot `slot` (0 <= slot < the threads it was made for).
+  void execute_on(Complex *data, int slot) const {
+    Complex *buf = slot_buffer(slot);
+    for (std::ptrdiff_t blk = 0, blocks = block_count(); blk < blocks; ++blk) transform_numbered_block(data, blk, buf);
   }
 
  private:
   static constexpr std::size_t kBufferBytes = 256 * 1024, kLongLineBytes = 4 * 1024 * 1024;
   static constexpr std::ptrdiff_t kBlockLines = 16, kAlign = 64 / sizeof(Complex), kRowsAtOnce = 4;
   static constexpr std::ptrdiff_t kCacheLineLines = 64 / sizeof(Complex);
+
+  std::ptrdiff_t blocks_per_run() const { return (count_[batch_rank_ - 1] + block_ - 1) / block_; }
+  std::ptrdiff_t block_count() const {
+    std::ptrdiff_t runs = 1;  // combinations of the outer batch indices
+    for (int b = 0; b + 1 < batch_rank_; ++b) runs *= count_[b];
+    return runs * blocks_per_run();
+  }
+  Complex *slot_buffer(int slot) const {
+    return buffer_.get() + static_cast<std::size_t>(slot_) * static_cast<std::size_t>(slot);
+  }
+  // Block blk of block_count(), in the order of the batch indices (the innermost fastest).
+  void transform_numbered_block(Complex *data, std::ptrdiff_t blk, Complex *buf) const {
+    const std::ptrdiff_t per_run = blocks_per_run(), inner = count_[batch_rank_ - 1];
+    std::ptrdiff_t run = blk / per_run, offset = 0;
+    for (int b = batch_rank_ - 2; b >= 0; --b) {
+      offset += (run % count_[b]) * dist_[b];
+      run /= count_[b];
+    }
+    const std::ptrdiff_t first = (blk % per_run) * block_;
+    transform_block(data + offset + first, std::min(block_, inner - first), buf);
+  }
 
   // Lines at..at + lines - 1 (adjacent): gathered into buf as contiguous lines, transformed, scattered back. Four
   // points of each line move together, so that every buffer write fills part of a cache line. A short last

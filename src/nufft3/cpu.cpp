@@ -358,9 +358,9 @@ class CpuEngine final : public Engine {
   struct GridFft : FftLines {
     fftw::Plan<Real> full;        // 1-D
     fftw::Plan<Real> along_last;  // 2-D, 3-D: the contiguous pass
+    fftw::BufferedLines<Real> strided[2];
     bool per_grid = false;
-    int workers = 1;                                                // threads running the transforms
-    std::vector<std::array<fftw::BufferedLines<Real>, 2>> strided;  // per worker if per_grid, else one
+    int workers = 1;  // threads running the transforms (per_grid: one buffer slot each in strided)
   };
 
   // The blocks of lines at the ends of dimension d that a count of FftLines stands for: their first indices (-1: one
@@ -405,25 +405,24 @@ class CpuEngine final : public Engine {
     }
     using Plan = fftw::Plan<Real>;
     using Strided = fftw::BufferedLines<Real>;
+    // per_grid: one grid's lines; the contiguous pass single-threaded (the workers execute it at once on their
+    // grids), the strided ones with a buffer slot a worker.
     const std::ptrdiff_t transforms = f.per_grid ? 1 : batch_;
-    const int plan_threads = f.per_grid ? 1 : f.workers;
-    f.strided.resize(f.per_grid ? f.workers : 1);
+    const int contiguous_threads = f.per_grid ? 1 : f.workers;
     if (dim == 2) {
       const std::ptrdiff_t c0[2] = {transforms, f.rows[0]}, d0[2] = {dist, n[1]};
-      f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, plan_threads);
+      f.along_last = Plan::lines(n[1], 1, 2, c0, d0, grid, sign, FFTW_ESTIMATE, contiguous_threads);
       const std::ptrdiff_t c1[2] = {transforms, f.band}, d1[2] = {dist, 1};
-      for (auto &own : f.strided) own[0] = Strided(n[0], n[1], 2, c1, d1, sign, plan_threads);
+      f.strided[0] = Strided(n[0], n[1], 2, c1, d1, sign, f.workers);
       return;
     }
     const std::ptrdiff_t plane = n[1] * n[2];
     const std::ptrdiff_t c0[3] = {transforms, f.rows[0], f.rows[1]}, d0[3] = {dist, plane, n[2]};
-    f.along_last = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, plan_threads);
+    f.along_last = Plan::lines(n[2], 1, 3, c0, d0, grid, sign, FFTW_ESTIMATE, contiguous_threads);
     const std::ptrdiff_t c1[3] = {transforms, f.rows[0], f.band}, d1[3] = {dist, plane, 1};
+    f.strided[0] = Strided(n[1], n[2], 3, c1, d1, sign, f.workers);
     const std::ptrdiff_t c2[3] = {transforms, f.ends, f.band}, d2[3] = {dist, n[2], 1};
-    for (auto &own : f.strided) {
-      own[0] = Strided(n[1], n[2], 3, c1, d1, sign, plan_threads);
-      own[1] = Strided(n[0], plane, 3, c2, d2, sign, plan_threads);
-    }
+    f.strided[1] = Strided(n[0], plane, 3, c2, d2, sign, f.workers);
   }
 
   // The first `count` grids' FFTs (shared passes transform all batch_ grids: a short last pass's extra grids hold
@@ -435,18 +434,25 @@ class CpuEngine final : public Engine {
       return;
     }
     if (!fft_.per_grid) {
-      transform_grids(grid, fft_.strided[0]);
+      transform_grids(grid, 0);
       return;
     }
 #pragma omp parallel for num_threads(usable_threads(fft_.workers)) schedule(static)
     for (int g = 0; g < count; ++g)
-      transform_grids(grid + static_cast<std::size_t>(g) * L_.n2_total, fft_.strided[omp_get_thread_num()]);
+      transform_grids(grid + static_cast<std::size_t>(g) * L_.n2_total, omp_get_thread_num());
   }
 
-  // The axis passes of fft_ on the grids at `grid` (one or batch_ of them, as the plans were made), the strided
-  // ones through `strided`.
-  void transform_grids(Complex *grid, const std::array<fftw::BufferedLines<Real>, 2> &strided) const {
+  // The axis passes of fft_ on the grids at `grid` (one or batch_ of them, as the plans were made); per_grid, on
+  // the calling worker, through its buffer slot.
+  void transform_grids(Complex *grid, int slot) const {
     const int dim = cfg_.dim;
+    auto strided = [&](int axis, Complex *at) {
+      if (fft_.per_grid) {
+        fft_.strided[axis].execute_on(at, slot);
+      } else {
+        fft_.strided[axis].execute(at);
+      }
+    };
     std::size_t n[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) n[d] = static_cast<std::size_t>(L_.axis[d].n2);
     auto for_ends = [&](int d, long long count, auto &&body) {
@@ -456,7 +462,7 @@ class CpuEngine final : public Engine {
     Complex *band = grid + fft_.band_lo;
     if (dim == 2) {
       for_ends(0, fft_.rows[0], [&](std::size_t r) { fft_.along_last.execute_dft(grid + r * n[1], grid + r * n[1]); });
-      strided[0].execute(band);
+      strided(0, band);
       return;
     }
     const std::size_t plane = n[1] * n[2];
@@ -466,8 +472,8 @@ class CpuEngine final : public Engine {
         fft_.along_last.execute_dft(at, at);
       });
     });
-    for_ends(0, fft_.rows[0], [&](std::size_t r0) { strided[0].execute(band + r0 * plane); });
-    for_ends(1, fft_.ends, [&](std::size_t e1) { strided[1].execute(band + e1 * n[2]); });
+    for_ends(0, fft_.rows[0], [&](std::size_t r0) { strided(0, band + r0 * plane); });
+    for_ends(1, fft_.ends, [&](std::size_t e1) { strided(1, band + e1 * n[2]); });
   }
 
   struct Chunk {

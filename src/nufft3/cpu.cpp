@@ -522,42 +522,59 @@ class CpuEngine final : public Engine {
       reduce_1d(grid, count, threads);
       return;
     }
-    // Row-parallel reduction of the subgrids, deconvolution and placement into the zero-padded FFT grid.
+    // Row-parallel reduction of the subgrids, deconvolution and placement into the zero-padded FFT grid: source
+    // cell c of an axis goes to grid index (c - n1/2) mod n2, two runs a line (place_line), and only the cells no
+    // source cell reaches are zeroed. (Zeroing each row whole, then storing its cells one by one, each index
+    // wrapped on its own, took 3.7 % of a 2-D ntransf 16 single exec's samples.)
     const long long n2y = dim > 1 ? ax[1].n2 : 1, n2z = dim > 2 ? ax[2].n2 : 1;
     const std::size_t row2 = static_cast<std::size_t>(n2y * n2z);
-    const Real one = 1;
-    const Real *cy = dim > 1 ? correction_[1].get() : &one;
-    const Real *cz = dim > 2 ? correction_[2].get() : &one;
+    const Real *cy = dim > 1 ? correction_[1].get() : nullptr;
+    const Real *cz = dim > 2 ? correction_[2].get() : nullptr;
 #pragma omp parallel for num_threads(threads) schedule(static) collapse(2)
     for (int g = 0; g < count; ++g) {
       for (long long r = 0; r < ax[0].n2; ++r) {
         Complex *dst_row = grid + static_cast<std::size_t>(g) * L_.n2_total + static_cast<std::size_t>(r) * row2;
-        std::fill(dst_row, dst_row + row2, Complex(0));
         long long c1 = r < ax[0].n2 / 2 ? r : r - ax[0].n2;  // centred cell
         long long src_row = c1 + ax[0].n1 / 2;
-        if (src_row < 0 || src_row >= ax[0].n1) continue;
-        Complex *acc = row_buffer_.get() + static_cast<std::size_t>(omp_get_thread_num()) * row_size_;
-        std::fill(acc, acc + row_size_, Complex(0));
         bool any = false;
-        for (const Chunk &ch : chunks_) {
-          if (ch.begin == ch.end || src_row < ch.row_lo || src_row >= ch.row_lo + ch.rows) continue;
-          const Complex *s = subgrids_.get() + static_cast<std::size_t>(g) * sub_cells_ + ch.offset +
-                             static_cast<std::size_t>(src_row - ch.row_lo) * row_size_;
-          for (std::size_t i = 0; i < row_size_; ++i) acc[i] += s[i];
-          any = true;
-        }
-        if (!any) continue;
-        const Real cx = correction_[0][src_row];
-        for (long long iy = 0; iy < n1y; ++iy) {
-          const long long gy = wrap(iy - n1y / 2, n2y);
-          const Real cxy = cx * cy[dim > 1 ? iy : 0];
-          for (long long iz = 0; iz < n1z; ++iz) {
-            const long long gz = wrap(iz - n1z / 2, n2z);
-            dst_row[gy * n2z + gz] = acc[iy * n1z + iz] * (cxy * cz[dim > 2 ? iz : 0]);
+        Complex *acc = row_buffer_.get() + static_cast<std::size_t>(omp_get_thread_num()) * row_size_;
+        if (src_row >= 0 && src_row < ax[0].n1) {
+          std::fill(acc, acc + row_size_, Complex(0));
+          for (const Chunk &ch : chunks_) {
+            if (ch.begin == ch.end || src_row < ch.row_lo || src_row >= ch.row_lo + ch.rows) continue;
+            const Complex *s = subgrids_.get() + static_cast<std::size_t>(g) * sub_cells_ + ch.offset +
+                               static_cast<std::size_t>(src_row - ch.row_lo) * row_size_;
+            for (std::size_t i = 0; i < row_size_; ++i) acc[i] += s[i];
+            any = true;
           }
+        }
+        if (!any) {
+          std::fill(dst_row, dst_row + row2, Complex(0));
+          continue;
+        }
+        const Real cx = correction_[0][src_row];
+        if (dim == 2) {
+          place_line(dst_row, acc, n1y, n2y, [&](long long iy) { return cx * cy[iy]; });
+          continue;
+        }
+        const long long half_y = n1y / 2;
+        std::fill(dst_row + (n1y - half_y) * n2z, dst_row + (n2y - half_y) * n2z, Complex(0));
+        for (long long iy = 0; iy < n1y; ++iy) {
+          const Real cxy = cx * cy[iy];
+          place_line(dst_row + wrap(iy - half_y, n2y) * n2z, acc + iy * n1z, n1z, n2z,
+                     [&](long long iz) { return cxy * cz[iz]; });
         }
       }
     }
+  }
+
+  // dst[(i - n1/2) mod n2] = src[i] * factor(i) for i < n1 (n1 <= n2), the other n2 - n1 cells of dst zeroed.
+  template <class Factor>
+  static void place_line(Complex *dst, const Complex *src, long long n1, long long n2, Factor factor) {
+    const long long half = n1 / 2;
+    for (long long i = half; i < n1; ++i) dst[i - half] = src[i] * factor(i);
+    std::fill(dst + (n1 - half), dst + (n2 - half), Complex(0));
+    for (long long i = 0; i < half; ++i) dst[n2 - half + i] = src[i] * factor(i);
   }
 
   // spread_group's reduction in 1-D, where a row is one cell (the row loop's bookkeeping per cell took 7 % of a

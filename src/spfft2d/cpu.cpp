@@ -207,21 +207,65 @@ class CpuEngine final : public Engine {
   }
 
   // dst[v] for v in [v0, v0 + kRowBlock) and below width: the direct sums of nonempty row j along the columns,
-  // sum_e w_e e^{-2 pi i col_e v / cols} (phases advance by integer addition inside the block).
+  // sum_e w_e e^{-2 pi i col_e v / cols}.
   void row_sums(int64_t j, uint64_t v0, Complex *dst) const {
-    const uint64_t C = layout_.cols, count = std::min(kRowBlock, layout_.width - v0);
+    const uint64_t count = std::min(kRowBlock, layout_.width - v0);
     Complex acc[kRowBlock] = {};
-    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) {
-      const uint64_t c = static_cast<uint64_t>(m_->row_col[e]);
-      uint64_t phase = c * v0 % C;
-      const Real w = row_weight_.size() ? row_weight_[e] : Real(1);
+    direct_sums(m_->row_col.data(), row_weight_, m_->row_start[j], m_->row_start[j + 1], v0, count, layout_.cols,
+                tw_cols_, acc);
+    std::copy(acc, acc + count, dst + v0);
+  }
+
+  // acc[i] += sum over entries e in [e0, e1) of w_e e^{-2 pi i index_e (v0 + i) / n}, i < count (<= kRowBlock):
+  // the phases advance by integer addition. Entries go four at a time: one entry's phase (an add and a wrap per
+  // output, each waiting on the last) bounded the loop; four are independent chains. Weights empty: every w_e is 1.
+  static void direct_sums(const int32_t *index, const HostBuffer<Real> &weights, int64_t e0, int64_t e1, uint64_t v0,
+                          uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc) {
+    const Real *w = weights.size() != 0 ? weights.get() : nullptr;
+    if (tables.hi.empty()) {
+      const Complex *table = tables.lo.data();
+      const auto at = [table](uint64_t m) { return table[m]; };
+      w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
+        : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
+    } else {
+      const auto at = [&tables](uint64_t m) { return twiddle(tables, m); };
+      w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
+        : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
+    }
+  }
+  template <bool kWeighted, class Twiddle>
+  static void add_direct_sums(const int32_t *index, const Real *weights, int64_t e, int64_t end, uint64_t v0,
+                              uint64_t count, uint64_t n, const Twiddle &at, Complex *acc) {
+    const auto weight = [weights](int64_t k) { return kWeighted ? weights[k] : Real(1); };
+    const auto advance = [n](uint64_t &phase, uint64_t step) {
+      phase += step;
+      if (phase >= n) phase -= n;
+    };
+    for (; e + 4 <= end; e += 4) {
+      uint64_t step[4], phase[4];
+      Real w[4];
+      for (int k = 0; k < 4; ++k) {
+        step[k] = static_cast<uint64_t>(index[e + k]);
+        phase[k] = step[k] * v0 % n;
+        w[k] = weight(e + k);
+      }
       for (uint64_t i = 0; i < count; ++i) {
-        acc[i] += w * twiddle(tw_cols_, phase);
-        phase += c;
-        if (phase >= C) phase -= C;
+        if constexpr (kWeighted)
+          acc[i] += (w[0] * at(phase[0]) + w[1] * at(phase[1])) + (w[2] * at(phase[2]) + w[3] * at(phase[3]));
+        else
+          acc[i] += (at(phase[0]) + at(phase[1])) + (at(phase[2]) + at(phase[3]));
+        for (int k = 0; k < 4; ++k) advance(phase[k], step[k]);
       }
     }
-    std::copy(acc, acc + count, dst + v0);
+    for (; e < end; ++e) {
+      const uint64_t step = static_cast<uint64_t>(index[e]);
+      uint64_t phase = step * v0 % n;
+      const Real w = weight(e);
+      for (uint64_t i = 0; i < count; ++i) {
+        acc[i] += kWeighted ? w * at(phase) : at(phase);
+        advance(phase, step);
+      }
+    }
   }
 
   // PRUNED's row plans: one padded row transformed in place (FFTW_UNALIGNED: rows of b start anywhere). With
@@ -351,16 +395,7 @@ class CpuEngine final : public Engine {
       for (int64_t b = 0; b < nblocks; ++b) {
         const uint64_t t0 = static_cast<uint64_t>(b) * kRowBlock, count = std::min(kRowBlock, tile - t0);
         Complex acc[kRowBlock] = {};
-        for (int64_t e = m_->col_start[j]; e < m_->col_start[j + 1]; ++e) {
-          const uint64_t r = static_cast<uint64_t>(m_->row[e]);
-          uint64_t phase = r * (s0 + t0) % R;
-          const Real w = weight_.size() ? weight_[e] : Real(1);
-          for (uint64_t i = 0; i < count; ++i) {
-            acc[i] += w * twiddle(phase);
-            phase += r;
-            if (phase >= R) phase -= R;
-          }
-        }
+        direct_sums(m_->row.data(), weight_, m_->col_start[j], m_->col_start[j + 1], s0 + t0, count, R, tw_, acc);
         const uint64_t c = static_cast<uint64_t>(m_->col_id[j]);
         for (uint64_t i = 0; i < count; ++i) z[(t0 + i) * C + c] = acc[i];
       }

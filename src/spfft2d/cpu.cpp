@@ -18,6 +18,10 @@ namespace {
 
 // Output rows per inner block of the direct sum: phases advance incrementally inside a block.
 constexpr uint64_t kRowBlock = 16;
+// Outputs of one task of a sparse row's direct sums: each of its nonzeros starts its phase with a 64-bit remainder
+// once per task. In tasks of kRowBlock outputs those remainders were a large part of the sums (PRUNED at 4096^2:
+// one for every 16 outputs of each nonzero).
+constexpr uint64_t kRowSumOutputs = 128;
 // PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
 template <class Real>
 struct PrunedPlans {
@@ -206,19 +210,19 @@ class CpuEngine final : public Engine {
     (aligned ? dense_.aligned : dense_.unaligned).execute_r2c(real, b);
   }
 
-  // dst[v] for v in [v0, v0 + kRowBlock) and below width: the direct sums of nonempty row j along the columns,
-  // sum_e w_e e^{-2 pi i col_e v / cols}.
+  // dst[v] for v in [v0, v0 + kRowSumOutputs) and below width: the direct sums of nonempty row j along the
+  // columns, sum_e w_e e^{-2 pi i col_e v / cols}, accumulated in dst itself.
   void row_sums(int64_t j, uint64_t v0, Complex *dst) const {
-    const uint64_t count = std::min(kRowBlock, layout_.width - v0);
-    Complex acc[kRowBlock] = {};
+    const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
+    std::fill(dst + v0, dst + v0 + count, Complex(0));
     direct_sums(m_->row_col.data(), row_weight_, m_->row_start[j], m_->row_start[j + 1], v0, count, layout_.cols,
-                tw_cols_, acc);
-    std::copy(acc, acc + count, dst + v0);
+                tw_cols_, dst + v0);
   }
 
-  // acc[i] += sum over entries e in [e0, e1) of w_e e^{-2 pi i index_e (v0 + i) / n}, i < count (<= kRowBlock):
-  // the phases advance by integer addition. Entries go four at a time: one entry's phase (an add and a wrap per
-  // output, each waiting on the last) bounded the loop; four are independent chains. Weights empty: every w_e is 1.
+  // acc[i] += sum over entries e in [e0, e1) of w_e e^{-2 pi i index_e (v0 + i) / n}, i < count: each entry's
+  // phase starts with one 64-bit remainder and then advances by integer addition. Entries go four at a time: one
+  // entry's phase (an add and a wrap per output, each waiting on the last) bounded the loop; four are independent
+  // chains. Weights empty: every w_e is 1.
   static void direct_sums(const int32_t *index, const HostBuffer<Real> &weights, int64_t e0, int64_t e1, uint64_t v0,
                           uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc) {
     const Real *w = weights.size() != 0 ? weights.get() : nullptr;
@@ -302,7 +306,7 @@ class CpuEngine final : public Engine {
       return direct_columns ? pruned_.spectra.get() + static_cast<uint64_t>(j) * W
                             : b + static_cast<uint64_t>(m_->row_id[j]) * W;
     };
-    const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
+    const int64_t nblocks = static_cast<int64_t>((W + kRowSumOutputs - 1) / kRowSumOutputs);
 #pragma omp parallel num_threads(usable_threads(threads_))
     {
       if (!direct_columns) {  // the empty rows: the gaps before, between and after the nonempty ones
@@ -323,11 +327,11 @@ class CpuEngine final : public Engine {
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
         pruned_.row_r2c.execute_r2c(real_row, row);
       }
-#pragma omp for collapse(2) schedule(dynamic, 16)
+#pragma omp for collapse(2) schedule(dynamic, 4)
       for (int64_t j = 0; j < K; ++j)
         for (int64_t blk = 0; blk < nblocks; ++blk)
           if (!pruned_.fft_row[static_cast<std::size_t>(j)])
-            row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, spectrum(j));
+            row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, spectrum(j));
     }
     if (direct_columns)
       pruned_direct_columns(b);
@@ -362,11 +366,11 @@ class CpuEngine final : public Engine {
     if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
       if (m_->has_empty_rows()) std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       const int64_t nrows = static_cast<int64_t>(m_->row_id.size());
-      const int64_t nblocks = static_cast<int64_t>((W + kRowBlock - 1) / kRowBlock);
-#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(usable_threads(threads_))
+      const int64_t nblocks = static_cast<int64_t>((W + kRowSumOutputs - 1) / kRowSumOutputs);
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) num_threads(usable_threads(threads_))
       for (int64_t j = 0; j < nrows; ++j)
         for (int64_t blk = 0; blk < nblocks; ++blk)
-          row_sums(j, static_cast<uint64_t>(blk) * kRowBlock, b + static_cast<uint64_t>(m_->row_id[j]) * W);
+          row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, b + static_cast<uint64_t>(m_->row_id[j]) * W);
     } else {
       compute_dense(b);
       return;

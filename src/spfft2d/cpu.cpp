@@ -17,10 +17,9 @@ namespace sfft::spfft2d {
 namespace {
 
 // Output rows per inner block of the direct sum: phases advance incrementally inside a block.
-constexpr uint64_t kRowBlock = 16;
-// Outputs of one task of a sparse row's direct sums: each of its nonzeros starts its phase with a 64-bit remainder
-// once per task. In tasks of kRowBlock outputs those remainders were a large part of the sums (PRUNED at 4096^2:
-// one for every 16 outputs of each nonzero).
+// Outputs of one task of a row's or column's direct sums: each of its nonzeros starts its phase with a 64-bit
+// remainder once per task. In tasks of 16 outputs those remainders were a large part of the sums (PRUNED at
+// 4096^2: one for every 16 outputs of each nonzero).
 constexpr uint64_t kRowSumOutputs = 128;
 // PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
 template <class Real>
@@ -393,12 +392,12 @@ class CpuEngine final : public Engine {
     Complex *z = z_.get();
     if (m_->has_empty_columns()) std::memset(static_cast<void *>(z), 0, z_.size() * sizeof(Complex));
     const int64_t ncols = static_cast<int64_t>(m_->col_id.size());
-    const int64_t nblocks = static_cast<int64_t>((tile + kRowBlock - 1) / kRowBlock);
-#pragma omp parallel for collapse(2) schedule(dynamic, 16) num_threads(usable_threads(threads_))
+    const int64_t nblocks = static_cast<int64_t>((tile + kRowSumOutputs - 1) / kRowSumOutputs);
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) num_threads(usable_threads(threads_))
     for (int64_t j = 0; j < ncols; ++j) {
       for (int64_t b = 0; b < nblocks; ++b) {
-        const uint64_t t0 = static_cast<uint64_t>(b) * kRowBlock, count = std::min(kRowBlock, tile - t0);
-        Complex acc[kRowBlock] = {};
+        const uint64_t t0 = static_cast<uint64_t>(b) * kRowSumOutputs, count = std::min(kRowSumOutputs, tile - t0);
+        Complex acc[kRowSumOutputs] = {};
         direct_sums(m_->row.data(), weight_, m_->col_start[j], m_->col_start[j + 1], s0 + t0, count, R, tw_, acc);
         const uint64_t c = static_cast<uint64_t>(m_->col_id[j]);
         for (uint64_t i = 0; i < count; ++i) z[(t0 + i) * C + c] = acc[i];

@@ -16,7 +16,6 @@
 namespace sfft::spfft2d {
 namespace {
 
-// Output rows per inner block of the direct sum: phases advance incrementally inside a block.
 // Outputs of one task of a row's or column's direct sums: each of its nonzeros starts its phase with a 64-bit
 // remainder once per task. In tasks of 16 outputs those remainders were a large part of the sums (PRUNED at
 // 4096^2: one for every 16 outputs of each nonzero).

@@ -100,6 +100,35 @@ TEST_P(Spfft2d, TiledRowsAndStreamAreBitIdenticalToOneShot) {
   }
 }
 
+// Y[u][v] of a rows x cols matrix's nonzeros (r[k], c[k], weight w[k], or 1 with w null) by exact direct sums:
+// each phase (r u / R + c v / C) mod 1 from integers, in long double.
+cd exact_entry(const int64_t *r, const int64_t *c, const double *w, int n, uint64_t R, uint64_t C, uint64_t u,
+               uint64_t v) {
+  const unsigned __int128 RC = static_cast<unsigned __int128>(R) * C;
+  std::complex<long double> want = 0;
+  for (int k = 0; k < n; ++k) {
+    const unsigned __int128 ph = (static_cast<unsigned __int128>(static_cast<uint64_t>(r[k]) * u % R) * C +
+                                  static_cast<unsigned __int128>(static_cast<uint64_t>(c[k]) * v % C) * R) %
+                                 RC;
+    const long double a = -6.283185307179586476925286766559005768L * static_cast<long double>(ph) /
+                          static_cast<long double>(RC);
+    want += std::complex<long double>(std::cos(a), std::sin(a)) * static_cast<long double>(w ? w[k] : 1.0);
+  }
+  return cd(static_cast<double>(want.real()), static_cast<double>(want.imag()));
+}
+
+// Element i of a complex64 (elem 8) or complex128 (elem 16) output.
+cd output_entry(const std::vector<unsigned char> &raw, std::size_t elem, std::size_t i) {
+  if (elem == 16) {
+    cd got;
+    std::memcpy(&got, raw.data() + i * 16, 16);
+    return got;
+  }
+  std::complex<float> f;
+  std::memcpy(&f, raw.data() + i * 8, 8);
+  return cd(f.real(), f.imag());
+}
+
 // More rows (2^22 + 1) than the CUDA column sums' shared-memory twiddle tables cover, so they read the global
 // tables; both precisions, DIRECT and AUTO, checked at sampled entries against exact direct sums.
 TEST(Spfft2dCuda, TallMatrixUsesGlobalTwiddleTables) {
@@ -124,32 +153,45 @@ TEST(Spfft2dCuda, TallMatrixUsesGlobalTwiddleTables) {
       d.download(raw.data(), raw.size());
       double max_err = 0;
       for (uint64_t u : us)
-        for (uint64_t v = 0; v < W; ++v) {
-          std::complex<long double> want = 0;
-          for (int k = 0; k < 6; ++k) {
-            // Exact phase (r u / R + c v / C) mod 1 from integers.
-            const unsigned __int128 RC = static_cast<unsigned __int128>(R) * C;
-            const unsigned __int128 ph = (static_cast<unsigned __int128>(static_cast<uint64_t>(r[k]) * u % R) * C +
-                                          static_cast<unsigned __int128>(static_cast<uint64_t>(c[k]) * v % C) * R) %
-                                         RC;
-            const long double a =
-                -6.283185307179586476925286766559005768L * static_cast<long double>(ph) / static_cast<long double>(RC);
-            want += std::complex<long double>(std::cos(a), std::sin(a));
-          }
-          cd got;
-          if (elem == 16) {
-            std::memcpy(&got, raw.data() + (u * W + v) * 16, 16);
-          } else {
-            std::complex<float> f;
-            std::memcpy(&f, raw.data() + (u * W + v) * 8, 8);
-            got = cd(f.real(), f.imag());
-          }
-          const cd exact(static_cast<double>(want.real()), static_cast<double>(want.imag()));
-          max_err = std::max(max_err, std::abs(got - exact));
-        }
+        for (uint64_t v = 0; v < W; ++v)
+          max_err = std::max(max_err, std::abs(output_entry(raw, elem, u * W + v) - exact_entry(r, c, nullptr, 6, R, C, u, v)));
       EXPECT_LE(max_err / 6, elem == 16 ? 1e-13 : 1e-6);
       EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
     }
+}
+
+// The CPU's column sums with a split twiddle table (more rows than its single table's 2^22): DIRECT tiles of 200
+// rows (two 128-output sum tasks a tile), row ranges at sampled rows, a column of five valued nonzeros (one group
+// of four and one more) and single ones, both precisions, against exact direct sums.
+TEST(Spfft2dCpu, TallMatrixUsesSplitTwiddleTables) {
+  const uint64_t R = (uint64_t{1} << 22) + 1, C = 6, W = C / 2 + 1;
+  const int64_t r[] = {1, 77, 2097152, 3000001, 4194304, 0, 4000037, 5};
+  const int64_t c[] = {1, 1, 1, 1, 1, 0, 2, 5};
+  const double w[] = {0.5, -1.25, 2.0, 0.75, -0.5, 1.0, 1.5, -2.0};
+  const int n = 8;
+  const uint64_t us[] = {0, 1, 130, 12345, R / 2, R / 2 + 1, 3000001, R - 1};
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = SFFT_BACKEND_CPU;
+  o.threads = 2;
+  for (sfft_dtype dt : {SFFT_COMPLEX64, SFFT_COMPLEX128}) {
+    SCOPED_TRACE(::testing::Message() << "dtype " << dt);
+    const std::size_t elem = dt == SFFT_COMPLEX128 ? 16 : 8;
+    spfft2d_plan p = nullptr;
+    ASSERT_EQ(spfft2d_create(&p, R, C, n, r, c, w, dt, &o), SFFT_SUCCESS) << sfft_last_error();
+    ASSERT_EQ(spfft2d_set_method(p, SPFFT2D_METHOD_DIRECT), SFFT_SUCCESS) << sfft_last_error();
+    ASSERT_EQ(spfft2d_set_tile_rows(p, 200), SFFT_SUCCESS) << sfft_last_error();
+    double max_err = 0, scale = 0;
+    for (double x : w) scale += std::abs(x);
+    for (uint64_t u : us) {
+      std::vector<unsigned char> raw(W * elem);
+      ASSERT_EQ(spfft2d_exec_rows(p, u, 1, raw.data()), SFFT_SUCCESS) << sfft_last_error();
+      for (uint64_t v = 0; v < W; ++v)
+        max_err = std::max(max_err, std::abs(output_entry(raw, elem, v) - exact_entry(r, c, w, n, R, C, u, v)));
+    }
+    EXPECT_LE(max_err / scale, elem == 16 ? 1e-13 : 1e-6);
+    EXPECT_EQ(spfft2d_destroy(p), SFFT_SUCCESS);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Spfft2d, testing::Combine(testing::ValuesIn(kBackends), testing::ValuesIn(kMethods)),

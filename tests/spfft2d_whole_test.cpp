@@ -64,6 +64,23 @@ TEST_P(Spfft2d, SparseRowsOfEveryKind) {
   check_matrix(Coo{1, 1, {0}, {0}, {2.5}});
 }
 
+// The CPU's direct sums in their task structure: rows and columns of 1 to about a dozen nonzeros (groups of four
+// and the rest), outputs across several 128-output tasks (301 columns of output, 151 rows), binary and valued;
+// and rows longer than the CPU's single twiddle table (2^22 columns: the split table), with five and nine valued
+// nonzeros.
+TEST_P(Spfft2d, DirectSumsInGroupsTasksAndSplitTables) {
+  check_matrix(random_matrix(300, 601, 0.012, 74, true));
+  check_matrix(random_matrix(300, 601, 0.012, 75));
+  Coo wide{3, (uint64_t{1} << 22) + 4096, {}, {}, {}};
+  const int64_t cols[] = {0, 1, 2097152, 4000037, 4198399, 3, 77, 1048576, 4194304, 4194305, 4198398, 12345, 999};
+  for (int k = 0; k < 13; ++k) {
+    wide.r.push_back(k < 5 ? 0 : 2);
+    wide.c.push_back(cols[k]);
+    wide.v.push_back(0.25 * (k + 1) * (k % 3 == 1 ? -1 : 1));
+  }
+  check_matrix(wide);
+}
+
 // Power-of-two row counts, where PRUNED's CUDA column pass is the four-step FFT (pruned_shape): every length of
 // its two passes (R = P x Q, pass 1 of length Q: 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 4 x 8,
 // 128 = 8 x 16, 8192 = 64 x 128 and 32768 = 128 x 256),

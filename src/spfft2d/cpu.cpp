@@ -224,16 +224,14 @@ class CpuEngine final : public Engine {
   static void direct_sums(const int32_t *index, const HostBuffer<Real> &weights, int64_t e0, int64_t e1, uint64_t v0,
                           uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc) {
     const Real *w = weights.size() != 0 ? weights.get() : nullptr;
-    if (tables.hi.empty()) {
-      const Complex *table = tables.lo.data();
-      const auto at = [table](uint64_t m) { return table[m]; };
+    const auto sums_with = [&](const auto &at) {
       w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
         : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
-    } else {
-      const auto at = [&tables](uint64_t m) { return twiddle(tables, m); };
-      w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
-        : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
-    }
+    };
+    if (tables.hi.empty())
+      sums_with([table = tables.lo.data()](uint64_t m) { return table[m]; });
+    else
+      sums_with([&tables](uint64_t m) { return twiddle(tables, m); });
   }
   template <bool kWeighted, class Twiddle>
   static void add_direct_sums(const int32_t *index, const Real *weights, int64_t e, int64_t end, uint64_t v0,

@@ -7,7 +7,8 @@
 // every explicit method (so AUTO's choice can be checked against the best), the output-write floor (a copy of
 // the output's bytes: memcpy on the CPU, a device-to-device cudaMemcpy on the GPU), the memory of each side, and
 // max |ours - peer| / nnz over the whole spectrum (CPU) or 64 sampled entries (device). The summary gives the
-// minimum ratio and the largest AUTO / best-explicit ratio over the suite.
+// minimum ratio and the largest AUTO / best-explicit ratio over the suite. On the CPU the peer, AUTO and the
+// explicit methods are called in turn, call by call (run_cpu says why).
 //
 //   bench_spfft2d [--cpu] [--device] [--sizes N,N,...] [--families NAME,...] [--repeats N] [--threads T]
 //   bench_spfft2d --stages [--sizes N,N,...] [--repeats N]: the device stages a whole-spectrum method is built
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -187,6 +189,11 @@ void print_row(const char *side, const Matrix &m, double peer_ms, double ours_ms
 }
 
 // ------------------------------------------------------------------------------------------------- CPU
+// The peer, AUTO and each explicit method (a plan of its own) are timed in turn, each timed call after an untimed
+// one of its own (bench::time_medians_in_turn): the host's slow drifts (the same PRUNED plan's medians moved
+// 10-30 % between runs a minute apart on the device host, and AUTO's time from its own method's column within a
+// run) then reach every column alike, so the ratios and AUTO / best explicit compare calls made under the same
+// conditions.
 void run_cpu(const Matrix &m, int repeats, int threads, Summary &summary) {
   const uint64_t R = m.rows, C = m.cols, W = C / 2 + 1;
   // Peer: a dense float array, zeroed and scattered every run, FFTW's 2-D R2C (FFTW_ESTIMATE, as a one-shot
@@ -196,31 +203,53 @@ void run_cpu(const Matrix &m, int repeats, int threads, Summary &summary) {
   fftwf_plan_with_nthreads(threads);
   fftwf_plan plan = fftwf_plan_dft_r2c_2d(static_cast<int>(R), static_cast<int>(C), dense.data(),
                                           reinterpret_cast<fftwf_complex *>(peer.data()), FFTW_ESTIMATE);
-  const double peer_ms = 1e3 * bench::time_median(
-                                   [&] {
-                                     std::memset(dense.data(), 0, dense.size() * sizeof(float));
-                                     for (std::size_t k = 0; k < m.r.size(); ++k)
-                                       dense[static_cast<uint64_t>(m.r[k]) * C + static_cast<uint64_t>(m.c[k])] = 1.0f;
-                                     fftwf_execute(plan);
-                                   },
-                                   repeats, 1);
-  fftwf_destroy_plan(plan);
+  const auto run_peer = [&] {
+    std::memset(dense.data(), 0, dense.size() * sizeof(float));
+    for (std::size_t k = 0; k < m.r.size(); ++k)
+      dense[static_cast<uint64_t>(m.r[k]) * C + static_cast<uint64_t>(m.c[k])] = 1.0f;
+    fftwf_execute(plan);
+  };
   sfft_options o;
   sfft_options_init(&o);
   o.backend = SFFT_BACKEND_CPU;
   o.threads = threads;
-  spfft2d_plan p = nullptr;
-  CHECK_SFFT(spfft2d_create(&p, R, C, m.r.size(), m.r.data(), m.c.data(), nullptr, SFFT_COMPLEX64, &o));
+  const auto create = [&] {
+    spfft2d_plan p = nullptr;
+    CHECK_SFFT(spfft2d_create(&p, R, C, m.r.size(), m.r.data(), m.c.data(), nullptr, SFFT_COMPLEX64, &o));
+    return p;
+  };
+  spfft2d_plan automatic = create();
   spfft2d_method used = SPFFT2D_METHOD_AUTO;
-  CHECK_SFFT(spfft2d_get_method(p, &used));
+  CHECK_SFFT(spfft2d_get_method(automatic, &used));
   uint64_t workspace = 0;
-  CHECK_SFFT(spfft2d_get_info(p, nullptr, nullptr, nullptr, nullptr, &workspace, nullptr));
-  const double ours_ms = 1e3 * bench::time_median([&] { CHECK_SFFT(spfft2d_exec(p, ours.data())); }, repeats, 1);
+  CHECK_SFFT(spfft2d_get_info(automatic, nullptr, nullptr, nullptr, nullptr, &workspace, nullptr));
+  run_peer();
+  CHECK_SFFT(spfft2d_exec(automatic, ours.data()));
   double err = 0;
   for (std::size_t i = 0; i < ours.size(); ++i) err = std::max(err, static_cast<double>(std::abs(ours[i] - peer[i])));
   err /= static_cast<double>(std::max<std::size_t>(m.r.size(), 1));
-  const std::vector<double> t = method_times(p, ours.data(), repeats, [] {});
-  CHECK_SFFT(spfft2d_destroy(p));
+  // Explicit methods a plan can be set to (a failed set, e.g. no memory, gives NAN).
+  std::vector<spfft2d_plan> explicit_plans;
+  for (spfft2d_method method : kExplicit) {
+    spfft2d_plan p = create();
+    if (spfft2d_set_method(p, method) != SFFT_SUCCESS) {
+      CHECK_SFFT(spfft2d_destroy(p));
+      p = nullptr;
+    }
+    explicit_plans.push_back(p);
+  }
+  std::vector<std::function<void()>> calls{run_peer, [&] { CHECK_SFFT(spfft2d_exec(automatic, ours.data())); }};
+  for (spfft2d_plan p : explicit_plans)
+    if (p) calls.emplace_back([&ours, p] { CHECK_SFFT(spfft2d_exec(p, ours.data())); });
+  const std::vector<double> medians = bench::time_medians_in_turn(calls, repeats);
+  const double peer_ms = 1e3 * medians[0], ours_ms = 1e3 * medians[1];
+  std::vector<double> t;
+  for (std::size_t i = 0, next = 2; i < explicit_plans.size(); ++i) {
+    t.push_back(explicit_plans[i] ? 1e3 * medians[next++] : NAN);
+    if (explicit_plans[i]) CHECK_SFFT(spfft2d_destroy(explicit_plans[i]));
+  }
+  CHECK_SFFT(spfft2d_destroy(automatic));
+  fftwf_destroy_plan(plan);
   const double floor_ms =
       1e3 * bench::time_median([&] { std::memcpy(copy.data(), ours.data(), ours.size() * sizeof(cf)); }, repeats, 1);
   const double out_mib = mib(R * W * sizeof(cf));

@@ -35,6 +35,24 @@ double time_median(Fn &&fn, int repeats, int warmup = 2) {
   return median(t);
 }
 
+// Median wall times in seconds of each of fns timed in turn (fns[0], fns[1], ..., then again), `repeats` times,
+// so that a slow drift of the host (other load, clocks) reaches every one alike. Each timed call follows an
+// untimed call of the same fn, so that it finds the caches as a run of repeated calls of it would.
+template <class Fn>
+std::vector<double> time_medians_in_turn(const std::vector<Fn> &fns, int repeats) {
+  std::vector<std::vector<double>> t(fns.size());
+  for (int i = 0; i < repeats; ++i)
+    for (std::size_t f = 0; f < fns.size(); ++f) {
+      fns[f]();
+      auto t0 = std::chrono::steady_clock::now();
+      fns[f]();
+      t[f].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  std::vector<double> m;
+  for (const auto &v : t) m.push_back(median(v));
+  return m;
+}
+
 // Peak resident set size of this process in bytes (VmHWM).
 std::size_t host_peak_rss();
 

@@ -35,7 +35,14 @@ namespace {
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
 constexpr long long kTile = 16;                       // cells per sorting tile
-constexpr std::size_t kTargetBlock = 2048;            // targets per interpolation work item
+// Targets per interpolation work item: kTargetBlock, fewer (down to kMinTargetBlock) where that would leave a
+// thread fewer than kTargetBlocksPerThread items: 1e4 targets were five items on two threads, one thread
+// interpolating three while the other waited after two (target_block).
+constexpr std::size_t kTargetBlock = 2048, kMinTargetBlock = 256, kTargetBlocksPerThread = 8;
+std::size_t target_block(std::size_t targets, int threads) {
+  const std::size_t items = kTargetBlocksPerThread * static_cast<std::size_t>(std::max(threads, 1));
+  return std::clamp((targets + items - 1) / items, kMinTargetBlock, kTargetBlock);
+}
 constexpr int kSpreadGroup = 4;                       // transforms spread at once (CpuEngine::group_)
 constexpr std::size_t kParallelSortPoints = 1 << 14;  // fewer points: one thread sorts
 constexpr std::size_t kPhaseBlock = 256;              // sources whose phase factors are made together
@@ -623,8 +630,9 @@ class CpuEngine final : public Engine {
   // Outputs F (count x K) of the count transforms whose grids the pass holds.
   void interpolate(Complex *F, int count) {
     const int dim = cfg_.dim;
-    const std::size_t blocks = (K_ + kTargetBlock - 1) / kTargetBlock;
-#pragma omp parallel for num_threads(usable_threads(cfg_.opts.threads)) schedule(dynamic, 1)
+    const int threads = usable_threads(cfg_.opts.threads);
+    const std::size_t per_block = target_block(K_, threads), blocks = (K_ + per_block - 1) / per_block;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (std::size_t blk = 0; blk < blocks; ++blk) {
       cpu::InterpTask<Real> task{};
       task.kernel = horner_view_;
@@ -637,8 +645,8 @@ class CpuEngine final : public Engine {
       task.ntransf = count;
       task.index = tgt_index_.get();
       task.factor = tgt_factor_.get();
-      task.begin = blk * kTargetBlock;
-      task.end = std::min(K_, task.begin + kTargetBlock);
+      task.begin = blk * per_block;
+      task.end = std::min(K_, task.begin + per_block);
       task.K = K_;
       task.F = F;
       kernels_.interpolate(task);

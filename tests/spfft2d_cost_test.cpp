@@ -176,7 +176,7 @@ TEST(Spfft2dCostTerms, FourStepShape) {
   EXPECT_EQ(cuda.four_step_p, 32u);
   EXPECT_EQ(cuda.fft_rows, 0u) << "9 nonzeros a row are summed by the generation";
   EXPECT_FALSE(cpu.four_step);
-  EXPECT_GT(cpu.fft_rows, 0u) << "the CPU's break-even (5/8 log2 cols = 6.25) transforms 9-nonzero rows";
+  EXPECT_EQ(cpu.fft_rows, 0u) << "the CPU sums a band's run of 9 through its table: 2 terms, below 5/8 log2 cols";
   EXPECT_EQ(pruned_shape(columns(make("banded", 2048, 7)), CostBackend::Cuda).four_step_p, 32u);  // 32 x 64
   EXPECT_FALSE(pruned_shape(columns(make("banded", 1000, 7)), CostBackend::Cuda).four_step);
   EXPECT_FALSE(pruned_shape(columns(make("banded", 131072, 7)), CostBackend::Cuda).four_step);
@@ -190,6 +190,30 @@ TEST(Spfft2dCostTerms, FourStepShape) {
   const PrunedShape f = pruned_shape(columns(few), CostBackend::Cuda);
   EXPECT_TRUE(f.direct_columns);
   EXPECT_FALSE(f.four_step) << "4 nonempty rows: direct column sums";
+}
+
+// The CPU's break-even counts a row's entries, a run with a table kCpuRunTerms and any other nonzero one: rows of
+// a band take direct sums, rows of as many nonzeros apart (or runs of lengths without a table) the R2C; the terms
+// of the direct rows are what the cost model prices.
+TEST(Spfft2dCostTerms, CpuBreakEvenCountsRunsAsEntries) {
+  Coo m{1024, 1024, {}, {}};
+  for (uint64_t i = 0; i < 256; ++i)
+    for (uint64_t k = 0; k < 9; ++k) m.add(i, i + k);                       // a run of 9 a row
+  for (uint64_t i = 256; i < 512; ++i)
+    for (uint64_t k = 0; k < 9; ++k) m.add(i, 2 * k * (i % 50 + 1));      // 9 nonzeros apart
+  for (uint64_t i = 512; i < 768; ++i)
+    for (uint64_t k = 0; k < 2; ++k) m.add(i, 100 * k + i % 7);            // 2 singles
+  const SparseColumns c = columns(m);
+  const PrunedShape s = pruned_shape(c, CostBackend::Cpu);
+  ASSERT_EQ(s.fft_row.size(), 768u);
+  for (std::size_t j = 0; j < 768; ++j)
+    EXPECT_EQ(s.fft_row[j] != 0, j >= 256 && j < 512) << "row " << j;
+  EXPECT_EQ(s.fft_rows, 256u);
+  EXPECT_DOUBLE_EQ(s.direct_terms, 256 * kCpuRunTerms + 256 * 2.0);
+  const FourStepEntries e = four_step_entries(c, s, kCpuRunTables, kCpuMinRun);
+  ASSERT_EQ(e.run_length, std::vector<int64_t>{9});
+  EXPECT_EQ(e.runs[0], 1);
+  EXPECT_EQ(e.start[1] - e.start[0], 1);
 }
 
 // The four-step generation sums each row's runs (entries with a table) before its single nonzeros, in loops of

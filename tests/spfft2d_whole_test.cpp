@@ -81,6 +81,39 @@ TEST_P(Spfft2d, DirectSumsInGroupsTasksAndSplitTables) {
   check_matrix(wide);
 }
 
+// Runs of adjacent nonzeros of equal weight, which PRUNED's direct rows on the CPU sum through a table of the run's
+// length (up to kCpuRunTables lengths, the rest as single nonzeros): 40 lengths, runs at the first and the last
+// column, split by a change of weight, beside up to six single nonzeros a row (the groups of four), an odd column
+// count, binary and valued; and runs on rows longer than 2^22 columns (split twiddle tables), across 2^22.
+TEST_P(Spfft2d, RunsOfAdjacentNonzeros) {
+  for (const bool valued : {false, true}) {
+    Coo m{300, 601, {}, {}, {}};
+    const auto add = [&](int64_t r, int64_t c, double v) {
+      m.r.push_back(r);
+      m.c.push_back(c);
+      if (valued) m.v.push_back(v);
+    };
+    for (int64_t i = 0; i < 300; ++i) {
+      const int64_t len = 3 + i % 40;
+      const int64_t start = i % 3 == 0 ? 0 : i % 3 == 1 ? 601 - len : (7 * i) % (601 - len);
+      for (int64_t k = 0; k < len; ++k) add(i, start + k, k < len / 2 ? 1.5 : -0.5);
+      const int64_t singles_from = start >= 300 ? 5 : 520;  // clear of the run, 13 apart
+      for (int64_t k = 0; k < i % 7; ++k) add(i, singles_from + 13 * k, 0.75 + static_cast<double>(k));
+    }
+    SCOPED_TRACE(valued ? "valued" : "binary");
+    check_matrix(m);
+  }
+  Coo wide{3, (uint64_t{1} << 22) + 4096, {}, {}, {}};
+  const int64_t runs[][2] = {{0, 0}, {0, 4194300}, {1, 2097150}, {1, 4198390}, {2, 12345}};
+  for (const auto &run : runs)
+    for (int64_t k = 0; k < 6; ++k) {
+      wide.r.push_back(run[0]);
+      wide.c.push_back(run[1] + k);
+      wide.v.push_back(0.5 + static_cast<double>(run[0]));
+    }
+  check_matrix(wide);
+}
+
 // Power-of-two row counts, where PRUNED's CUDA column pass is the four-step FFT (pruned_shape): every length of
 // its two passes (R = P x Q, pass 1 of length Q: 16 = 4 x 4 up to 65536 = 256 x 256, odd powers 32 = 4 x 8,
 // 128 = 8 x 16, 8192 = 64 x 128 and 32768 = 128 x 256),

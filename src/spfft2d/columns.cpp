@@ -407,7 +407,19 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
     const double mean = static_cast<double>(m.nnz()) / static_cast<double>(m.row_id.size());
     row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
   }
-  s.fft_row.resize(m.row_id.size());
+  s.fft_row.assign(m.row_id.size(), 0);
+  if (backend == CostBackend::Cpu) {
+    // Every row's entries as the sums would take them if it were direct (the tables chosen over all rows).
+    const FourStepEntries e = four_step_entries(m, s, kCpuRunTables, kCpuMinRun);
+    for (std::size_t j = 0; j < m.row_id.size(); ++j) {
+      const auto runs = static_cast<double>(e.runs[j]);
+      const double terms = kCpuRunTerms * runs + static_cast<double>(e.start[j + 1] - e.start[j]) - runs;
+      s.fft_row[j] = terms > row_limit;
+      s.fft_rows += s.fft_row[j] ? 1 : 0;
+      s.direct_terms += s.fft_row[j] ? 0.0 : terms;
+    }
+    return s;
+  }
   for (std::size_t j = 0; j < m.row_id.size(); ++j) {
     s.fft_row[j] = static_cast<double>(m.row_start[j + 1] - m.row_start[j]) > row_limit;
     s.fft_rows += s.fft_row[j] ? 1 : 0;
@@ -415,7 +427,8 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
   return s;
 }
 
-FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) {
+FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, uint64_t max_tables, int64_t min_run) {
+  if (max_tables == 0) max_tables = std::min<uint64_t>(32, m.rows / 32);
   struct Run {
     int32_t col;
     int64_t length;
@@ -435,7 +448,7 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) 
         runs.push_back(Run{c, 1, w});
     }
     for (const Run &r : runs)
-      if (r.length >= kFourStepMinRun) saving[r.length] += static_cast<double>(r.length - 1);
+      if (r.length >= min_run) saving[r.length] += static_cast<double>(r.length - 1);
     rows.push_back(std::move(runs));
   }
   FourStepEntries out;
@@ -448,7 +461,7 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s) 
   std::map<int64_t, int32_t> table;
   for (const auto &b : best) {
     work += static_cast<double>(b.second) * width;
-    if (out.run_length.size() >= std::min<uint64_t>(32, m.rows / 32) || work > 0x1p27) break;
+    if (out.run_length.size() >= max_tables || work > 0x1p27) break;
     table[b.second] = static_cast<int32_t>(out.run_length.size());
     out.run_length.push_back(b.second);
   }
@@ -524,7 +537,8 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted
   // constants count a zeroed padded row and its spectrum per FFT row, and a zero fill of the whole spectrum.
   const double row_traffic = traffic_model ? 0.0 : k.per_byte * E * 2 * W;
-  const double rows_pass = k.per_term * W * direct_nnz + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
+  const double direct_terms = backend == CostBackend::Cpu ? shape.direct_terms : direct_nnz;
+  const double rows_pass = k.per_term * W * direct_terms + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
                            (traffic_model ? k.per_byte * E * K * W : 0.0);
   const double columns_pass =
       shape.direct_columns ? k.per_term * K * R * W + k.per_byte * E * R * W

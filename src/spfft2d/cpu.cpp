@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/checked.hpp"
@@ -27,6 +28,13 @@ struct PrunedPlans {
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
   fftw::Plan<Real> row_r2c;
+  // The direct rows' sums: entries (runs first) of four_step_entries, direct row d being nonempty row j with
+  // direct_row[j] = d; each entry's column and weight (weights empty: binary); run table t at t x width.
+  FourStepEntries entries;
+  std::vector<int64_t> direct_row;
+  std::vector<int32_t> entry_col;
+  HostBuffer<Real> entry_weight;
+  HostBuffer<std::complex<Real>> run_tables;
 };
 
 // DENSE's plans and staging array on the CPU (CpuEngine::plan_dense).
@@ -105,7 +113,8 @@ class CpuEngine final : public Engine {
 
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
-    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size()) * sizeof(Complex) +
+    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size()) *
+               sizeof(Complex) +
            dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
@@ -217,6 +226,46 @@ class CpuEngine final : public Engine {
                 tw_cols_, dst + v0);
   }
 
+  // PRUNED's row_sums: direct row j's runs through their tables, then its other nonzeros (a row without runs as
+  // row_sums takes it).
+  void pruned_row_sums(int64_t j, uint64_t v0, Complex *dst) const {
+    const FourStepEntries &entries = pruned_.entries;
+    const auto d = static_cast<std::size_t>(pruned_.direct_row[static_cast<std::size_t>(j)]);
+    if (entries.runs[d] == 0) return row_sums(j, v0, dst);
+    const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
+    const int64_t e0 = entries.start[d], singles = e0 + entries.runs[d], e1 = entries.start[d + 1];
+    Complex *acc = dst + v0;
+    // Run e's terms set the outputs (the first run: no zero fill) or add to them. The product is written
+    // out: std::complex's operator* checks its result for NaN and calls __mulsc3.
+    const auto run_sums = [&](int64_t e, const auto &at, auto store) {
+      const FourStepEntries::Entry &run = entries.entry[static_cast<std::size_t>(e)];
+      const auto step = static_cast<uint64_t>(run.col), n = layout_.cols;
+      const Real w = pruned_.entry_weight.size() != 0 ? pruned_.entry_weight[e] : Real(1);
+      const Complex *table = pruned_.run_tables.get() + static_cast<uint64_t>(run.table) * layout_.width + v0;
+      uint64_t phase = step * v0 % n;
+      for (uint64_t i = 0; i < count; ++i) {
+        const Complex t = at(phase), d = table[i];
+        store(acc[i], Complex(w * (t.real() * d.real() - t.imag() * d.imag()),
+                              w * (t.real() * d.imag() + t.imag() * d.real())));
+        phase += step;
+        if (phase >= n) phase -= n;
+      }
+    };
+    const auto runs_with = [&](const auto &at) {
+      for (int64_t e = e0; e < singles; ++e) {
+        if (e == e0)
+          run_sums(e, at, [](Complex &out, Complex term) { out = term; });
+        else
+          run_sums(e, at, [](Complex &out, Complex term) { out += term; });
+      }
+    };
+    if (tw_cols_.hi.empty())
+      runs_with([table = tw_cols_.lo.data()](uint64_t m) { return table[m]; });
+    else
+      runs_with([this](uint64_t m) { return twiddle(tw_cols_, m); });
+    direct_sums(pruned_.entry_col.data(), pruned_.entry_weight, singles, e1, v0, count, layout_.cols, tw_cols_, acc);
+  }
+
   // acc[i] += sum over entries e in [e0, e1) of w_e e^{-2 pi i index_e (v0 + i) / n}, i < count: each entry's
   // phase starts with one 64-bit remainder and then advances by integer addition. Entries go four at a time: one
   // entry's phase (an add and a wrap per output, each waiting on the last) bounded the loop; four are independent
@@ -286,7 +335,39 @@ class CpuEngine final : public Engine {
                                              planning.get(), nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
+    p.entries = four_step_entries(*m_, shape, kCpuRunTables, kCpuMinRun);
+    p.direct_row.assign(m_->row_id.size(), -1);
+    for (std::size_t j = 0, d = 0; j < m_->row_id.size(); ++j)
+      if (!p.fft_row[j]) p.direct_row[j] = static_cast<int64_t>(d++);
+    p.entry_col.reserve(p.entries.entry.size());
+    for (const FourStepEntries::Entry &e : p.entries.entry) p.entry_col.push_back(e.col);
+    if (!m_->binary()) {
+      p.entry_weight.allocate(p.entries.entry.size());
+      for (std::size_t e = 0; e < p.entries.entry.size(); ++e)
+        p.entry_weight[e] = static_cast<Real>(p.entries.entry[e].weight);
+    }
+    p.run_tables = make_run_tables(p.entries.run_length);
     return p;
+  }
+
+  // D_len(v) = sum_{k < len} e^{-2 pi i k v / cols} for v < width, a table per run length: e^{-pi i (len - 1) v /
+  // cols} sin(pi len v / cols) / sin(pi v / cols), each angle reduced from exact integers, in double.
+  HostBuffer<Complex> make_run_tables(const std::vector<int64_t> &lengths) const {
+    const uint64_t C = layout_.cols, W = layout_.width;
+    HostBuffer<Complex> t(checked_mul(lengths.size(), W, "PRUNED run tables"));
+    const double pi = 3.14159265358979323846;
+    for (std::size_t k = 0; k < lengths.size(); ++k) {
+      const auto len = static_cast<uint64_t>(lengths[k]);
+      Complex *d = t.get() + k * W;
+      d[0] = Complex(static_cast<Real>(len), 0);
+      for (uint64_t v = 1; v < W; ++v) {
+        const double ratio = std::sin(pi * static_cast<double>(len * v % (2 * C)) / static_cast<double>(C)) /
+                             std::sin(pi * static_cast<double>(v) / static_cast<double>(C));
+        const double angle = -pi * static_cast<double>((len - 1) * v % (2 * C)) / static_cast<double>(C);
+        d[v] = Complex(static_cast<Real>(ratio * std::cos(angle)), static_cast<Real>(ratio * std::sin(angle)));
+      }
+    }
+    return t;
   }
 
   // PRUNED: the spectra of the nonempty rows (FFT or direct sums), then the column pass into b.
@@ -327,7 +408,7 @@ class CpuEngine final : public Engine {
       for (int64_t j = 0; j < K; ++j)
         for (int64_t blk = 0; blk < nblocks; ++blk)
           if (!pruned_.fft_row[static_cast<std::size_t>(j)])
-            row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, spectrum(j));
+            pruned_row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, spectrum(j));
     }
     if (direct_columns)
       pruned_direct_columns(b);

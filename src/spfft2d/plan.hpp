@@ -140,13 +140,16 @@ uint64_t heavy_column_limit(const SparseColumns &m);
 // nonempty rows' spectra directly rather than running an FFT down each column. On the CUDA backend an FFT
 // column pass at a power-of-two row count in [kFourStepMinRows, kFourStepMaxRows] is the four-step FFT of
 // our own (cuda/four_step.cu: rows = four_step_p x (rows / four_step_p)), which generates the direct rows'
-// spectra as it reads them, so its FFT rows are only the rows far longer than the others.
+// spectra as it reads them, so its FFT rows are only the rows far longer than the others. The CPU sums a direct
+// row's runs of adjacent equal nonzeros through tables as the four-step generation does (four_step_entries), so
+// its break-even counts a row's entries (a run kCpuRunTerms, any other nonzero 1) rather than its nonzeros.
 struct PrunedShape {
   std::vector<char> fft_row;
   uint64_t fft_rows = 0;
   bool direct_columns = false;
   bool four_step = false;
   uint64_t four_step_p = 0;
+  double direct_terms = 0;  // CPU: the direct rows' entries, runs counted kCpuRunTerms times (per output column)
 };
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
@@ -158,6 +161,10 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
 // min(32, rows / 32) of them (2 x width elements each: D_len and the mirror's alternating sum) and 2^27
 // length x width products to make at plan time.
 constexpr int64_t kFourStepMinRun = 3;
+// A run entry's time per output in the CPU's direct row sums against a single nonzero's: a twiddle times the table's
+// value, one run at a time, against a twiddle added in the four chains of the single nonzeros (development VM,
+// 4096^2: banded rows' runs about 1 ns an output, block-diagonal rows' nonzeros 0.28).
+constexpr double kCpuRunTerms = 3.5;
 struct FourStepEntries {
   struct Entry {
     int32_t col;
@@ -169,7 +176,12 @@ struct FourStepEntries {
   std::vector<Entry> entry;
   std::vector<int64_t> run_length;  // of each table
 };
-FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s);
+// max_tables 0: the four-step's min(32, rows / 32); the CPU's tables are rows-independent (kCpuRunTables), and
+// its runs at least kCpuMinRun long (a shorter run costs its sums no less than its nonzeros apart).
+FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, uint64_t max_tables = 0,
+                                  int64_t min_run = kFourStepMinRun);
+constexpr uint64_t kCpuRunTables = 32;
+constexpr int64_t kCpuMinRun = 5;
 
 // The method of a call: AUTO resolves to `whole_auto` for a whole spectrum written to the plan's native
 // memory and to the tiled DIRECT method for anything else (host output of a CUDA plan, row ranges, streams).

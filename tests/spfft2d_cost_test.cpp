@@ -214,6 +214,14 @@ TEST(Spfft2dCostTerms, CpuBreakEvenCountsRunsAsEntries) {
   ASSERT_EQ(e.run_length, std::vector<int64_t>{9});
   EXPECT_EQ(e.runs[0], 1);
   EXPECT_EQ(e.start[1] - e.start[0], 1);
+  // Without a run of kCpuMinRun anywhere (runs of 4 here) the rows are counted by their nonzeros, no entries made.
+  Coo short_runs{1024, 1024, {}, {}};
+  for (uint64_t i = 0; i < 300; ++i)
+    for (uint64_t k = 0; k < 8; ++k) short_runs.add(i, (k / 4) * 100 + k % 4 + i % 7);  // two runs of 4
+  const PrunedShape t = pruned_shape(columns(short_runs), CostBackend::Cpu);
+  EXPECT_TRUE(t.entries.start.empty());
+  EXPECT_EQ(t.fft_rows, 300u) << "8 nonzeros > 6.25";
+  EXPECT_DOUBLE_EQ(t.direct_terms, 0.0);
 }
 
 // The four-step generation sums each row's runs (entries with a table) before its single nonzeros, in loops of

@@ -390,6 +390,18 @@ double four_step_terms(const SparseColumns &m, const PrunedShape &s, std::size_t
 }
 }  // namespace
 
+namespace {
+// Whether some nonempty row holds `length` adjacent columns (weights aside): without, four_step_entries would find
+// no run to make a table for.
+bool has_run(const SparseColumns &m, int64_t length) {
+  for (std::size_t j = 0; j < m.row_id.size(); ++j)
+    for (int64_t e = m.row_start[j]; e + length <= m.row_start[j + 1]; ++e)
+      if (m.row_col[static_cast<std::size_t>(e + length - 1)] - m.row_col[static_cast<std::size_t>(e)] == length - 1)
+        return true;
+  return false;
+}
+}  // namespace
+
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
   PrunedShape s;
   const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
@@ -408,9 +420,10 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
     row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
   }
   s.fft_row.assign(m.row_id.size(), 0);
-  if (backend == CostBackend::Cpu) {
+  if (backend == CostBackend::Cpu && has_run(m, kCpuMinRun)) {
     // Every row's entries as the sums would take them if it were direct (the tables chosen over all rows).
-    const FourStepEntries e = four_step_entries(m, s, kCpuRunTables, kCpuMinRun);
+    s.entries = four_step_entries(m, s, kCpuRunTables, kCpuMinRun);
+    const FourStepEntries &e = s.entries;
     for (std::size_t j = 0; j < m.row_id.size(); ++j) {
       const auto runs = static_cast<double>(e.runs[j]);
       const double terms = kCpuRunTerms * runs + static_cast<double>(e.start[j + 1] - e.start[j]) - runs;
@@ -421,35 +434,39 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
     return s;
   }
   for (std::size_t j = 0; j < m.row_id.size(); ++j) {
-    s.fft_row[j] = static_cast<double>(m.row_start[j + 1] - m.row_start[j]) > row_limit;
+    const auto nnz = static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
+    s.fft_row[j] = nnz > row_limit;
     s.fft_rows += s.fft_row[j] ? 1 : 0;
+    s.direct_terms += s.fft_row[j] ? 0.0 : nnz;
   }
   return s;
 }
 
 FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, uint64_t max_tables, int64_t min_run) {
   if (max_tables == 0) max_tables = std::min<uint64_t>(32, m.rows / 32);
-  struct Run {
-    int32_t col;
-    int64_t length;
-    double weight;
+  // fn(first column, length, weight) for each run of nonempty row j (a single nonzero is a run of 1), in order;
+  // runs are found again in each pass rather than stored (a vector of them per row was most of this function's
+  // time, and the CPU plans call it for every row).
+  const auto for_each_run = [&m](std::size_t j, auto &&fn) {
+    int64_t e = m.row_start[j];
+    const int64_t end = m.row_start[j + 1];
+    while (e < end) {
+      const int32_t c = m.row_col[static_cast<std::size_t>(e)];
+      const double w = m.binary() ? 1.0 : m.row_weight[static_cast<std::size_t>(e)];
+      int64_t length = 1;
+      while (e + length < end && m.row_col[static_cast<std::size_t>(e + length)] == c + length &&
+             (m.binary() || m.row_weight[static_cast<std::size_t>(e + length)] == w))
+        ++length;
+      fn(c, length, w);
+      e += length;
+    }
   };
-  std::vector<std::vector<Run>> rows;
   std::map<int64_t, double> saving;  // run length -> terms saved over single nonzeros
   for (std::size_t j = 0; j < m.row_id.size(); ++j) {
     if (s.fft_row[j]) continue;
-    std::vector<Run> runs;
-    for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e) {
-      const int32_t c = m.row_col[static_cast<std::size_t>(e)];
-      const double w = m.binary() ? 1.0 : m.row_weight[static_cast<std::size_t>(e)];
-      if (!runs.empty() && runs.back().col + runs.back().length == c && runs.back().weight == w)
-        ++runs.back().length;
-      else
-        runs.push_back(Run{c, 1, w});
-    }
-    for (const Run &r : runs)
-      if (r.length >= min_run) saving[r.length] += static_cast<double>(r.length - 1);
-    rows.push_back(std::move(runs));
+    for_each_run(j, [&](int32_t, int64_t length, double) {
+      if (length >= min_run) saving[length] += static_cast<double>(length - 1);
+    });
   }
   FourStepEntries out;
   std::vector<std::pair<double, int64_t>> best;
@@ -458,26 +475,29 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, 
   // The tables are made at plan time by len products per element (pruned.cu): at most 2^27 of them.
   const double width = static_cast<double>(m.cols / 2 + 1);
   double work = 0;
-  std::map<int64_t, int32_t> table;
+  std::vector<int32_t> table;  // by run length: its table, or -1
   for (const auto &b : best) {
     work += static_cast<double>(b.second) * width;
     if (out.run_length.size() >= max_tables || work > 0x1p27) break;
-    table[b.second] = static_cast<int32_t>(out.run_length.size());
+    if (table.size() <= static_cast<std::size_t>(b.second)) table.resize(static_cast<std::size_t>(b.second) + 1, -1);
+    table[static_cast<std::size_t>(b.second)] = static_cast<int32_t>(out.run_length.size());
     out.run_length.push_back(b.second);
   }
   out.start.push_back(0);
+  out.entry.reserve(m.nnz());
   std::vector<FourStepEntries::Entry> singles;
-  for (const std::vector<Run> &runs : rows) {
+  for (std::size_t j = 0; j < m.row_id.size(); ++j) {
+    if (s.fft_row[j]) continue;
     const std::size_t first = out.entry.size();
     singles.clear();
-    for (const Run &r : runs) {
-      const auto t = table.find(r.length);
-      if (t != table.end()) {
-        out.entry.push_back({r.col, t->second, r.weight});
+    for_each_run(j, [&](int32_t col, int64_t length, double weight) {
+      const int32_t t = static_cast<std::size_t>(length) < table.size() ? table[static_cast<std::size_t>(length)] : -1;
+      if (t >= 0) {
+        out.entry.push_back({col, t, weight});
       } else {
-        for (int64_t k = 0; k < r.length; ++k) singles.push_back({static_cast<int32_t>(r.col + k), -1, r.weight});
+        for (int64_t k = 0; k < length; ++k) singles.push_back({static_cast<int32_t>(col + k), -1, weight});
       }
-    }
+    });
     out.runs.push_back(static_cast<int32_t>(out.entry.size() - first));
     out.entry.insert(out.entry.end(), singles.begin(), singles.end());
     out.start.push_back(static_cast<int64_t>(out.entry.size()));
@@ -529,16 +549,12 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
   const PrunedShape shape = pruned_shape(m, backend);
-  double direct_nnz = 0;
-  for (std::size_t j = 0; j < m.row_id.size(); ++j)
-    if (!shape.fft_row[j]) direct_nnz += static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
   const double K = static_cast<double>(m.row_id.size()), F = static_cast<double>(shape.fft_rows);
   // The CPU builds each FFT row in cache (zeroed, scattered, R2C in place) and writes it once, like a row of
   // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted
   // constants count a zeroed padded row and its spectrum per FFT row, and a zero fill of the whole spectrum.
   const double row_traffic = traffic_model ? 0.0 : k.per_byte * E * 2 * W;
-  const double direct_terms = backend == CostBackend::Cpu ? shape.direct_terms : direct_nnz;
-  const double rows_pass = k.per_term * W * direct_terms + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
+  const double rows_pass = k.per_term * W * shape.direct_terms + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
                            (traffic_model ? k.per_byte * E * K * W : 0.0);
   const double columns_pass =
       shape.direct_columns ? k.per_term * K * R * W + k.per_byte * E * R * W

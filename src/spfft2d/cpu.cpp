@@ -28,10 +28,9 @@ struct PrunedPlans {
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
   fftw::Plan<Real> row_r2c;
-  // The direct rows' sums: entries (runs first) of four_step_entries, direct row d being nonempty row j with
-  // direct_row[j] = d; each entry's column and weight (weights empty: binary); run table t at t x width.
+  // The direct rows' sums: every nonempty row's entries (runs first; PrunedShape::entries, empty where no row has
+  // a run), each entry's column and weight (weights empty: binary), run table t at t x width.
   FourStepEntries entries;
-  std::vector<int64_t> direct_row;
   std::vector<int32_t> entry_col;
   HostBuffer<Real> entry_weight;
   HostBuffer<std::complex<Real>> run_tables;
@@ -230,8 +229,8 @@ class CpuEngine final : public Engine {
   // row_sums takes it).
   void pruned_row_sums(int64_t j, uint64_t v0, Complex *dst) const {
     const FourStepEntries &entries = pruned_.entries;
-    const auto d = static_cast<std::size_t>(pruned_.direct_row[static_cast<std::size_t>(j)]);
-    if (entries.runs[d] == 0) return row_sums(j, v0, dst);
+    const auto d = static_cast<std::size_t>(j);
+    if (entries.runs.empty() || entries.runs[d] == 0) return row_sums(j, v0, dst);
     const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
     const int64_t e0 = entries.start[d], singles = e0 + entries.runs[d], e1 = entries.start[d + 1];
     Complex *acc = dst + v0;
@@ -325,7 +324,7 @@ class CpuEngine final : public Engine {
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
   Pruned plan_pruned() const {
     Pruned p;
-    const PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu);
+    PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu);
     p.fft_row = shape.fft_row;
     p.direct_columns = shape.direct_columns;
     if (shape.fft_rows > 0) {
@@ -335,10 +334,7 @@ class CpuEngine final : public Engine {
                                              planning.get(), nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
-    p.entries = four_step_entries(*m_, shape, kCpuRunTables, kCpuMinRun);
-    p.direct_row.assign(m_->row_id.size(), -1);
-    for (std::size_t j = 0, d = 0; j < m_->row_id.size(); ++j)
-      if (!p.fft_row[j]) p.direct_row[j] = static_cast<int64_t>(d++);
+    p.entries = std::move(shape.entries);
     p.entry_col.reserve(p.entries.entry.size());
     for (const FourStepEntries::Entry &e : p.entries.entry) p.entry_col.push_back(e.col);
     if (!m_->binary()) {
@@ -355,15 +351,17 @@ class CpuEngine final : public Engine {
   HostBuffer<Complex> make_run_tables(const std::vector<int64_t> &lengths) const {
     const uint64_t C = layout_.cols, W = layout_.width;
     HostBuffer<Complex> t(checked_mul(lengths.size(), W, "PRUNED run tables"));
-    const double pi = 3.14159265358979323846;
+    if (lengths.empty()) return t;
+    const double pi = 3.14159265358979323846, per_unit = pi / static_cast<double>(C);
+    std::vector<double> inv_sin(W);
+    for (uint64_t v = 1; v < W; ++v) inv_sin[v] = 1.0 / std::sin(per_unit * static_cast<double>(v));
     for (std::size_t k = 0; k < lengths.size(); ++k) {
       const auto len = static_cast<uint64_t>(lengths[k]);
       Complex *d = t.get() + k * W;
       d[0] = Complex(static_cast<Real>(len), 0);
       for (uint64_t v = 1; v < W; ++v) {
-        const double ratio = std::sin(pi * static_cast<double>(len * v % (2 * C)) / static_cast<double>(C)) /
-                             std::sin(pi * static_cast<double>(v) / static_cast<double>(C));
-        const double angle = -pi * static_cast<double>((len - 1) * v % (2 * C)) / static_cast<double>(C);
+        const double ratio = std::sin(per_unit * static_cast<double>(len * v % (2 * C))) * inv_sin[v];
+        const double angle = -per_unit * static_cast<double>((len - 1) * v % (2 * C));
         d[v] = Complex(static_cast<Real>(ratio * std::cos(angle)), static_cast<Real>(ratio * std::sin(angle)));
       }
     }

@@ -135,25 +135,6 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
 // longest column (columns.cpp, warp_padded_terms).
 uint64_t heavy_column_limit(const SparseColumns &m);
 
-// How PRUNED treats a matrix on a backend, from operation counts (columns.cpp): which nonempty rows (in
-// row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
-// nonempty rows' spectra directly rather than running an FFT down each column. On the CUDA backend an FFT
-// column pass at a power-of-two row count in [kFourStepMinRows, kFourStepMaxRows] is the four-step FFT of
-// our own (cuda/four_step.cu: rows = four_step_p x (rows / four_step_p)), which generates the direct rows'
-// spectra as it reads them, so its FFT rows are only the rows far longer than the others. The CPU sums a direct
-// row's runs of adjacent equal nonzeros through tables as the four-step generation does (four_step_entries), so
-// its break-even counts a row's entries (a run kCpuRunTerms, any other nonzero 1) rather than its nonzeros.
-struct PrunedShape {
-  std::vector<char> fft_row;
-  uint64_t fft_rows = 0;
-  bool direct_columns = false;
-  bool four_step = false;
-  uint64_t four_step_p = 0;
-  double direct_terms = 0;  // CPU: the direct rows' entries, runs counted kCpuRunTerms times (per output column)
-};
-constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
-PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
-
 // What the four-step generation sums for the direct rows (not fft_row), in row_id order: their nonzeros, where
 // a run of at least kFourStepMinRun adjacent columns of equal weight whose length has a table is one entry
 // (table >= 0): sum_{k < len} w e^{-2 pi i (col + k) v / C} = w e^{-2 pi i col v / C} D_len(v), one complex
@@ -176,6 +157,27 @@ struct FourStepEntries {
   std::vector<Entry> entry;
   std::vector<int64_t> run_length;  // of each table
 };
+
+// How PRUNED treats a matrix on a backend, from operation counts (columns.cpp): which nonempty rows (in
+// row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
+// nonempty rows' spectra directly rather than running an FFT down each column. On the CUDA backend an FFT
+// column pass at a power-of-two row count in [kFourStepMinRows, kFourStepMaxRows] is the four-step FFT of
+// our own (cuda/four_step.cu: rows = four_step_p x (rows / four_step_p)), which generates the direct rows'
+// spectra as it reads them, so its FFT rows are only the rows far longer than the others. The CPU sums a direct
+// row's runs of adjacent equal nonzeros through tables as the four-step generation does (four_step_entries), so
+// its break-even counts a row's entries (a run kCpuRunTerms, any other nonzero 1) rather than its nonzeros.
+struct PrunedShape {
+  std::vector<char> fft_row;
+  uint64_t fft_rows = 0;
+  bool direct_columns = false;
+  bool four_step = false;
+  uint64_t four_step_p = 0;
+  double direct_terms = 0;  // the direct rows' nonzeros; CPU: their entries, a run counted kCpuRunTerms times
+  FourStepEntries entries;  // CPU, where some row has a run: every nonempty row's entries (four_step_entries)
+};
+constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
+
 // max_tables 0: the four-step's min(32, rows / 32); the CPU's tables are rows-independent (kCpuRunTables), and
 // its runs at least kCpuMinRun long (a shorter run costs its sums no less than its nonzeros apart).
 FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, uint64_t max_tables = 0,

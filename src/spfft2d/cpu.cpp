@@ -229,10 +229,10 @@ class CpuEngine final : public Engine {
   // row_sums takes it).
   void pruned_row_sums(int64_t j, uint64_t v0, Complex *dst) const {
     const FourStepEntries &entries = pruned_.entries;
-    const auto d = static_cast<std::size_t>(j);
-    if (entries.runs.empty() || entries.runs[d] == 0) return row_sums(j, v0, dst);
+    const auto row = static_cast<std::size_t>(j);
+    if (entries.runs.empty() || entries.runs[row] == 0) return row_sums(j, v0, dst);
     const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
-    const int64_t e0 = entries.start[d], singles = e0 + entries.runs[d], e1 = entries.start[d + 1];
+    const int64_t e0 = entries.start[row], singles = e0 + entries.runs[row], e1 = entries.start[row + 1];
     Complex *acc = dst + v0;
     // Run e's terms set the outputs (the first run: no zero fill) or add to them. The product is written
     // out: std::complex's operator* checks its result for NaN and calls __mulsc3.
@@ -243,9 +243,9 @@ class CpuEngine final : public Engine {
       const Complex *table = pruned_.run_tables.get() + static_cast<uint64_t>(run.table) * layout_.width + v0;
       uint64_t phase = step * v0 % n;
       for (uint64_t i = 0; i < count; ++i) {
-        const Complex t = at(phase), d = table[i];
-        store(acc[i], Complex(w * (t.real() * d.real() - t.imag() * d.imag()),
-                              w * (t.real() * d.imag() + t.imag() * d.real())));
+        const Complex tw = at(phase), dv = table[i];
+        store(acc[i], Complex(w * (tw.real() * dv.real() - tw.imag() * dv.imag()),
+                              w * (tw.real() * dv.imag() + tw.imag() * dv.real())));
         phase += step;
         if (phase >= n) phase -= n;
       }

@@ -28,10 +28,11 @@ struct PrunedPlans {
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
   fftw::Plan<Real> row_r2c;
-  // The direct rows' sums: every nonempty row's entries (runs first; PrunedShape::entries, empty where no row has
-  // a run), each entry's column and weight (weights empty: binary), run table t at t x width.
+  // The direct rows' sums: every nonempty row's entries (runs first; PrunedShape::entries' start, runs and
+  // run_length, empty where no row has a run), each entry's column, weight (empty: binary) and table (runs), run
+  // table t at t x width.
   FourStepEntries entries;
-  std::vector<int32_t> entry_col;
+  std::vector<int32_t> entry_col, entry_table;
   HostBuffer<Real> entry_weight;
   HostBuffer<std::complex<Real>> run_tables;
 };
@@ -237,31 +238,23 @@ class CpuEngine final : public Engine {
     // Run e's terms set the outputs (the first run: no zero fill) or add to them. The product is written
     // out: std::complex's operator* checks its result for NaN and calls __mulsc3.
     const auto run_sums = [&](int64_t e, const auto &at, auto store) {
-      const FourStepEntries::Entry &run = entries.entry[static_cast<std::size_t>(e)];
-      const auto step = static_cast<uint64_t>(run.col), n = layout_.cols;
-      const Real w = pruned_.entry_weight.size() != 0 ? pruned_.entry_weight[e] : Real(1);
-      const Complex *table = pruned_.run_tables.get() + static_cast<uint64_t>(run.table) * layout_.width + v0;
+      const auto k = static_cast<std::size_t>(e), step = static_cast<uint64_t>(pruned_.entry_col[k]);
+      const uint64_t n = layout_.cols;
+      const Real w = pruned_.entry_weight.size() != 0 ? pruned_.entry_weight[k] : Real(1);
+      const Complex *table =
+          pruned_.run_tables.get() + static_cast<uint64_t>(pruned_.entry_table[k]) * layout_.width + v0;
       uint64_t phase = step * v0 % n;
       for (uint64_t i = 0; i < count; ++i) {
         const Complex tw = at(phase), dv = table[i];
         store(acc[i], Complex(w * (tw.real() * dv.real() - tw.imag() * dv.imag()),
                               w * (tw.real() * dv.imag() + tw.imag() * dv.real())));
-        phase += step;
-        if (phase >= n) phase -= n;
+        advance(phase, step, n);
       }
     };
-    const auto runs_with = [&](const auto &at) {
-      for (int64_t e = e0; e < singles; ++e) {
-        if (e == e0)
-          run_sums(e, at, [](Complex &out, Complex term) { out = term; });
-        else
-          run_sums(e, at, [](Complex &out, Complex term) { out += term; });
-      }
-    };
-    if (tw_cols_.hi.empty())
-      runs_with([table = tw_cols_.lo.data()](uint64_t m) { return table[m]; });
-    else
-      runs_with([this](uint64_t m) { return twiddle(tw_cols_, m); });
+    with_twiddles(tw_cols_, [&](const auto &at) {
+      run_sums(e0, at, [](Complex &out, Complex term) { out = term; });
+      for (int64_t e = e0 + 1; e < singles; ++e) run_sums(e, at, [](Complex &out, Complex term) { out += term; });
+    });
     direct_sums(pruned_.entry_col.data(), pruned_.entry_weight, singles, e1, v0, count, layout_.cols, tw_cols_, acc);
   }
 
@@ -272,23 +265,28 @@ class CpuEngine final : public Engine {
   static void direct_sums(const int32_t *index, const HostBuffer<Real> &weights, int64_t e0, int64_t e1, uint64_t v0,
                           uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc) {
     const Real *w = weights.size() != 0 ? weights.get() : nullptr;
-    const auto sums_with = [&](const auto &at) {
+    with_twiddles(tables, [&](const auto &at) {
       w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
         : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
-    };
+    });
+  }
+  // fn(at) with at(m) = e^{-2 pi i m / n} from `tables` (one table's entry, or a split table's product).
+  template <class Fn>
+  static void with_twiddles(const TwiddleTables<Real> &tables, Fn &&fn) {
     if (tables.hi.empty())
-      sums_with([table = tables.lo.data()](uint64_t m) { return table[m]; });
+      fn([table = tables.lo.data()](uint64_t m) { return table[m]; });
     else
-      sums_with([&tables](uint64_t m) { return twiddle(tables, m); });
+      fn([&tables](uint64_t m) { return twiddle(tables, m); });
+  }
+  // A direct sum's phase index, step by step: (phase + step) mod n, both below n.
+  static void advance(uint64_t &phase, uint64_t step, uint64_t n) {
+    phase += step;
+    if (phase >= n) phase -= n;
   }
   template <bool kWeighted, class Twiddle>
   static void add_direct_sums(const int32_t *index, const Real *weights, int64_t e, int64_t end, uint64_t v0,
                               uint64_t count, uint64_t n, const Twiddle &at, Complex *acc) {
     const auto weight = [weights](int64_t k) { return kWeighted ? weights[k] : Real(1); };
-    const auto advance = [n](uint64_t &phase, uint64_t step) {
-      phase += step;
-      if (phase >= n) phase -= n;
-    };
     for (; e + 4 <= end; e += 4) {
       uint64_t step[4], phase[4];
       Real w[4];
@@ -302,7 +300,7 @@ class CpuEngine final : public Engine {
           acc[i] += (w[0] * at(phase[0]) + w[1] * at(phase[1])) + (w[2] * at(phase[2]) + w[3] * at(phase[3]));
         else
           acc[i] += (at(phase[0]) + at(phase[1])) + (at(phase[2]) + at(phase[3]));
-        for (int k = 0; k < 4; ++k) advance(phase[k], step[k]);
+        for (int k = 0; k < 4; ++k) advance(phase[k], step[k], n);
       }
     }
     for (; e < end; ++e) {
@@ -311,7 +309,7 @@ class CpuEngine final : public Engine {
       const Real w = weight(e);
       for (uint64_t i = 0; i < count; ++i) {
         acc[i] += kWeighted ? w * at(phase) : at(phase);
-        advance(phase, step);
+        advance(phase, step, n);
       }
     }
   }
@@ -335,13 +333,14 @@ class CpuEngine final : public Engine {
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     p.entries = std::move(shape.entries);
-    p.entry_col.reserve(p.entries.entry.size());
-    for (const FourStepEntries::Entry &e : p.entries.entry) p.entry_col.push_back(e.col);
-    if (!m_->binary()) {
-      p.entry_weight.allocate(p.entries.entry.size());
-      for (std::size_t e = 0; e < p.entries.entry.size(); ++e)
-        p.entry_weight[e] = static_cast<Real>(p.entries.entry[e].weight);
+    const std::vector<FourStepEntries::Entry> &entry = p.entries.entry;
+    if (!m_->binary()) p.entry_weight.allocate(entry.size());
+    for (std::size_t e = 0; e < entry.size(); ++e) {
+      p.entry_col.push_back(entry[e].col);
+      p.entry_table.push_back(entry[e].table);
+      if (!m_->binary()) p.entry_weight[e] = static_cast<Real>(entry[e].weight);
     }
+    p.entries.entry = {};  // held as the arrays above
     p.run_tables = make_run_tables(p.entries.run_length);
     return p;
   }

@@ -175,14 +175,19 @@ struct CostModel {
 // smallest length's time, 0.3-0.4 at worst, so 0.
 // line_point_3d, CPU (development VM, 2 threads, 2026-12-01): the pruned 3-D transform took 0.30 (single) / 0.47
 // (double) ns per unit of fft_line_work at sigma 1.5 to 3, where its time per cell of the whole grid fell from 6
-// to 2 ns as sigma grew (the 40 a cell overpriced the larger grids); 3 and 2 a cell pick sigma = 2.5 for 3-D double
-// at 1e-9 (1.14-1.27x faster, docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
-// over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap).
+// to 2 ns as sigma grew (the 40 a cell overpriced the larger grids). 1.5 a unit and 2 a cell (against 0.6 a tap):
+// refitted 2026-12-02 on the four 3-D point sets at every sigma of kAutoSigmas from 1.25 to 3, both precisions,
+// the plans of a row timed in turn (VM: 0.28 / 0.42 ns a unit against 0.13-0.20 a tap; the H200 host: 0.28 / 0.44):
+// the model's sigma within 1.16 of the fastest on all 44 rows, 1.011 in total (3 a unit: 1.27, 1.035 — it kept
+// sigma 2 and W 7 at single 1e-5 where 2.5 and W 6 run 8-10 % faster, and 1.75 at double 1e-7 where 2.5 does
+// 8-27 %); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at single 1e-5, 13-16 % slower
+// (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6 over 1.4 at double 1e-7,
+// 3-11 % slower (their spreading costs per kernel row, not per tap).
 // fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the
 // development VM and the H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162,
 // 270, 350, 450, 486, 810), against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480,
 // 500, 840); double precision showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
-constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 3.0, 2.0, 1.0};
+constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 1.5, 2.0, 1.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
 // The sigmas upsampfac 0 (ES, prolate) chooses among. The kernel width is a whole number of cells, so at one

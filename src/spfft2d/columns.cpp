@@ -499,6 +499,11 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, 
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
                            std::size_t complex_bytes) {
+  return estimate_costs(m, tiled, backend, complex_bytes, pruned_shape(m, backend));
+}
+
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
+                           const PrunedShape &shape) {
   const CostConstants &k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
   const double scale = static_cast<double>(complex_bytes) / 8.0;
   const double R = static_cast<double>(m.rows), C = static_cast<double>(m.cols), W = static_cast<double>(tiled.width);
@@ -540,7 +545,6 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // PRUNED: the nonempty rows' spectra (direct terms, or a zeroed padded row and half a C2C), then the column
   // pass: K direct terms per output, or the strided in-place C2C down the columns of B after the empty rows
   // are zeroed (CUDA: after the compact spectra are expanded into B, a read of K rows and a write of all).
-  const PrunedShape shape = pruned_shape(m, backend);
   const double K = static_cast<double>(m.row_id.size()), F = static_cast<double>(shape.fft_rows);
   // The CPU builds each FFT row in cache (zeroed, scattered, R2C in place) and writes it once, like a row of
   // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted

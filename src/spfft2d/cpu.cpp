@@ -88,7 +88,8 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(), nullptr,
                                            1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
-    spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex)).cheapest();
+    PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu);
+    spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex), shape).cheapest();
     if (is_whole_method(whole_auto) && !planning_memory_available()) whole_auto = SPFFT2D_METHOD_DIRECT;
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
@@ -96,7 +97,7 @@ class CpuEngine final : public Engine {
     fftw::BufferedLines<Real> down_columns;
     Dense dense;
     Pruned pruned;
-    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned();
+    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape));
     if (is_whole_method(whole) && !pruned.direct_columns) plan_whole(whole, dense, down_columns);
     layout_ = next;
     z_ = std::move(z);
@@ -320,10 +321,9 @@ class CpuEngine final : public Engine {
   // column blocks gathered into a buffer and transformed out of place into b; blocks of 16 columns transformed
   // in their buffer and copied back ran faster still); with direct column sums, which write every row of
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
-  Pruned plan_pruned() const {
+  Pruned plan_pruned(PrunedShape shape) const {
     Pruned p;
-    PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu);
-    p.fft_row = shape.fft_row;
+    p.fft_row = std::move(shape.fft_row);
     p.direct_columns = shape.direct_columns;
     if (shape.fft_rows > 0) {
       HostBuffer<Complex> planning(layout_.width);

@@ -177,6 +177,9 @@ struct PrunedShape {
 };
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
+// estimate_costs with PRUNED's shape of m on that backend given, for a caller that plans with it too.
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
+                           const PrunedShape &shape);
 
 // max_tables 0: the four-step's min(32, rows / 32); the CPU's tables are rows-independent (kCpuRunTables), and
 // its runs at least kCpuMinRun long (a shorter run costs its sums no less than its nonzeros apart).

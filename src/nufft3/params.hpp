@@ -179,8 +179,8 @@ struct CostModel {
 // refitted 2026-12-02 on the four 3-D point sets at every sigma of kAutoSigmas from 1.25 to 3, both precisions,
 // the plans of a row timed in turn (VM: 0.28 / 0.42 ns a unit against 0.13-0.20 a tap; the H200 host: 0.28 / 0.44):
 // the model's sigma within 1.16 of the fastest on all 44 rows, 1.011 in total (3 a unit: 1.27, 1.035 — it kept
-// sigma 2 and W 7 at single 1e-5 where 2.5 and W 6 run 8-10 % faster, and 1.75 at double 1e-7 where 2.5 does
-// 8-27 %); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at single 1e-5, 13-16 % slower
+// sigma 2 and W 7 at single 1e-5 where 2.5 and W 6 ran 8-10 % faster on the VM, no faster on the H200 host, and
+// 1.75 at double 1e-7 where 2.5 ran 8-27 % faster); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at single 1e-5, 13-16 % slower
 // (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6 over 1.4 at double 1e-7,
 // 3-11 % slower (their spreading costs per kernel row, not per tap).
 // fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the

@@ -503,6 +503,71 @@ TEST(CostModel, GridFftLinesAndTheirWork) {
   EXPECT_EQ(clustered.kernel.width, 6);
 }
 
+// The sources' occupancy (sources to a cell of the source grid) from a sample: exact where the sample is every
+// source, close where it is a random draw, also from sources sorted by cell; and single precision below 1e-4 takes
+// sigmas under 2 by it.
+TEST(CostModel, SingleSigmaBelowTwoByOccupancy) {
+  using namespace sfft::nufft3;
+  const double lo[3] = {-10, -10, -10}, hi[3] = {10, 10, 10}, t_lo[3] = {-1, -1, -1}, t_hi[3] = {1, 1, 1};
+  const Layout L =
+      make_layout(3, make_kernel(KernelKind::ExpSemicircle, 1e-5, 2, 3, false), 2, lo, hi, t_lo, t_hi, 8.0, 1e15);
+  const double h = L.axis[0].h1;
+  // `groups` cells (centres 3 cells apart along x) of `per` sources each, sorted by cell.
+  auto grouped = [&](std::size_t groups, std::size_t per) {
+    std::vector<double> x[3];
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t j = 0; j < per; ++j) {
+        x[0].push_back(-9 + h * (3 * static_cast<double>(g % 6) + 0.5));
+        x[1].push_back(-9 + h * (3 * static_cast<double>(g / 6 % 6) + 0.5));
+        x[2].push_back(-9 + h * (3 * static_cast<double>(g / 36) + 0.5));
+      }
+    return std::vector<std::vector<double>>{x[0], x[1], x[2]};
+  };
+  auto occupancy = [&](const std::vector<std::vector<double>> &x) {
+    const double *p[3] = {x[0].data(), x[1].data(), x[2].data()};
+    return source_occupancy(L, sample_sources(p, 3, x[0].size()));
+  };
+  EXPECT_DOUBLE_EQ(occupancy(grouped(20, 100)), 100);  // 2000 sources: every one in the sample
+  EXPECT_DOUBLE_EQ(occupancy(grouped(200, 1)), 1);
+  const double sorted = occupancy(grouped(200, 500));  // 1e5 sources, a sample of 2048
+  EXPECT_GT(sorted, 400);
+  EXPECT_LT(sorted, 600);
+  // A floor that grows like the square root of the occupancy, and not below the few-point term.
+  const KernelSpec &k = L.kernel;
+  EXPECT_DOUBLE_EQ(single_rounding_floor(k, 2, 3, 1), single_rounding_floor(k, 2, 3, 10));
+  EXPECT_NEAR(single_rounding_floor(k, 2, 3, 4e4) / single_rounding_floor(k, 2, 3, 1e4), 2, 1e-12);
+  EXPECT_GT(single_rounding_floor(k, 1.75, 3, 1e4), single_rounding_floor(k, 2, 3, 1e4));
+
+  // The benchmark's clustered 3-D ntransf 16 points (one draw of their boxes) at single 5e-6: with about 150
+  // sources to a cell, sigma 1.75 (7 cells, as sigma 2, on a smaller grid); with 5000 to a cell, or no sample,
+  // sigma 2 (the floor of the cells' sums would take more than half of tol at 1.75).
+  const double c_lo[3] = {-11.17, -10.11, -8.81}, c_hi[3] = {11.33, 10.56, 12.0}, s_lo[3] = {-0.82, -0.85, -0.81},
+               s_hi[3] = {0.64, 0.73, 0.83};
+  auto sample_of = [](std::size_t total, std::size_t groups) {
+    SourceSample sample;  // groups of equal points, 6 apart: distinct cells at every sigma
+    sample.total = total;
+    for (std::size_t i = 0; i < kOccupancySample; ++i) {
+      const std::size_t g = i % groups;
+      sample.coord[0].push_back(-9 + 6.0 * static_cast<double>(g % 4));
+      sample.coord[1].push_back(-9 + 6.0 * static_cast<double>(g / 4 % 4));
+      sample.coord[2].push_back(-8 + 6.0 * static_cast<double>(g / 16));
+    }
+    return sample;
+  };
+  auto sigma_with = [&](const SourceSample *sample, std::size_t N, double tol) {
+    return choose_layout(3, KernelKind::ExpSemicircle, tol, 0, N, 10000, 16, c_lo, c_hi, s_lo, s_hi, 8.0 * 16, 1e15,
+                         kCpuCost, false, sample)
+        .upsampfac;
+  };
+  const SourceSample moderate = sample_of(10000, 64), dense = sample_of(10000, 2);
+  EXPECT_NEAR(source_occupancy(make_layout(3, L.kernel, 1.75, c_lo, c_hi, s_lo, s_hi, 8.0, 1e15), moderate), 152.4,
+              0.1);
+  EXPECT_EQ(sigma_with(&moderate, 10000, 5e-6), 1.75);
+  EXPECT_GE(sigma_with(&dense, 10000, 5e-6), 2.0);
+  EXPECT_GE(sigma_with(nullptr, 10000, 5e-6), 2.0);
+  EXPECT_GE(sigma_with(&moderate, 10000, 5e-7), 2.0);  // the floor leaves too little of tol there
+}
+
 // Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,
 // in the fewest passes of near-equal sizes.
 TEST(Passes, TransformsPerPass) {

@@ -34,7 +34,7 @@ namespace {
 
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
-constexpr long long kTile = 16;                       // cells per sorting tile
+constexpr long long kTile = 16;  // cells per sorting tile
 // Targets per interpolation work item: kTargetBlock, fewer (down to kMinTargetBlock) where that would leave a
 // thread fewer than kTargetBlocksPerThread items: 1e4 targets were five items on two threads, one thread
 // interpolating three while the other waited after two (target_block).
@@ -99,9 +99,17 @@ class CpuEngine final : public Engine {
     auto cell_bytes = [](int grids) {
       return sizeof(Complex) * (grids + static_cast<double>(std::min(grids, kSpreadGroup)));
     };
+    // Single precision below tol 1e-4: the sources' occupancy decides whether sigmas below 2 may be taken.
+    SourceSample sample;
+    if (!cfg_.is_double && cfg_.tol < 1e-4 && cfg_.upsampfac == 0) {
+      const Real *src[3] = {};
+      for (int d = 0; d < dim; ++d) src[d] = static_cast<const Real *>(p.src[d]);
+      sample = sample_sources(src, dim, p.N);
+    }
     auto layout_within = [&](double memory_limit, int grids) {
       return choose_layout(dim, cfg_.kernel, cfg_.tol, cfg_.upsampfac, p.N, p.K, cfg_.ntransf, x_lo, x_hi, s_lo, s_hi,
-                           cell_bytes(grids), memory_limit, kCpuCost, cfg_.is_double);
+                           cell_bytes(grids), memory_limit, kCpuCost, cfg_.is_double,
+                           sample.total > 0 ? &sample : nullptr);
     };
     L_ = layout_for_passes(cfg_.ntransf, cfg_.max_batch, available_host_memory() + p.reclaimable_bytes, cell_bytes(1),
                            layout_within, &batch_);

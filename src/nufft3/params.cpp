@@ -533,9 +533,43 @@ double fft_line_work(const Layout &L, const FftLines &f) {
   return rows0 * rows1 * line(2) + rows0 * band * line(1) + ends * band * line(0);
 }
 
+double source_occupancy(const Layout &L, const SourceSample &sample) {
+  const std::size_t count = sample.coord[0].size();
+  if (count < 2) return 1;
+  // A cell's key: its indices, from 0, in mixed radix (n1 + 4 a dimension: the sources lie within the n1 cells,
+  // and the clamp keeps a coordinate rounded past them from aliasing another cell).
+  std::vector<std::uint64_t> cells(count, 0);
+  for (int d = 0; d < L.dim; ++d) {
+    const DimLayout &a = L.axis[d];
+    const double radix = static_cast<double>(a.n1 + 4);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double c = std::floor((sample.coord[d][i] - a.src_center) / a.h1) + static_cast<double>(a.n1 / 2 + 2);
+      cells[i] = cells[i] * static_cast<std::uint64_t>(radix) +
+                 static_cast<std::uint64_t>(std::min(std::max(c, 0.0), radix - 1));
+    }
+  }
+  std::sort(cells.begin(), cells.end());
+  double others = 0;  // over the sample, the other sample points in the same cell
+  for (std::size_t i = 0; i < count;) {
+    std::size_t j = i + 1;
+    while (j < count && cells[j] == cells[i]) ++j;
+    const double run = static_cast<double>(j - i);
+    others += run * (run - 1);
+    i = j;
+  }
+  const double scale = static_cast<double>(sample.total - 1) / static_cast<double>(count - 1);
+  return 1 + scale * others / static_cast<double>(count);
+}
+
+double single_rounding_floor(const KernelSpec &k, double sigma, int dim, double occupancy) {
+  const double amplification = std::pow(kernel_fourier(k, 0) / kernel_fourier(k, M_PI / sigma), dim);
+  return kFftRounding * 0x1p-24 * amplification * std::max(1.0, kOccupancyRounding * std::sqrt(occupancy));
+}
+
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
-                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double) {
+                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double,
+                     const SourceSample *sample) {
   const FftLengthCost length_cost{dim <= 2 ? cost.fft_odd_prime : 0,
                                   dim >= 2 && !is_double ? cost.fft_twice_odd_single : 0};
   if (upsampfac != 0 || kind == KernelKind::Gaussian) {
@@ -548,10 +582,14 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // where its many-point errors reached 1.1 tol in 2-d (the tol rule: at most tol) while sigma = 2 stays below
   // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision only down to 1e-4: sigma =
   // 1.25's larger deconvolution factors amplified rounding past 10 x tol below that (3-D, 1e-5: 2.4e-4 against
-  // 1.5e-5 at sigma = 2). The sigmas between were not measured beyond those limits, so the same limits hold.
+  // 1.5e-5 at sigma = 2), and sigmas 1.5 to 1.75 on the suite's dense 3-D clusters (many sources to a cell) by up
+  // to 8 x. Below 1e-4 a sample of the sources admits each smaller sigma whose rounding floor at their occupancy
+  // leaves room for the kernel's error (single_rounding_floor; on the suite's other point sets, at most 160 to a
+  // cell, sigma 1.5 to 1.75 stayed at or below 0.8 tol down to 2e-6 at the widths the tol rule gave them).
   // Where sigma = 2's grid does not fit the memory, a smaller sigma's may. Sigmas above 2 reach every tol that 2
   // does, each with its own narrowest kernel (kWideSigmaBudget), and are skipped where their grids do not fit.
-  bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4);
+  const bool by_occupancy = !is_double && tol < 1e-4 && sample != nullptr;
+  bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4) || by_occupancy;
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;
     const double cells = static_cast<double>(L.n2_total);
@@ -572,11 +610,16 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
     // The prolate kernel's budget (kProlateBudget) holds at 2 and 1.25; between them its many-point errors
     // reached 1.04-1.23 tol at tol 1e-2 to 1e-3 (1-D to 3-D, 1200-3000 uniform points).
     if (kind == KernelKind::Prolate && sigma != 2.0 && sigma != 1.25) continue;
+    if (by_occupancy && sigma < kOccupancySigmaFloor) continue;
     try {
       const KernelSpec kernel = narrowest_shaped(kind, tol, sigma, dim, is_double, above_two ? 2 : narrowest);
       if (!above_two) narrowest = kernel.width;
       Layout L = make_layout(dim, kernel, sigma, x_lo, x_hi, s_lo, s_hi, bytes_per_cell, memory_limit, length_cost);
-      if (!found || time_of(L) < time_of(best)) best = std::move(L);
+      // The occupancy (a sort of the sample) only for a layout that would be taken.
+      if ((!found || time_of(L) < time_of(best)) &&
+          !(sigma < 2.0 && by_occupancy &&
+            single_rounding_floor(kernel, sigma, dim, source_occupancy(L, *sample)) > kSingleRoundingShare * tol))
+        best = std::move(L);
       found = true;
     } catch (const GridTooLarge &) {
       // Reported if no smaller sigma's grid fits either.

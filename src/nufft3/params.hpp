@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <vector>
 
 #include "common/error.hpp"
 #include "nufft3/kernel.hpp"
@@ -180,13 +181,13 @@ struct CostModel {
 // the plans of a row timed in turn (VM: 0.28 / 0.42 ns a unit against 0.13-0.20 a tap; the H200 host: 0.28 / 0.44):
 // the model's sigma within 1.16 of the fastest on all 44 rows, 1.011 in total (3 a unit: 1.27, 1.035 — it kept
 // sigma 2 and W 7 at single 1e-5 where 2.5 and W 6 ran 8-10 % faster on the VM, no faster on the H200 host, and
-// 1.75 at double 1e-7 where 2.5 ran 8-27 % faster); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at single 1e-5, 13-16 % slower
-// (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6 over 1.4 at double 1e-7,
-// 3-11 % slower (their spreading costs per kernel row, not per tap).
-// fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the
-// development VM and the H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162,
-// 270, 350, 450, 486, 810), against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480,
-// 500, 840); double precision showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
+// 1.75 at double 1e-7 where 2.5 ran 8-27 % faster); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at
+// single 1e-5, 13-16 % slower (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
+// over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap). fft_twice_odd_single,
+// CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the development VM and the
+// H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162, 270, 350, 450, 486, 810),
+// against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480, 500, 840); double precision
+// showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
 constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 1.5, 2.0, 1.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
@@ -200,12 +201,60 @@ constexpr double kAutoSigmas[] = {2.0, 1.75, 1.6, 1.5, 1.4, 1.3, 1.25, 2.5, 3.0}
 // Kernel designs are kept for this many most recently used sigmas: the automatic ones and two a caller chose.
 constexpr std::size_t kDesignMemoSigmas = std::size(kAutoSigmas) + 2;
 
+// Up to kOccupancySample of `total` sources, drawn at random (a fixed sequence), for source_occupancy. Random
+// rather than every stride-th: in sources sorted by position, a cell's sources are neighbours, and a stride longer
+// than their run would never see two of them.
+struct SourceSample {
+  std::vector<double> coord[3];
+  std::size_t total = 0;
+};
+constexpr std::size_t kOccupancySample = 2048;
+// The sample of the sources x[d][i] (i < N) that choose_layout takes: all of them up to kOccupancySample.
+template <class Real>
+SourceSample sample_sources(const Real *const *x, int dim, std::size_t N) {
+  SourceSample sample;
+  sample.total = N;
+  const std::size_t count = N < kOccupancySample ? N : kOccupancySample;
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (std::size_t k = 0; k < count; ++k) {
+    std::size_t i = k;
+    if (N > kOccupancySample) {  // xorshift64*
+      state ^= state >> 12, state ^= state << 25, state ^= state >> 27;
+      i = static_cast<std::size_t>(state * 0x2545f4914f6cdd1dull % N);
+    }
+    for (int d = 0; d < dim; ++d) sample.coord[d].push_back(static_cast<double>(x[d][i]));
+  }
+  return sample;
+}
+// Estimated mean, over the sources, of the number of sources in a source's cell of L's source grid (spacing
+// h1): 1 + (total - 1) / (count - 1) times the mean number of other sample points in a sample point's cell.
+double source_occupancy(const Layout &L, const SourceSample &sample);
+
+// Single precision: the many-point rounding error (relative to the outputs) that stays whatever the kernel's
+// width: kFftRounding u (phihat(0) / phihat(band edge))^dim, the few-point term of `meets`, times
+// max(1, kOccupancyRounding sqrt(occupancy)). A cell sums the terms of every source within the kernel's reach;
+// their rounding errors add up like a random walk, so the noise relative to the cell grows like the square root
+// of the sources per cell, and the deconvolution amplifies it like the FFT's. Fitted to the suite's dense 3-D
+// clusters (4 blobs of 2.5e4 points; development VM, forced sigma, single 5e-5 to 2e-6): the error stopped
+// falling at 3.9e-6 (sigma 2, W 7, 2.0e4 sources a cell) and 1.1e-5 (sigma 1.75, W 7, 2.5e4 a cell), 18.6 and 19
+// times the few-point term: 0.13 and 0.12 times the square root.
+constexpr double kOccupancyRounding = 0.13;
+double single_rounding_floor(const KernelSpec &k, double sigma, int dim, double occupancy);
+// Below tol 1e-4 in single precision a sigma in [kOccupancySigmaFloor, 2) is taken only where
+// single_rounding_floor is at most kSingleRoundingShare tol (the kernel's own error takes the rest); smaller ones
+// not at all: at sigma 1.25 and 1.4 the 1-D suite points' errors passed tol (1.1-3.3 tol at 1e-5 to 2e-6, occupancy
+// 2.5) where this floor was below tol / 2, so something other than the cells' sums limits them there.
+constexpr double kSingleRoundingShare = 0.5;
+constexpr double kOccupancySigmaFloor = 1.5;
+
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks the sigma of kAutoSigmas that `cost`
 // predicts to be fastest for N sources, K targets and ntransf transforms, among those accurate at tol in the
-// precision.
+// precision. `sample` (nullptr: none) lets single precision take sigmas below 2 below tol 1e-4 where the
+// sources' occupancy allows (single_rounding_floor); without one they are not taken there.
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,
-                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double);
+                     double bytes_per_cell, double memory_limit, const CostModel &cost, bool is_double,
+                     const SourceSample *sample = nullptr);
 
 // Gives L the FFT grid shape of `prev` (the plan's previous points) when it has the same dim, at least L's
 // cells per dimension and at most `slack` times L's cells in all: a larger n2 only oversamples more (the band

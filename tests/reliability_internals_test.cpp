@@ -566,6 +566,20 @@ TEST(CostModel, SingleSigmaBelowTwoByOccupancy) {
   EXPECT_GE(sigma_with(&dense, 10000, 5e-6), 2.0);
   EXPECT_GE(sigma_with(nullptr, 10000, 5e-6), 2.0);
   EXPECT_GE(sigma_with(&moderate, 10000, 5e-7), 2.0);  // the floor leaves too little of tol there
+  // Nor below 2e-6 whatever the occupancy: the benchmark's uniform 1-D points (1e5 in [-6000, 6000], targets in
+  // [-10, 10], one to a cell) take sigma 1.5 at 2e-6 and 2 at 1e-6.
+  std::vector<double> line(100000);
+  for (std::size_t i = 0; i < line.size(); ++i) line[i] = -6000 + 0.12 * static_cast<double>(i);
+  const double *line_ptr[1] = {line.data()};
+  const SourceSample spread = sample_sources(line_ptr, 1, line.size());
+  const double x1_lo[1] = {-6000}, x1_hi[1] = {6000}, s1_lo[1] = {-10}, s1_hi[1] = {10};
+  auto sigma_1d = [&](double tol) {
+    return choose_layout(1, KernelKind::ExpSemicircle, tol, 0, 100000, 100000, 1, x1_lo, x1_hi, s1_lo, s1_hi, 16.0,
+                         1e15, kCpuCost, false, &spread)
+        .upsampfac;
+  };
+  EXPECT_LT(sigma_1d(2e-6), 2.0);
+  EXPECT_GE(sigma_1d(1e-6), 2.0);
 }
 
 // Transforms per pass: maxbatchsize where set (capped at ntransf); automatic, at most 8, or as many grids as fit,

@@ -239,7 +239,7 @@ typedef struct nufft3_options {
                            1.75, 1.6, 1.5, 1.4, 1.3 and 1.25, on the CPU backend also 2.5 and 3, each with the
                            narrowest kernel that meets tol there, whichever the backend predicts cheapest for
                            the points and ntransf; below 2 only for tol >= 2e-8 in double, 1e-4 in single
-                           (CPU backend: below 1e-4 also 1.5 to 1.75, where few sources share a grid cell);
+                           (CPU backend: from 2e-6 to 1e-4 also 1.5 to 1.75, where few sources share a grid cell);
                            above 2 a narrower kernel on a grid of up to (sigma / 2)^dim times the cells, taken
                            where spreading outweighs the FFT, e.g. clustered points; PSWF: 2 or 1.25), else
                            [1.25, 4];

@@ -240,12 +240,15 @@ double source_occupancy(const Layout &L, const SourceSample &sample);
 // times the few-point term: 0.13 and 0.12 times the square root.
 constexpr double kOccupancyRounding = 0.13;
 double single_rounding_floor(const KernelSpec &k, double sigma, int dim, double occupancy);
-// Below tol 1e-4 in single precision a sigma in [kOccupancySigmaFloor, 2) is taken only where
-// single_rounding_floor is at most kSingleRoundingShare tol (the kernel's own error takes the rest); smaller ones
+// Below tol 1e-4 (down to kOccupancyTolFloor) in single precision a sigma in [kOccupancySigmaFloor, 2) is taken only
+// where single_rounding_floor is at most kSingleRoundingShare tol (the kernel's own error takes the rest); smaller ones
 // not at all: at sigma 1.25 and 1.4 the 1-D suite points' errors passed tol (1.1-3.3 tol at 1e-5 to 2e-6, occupancy
-// 2.5) where this floor was below tol / 2, so something other than the cells' sums limits them there.
+// 2.5) where this floor was below tol / 2, so something other than the cells' sums limits them there. Nor below
+// 2e-6: at 1e-6 sigma 1.5 took the 1-D point sets to 1.23-1.28 tol (1.08-2.37 on 12 of the 13 in an earlier
+// measurement), at 2e-6 and above at most 0.86.
 constexpr double kSingleRoundingShare = 0.5;
 constexpr double kOccupancySigmaFloor = 1.5;
+constexpr double kOccupancyTolFloor = 2e-6;
 
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks the sigma of kAutoSigmas that `cost`
 // predicts to be fastest for N sources, K targets and ntransf transforms, among those accurate at tol in the

@@ -583,9 +583,9 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // 0.9 tol, and cannot reach tol at all below about 1e-10; in single precision only down to 1e-4: sigma =
   // 1.25's larger deconvolution factors amplified rounding past 10 x tol below that (3-D, 1e-5: 2.4e-4 against
   // 1.5e-5 at sigma = 2), and sigmas 1.5 to 1.75 on the suite's dense 3-D clusters (many sources to a cell) by up
-  // to 8 x. Below 1e-4 a sample of the sources admits each smaller sigma whose rounding floor at their occupancy
-  // leaves room for the kernel's error (single_rounding_floor; on the suite's other point sets, at most 160 to a
-  // cell, sigma 1.5 to 1.75 stayed at or below 0.8 tol down to 2e-6 at the widths the tol rule gave them).
+  // to 8 x. From 2e-6 to 1e-4 a sample of the sources admits each sigma from 1.5 whose rounding floor at their
+  // occupancy leaves room for the kernel's error (single_rounding_floor; on the suite's other point sets, at most
+  // 160 to a cell, sigma 1.5 to 1.75 stayed at or below 0.86 tol down to 2e-6 at the widths the tol rule gave them).
   // Where sigma = 2's grid does not fit the memory, a smaller sigma's may. Sigmas above 2 reach every tol that 2
   // does, each with its own narrowest kernel (kWideSigmaBudget), and are skipped where their grids do not fit.
   const bool by_occupancy = !is_double && tol < 1e-4 && tol >= kOccupancyTolFloor && sample != nullptr;

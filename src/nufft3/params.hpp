@@ -181,13 +181,13 @@ struct CostModel {
 // the plans of a row timed in turn (VM: 0.28 / 0.42 ns a unit against 0.13-0.20 a tap; the H200 host: 0.28 / 0.44):
 // the model's sigma within 1.16 of the fastest on all 44 rows, 1.011 in total (3 a unit: 1.27, 1.035 — it kept
 // sigma 2 and W 7 at single 1e-5 where 2.5 and W 6 ran 8-10 % faster on the VM, no faster on the H200 host, and
-// 1.75 at double 1e-7 where 2.5 ran 8-27 % faster); 1.3 a unit already takes 2.5 for uniform and sphere-shell points at
-// single 1e-5, 13-16 % slower (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
-// over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap). fft_twice_odd_single,
-// CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the development VM and the
-// H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162, 270, 350, 450, 486, 810),
-// against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480, 500, 840); double precision
-// showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
+// 1.75 at double 1e-7 where 2.5 ran 8-27 % faster); 1.3 a unit already takes 2.5 for uniform and sphere-shell points
+// at single 1e-5, 13-16 % slower (docs/nufft3.md). 2-D grids keep 40 a cell: priced by lines they took sigma = 1.6
+// over 1.4 at double 1e-7, 3-11 % slower (their spreading costs per kernel row, not per tap).
+// fft_twice_odd_single, CPU: FFTW_ESTIMATE's plans of 16 contiguous single-precision lines (lengths 16 to 1200, the
+// development VM and the H200 host) took 3-10 ns a point at lengths twice an odd number (4.7-10 at 18, 50, 90, 162,
+// 270, 350, 450, 486, 810), against 1-4 at the multiples of 4 within 10 % above them (20, 56, 96, 168, 280, 360, 480,
+// 500, 840); double precision showed no such step, nor did 1-D grids' longer lengths (docs/nufft3.md).
 constexpr CostModel kCpuCost{0.6, 0.0, 0.6, 40.0, 40.0, 0.0, 3.0, 1.5, 2.0, 1.0};
 constexpr CostModel kCudaCost{2.3, 0.6, 0.2, 8.0, 20.0, 0.2, 2.0};
 
@@ -252,7 +252,7 @@ constexpr double kOccupancyTolFloor = 2e-6;
 
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks the sigma of kAutoSigmas that `cost`
 // predicts to be fastest for N sources, K targets and ntransf transforms, among those accurate at tol in the
-// precision. `sample` (nullptr: none) lets single precision take sigmas below 2 below tol 1e-4 where the
+// precision. `sample` (nullptr: none) lets single precision take sigmas below 2 from tol 2e-6 to 1e-4 where the
 // sources' occupancy allows (single_rounding_floor); without one they are not taken there.
 Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std::size_t N, std::size_t K, int ntransf,
                      const double *x_lo, const double *x_hi, const double *s_lo, const double *s_hi,

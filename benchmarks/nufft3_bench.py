@@ -166,6 +166,15 @@ SFFT_TOLS = {"single": [1e-1, 5e-2, 2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e
 
 # ------------------------------------------------------------------------------------------- measurement
 
+def selected(name, cases, names):
+    """Whether --cases selects the suite case `name`: `cases` is one case's whole name, or a comma-separated list of
+    substrings of names."""
+    whole = cases.strip().lower()
+    if whole in (n.lower() for n in names):
+        return name.lower() == whole
+    return any(c.strip().lower() in name.lower() for c in cases.split(","))
+
+
 def direct_sample(xp, x, s, c, sign, idx):
     """F[:, idx] in double by a direct sum; c is (ntransf, N)."""
     x64, s64, c128 = (xp.asarray(a, dtype=t) for a, t in ((x, xp.float64), (s, xp.float64), (c, xp.complex128)))
@@ -353,7 +362,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--sample", type=int, default=300, help="targets checked by direct sum")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads for both libraries (0: all)")
-    ap.add_argument("--cases", default="", help="comma-separated substrings selecting suite cases")
+    ap.add_argument("--cases", default="",
+                    help="comma-separated substrings selecting suite cases, or one case's whole name (names hold commas)")
     ap.add_argument("--prec", choices=["single", "double", "both"], default="both")
     ap.add_argument("--kernel", choices=sorted(NUFFT3_KERNELS), default="es", help="sfft's nufft3_kernel")
     ap.add_argument("--upsampfac", type=float, default=0.0,
@@ -426,7 +436,7 @@ def main():
     bands = []  # (prec, tol, err) of sfft runs
     stage_ratios = {}  # --stages: variant -> exec time / the default's, over the cases and tolerances
     for case in suite(args.scale):
-        if args.cases and not any(c.strip().lower() in case["name"].lower() for c in args.cases.split(",")):
+        if args.cases and not selected(case["name"], args.cases, [c["name"] for c in suite(args.scale)]):
             continue
         n, k = max(2, int(n_base * case["nf"])), max(2, int(n_base * case["kf"]))
         x64, s64 = case["gen"](rng, n, k)

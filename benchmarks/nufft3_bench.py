@@ -435,8 +435,10 @@ def main():
     misses = []
     bands = []  # (prec, tol, err) of sfft runs
     stage_ratios = {}  # --stages: variant -> exec time / the default's, over the cases and tolerances
-    for case in suite(args.scale):
-        if args.cases and not selected(case["name"], args.cases, [c["name"] for c in suite(args.scale)]):
+    cases = suite(args.scale)
+    names = [c["name"] for c in cases]
+    for case in cases:
+        if args.cases and not selected(case["name"], args.cases, names):
             continue
         n, k = max(2, int(n_base * case["nf"])), max(2, int(n_base * case["kf"]))
         x64, s64 = case["gen"](rng, n, k)

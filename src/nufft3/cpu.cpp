@@ -101,7 +101,7 @@ class CpuEngine final : public Engine {
     };
     // Single precision from tol 2e-6 to 1e-4: the sources' occupancy decides whether sigmas below 2 may be taken.
     SourceSample sample;
-    if (!cfg_.is_double && cfg_.tol < 1e-4 && cfg_.tol >= kOccupancyTolFloor && cfg_.upsampfac == 0) {
+    if (cfg_.upsampfac == 0 && occupancy_decides(cfg_.is_double, cfg_.tol)) {
       const Real *src[3] = {};
       for (int d = 0; d < dim; ++d) src[d] = static_cast<const Real *>(p.src[d]);
       sample = sample_sources(src, dim, p.N);

@@ -588,7 +588,7 @@ Layout choose_layout(int dim, KernelKind kind, double tol, double upsampfac, std
   // 160 to a cell, sigma 1.5 to 1.75 stayed at or below 0.86 tol down to 2e-6 at the widths the tol rule gave them).
   // Where sigma = 2's grid does not fit the memory, a smaller sigma's may. Sigmas above 2 reach every tol that 2
   // does, each with its own narrowest kernel (kWideSigmaBudget), and are skipped where their grids do not fit.
-  const bool by_occupancy = !is_double && tol < 1e-4 && tol >= kOccupancyTolFloor && sample != nullptr;
+  const bool by_occupancy = occupancy_decides(is_double, tol) && sample != nullptr;
   bool below_two_reaches = tol >= (is_double ? 2e-8 : 1e-4) || by_occupancy;
   auto time_of = [&](const Layout &L) {
     const double taps = std::pow(L.kernel.width, dim), transforms = ntransf;

@@ -249,6 +249,10 @@ double single_rounding_floor(const KernelSpec &k, double sigma, int dim, double 
 constexpr double kSingleRoundingShare = 0.5;
 constexpr double kOccupancySigmaFloor = 1.5;
 constexpr double kOccupancyTolFloor = 2e-6;
+// Whether the sources' occupancy decides about sigmas below 2 (choose_layout), i.e. whether a sample is worth taking.
+inline bool occupancy_decides(bool is_double, double tol) {
+  return !is_double && tol < 1e-4 && tol >= kOccupancyTolFloor;
+}
 
 // make_layout with the kernel for tol; upsampfac 0 (ES, prolate) picks the sigma of kAutoSigmas that `cost`
 // predicts to be fastest for N sources, K targets and ntransf transforms, among those accurate at tol in the

@@ -603,7 +603,15 @@ int main(int argc, char **argv) {
   uint64_t tile_rows = 0;
   spfft2d_method method = SPFFT2D_METHOD_AUTO;
   std::string only;
-  std::vector<std::string> families = {"powerlaw", "banded", "blockdiag", "uniform", "rectangular", "band+scattered"};
+  const std::vector<std::string> suite_families = {"powerlaw", "banded",      "blockdiag",
+                                                   "uniform",  "rectangular", "band+scattered"};
+  std::vector<std::string> families = suite_families;
+  // A matrix's seed from its size and family alone, so that --sizes and --families subsets draw the matrices of
+  // the whole suite.
+  const auto seed_of = [&](uint64_t base, uint64_t n, const std::string &family) {
+    const auto at = std::find(suite_families.begin(), suite_families.end(), family);
+    return base + 64 * n + static_cast<uint64_t>(at - suite_families.begin());
+  };
   std::vector<uint64_t> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -696,9 +704,8 @@ int main(int argc, char **argv) {
     std::printf("\nCPU: scatter + FFTW r2c_2d (FFTW_ESTIMATE) vs spfft2d CPU backend, %d threads\n", threads);
     print_header("side");
     Summary s;
-    uint64_t seed = 1;
     for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{512, 1024, 2048} : sizes)
-      for (const std::string &f : families) run_cpu(make_matrix(f, n, seed++), repeats, threads, s);
+      for (const std::string &f : families) run_cpu(make_matrix(f, n, seed_of(1, n, f)), repeats, threads, s);
     s.print("CPU");
   }
 #if SFFT_HAVE_CUDA
@@ -708,9 +715,8 @@ int main(int argc, char **argv) {
                 bench::device_name().c_str());
     print_header("side");
     Summary s;
-    uint64_t seed = 101;
     for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{1024, 4096, 6144, 8219, 16384, 32768} : sizes)
-      for (const std::string &f : families) run_device(make_matrix(f, n, seed++), repeats, s);
+      for (const std::string &f : families) run_device(make_matrix(f, n, seed_of(101, n, f)), repeats, s);
     s.print("device");
   }
 #endif

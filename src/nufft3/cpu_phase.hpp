@@ -45,6 +45,12 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
   return r;
 }
 
+// Clang reports the `omp simd` loop below as not vectorised where it unrolls it instead (and under sanitizer
+// instrumentation); either is harmless, as in cpu_kernels.inl.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
 // out[i] = unit_phase<Real>(phase[i], sign) for i < n. Single precision: the same reduction to r in [-pi, pi],
 // then a quarter period t = r - q pi/2 (|t| <= pi/4, pi/2 in two floats) and Taylor polynomials of sin t (to t^9)
 // and cos t (to t^8), whose truncation stays below 2.5e-8, swapped and negated by the quadrant q without branches,
@@ -92,5 +98,8 @@ void unit_phases(const double *phase, std::size_t n, double sign, std::complex<R
     for (std::size_t i = 0; i < n; ++i) out[i] = unit_phase<Real>(phase[i], sign);
   }
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 }  // namespace sfft::nufft3::cpu

@@ -324,7 +324,7 @@ def paired_exec(sf, peer, env, case, prec, sfft_tols, peer_tol, pts):
 def paired_candidates(runs, err):
     """--paired: the sweep's runs at least as accurate as err whose exec is within PAIRED_SPREAD of the fastest of
     them (at most PAIRED_CANDIDATES, fastest first): the runs the sweep's own timing cannot tell apart."""
-    ok = sorted((r for r in runs if r["err"] <= err), key=lambda r: r["exec"])
+    ok = sorted(accurate(runs, err), key=lambda r: r["exec"])
     return [r for r in ok if r["exec"] <= PAIRED_SPREAD * ok[0]["exec"]][:PAIRED_CANDIDATES] if ok else []
 
 
@@ -369,9 +369,14 @@ def run_stages(sf, env, case, prec, tols, pts, title):
     return ratios
 
 
+def accurate(runs, err):
+    """The sfft runs whose error is at most err."""
+    return [r for r in runs if r["err"] <= err]
+
+
 def best_match(runs, err, metric):
     """Fastest sfft run (by metric) whose error is at most err; None if no run is that accurate."""
-    ok = [r for r in runs if r["err"] <= err]
+    ok = accurate(runs, err)
     return min(ok, key=metric) if ok else None
 
 

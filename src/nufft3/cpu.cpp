@@ -34,7 +34,7 @@ namespace {
 
 inline long long wrap(long long c, long long n) { return c < 0 ? c + n : c; }
 
-constexpr long long kTile = 16;                       // cells per sorting tile
+constexpr long long kTile = 16;  // cells per sorting tile
 // Targets per interpolation work item: kTargetBlock, fewer (down to kMinTargetBlock) where that would leave a
 // thread fewer than kTargetBlocksPerThread items: 1e4 targets were five items on two threads, one thread
 // interpolating three while the other waited after two (target_block).

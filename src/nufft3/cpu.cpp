@@ -166,7 +166,11 @@ class CpuEngine final : public Engine {
     // measured slower, not faster: uniform double 1e-9 69-71 / 74-82 ms against 64-65, dense clusters 1e-11
     // 71-72 / 78 against 62-64 (same setup).
     const long long rows = ax[0].n1;
-    row_size_ = L_.n1_total / static_cast<std::size_t>(rows);
+    // Subgrid rows: the source cells of the dimensions after the first; in 3-d, lines of the last dimension and
+    // rows padded to an odd number of 64-byte blocks (cpu::odd_blocks, SpreadTask).
+    line_cells_ = dim == 3 ? cpu::odd_blocks<Real>(static_cast<std::size_t>(ax[2].n1))
+                           : static_cast<std::size_t>(dim == 2 ? ax[1].n1 : 1);
+    row_size_ = dim == 3 ? cpu::odd_blocks<Real>(static_cast<std::size_t>(ax[1].n1) * line_cells_) : line_cells_;
     const int row_shift = dim == 1 ? 4 : 0;  // rows per sorting tile: kTile in 1-d
     const long long row_tile = 1LL << row_shift;
     const long long col_tiles = dim > 1 ? ax[1].n1 / kTile + 1 : 1;
@@ -219,8 +223,8 @@ class CpuEngine final : public Engine {
           static_cast<long long>(key[src_index_[ch.end - 1]]) / row_keys * row_tile + row_tile - 1;
       ch.rows = std::min(last_row + W, rows) - ch.row_lo;
       ch.offset = sub_cells;
-      const std::size_t cells =
-          checked_add(checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"), cpu::kLineSlack, "subgrid");
+      const std::size_t cells = cpu::whole_blocks<Real>(checked_add(
+          checked_mul(static_cast<std::size_t>(ch.rows), row_size_, "subgrid"), cpu::kLineSlack, "subgrid"));
       sub_cells = checked_add(sub_cells, cells, "subgrids");
     }
     sub_cells_ = sub_cells;
@@ -525,7 +529,7 @@ class CpuEngine final : public Engine {
       task.offset[1] = n1y / 2;
       task.offset[2] = n1z / 2;
       task.stride0 = row_size_;
-      task.stride1 = static_cast<std::size_t>(n1z);
+      task.stride1 = line_cells_;
       task.sub = reinterpret_cast<Real *>(sub);
       task.count = count;
       task.f_stride = N_;
@@ -576,7 +580,7 @@ class CpuEngine final : public Engine {
         std::fill(dst_row + (n1y - half_y) * n2z, dst_row + (n2y - half_y) * n2z, Complex(0));
         for (long long iy = 0; iy < n1y; ++iy) {
           const Real cxy = cx * cy[iy];
-          place_line(dst_row + wrap(iy - half_y, n2y) * n2z, acc + iy * n1z, n1z, n2z,
+          place_line(dst_row + wrap(iy - half_y, n2y) * n2z, acc + iy * line_cells_, n1z, n2z,
                      [&](long long iz) { return cxy * cz[iz]; });
         }
       }
@@ -664,6 +668,7 @@ class CpuEngine final : public Engine {
   Config cfg_;
   Layout L_;
   std::size_t N_ = 0, K_ = 0, row_size_ = 1, sub_cells_ = 0;  // sub_cells_: one transform's subgrids
+  std::size_t line_cells_ = 1;                                // subgrid line stride (3-d: cpu::odd_blocks)
   int batch_ = 1;                                             // transforms per pass (transforms_per_pass)
   int group_ = 1;                                             // transforms spread at once
   HostBuffer<std::size_t> src_index_;                         // sorted position -> original source index

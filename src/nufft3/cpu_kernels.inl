@@ -623,6 +623,77 @@ template <class Real, int W>
   }
 }
 
+// Interpolation's counterpart of WindowLines: where the grid's lines start on 64-byte boundaries (its base aligned
+// and the last dimension a multiple of 64 bytes long), a window's lines are read as the whole aligned vectors around
+// them, N of them from the aligned cell below the window's first, and the sums are weighted by the last dimension's
+// weights moved up by the window's offset within a vector (zeros around them: the cells outside the window add
+// nothing). Unaligned, most of a line's 64-byte loads crossed a cache line: a stand-alone copy of the 3-d double line
+// loop at W = 12 (clustered windows, development VM) took 2.15 ns a line, aligned 1.45. Taken with aligned_lines.
+template <class Real, int W>
+struct AlignedSums {
+  using Vec = typename VectorOf<Real>::type;
+  static constexpr int kL = SFFT_NUFFT3_VECTOR_BYTES / static_cast<int>(sizeof(Real));  // Reals a vector
+  static constexpr int kC = kL / 2;                                                     // cells a vector
+  static constexpr int kN = (W + kC - 1) / kC;  // vectors a line that starts on a vector boundary
+
+  static bool usable(const Real *grid, long long n_last) {
+    return reinterpret_cast<std::uintptr_t>(grid) % SFFT_NUFFT3_VECTOR_BYTES == 0 &&
+           n_last % static_cast<long long>(kC) == 0;
+  }
+  // The lines of planes a0 .. a1 - 1 of a window whose lines start `shift` cells after `first_last` (a multiple of
+  // kC) in rows ix[a], iy[b], weighted by kx[a] ky[b], added to r: kN vectors a line, or kN + 1 where the window
+  // runs into one more. Two accumulator sets, as sum_window_3d.
+  static void add(const Real *g, const long long *ix, const long long *iy, long long first_last, int shift,
+                  long long ny, long long nz, const Real *kx, const Real *ky, int a0, int a1, Vec (&r)[kN + 1]) {
+    if (shift + W <= kN * kC)
+      sum_lines<kN>(g, ix, iy, first_last, ny, nz, kx, ky, a0, a1, r);
+    else
+      sum_lines<kN + 1>(g, ix, iy, first_last, ny, nz, kx, ky, a0, a1, r);
+  }
+  // The sums r weighted by the last dimension's weights `last` (W of them) moved up by shift cells.
+  static void finish(const Vec (&r)[kN + 1], int shift, const Real *last, Real &re, Real &im) {
+    alignas(SFFT_NUFFT3_VECTOR_BYTES) Real w[(kN + 1) * kL] = {};
+    for (int c = 0; c < W; ++c) w[2 * (c + shift)] = w[2 * (c + shift) + 1] = last[c];
+    Vec sum = {};
+#pragma GCC unroll 8
+    for (int v = 0; v <= kN; ++v) {
+      Vec x;
+      std::memcpy(&x, w + v * kL, sizeof x);
+      sum += r[v] * x;
+    }
+    re = 0;
+    im = 0;
+    add_pairs<Real, SFFT_NUFFT3_VECTOR_BYTES>(sum, re, im);
+  }
+
+ private:
+  template <int N>
+  [[gnu::noinline]] static void sum_lines(const Real *g, const long long *ix, const long long *iy, long long first_last,
+                                          long long ny, long long nz, const Real *kx, const Real *ky, int a0, int a1,
+                                          Vec (&r)[kN + 1]) {
+    Vec acc[2][N] = {};
+    std::ptrdiff_t row[W];
+    for (int b = 0; b < W; ++b) row[b] = 2 * (iy[b] * nz + first_last);
+    const std::ptrdiff_t plane = 2 * ny * nz;
+    for (int a = a0; a < a1; ++a) {
+      const Real *p = g + ix[a] * plane;
+      const Real sa = kx[a];
+#pragma GCC unroll 16
+      for (int b = 0; b < W; ++b) {
+        const Real sc = sa * ky[b];
+#pragma GCC unroll 8
+        for (int v = 0; v < N; ++v) {
+          Vec x;
+          std::memcpy(&x, p + row[b] + v * kL, sizeof x);
+          acc[b % 2][v] += sc * x;
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < N; ++v) r[v] += acc[0][v] + acc[1][v];
+  }
+};
+
 // 3-D interpolation of one transform's grid g at a group of targets (weights in taps, first cells in first) whose
 // windows take much of L1: slab by slab of dimension-0 planes (at most kSlabBytes of a window: double W = 16, planes of
 // 4 KiB, 6 a slab), each target's vector accumulators kept between slabs; a slab's lines of a window that does not
@@ -640,6 +711,9 @@ void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr
   alignas(64) Real gathered[2 * kMaxWidth];
   long long ix[kMaxWidth], iy[kMaxWidth], ilast[kMaxWidth];
   const long long nx = t.n2[0], ny = t.n2[1], nz = t.n2[2];
+  using AS = AlignedSums<Real, W>;
+  const bool aligned = aligned_lines<Real, W, 3>() && AS::usable(g, nz);
+  Vec ra[kInterpGroup][AS::kN + 1] = {};  // sums of windows read as aligned vectors (aligned, not wrapping)
   for (int a0 = 0; a0 < W; a0 += kPlanes) {
     const int a1 = a0 + kPlanes < W ? a0 + kPlanes : W;
     for (int q = 0; q < group; ++q) {
@@ -647,6 +721,12 @@ void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr
       const long long fx = first[q][0], fy = first[q][1], flast = first[q][2];
       for (int b = 0; b < W; ++b) iy[b] = fy + b < ny ? fy + b : fy + b - ny;
       const bool contiguous = flast + W <= nz;
+      if (aligned && contiguous) {
+        for (int a = a0; a < a1; ++a) ix[a] = fx + a < nx ? fx + a : fx + a - nx;
+        const int shift = static_cast<int>(flast % AS::kC);
+        AS::add(g, ix, iy, flast - shift, shift, ny, nz, kx, ky, a0, a1, ra[q]);
+        continue;
+      }
       for (int e = 0; e < W; ++e) ilast[e] = flast + e < nz ? flast + e : flast + e - nz;
       Vec rl[kV];
       Piece rtl = rt[q];
@@ -673,7 +753,11 @@ void interpolate_group_by_slabs(const InterpTask<Real> &t, const Real *g, int tr
     if (ahead < t.end)
       __builtin_prefetch(reinterpret_cast<Real *>(t.F) + 2 * (static_cast<std::size_t>(tr) * t.K + t.index[ahead]), 1);
     Real re, im;
-    LV::finish(r[q], rt[q], taps + (q * 3 + 2) * S, re, im);
+    const long long flast = first[q][2];
+    if (aligned && flast + W <= nz)
+      AS::finish(ra[q], static_cast<int>(flast % AS::kC), taps + (q * 3 + 2) * S, re, im);
+    else
+      LV::finish(r[q], rt[q], taps + (q * 3 + 2) * S, re, im);
     store_target(t, re, im, j0 + static_cast<std::size_t>(q), tr);
   }
 }

@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fftw_columns.hpp"
 #include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/process.hpp"
@@ -185,6 +186,62 @@ TEST(FftwLines, RefusesContiguousOrScatteredLines) {
   const std::ptrdiff_t count[1] = {4}, scattered[1] = {2}, adjacent[1] = {1};
   EXPECT_THROW(sfft::fftw::BufferedLines<double>(8, 1, 1, count, adjacent, FFTW_FORWARD, 1), sfft::Error);
   EXPECT_THROW(sfft::fftw::BufferedLines<double>(8, 8, 1, count, scattered, FFTW_FORWARD, 1), sfft::Error);
+}
+
+// Column DFTs of a rows x width array (fftw_columns.hpp), in place, against FFTW's own 1-D DFT of each column in
+// double. `offset` elements before the array move its start off FFTW's planning alignment (the FFTW_UNALIGNED
+// steps); elements before it must keep their values.
+template <class Real>
+void check_column_dfts(std::ptrdiff_t rows, std::ptrdiff_t width, std::ptrdiff_t offset, int sign, int threads,
+                       double tol) {
+  using C = std::complex<Real>;
+  std::vector<C> storage(static_cast<std::size_t>(offset + rows * width));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (C &z : storage) z = C(static_cast<Real>(u(rng)), static_cast<Real>(u(rng)));
+  const std::vector<C> before = storage;
+  sfft::fftw::ColumnDfts<Real> columns(rows, width, sign, threads);
+  columns.execute(storage.data() + offset);
+  std::vector<fftw_complex> line(static_cast<std::size_t>(rows));
+  fftw_plan dft = fftw_plan_dft_1d(static_cast<int>(rows), line.data(), line.data(), sign, FFTW_ESTIMATE);
+  double worst = 0, scale = 0;
+  for (std::ptrdiff_t c = 0; c < width; ++c) {
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
+      const C z = before[static_cast<std::size_t>(offset + r * width + c)];
+      line[r][0] = z.real();
+      line[r][1] = z.imag();
+    }
+    fftw_execute(dft);
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
+      const std::complex<double> want(line[r][0], line[r][1]);
+      worst = std::max(worst, std::abs(std::complex<double>(storage[offset + r * width + c]) - want));
+      scale = std::max(scale, std::abs(want));
+    }
+  }
+  fftw_destroy_plan(dft);
+  EXPECT_LE(worst / scale, tol) << rows << " x " << width << " offset " << offset << " threads " << threads;
+  for (std::ptrdiff_t i = 0; i < offset; ++i) EXPECT_EQ(storage[i], before[i]) << "written before the array";
+}
+
+TEST(FftwColumns, FourStepAndBufferedColumnsMatchFftw) {
+  ASSERT_TRUE(sfft::fftw::ColumnDfts<float>::four_step(256));
+  ASSERT_TRUE(sfft::fftw::ColumnDfts<double>::four_step(8192));
+  ASSERT_FALSE(sfft::fftw::ColumnDfts<float>::four_step(1536));
+  ASSERT_FALSE(sfft::fftw::ColumnDfts<float>::four_step(16384));
+  for (int threads : {1, 2, 3}) {
+    // 16 x 16 and 16 x 32 splits, one block narrower than the block width.
+    check_column_dfts<double>(256, 37, 0, FFTW_FORWARD, threads, 1e-14);
+    check_column_dfts<double>(512, 5, 1, FFTW_BACKWARD, threads, 1e-14);
+    // 32 x 32 in blocks of 32 complex64 columns and a tail of 6, on aligned and unaligned starts.
+    check_column_dfts<float>(1024, 70, 0, FFTW_FORWARD, threads, 2e-6);
+    check_column_dfts<float>(1024, 70, 1, FFTW_FORWARD, threads, 2e-6);
+    // Blocks of 16 complex128 columns (the least), a tail of 8; 64 x 128 with a tail of 4.
+    check_column_dfts<double>(2048, 40, 1, FFTW_FORWARD, threads, 1e-14);
+    check_column_dfts<float>(8192, 20, 0, FFTW_BACKWARD, threads, 4e-6);
+    // Row counts without the four-step path (BufferedLines).
+    check_column_dfts<float>(1536, 9, 0, FFTW_FORWARD, threads, 2e-6);
+    check_column_dfts<double>(300, 17, 1, FFTW_BACKWARD, threads, 1e-14);
+  }
 }
 
 // ------------------------------------------------------------------------------------ memory ceiling

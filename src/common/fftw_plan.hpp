@@ -131,10 +131,19 @@ class Plan {
   // cross a block of the other two.
   static Plan lines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
                     const std::ptrdiff_t *dist, complex *data, int sign, unsigned flags, int threads) {
+    fftw_iodim64 batch[kMaxBatchRank] = {};
+    for (int b = 0; b < batch_rank; ++b) batch[b] = {count[b], dist[b], dist[b]};
+    return strided({n, stride, stride}, batch_rank, batch, data, data, sign, flags, threads);
+  }
+
+  // 1-D complex DFTs of line.n points over a batch of rank 1 to 3, in and out each with strides of their own
+  // (FFTW's guru layout: line {n, in stride, out stride}, batch {count, in distance, out distance}).
+  static Plan strided(const fftw_iodim64 &line, int batch_rank, const fftw_iodim64 *batch, complex *in, complex *out,
+                      int sign, unsigned flags, int threads) {
     require(batch_rank >= 1 && batch_rank <= kMaxBatchRank, "FFTW line batch of rank ", batch_rank);
-    Recipe r{Kind::Dft, 1, {{n, stride, stride}}, batch_rank, {}, sign, flags, threads};
-    for (int b = 0; b < batch_rank; ++b) r.batch[b] = {count[b], dist[b], dist[b]};
-    return make(r, data, data, "a complex DFT plan of lines");
+    Recipe r{Kind::Dft, 1, {line}, batch_rank, {}, sign, flags, threads};
+    for (int b = 0; b < batch_rank; ++b) r.batch[b] = batch[b];
+    return make(r, in, out, "a strided complex DFT plan");
   }
 
   void execute_dft(complex *in, complex *out) const { A::execute_dft(current(in, out), cast(in), cast(out)); }

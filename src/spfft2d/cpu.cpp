@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "common/checked.hpp"
-#include "common/fftw_lines.hpp"
+#include "common/fftw_columns.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
@@ -94,7 +94,7 @@ class CpuEngine final : public Engine {
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
-    fftw::BufferedLines<Real> down_columns;
+    fftw::ColumnDfts<Real> down_columns;
     Dense dense;
     Pruned pruned;
     if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape));
@@ -163,15 +163,14 @@ class CpuEngine final : public Engine {
   }
 
   // FFTW plans of a whole-spectrum method on a rows x width buffer: DIRECT_ROWS and PRUNED a DFT down the
-  // columns in place, column blocks through buffers (fftw_lines.hpp; FFTW_ESTIMATE's in-place strided plan took
-  // 1.3-1.9x as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense:
+  // columns in place by blocks of columns (fftw_columns.hpp; FFTW_ESTIMATE's in-place strided plan took 1.3-1.9x
+  // as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense:
   // FFTW_UNALIGNED, the buffer may be the caller's array; FFTW_ESTIMATE never touches the planning buffer).
-  void plan_whole(spfft2d_method method, Dense &dense, fftw::BufferedLines<Real> &down_columns) {
+  void plan_whole(spfft2d_method method, Dense &dense, fftw::ColumnDfts<Real> &down_columns) {
     require_planning_memory();
     if (method == SPFFT2D_METHOD_DENSE) return plan_dense(dense);
-    const auto R = static_cast<std::ptrdiff_t>(layout_.rows), W = static_cast<std::ptrdiff_t>(layout_.width);
-    const std::ptrdiff_t one = 1;
-    down_columns = fftw::BufferedLines<Real>(R, W, 1, &W, &one, FFTW_FORWARD, threads_);
+    down_columns = fftw::ColumnDfts<Real>(static_cast<std::ptrdiff_t>(layout_.rows),
+                                          static_cast<std::ptrdiff_t>(layout_.width), FFTW_FORWARD, threads_);
   }
 
   // DENSE's r2c. Up to kDenseStagedCells cells, the rows are scattered into a real rows x cols array of the plan
@@ -512,10 +511,10 @@ class CpuEngine final : public Engine {
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;
-  HostBuffer<Complex> workspace_;           // rows x width, explicit whole-spectrum methods only
-  fftw::BufferedLines<Real> down_columns_;  // DIRECT_ROWS and PRUNED: the column pass
-  Dense dense_;                             // DENSE's plans and staging array, when it is the whole-spectrum method
-  Pruned pruned_;                           // PRUNED's plans and buffers, when it is the whole-spectrum method
+  HostBuffer<Complex> workspace_;        // rows x width, explicit whole-spectrum methods only
+  fftw::ColumnDfts<Real> down_columns_;  // DIRECT_ROWS and PRUNED: the column pass
+  Dense dense_;                          // DENSE's plans and staging array, when it is the whole-spectrum method
+  Pruned pruned_;                        // PRUNED's plans and buffers, when it is the whole-spectrum method
 };
 
 }  // namespace

@@ -286,31 +286,37 @@ class CpuEngine final : public Engine {
   template <bool kWeighted, class Twiddle>
   static void add_direct_sums(const int32_t *index, const Real *weights, int64_t e, int64_t end, uint64_t v0,
                               uint64_t count, uint64_t n, const Twiddle &at, Complex *acc) {
-    const auto weight = [weights](int64_t k) { return kWeighted ? weights[k] : Real(1); };
-    for (; e + 4 <= end; e += 4) {
-      uint64_t step[4], phase[4];
-      Real w[4];
-      for (int k = 0; k < 4; ++k) {
-        step[k] = static_cast<uint64_t>(index[e + k]);
-        phase[k] = step[k] * v0 % n;
-        w[k] = weight(e + k);
-      }
-      for (uint64_t i = 0; i < count; ++i) {
-        if constexpr (kWeighted)
-          acc[i] += (w[0] * at(phase[0]) + w[1] * at(phase[1])) + (w[2] * at(phase[2]) + w[3] * at(phase[3]));
-        else
-          acc[i] += (at(phase[0]) + at(phase[1])) + (at(phase[2]) + at(phase[3]));
-        for (int k = 0; k < 4; ++k) advance(phase[k], step[k], n);
-      }
+    for (; e + 4 <= end; e += 4) add_entry_group<4, kWeighted>(index, weights, e, v0, count, n, at, acc);
+    // The last 1-3 entries in one pass as well (one pass each had cost a row of 6 entries three passes).
+    if (end - e == 3)
+      add_entry_group<3, kWeighted>(index, weights, e, v0, count, n, at, acc);
+    else if (end - e == 2)
+      add_entry_group<2, kWeighted>(index, weights, e, v0, count, n, at, acc);
+    else if (end - e == 1)
+      add_entry_group<1, kWeighted>(index, weights, e, v0, count, n, at, acc);
+  }
+  // acc[i] += the terms of entries e..e + K - 1 at outputs v0 + i: one pass, K independent phase chains.
+  template <int K, bool kWeighted, class Twiddle>
+  static void add_entry_group(const int32_t *index, const Real *weights, int64_t e, uint64_t v0, uint64_t count,
+                              uint64_t n, const Twiddle &at, Complex *acc) {
+    uint64_t step[K], phase[K];
+    Real w[K];
+    for (int k = 0; k < K; ++k) {
+      step[k] = static_cast<uint64_t>(index[e + k]);
+      phase[k] = step[k] * v0 % n;
+      w[k] = kWeighted ? weights[e + k] : Real(1);
     }
-    for (; e < end; ++e) {
-      const uint64_t step = static_cast<uint64_t>(index[e]);
-      uint64_t phase = step * v0 % n;
-      const Real w = weight(e);
-      for (uint64_t i = 0; i < count; ++i) {
-        acc[i] += kWeighted ? w * at(phase) : at(phase);
-        advance(phase, step, n);
-      }
+    const auto term = [&](int k) { return kWeighted ? w[k] * at(phase[k]) : at(phase[k]); };
+    for (uint64_t i = 0; i < count; ++i) {
+      if constexpr (K == 4)
+        acc[i] += (term(0) + term(1)) + (term(2) + term(3));
+      else if constexpr (K == 3)
+        acc[i] += (term(0) + term(1)) + term(2);
+      else if constexpr (K == 2)
+        acc[i] += term(0) + term(1);
+      else
+        acc[i] += term(0);
+      for (int k = 0; k < K; ++k) advance(phase[k], step[k], n);
     }
   }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "common/checked.hpp"
 #include "common/fftw_columns.hpp"
@@ -21,6 +22,14 @@ namespace {
 // remainder once per task. In tasks of 16 outputs those remainders were a large part of the sums (PRUNED at
 // 4096^2: one for every 16 outputs of each nonzero).
 constexpr uint64_t kRowSumOutputs = 128;
+// A row's outputs split into tasks of kRowSumOutputs to 2 kRowSumOutputs - 1 (a width of 513 in four tasks, not
+// four and a task of one output paying every nonzero's remainder).
+struct RowTasks {
+  explicit RowTasks(uint64_t width) : width(width), count(std::max<uint64_t>(1, width / kRowSumOutputs)) {}
+  uint64_t first(uint64_t t) const { return t * width / count; }
+  uint64_t size(uint64_t t) const { return first(t + 1) - first(t); }
+  uint64_t width, count;
+};
 // PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
 template <class Real>
 struct PrunedPlans {
@@ -217,22 +226,19 @@ class CpuEngine final : public Engine {
     (aligned ? dense_.aligned : dense_.unaligned).execute_r2c(real, b);
   }
 
-  // dst[v] for v in [v0, v0 + kRowSumOutputs) and below width: the direct sums of nonempty row j along the
-  // columns, sum_e w_e e^{-2 pi i col_e v / cols}, accumulated in dst itself.
-  void row_sums(int64_t j, uint64_t v0, Complex *dst) const {
-    const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
-    std::fill(dst + v0, dst + v0 + count, Complex(0));
+  // dst[v] for v in [v0, v0 + count): the direct sums of nonempty row j along the columns,
+  // sum_e w_e e^{-2 pi i col_e v / cols}, written over dst.
+  void row_sums(int64_t j, uint64_t v0, uint64_t count, Complex *dst) const {
     direct_sums(m_->row_col.data(), row_weight_, m_->row_start[j], m_->row_start[j + 1], v0, count, layout_.cols,
-                tw_cols_, dst + v0);
+                tw_cols_, dst + v0, true);
   }
 
   // PRUNED's row_sums: direct row j's runs through their tables, then its other nonzeros (a row without runs as
   // row_sums takes it).
-  void pruned_row_sums(int64_t j, uint64_t v0, Complex *dst) const {
+  void pruned_row_sums(int64_t j, uint64_t v0, uint64_t count, Complex *dst) const {
     const FourStepEntries &entries = pruned_.entries;
     const auto row = static_cast<std::size_t>(j);
-    if (entries.runs.empty() || entries.runs[row] == 0) return row_sums(j, v0, dst);
-    const uint64_t count = std::min(kRowSumOutputs, layout_.width - v0);
+    if (entries.runs.empty() || entries.runs[row] == 0) return row_sums(j, v0, count, dst);
     const int64_t e0 = entries.start[row], singles = e0 + entries.runs[row], e1 = entries.start[row + 1];
     Complex *acc = dst + v0;
     // Run e's terms set the outputs (the first run: no zero fill) or add to them. The product is written
@@ -255,19 +261,21 @@ class CpuEngine final : public Engine {
       run_sums(e0, at, [](Complex &out, Complex term) { out = term; });
       for (int64_t e = e0 + 1; e < singles; ++e) run_sums(e, at, [](Complex &out, Complex term) { out += term; });
     });
-    direct_sums(pruned_.entry_col.data(), pruned_.entry_weight, singles, e1, v0, count, layout_.cols, tw_cols_, acc);
+    direct_sums(pruned_.entry_col.data(), pruned_.entry_weight, singles, e1, v0, count, layout_.cols, tw_cols_, acc,
+                false);
   }
 
   // acc[i] += sum over entries e in [e0, e1) of w_e e^{-2 pi i index_e (v0 + i) / n}, i < count: each entry's
   // phase starts with one 64-bit remainder and then advances by integer addition. Entries go four at a time: one
   // entry's phase (an add and a wrap per output, each waiting on the last) bounded the loop; four are independent
   // chains. Weights empty: every w_e is 1.
+  // set: the sums are written over acc (zeros where e0 == e1) rather than added to it.
   static void direct_sums(const int32_t *index, const HostBuffer<Real> &weights, int64_t e0, int64_t e1, uint64_t v0,
-                          uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc) {
+                          uint64_t count, uint64_t n, const TwiddleTables<Real> &tables, Complex *acc, bool set) {
     const Real *w = weights.size() != 0 ? weights.get() : nullptr;
     with_twiddles(tables, [&](const auto &at) {
-      w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc)
-        : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc);
+      w ? add_direct_sums<true>(index, w, e0, e1, v0, count, n, at, acc, set)
+        : add_direct_sums<false>(index, w, e0, e1, v0, count, n, at, acc, set);
     });
   }
   // fn(at) with at(m) = e^{-2 pi i m / n} from `tables` (one table's entry, or a split table's product).
@@ -285,18 +293,29 @@ class CpuEngine final : public Engine {
   }
   template <bool kWeighted, class Twiddle>
   static void add_direct_sums(const int32_t *index, const Real *weights, int64_t e, int64_t end, uint64_t v0,
-                              uint64_t count, uint64_t n, const Twiddle &at, Complex *acc) {
-    for (; e + 4 <= end; e += 4) add_entry_group<4, kWeighted>(index, weights, e, v0, count, n, at, acc);
-    // The last 1-3 entries in one pass as well (one pass each had cost a row of 6 entries three passes).
+                              uint64_t count, uint64_t n, const Twiddle &at, Complex *acc, bool set) {
+    if (set && e == end) std::fill(acc, acc + count, Complex(0));
+    // The first group writes the outputs when `set` (no zero fill), the later ones add; the last 1-3 entries go
+    // in one pass as well (one pass each had cost a row of 6 entries three passes).
+    const auto group = [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      if (set)
+        add_entry_group<K, kWeighted, true>(index, weights, e, v0, count, n, at, acc);
+      else
+        add_entry_group<K, kWeighted, false>(index, weights, e, v0, count, n, at, acc);
+      set = false;
+      e += K;
+    };
+    while (e + 4 <= end) group(std::integral_constant<int, 4>());
     if (end - e == 3)
-      add_entry_group<3, kWeighted>(index, weights, e, v0, count, n, at, acc);
+      group(std::integral_constant<int, 3>());
     else if (end - e == 2)
-      add_entry_group<2, kWeighted>(index, weights, e, v0, count, n, at, acc);
+      group(std::integral_constant<int, 2>());
     else if (end - e == 1)
-      add_entry_group<1, kWeighted>(index, weights, e, v0, count, n, at, acc);
+      group(std::integral_constant<int, 1>());
   }
-  // acc[i] += the terms of entries e..e + K - 1 at outputs v0 + i: one pass, K independent phase chains.
-  template <int K, bool kWeighted, class Twiddle>
+  // acc[i] (+)= the terms of entries e..e + K - 1 at outputs v0 + i: one pass, K independent phase chains.
+  template <int K, bool kWeighted, bool kSet, class Twiddle>
   static void add_entry_group(const int32_t *index, const Real *weights, int64_t e, uint64_t v0, uint64_t count,
                               uint64_t n, const Twiddle &at, Complex *acc) {
     uint64_t step[K], phase[K];
@@ -308,14 +327,19 @@ class CpuEngine final : public Engine {
     }
     const auto term = [&](int k) { return kWeighted ? w[k] * at(phase[k]) : at(phase[k]); };
     for (uint64_t i = 0; i < count; ++i) {
+      Complex sum;
       if constexpr (K == 4)
-        acc[i] += (term(0) + term(1)) + (term(2) + term(3));
+        sum = (term(0) + term(1)) + (term(2) + term(3));
       else if constexpr (K == 3)
-        acc[i] += (term(0) + term(1)) + term(2);
+        sum = (term(0) + term(1)) + term(2);
       else if constexpr (K == 2)
-        acc[i] += term(0) + term(1);
+        sum = term(0) + term(1);
       else
-        acc[i] += term(0);
+        sum = term(0);
+      if constexpr (kSet)
+        acc[i] = sum;
+      else
+        acc[i] += sum;
       for (int k = 0; k < K; ++k) advance(phase[k], step[k], n);
     }
   }
@@ -385,7 +409,8 @@ class CpuEngine final : public Engine {
       return direct_columns ? pruned_.spectra.get() + static_cast<uint64_t>(j) * W
                             : b + static_cast<uint64_t>(m_->row_id[j]) * W;
     };
-    const int64_t nblocks = static_cast<int64_t>((W + kRowSumOutputs - 1) / kRowSumOutputs);
+    const RowTasks tasks(W);
+    const auto ntasks = static_cast<int64_t>(tasks.count);
 #pragma omp parallel num_threads(usable_threads(threads_))
     {
       if (!direct_columns) {  // the empty rows: the gaps before, between and after the nonempty ones
@@ -408,9 +433,10 @@ class CpuEngine final : public Engine {
       }
 #pragma omp for collapse(2) schedule(dynamic, 4)
       for (int64_t j = 0; j < K; ++j)
-        for (int64_t blk = 0; blk < nblocks; ++blk)
+        for (int64_t t = 0; t < ntasks; ++t)
           if (!pruned_.fft_row[static_cast<std::size_t>(j)])
-            pruned_row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, spectrum(j));
+            pruned_row_sums(j, tasks.first(static_cast<uint64_t>(t)), tasks.size(static_cast<uint64_t>(t)),
+                            spectrum(j));
     }
     if (direct_columns)
       pruned_direct_columns(b);
@@ -445,11 +471,13 @@ class CpuEngine final : public Engine {
     if (method == SPFFT2D_METHOD_DIRECT_ROWS) {
       if (m_->has_empty_rows()) std::memset(static_cast<void *>(b), 0, R * W * sizeof(Complex));
       const int64_t nrows = static_cast<int64_t>(m_->row_id.size());
-      const int64_t nblocks = static_cast<int64_t>((W + kRowSumOutputs - 1) / kRowSumOutputs);
+      const RowTasks tasks(W);
+      const auto ntasks = static_cast<int64_t>(tasks.count);
 #pragma omp parallel for collapse(2) schedule(dynamic, 4) num_threads(usable_threads(threads_))
       for (int64_t j = 0; j < nrows; ++j)
-        for (int64_t blk = 0; blk < nblocks; ++blk)
-          row_sums(j, static_cast<uint64_t>(blk) * kRowSumOutputs, b + static_cast<uint64_t>(m_->row_id[j]) * W);
+        for (int64_t t = 0; t < ntasks; ++t)
+          row_sums(j, tasks.first(static_cast<uint64_t>(t)), tasks.size(static_cast<uint64_t>(t)),
+                   b + static_cast<uint64_t>(m_->row_id[j]) * W);
     } else {
       compute_dense(b);
       return;
@@ -477,8 +505,8 @@ class CpuEngine final : public Engine {
     for (int64_t j = 0; j < ncols; ++j) {
       for (int64_t b = 0; b < nblocks; ++b) {
         const uint64_t t0 = static_cast<uint64_t>(b) * kRowSumOutputs, count = std::min(kRowSumOutputs, tile - t0);
-        Complex acc[kRowSumOutputs] = {};
-        direct_sums(m_->row.data(), weight_, m_->col_start[j], m_->col_start[j + 1], s0 + t0, count, R, tw_, acc);
+        Complex acc[kRowSumOutputs];
+        direct_sums(m_->row.data(), weight_, m_->col_start[j], m_->col_start[j + 1], s0 + t0, count, R, tw_, acc, true);
         const uint64_t c = static_cast<uint64_t>(m_->col_id[j]);
         for (uint64_t i = 0; i < count; ++i) z[(t0 + i) * C + c] = acc[i];
       }

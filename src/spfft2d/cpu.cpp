@@ -326,22 +326,29 @@ class CpuEngine final : public Engine {
       w[k] = kWeighted ? weights[e + k] : Real(1);
     }
     const auto term = [&](int k) { return kWeighted ? w[k] * at(phase[k]) : at(phase[k]); };
-    for (uint64_t i = 0; i < count; ++i) {
-      Complex sum;
-      if constexpr (K == 4)
-        sum = (term(0) + term(1)) + (term(2) + term(3));
-      else if constexpr (K == 3)
-        sum = (term(0) + term(1)) + term(2);
-      else if constexpr (K == 2)
-        sum = term(0) + term(1);
-      else
-        sum = term(0);
-      if constexpr (kSet)
-        acc[i] = sum;
-      else
-        acc[i] += sum;
-      for (int k = 0; k < K; ++k) advance(phase[k], step[k], n);
-    }
+    const auto sweep = [&](const auto &next) {
+      for (uint64_t i = 0; i < count; ++i) {
+        Complex sum;
+        if constexpr (K == 4)
+          sum = (term(0) + term(1)) + (term(2) + term(3));
+        else if constexpr (K == 3)
+          sum = (term(0) + term(1)) + term(2);
+        else if constexpr (K == 2)
+          sum = term(0) + term(1);
+        else
+          sum = term(0);
+        if constexpr (kSet)
+          acc[i] = sum;
+        else
+          acc[i] += sum;
+        for (int k = 0; k < K; ++k) next(phase[k], step[k]);
+      }
+    };
+    // A power-of-two n wraps by a mask (no compare and select waiting on the add).
+    if ((n & (n - 1)) == 0)
+      sweep([mask = n - 1](uint64_t &phase, uint64_t step) { phase = (phase + step) & mask; });
+    else
+      sweep([n](uint64_t &phase, uint64_t step) { advance(phase, step, n); });
   }
 
   // PRUNED's row plans: one padded row transformed in place (FFTW_UNALIGNED: rows of b start anywhere). With

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,23 +36,27 @@ double time_median(Fn &&fn, int repeats, int warmup = 2) {
   return median(t);
 }
 
-// Median wall times in seconds of each of fns timed in turn (fns[0], fns[1], ..., then again), `repeats` times,
+// Median wall times in seconds of each of fns timed in turn, `repeats` rounds of one call each,
 // so that a slow drift of the host (other load, clocks) reaches every one alike. Each timed call follows an
 // untimed call of the same fn, so that it finds the caches as a run of repeated calls of it would. Each round
-// starts one fn later than the one before, so that no fn always runs right after the same other one (in a fixed
-// order, whatever followed bench_spfft2d's peer, a 24 MiB FFTW call, ran 8-10 % slower at 2048^2: AUTO against
-// PRUNED, the same method, 1.11 against 1.02 with AUTO moved to the end).
+// takes the fns in a fresh shuffled order (fixed seed), so that no fn always runs right after the same other one:
+// in a fixed order, and equally in one that only rotates (the cyclic order stays), whatever followed
+// bench_spfft2d's peer, a 24 MiB FFTW call, ran 5-10 % slower at 2048^2 (AUTO against PRUNED, the same method).
 template <class Fn>
 std::vector<double> time_medians_in_turn(const std::vector<Fn> &fns, int repeats) {
   std::vector<std::vector<double>> t(fns.size());
-  for (int i = 0; i < repeats; ++i)
-    for (std::size_t k = 0; k < fns.size(); ++k) {
-      const std::size_t f = (k + static_cast<std::size_t>(i)) % fns.size();
+  std::vector<std::size_t> order(fns.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::mt19937 shuffler(20261203u);
+  for (int i = 0; i < repeats; ++i) {
+    std::shuffle(order.begin(), order.end(), shuffler);
+    for (const std::size_t f : order) {
       fns[f]();
       auto t0 = std::chrono::steady_clock::now();
       fns[f]();
       t[f].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+  }
   std::vector<double> m;
   for (const auto &v : t) m.push_back(median(v));
   return m;

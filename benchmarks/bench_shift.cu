@@ -230,8 +230,14 @@ int main(int argc, char **argv) {
       BENCH_CUDA(cudaFree(d_ref));
     }
   }
-  std::printf("minimum ratio to copy: out of place %.1f%%, in place %.1f%%\n", 100 * min_out_of_place,
-              100 * min_in_place);
+  // A mode left out by --mode has no rows: "-" rather than the initial value.
+  const auto percent = [](double worst) {
+    char text[32] = "-";
+    if (worst < 1e9) std::snprintf(text, sizeof text, "%.1f%%", 100 * worst);
+    return std::string(text);
+  };
+  std::printf("minimum ratio to copy: out of place %s, in place %s\n", percent(min_out_of_place).c_str(),
+              percent(min_in_place).c_str());
   std::printf("rows below target (90%% of copy out of place, 80%% in place; marked !): %d\n", below);
   BENCH_CUDA(cudaStreamDestroy(stream));
   return 0;

@@ -281,6 +281,8 @@ TEST(ShiftCuda, UnalignedBuffers) {
         std::memcpy(padded.data() + elem, in.data(), bytes);
         sfft_test::DeviceMemory a(bytes + elem), b(bytes + elem);
         a.upload(padded.data(), bytes + elem);
+        const std::vector<unsigned char> zeros(bytes + elem, 0);
+        b.upload(zeros.data(), bytes + elem);  // the element before the array is read back and must stay 0
         auto *src = static_cast<unsigned char *>(a.get()) + elem;
         auto *dst = in_place ? src : static_cast<unsigned char *>(b.get()) + elem;
         ASSERT_EQ(fftshift_nd(dst, src, static_cast<int>(shape.size()), shape.data(), 0, dtype, &opts), SFFT_SUCCESS)
@@ -289,6 +291,9 @@ TEST(ShiftCuda, UnalignedBuffers) {
         (in_place ? a : b).download(padded.data(), bytes + elem);
         EXPECT_TRUE(std::equal(want.begin(), want.end(), padded.begin() + static_cast<std::ptrdiff_t>(elem)))
             << "dtype " << dtype << " rank " << shape.size() << (in_place ? " in place" : " out of place");
+        EXPECT_TRUE(std::all_of(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(elem),
+                                [](unsigned char byte) { return byte == 0; }))
+            << "written before the array: dtype " << dtype << " rank " << shape.size();
       }
 }
 

@@ -391,7 +391,7 @@ void block_stage_in_place(Word *data, const Layout &l, const BlockStageLaunch &b
   const auto launch = [&](auto kernel) {
     cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), b.stage_bytes);
     kernel<<<cuda::grid_for(b.g.tiles * b.threads, b.threads), b.threads, b.stage_bytes, stream>>>(data, l, b.g,
-                                                                                                  RowSource(l));
+                                                                                                   RowSource(l));
   };
   if (b.threads == kStageWideThreads)
     launch(block_stage_kernel<Word, kStageWideThreads>);
@@ -436,9 +436,19 @@ __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__r
 // ring of shared memory by asynchronous copies, kChainStageBytes of it, R - 1 of its R groups in flight, so
 // bytes in flight are not bounded by registers. The kernel that kept its loads in registers (64 registers,
 // 64 bytes in flight a thread) kept the DRAM half busy (H200 profile, 8191^2 float32: DRAM 50 %, 54 % of warp
-// stalls on loads, 62 % of a device copy).
+// stalls on loads, 62 % of a device copy). The copies ask L2 for whole 256-byte fetches and a block takes 256
+// chains (512 for 16-byte words), 1 KiB runs of a row for 4-byte words: the warps' 128-byte runs lie far apart,
+// and DRAM did better on larger pieces (H200, 2026-12-03, same call, two rounds, % of a device copy: 64-thread
+// blocks 2-14 points below 128; at 128 threads the 256-byte fetches gained 2-8 points, 256 threads 0-2 more;
+// 512 threads lost 1-15 points for words up to 8 bytes but gained up to 8 for 16-byte words on 511^3).
 constexpr std::size_t kChainWords = 32;
-constexpr unsigned kChainBlock = 128;
+template <class Word>
+constexpr unsigned chain_threads() {
+  return sizeof(Word) == 16 ? 512 : 256;
+}
+// Where a GPU's opt-in shared memory a block is smaller (99 KiB on sm_86 / sm_89, 64 KiB on sm_75), the launch
+// halves the block down to this, whose rings take at most 37 KiB.
+constexpr unsigned kChainMinThreads = 128;
 constexpr unsigned kChainStageBytes = 256;  // per thread: R groups of G steps of two words (and the last step)
 constexpr int kChainRing = 4;               // R
 
@@ -463,19 +473,19 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // The device side of chain_walk's stage: the thread's slots are a column of the block's shared array
 // (slot j at row j), so a warp's copies fill consecutive words.
-template <class Word, int R>
+template <class Word, int R, unsigned Threads>
 struct AsyncStage {
   Word *column;
   __device__ void fetch(int slot, const Word *src) const {
-    Word *dst = column + slot * kChainBlock;
+    Word *dst = column + slot * Threads;
 #if __CUDA_ARCH__ >= 800
     const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     if constexpr (sizeof(Word) == 4)
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(to), "l"(src) : "memory");
+      asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 4;\n" ::"r"(to), "l"(src) : "memory");
     else if constexpr (sizeof(Word) == 8)
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(to), "l"(src) : "memory");
+      asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8;\n" ::"r"(to), "l"(src) : "memory");
     else
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(src) : "memory");
+      asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(to), "l"(src) : "memory");
 #else
     *dst = *src;
 #endif
@@ -483,19 +493,21 @@ struct AsyncStage {
   __device__ void commit() const { cp_async_commit(); }
   __device__ void wait() const { cp_async_wait<R - 1>(); }
   __device__ void drain() const { cp_async_wait<0>(); }
-  __device__ Word get(int slot) const { return column[slot * kChainBlock]; }
+  __device__ Word get(int slot) const { return column[slot * Threads]; }
 };
 
-template <class Word, int D, class Inner>
-__global__ void __launch_bounds__(kChainBlock) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
+template <class Word, int D, class Inner, unsigned Threads>
+__global__ void __launch_bounds__(Threads) chain_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan) {
   constexpr int G = chain_group<Word>();
-  __shared__ __align__(16) Word ring[(2 * G * kChainRing + 2) * kChainBlock];
+  // (2 G R + 2) x Threads words: dynamic, being more than the static 48 KiB
+  extern __shared__ __align__(16) unsigned char ring_bytes[];
+  auto *ring = reinterpret_cast<Word *>(ring_bytes);
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
   const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
-  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kChainBlock) + threadIdx.x;
-  AsyncStage<Word, kChainRing> stage{ring + threadIdx.x};
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(Threads) + threadIdx.x;
+  AsyncStage<Word, kChainRing, Threads> stage{ring + threadIdx.x};
   if (g < p.scratch_words) chain_walk<Word, D, Inner, G, kChainRing>(data, saved, p, g, stage);
 }
 
@@ -739,13 +751,23 @@ __global__ void __launch_bounds__(kBlock)
   write(r0, stage0);
 }
 
-template <class Word, int D, class Inner>
+template <class Word, int D, class Inner, unsigned Threads = chain_threads<Word>()>
 void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>((p.scratch_words + kChainBlock - 1) / kChainBlock);
+  const std::size_t ring_bytes = (2 * chain_group<Word>() * kChainRing + 2) * Threads * sizeof(Word);
+  if constexpr (Threads > kChainMinThreads) {
+    int device = 0, optin = 0;
+    SFFT_CUDA_CHECK(cudaGetDevice(&device));
+    SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (ring_bytes + sizeof(PairPlan) > static_cast<std::size_t>(optin))
+      return launch_chains<Word, D, Inner, Threads / 2>(data, saved, p, stream);
+  }
+  const auto kernel = chain_kernel<Word, D, Inner, Threads>;
   // The rings need the largest shared-memory carveout for enough blocks per SM (the L1 cache matters less).
-  SFFT_CUDA_CHECK(cudaFuncSetAttribute(chain_kernel<Word, D, Inner>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared));
-  chain_kernel<Word, D, Inner><<<blocks, kChainBlock, 0, stream>>>(data, saved, p);
+  SFFT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), ring_bytes);
+  const auto blocks = static_cast<unsigned>((p.scratch_words + Threads - 1) / Threads);
+  kernel<<<blocks, Threads, ring_bytes, stream>>>(data, saved, p);
   SFFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -809,7 +831,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  if ((p.scratch_words + kChainBlock - 1) / kChainBlock > INT32_MAX)
+  if ((p.scratch_words + kChainMinThreads - 1) / kChainMinThreads > INT32_MAX)
     fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place chain grid");
   // 32-bit inner offsets and up to 4 inner dims cover every practical shape; the rest runs the general form.
   if (p.S > UINT32_MAX || p.inner_dims > 4)

@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
     std::printf("bench_shift: no CUDA device; nothing to measure\n");
     return 0;
   }
-  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, extents of 1 and axis subsets; every
-  // shape holds at least 64 MiB in every dtype.
+  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short odd rows, extents of 1 and axis
+  // subsets; every shape holds at least 64 MiB in every dtype.
   std::vector<Case> cases = {
       {"1-D 2^26", {INT64_C(1) << 26}, 0},
       {"1-D 2^26+1", {(INT64_C(1) << 26) + 1}, 0},
@@ -134,6 +134,8 @@ int main(int argc, char **argv) {
       {"2-D 4097x8193", {4097, 8193}, 0},
       {"2-D 3x(2^25+1)", {3, (INT64_C(1) << 25) + 1}, 0},
       {"2-D (2^24+1)x5", {(INT64_C(1) << 24) + 1, 5}, 0},
+      {"2-D 16384x1025", {16384, 1025}, 0},
+      {"2-D 65536x257", {65536, 257}, 0},
       {"3-D 512^3", {512, 512, 512}, 0},
       {"3-D 511^3", {511, 511, 511}, 0},
       {"3-D 510x511x512", {510, 511, 512}, 0},

@@ -338,6 +338,41 @@ TEST(ShiftCuda, InPlaceStagedBlocksAtBothWidths) {
     }
 }
 
+// In place with the odd shifted axis last (single words, S = 1) under other shifted axes, rows too long for the
+// block stage: the pair order's tiles (cuda.cu, tile_kernel) where the first axis is shifted by half (σ an
+// involution) and where a short odd first axis moves rows (σ not an involution, a tile takes every row);
+// several batches, 4- and 8-byte words, fftshift and ifftshift, against the definition. 64 x 255 takes the
+// block stage.
+TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  const std::pair<sfft_dtype, std::size_t> f32{SFFT_FLOAT32, 4}, f64{SFFT_FLOAT64, 8}, c64{SFFT_COMPLEX64, 8};
+  const std::pair<Shape, std::pair<sfft_dtype, std::size_t>> cases[] = {
+      {{6, 8191}, c64}, {{4, 20001}, f32}, {{2, 12289}, f64},   {{3, 8193}, f32},
+      {{3, 8193}, c64}, {{7, 4099}, f32},  {{5, 3, 4099}, f64}, {{64, 255}, f32},
+  };
+  for (const auto &[shape, kind] : cases)
+    for (bool inverse : {false, true}) {
+      const auto [dtype, elem] = kind;
+      const std::size_t bytes = count_of(shape) * elem;
+      auto in = pattern(bytes, 43);
+      auto want = shift_reference(in, shape, 0, elem, inverse);
+      sfft_test::DeviceMemory d(bytes);
+      d.upload(in.data(), bytes);
+      const int rank = static_cast<int>(shape.size());
+      const sfft_status st = inverse ? ifftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts)
+                                     : fftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts);
+      ASSERT_EQ(st, SFFT_SUCCESS) << sfft_last_error();
+      sfft_test::device_synchronize();
+      std::vector<unsigned char> got(bytes);
+      d.download(got.data(), bytes);
+      EXPECT_TRUE(got == want) << shape[0] << " x ... x " << shape.back() << " dtype " << dtype
+                               << (inverse ? " ifftshift" : " fftshift");
+    }
+}
+
 // CPU out of place (x86-64), rows as whole tasks: a thread with 8 MiB or more of rows up to 4 KiB long to write
 // (kStreamBytes, kShortRowBytes in src/shift/cpu.cpp) writes them through a stage with non-temporal stores; the
 // cases above take ordinary stores. Rows of tens of bytes and of nearly 4 KiB (both crossing flushes of the 4 KiB

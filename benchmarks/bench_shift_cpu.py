@@ -57,11 +57,13 @@ def median_time(fn):
     return statistics.median(times)
 
 
-# Even, odd and mixed extents, 1-D to 5-D, primes, a long axis, extents of 1, axis subsets; >= 64 MiB in f32.
+# Even, odd and mixed extents, 1-D to 5-D, primes, a long axis, many short odd rows, extents of 1, axis subsets;
+# >= 64 MiB in f32.
 cases = [("1-D 2^24", (1 << 24,), None), ("1-D 2^24+1", ((1 << 24) + 1,), None),
          ("2-D 4096^2", (4096, 4096), None), ("2-D 4095^2", (4095, 4095), None),
          ("2-D 4096x4095", (4096, 4095), None), ("2-D 4097x4099", (4097, 4099), None),
-         ("2-D 3x(2^23+1)", (3, (1 << 23) + 1), None), ("3-D 256^3", (256, 256, 256), None),
+         ("2-D 3x(2^23+1)", (3, (1 << 23) + 1), None), ("2-D 16384x1025", (16384, 1025), None),
+         ("2-D 65536x257", (65536, 257), None), ("3-D 256^3", (256, 256, 256), None),
          ("3-D 255^3", (255, 255, 255), None), ("3-D 255x257x259", (255, 257, 259), None),
          ("4-D 63x65x67x69", (63, 65, 67, 69), None), ("5-D 29x31x37x41x43", (29, 31, 37, 41, 43), None),
          ("4-D 1x4095x1x4095", (1, 4095, 1, 4095), None), ("3-D 255^3 ax0", (255, 255, 255), (0,)),

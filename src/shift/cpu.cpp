@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/copy.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
 #include "shift/pairs.hpp"
@@ -20,43 +21,12 @@ namespace {
 
 constexpr std::size_t kPieceWords = std::size_t{1} << 15;  // long rows are split into pieces of this many words
 
-// Copies n >= 64 bytes between non-overlapping ranges in 16-byte vectors, the destination's aligned. glibc's
-// memcpy moves runs from a few KiB up to its non-temporal threshold with `rep movsb`, which ran at a third of
-// the bandwidth where source and destination differ in their alignment within a line, as the shift's row runs
-// mostly do (AMD EPYC VM, glibc 2.36, 2 threads, 2026-12-04: 3x(2^23+1) float64 in place 27 ms, 12 ms with
-// `rep movsb` tuned off; 4097x4099 complex128 26 -> 16 ms).
-inline void copy_long(unsigned char *dst, const unsigned char *src, std::size_t n) {
-#if defined(__x86_64__)
-  const auto load = [&](std::size_t at) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + at)); };
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), load(0));
-  std::size_t at = 16 - reinterpret_cast<std::uintptr_t>(dst) % 16;  // the first aligned destination vector
-  for (; at + 64 <= n; at += 64) {
-    const __m128i a = load(at), b = load(at + 16), c = load(at + 32), d = load(at + 48);
-    auto *to = reinterpret_cast<__m128i *>(dst + at);
-    _mm_store_si128(to, a);
-    _mm_store_si128(to + 1, b);
-    _mm_store_si128(to + 2, c);
-    _mm_store_si128(to + 3, d);
-  }
-  for (; at + 16 <= n; at += 16) _mm_store_si128(reinterpret_cast<__m128i *>(dst + at), load(at));
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + n - 16), load(n - 16));
-#else
-  std::memcpy(dst, src, n);
-#endif
-}
-
 // Copies n bytes (a multiple of 4) between non-overlapping ranges. The runs of short rows are tens of bytes,
 // where a memcpy call costs as much as the copy: fixed-size moves inline instead, the last one overlapping
-// its predecessor when n is not a multiple of its size. Longer runs go to memcpy, except those long enough for
-// `rep movsb` (glibc's lowest threshold, 2 KiB) whose source and destination differ in their alignment within
-// a line: copy_long (memcpy's wider vectors won on runs of a few hundred bytes: 3-D 255^3 axis 2 float32 in
-// place 0.81-0.84x with copy_long for every run).
+// its predecessor when n is not a multiple of its size. Longer runs go to copy_bytes (common/copy.hpp).
 inline void copy_run(unsigned char *dst, const unsigned char *src, std::size_t n) {
   if (n > 64) {
-    if (n < 2048 || (reinterpret_cast<std::uintptr_t>(dst) - reinterpret_cast<std::uintptr_t>(src)) % 64 == 0)
-      std::memcpy(dst, src, n);
-    else
-      copy_long(dst, src, n);
+    copy_bytes(dst, src, n);
   } else if (n >= 32) {
     for (std::size_t i = 0; i + 32 < n; i += 32) std::memcpy(dst + i, src + i, 32);
     std::memcpy(dst + n - 32, src + n - 32, 32);
@@ -210,7 +180,7 @@ struct Word {
 // 2 streamed), which only pays off while the output stays in cache. Consecutive output rows read runs of a few
 // source rows here and there, where the hardware prefetchers start cold on each run: the source rows are
 // prefetched kShortRowBytes ahead. (Rows longer than that, streamed, measured no faster; on the AMD EPYC VM,
-// 2026-12-04, with copy_long 0-10 % slower.)
+// 2026-12-04, with copy_bytes 0-10 % slower.)
 constexpr std::size_t kShortRowBytes = 4096;
 constexpr std::size_t kStreamBytes = std::size_t{8} << 20;
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/copy.hpp"
 #include "shift/pairs.hpp"
 #include "shift_reference.hpp"
 #include "test_support.hpp"
@@ -664,6 +665,24 @@ TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
       ASSERT_EQ(f.div(n), n / d) << "n = " << n << ", d = " << d;
     }
   }
+}
+
+// copy_bytes (common/copy.hpp), the CPU shift's copy of long runs: every source and destination alignment within
+// a line, lengths around its vector loop's ends and its memcpy threshold, against memcpy; the bytes around the
+// destination untouched.
+TEST(ShiftCopy, CopyBytesMatchesMemcpyAtEveryAlignment) {
+  std::mt19937_64 rng(9);
+  std::vector<unsigned char> src(8192 + 128);
+  for (auto &b : src) b = static_cast<unsigned char>(rng());
+  for (std::size_t n : {std::size_t{65}, std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{2063},
+                        std::size_t{2111}, std::size_t{4096}, std::size_t{8191}})
+    for (std::size_t from = 0; from < 64; ++from)
+      for (std::size_t to = 0; to < 64; to += 3) {
+        std::vector<unsigned char> got(8192 + 256, 0xEE), want = got;
+        sfft::copy_bytes(got.data() + 64 + to, src.data() + from, n);
+        std::memcpy(want.data() + 64 + to, src.data() + from, n);
+        ASSERT_EQ(got, want) << "n " << n << " source offset " << from << " destination offset " << to;
+      }
 }
 
 // --------------------------------------------------------------------------- bad input

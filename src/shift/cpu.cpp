@@ -543,8 +543,7 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::ptrdiff_t t = 0; t < tasks; ++t) {
       std::size_t row = static_cast<std::size_t>(t) / g.pieces, p = static_cast<std::size_t>(t) % g.pieces;
-      const std::size_t c0 = p * g.piece, c1 = std::min(g.L, (p + 1) * g.piece);
-      copy_piece(l, g, dst, src, row, c0, c1);
+      copy_piece(l, g, dst, src, row, p * g.piece, std::min(g.L, (p + 1) * g.piece));
     }
   } else if (is_involution(l)) {
 #pragma omp parallel for num_threads(threads) schedule(static)

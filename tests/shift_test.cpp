@@ -265,7 +265,8 @@ TEST(ShiftCuda, OutOfPlaceBeyondOneGridPass) {
 }
 
 // Buffers that are not 16-byte aligned (4-byte elements 4 bytes in, 8-byte ones 8 bytes in) take the word-by-word
-// tile kernels out of place, where aligned ones take the staged or vector kernels: same results.
+// tile kernels out of place, and in place the word-by-word block stage (64 x 255), where aligned ones take the
+// staged or vector kernels: same results.
 TEST(ShiftCuda, UnalignedBuffers) {
   SFFT_SKIP_WITHOUT_GPU();
   sfft_options opts;
@@ -273,7 +274,7 @@ TEST(ShiftCuda, UnalignedBuffers) {
   opts.backend = SFFT_BACKEND_CUDA;
   const std::pair<sfft_dtype, std::size_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX64, 8}};
   for (const auto &[dtype, elem] : kinds)
-    for (const Shape &shape : {Shape{8191}, Shape{63, 65}, Shape{7, 9, 11}, Shape{70000, 3}})
+    for (const Shape &shape : {Shape{8191}, Shape{63, 65}, Shape{7, 9, 11}, Shape{70000, 3}, Shape{64, 255}})
       for (bool in_place : {false, true}) {
         const std::size_t bytes = count_of(shape) * elem;
         auto in = pattern(bytes, 23);

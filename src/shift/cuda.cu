@@ -5,7 +5,7 @@
 //    aligned) stored by the threads that load them.
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
 //  - in place with the first axis unshifted or shifted by half over blocks that fit in shared memory: tiles of
-//    whole blocks (and their partners) staged and written back shifted.
+//    whole blocks (and their partners) staged and written back shifted (4-byte words as 16-byte vectors).
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
 //    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
@@ -307,6 +307,13 @@ struct BlockStage {
   FastDiv32 by_L;
 };
 
+// A run's stage in the vector kernel: its words, the lead that keeps data vectors aligned in the stage (up to 12
+// bytes) and the funnel's read past the run's end, in whole vectors.
+constexpr std::size_t kStagePadBytes = 32;
+__host__ __device__ constexpr std::size_t stage_pitch_bytes(std::size_t run_bytes) {
+  return (run_bytes + kStagePadBytes + 15) & ~std::size_t{15};
+}
+
 // The launch beside the kernel's argument: kept out of BlockStage, whose size the kernel pays for (a larger
 // argument made the 256-thread stage 3-5 points slower, H200).
 struct BlockStageLaunch {
@@ -323,7 +330,7 @@ BlockStageLaunch block_stage(const Layout &l, std::size_t word_bytes) {
   const std::size_t runs = l.shift[0] != 0 ? 2 : 1;
   const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
   const std::size_t block = l.words / static_cast<std::size_t>(l.extent[0]);
-  const std::size_t block_bytes = runs * (block * word_bytes + block / L * sizeof(uint32_t));
+  const std::size_t block_bytes = runs * (block * word_bytes + kStagePadBytes + block / L * sizeof(uint32_t));
   int device = 0, optin = 0, per_sm = 0;
   SFFT_CUDA_CHECK(cudaGetDevice(&device));
   SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -340,7 +347,7 @@ BlockStageLaunch block_stage(const Layout &l, std::size_t word_bytes) {
   g.shift = static_cast<uint32_t>(l.shift[l.ndim - 1]);
   g.tile_rows = static_cast<uint32_t>(g.tile / L);
   g.by_L = FastDiv32(g.L);
-  launch.stage_bytes = runs * (g.tile * word_bytes + g.tile_rows * sizeof(uint32_t));
+  launch.stage_bytes = runs * (stage_pitch_bytes(g.tile * word_bytes) + g.tile_rows * sizeof(uint32_t));
   const auto ctas_per_sm = static_cast<std::size_t>(per_sm) / (launch.stage_bytes + sizeof(SharedRows));
   launch.threads = ctas_per_sm <= kStageWideMaxCtas ? kStageWideThreads : kBlock;
   return launch;
@@ -382,22 +389,6 @@ __global__ void __launch_bounds__(Threads)
       data[at(c)] = stage[src_row[r] + wrap_sub(col, g.shift, g.L)];
     }
   }
-}
-
-template <class Word>
-void block_stage_in_place(Word *data, const Layout &l, const BlockStageLaunch &b, cudaStream_t stream) {
-  // The default dynamic limit is 48 KiB less the kernel's static shared memory: a stage just under 48 KiB may
-  // need it raised too (allow_dynamic_shared compares with the kernel's current limit).
-  const auto launch = [&](auto kernel) {
-    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), b.stage_bytes);
-    kernel<<<cuda::grid_for(b.g.tiles * b.threads, b.threads), b.threads, b.stage_bytes, stream>>>(data, l, b.g,
-                                                                                                   RowSource(l));
-  };
-  if (b.threads == kStageWideThreads)
-    launch(block_stage_kernel<Word, kStageWideThreads>);
-  else
-    launch(block_stage_kernel<Word, kBlock>);
-  SFFT_CUDA_CHECK_LAUNCH();
 }
 
 // The four words from word `sh` on of the eight in a then b.
@@ -469,6 +460,107 @@ __device__ __forceinline__ void cp_async_wait() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
 #endif
+}
+
+// block_stage_kernel's tiles for 4-byte words in 16-byte aligned data, moved as aligned 16-byte vectors: each
+// run's whole vectors are copied asynchronously into a stage kept at the run's alignment (single words at its
+// ends), and each output vector that lies in one row and whose source does not wrap there is funnelled from two
+// aligned stage vectors; a vector across rows or across the wrap steps its four words' sources, and the run's
+// ragged ends go word by word. Word by word, the float32 stage was issue-bound (H200 ncu: SM 71-74 %, DRAM
+// 39-54 %). For 8- and 16-byte words the word-by-word kernel stayed faster (docs/shift.md).
+template <unsigned Threads>
+__global__ void __launch_bounds__(Threads)
+    block_stage_vector_kernel(uint32_t *data, Layout l_arg, BlockStage g, RowSource rows_arg) {
+  const unsigned runs = g.partner != 0 ? 2 : 1;
+  const auto pitch = static_cast<uint32_t>(stage_pitch_bytes(g.tile * 4) / 4);
+  extern __shared__ __align__(16) unsigned char stage_bytes[];
+  auto *stage = reinterpret_cast<uint32_t *>(stage_bytes);  // run r's word x at r pitch + x - (a0 & ~3)
+  uint32_t *src_row = stage + runs * pitch;                 // stage index of each output row's source row
+  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
+  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
+  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
+    const std::size_t start = tile * g.tile, row0 = tile * g.tile_rows, partner_row0 = row0 + g.partner / g.L;
+    const auto count = static_cast<uint32_t>(min(g.tile, g.run_words - start));  // words per run
+    const uint32_t rows = count / g.L;
+    const auto run_base = [&](unsigned r) { return (start + r * g.partner) & ~std::size_t{3}; };
+    __syncthreads();  // the previous tile's writes have read the stage and the row table
+    for (unsigned r = 0; r < runs; ++r) {
+      const std::size_t a0 = start + r * g.partner, a1 = a0 + count, base = a0 & ~std::size_t{3};
+      uint32_t *to = stage + r * pitch;  // to[x - base] for word x of the run
+      const std::size_t first = (a0 + 3) / 4, last = a1 / 4;  // whole vectors [first, last)
+      const std::size_t head_end = min(4 * first, a1), tail_begin = max(4 * last, head_end);
+      for (std::size_t x = a0 + threadIdx.x; x < head_end; x += Threads) to[x - base] = data[x];
+      for (std::size_t x = tail_begin + threadIdx.x; x < a1; x += Threads) to[x - base] = data[x];
+      for (std::size_t q = first + threadIdx.x; q < last; q += Threads) {
+#if __CUDA_ARCH__ >= 800
+        const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(to + (4 * q - base)));
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(data + 4 * q) : "memory");
+#else
+        *reinterpret_cast<uint4 *>(to + (4 * q - base)) = *reinterpret_cast<const uint4 *>(data + 4 * q);
+#endif
+      }
+    }
+    cp_async_commit();
+    for (uint32_t r = threadIdx.x; r < runs * rows; r += Threads) {
+      const std::size_t src = sh.rows(sh.l, r < rows ? row0 + r : partner_row0 + (r - rows));
+      const unsigned from = src < start + count ? 0 : 1;
+      src_row[r] = static_cast<uint32_t>(from * pitch + (src - run_base(from)));
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // the whole tile is staged: the writes below may overwrite any of its words
+    for (unsigned r = 0; r < runs; ++r) {
+      const std::size_t a0 = start + r * g.partner, a1 = a0 + count;
+      const uint32_t *run_rows = src_row + r * rows;
+      // Output word (row, col) of the run comes from stage[run_rows[row] + (col - shift) mod L].
+      const auto word = [&](uint32_t row, uint32_t col) { return stage[run_rows[row] + wrap_sub(col, g.shift, g.L)]; };
+      const auto single = [&](std::size_t x) {
+        const auto c = static_cast<uint32_t>(x - a0), row = g.by_L.div(c);
+        data[x] = word(row, c - row * g.L);
+      };
+      const std::size_t first = (a0 + 3) / 4, last = a1 / 4;
+      const std::size_t head_end = min(4 * first, a1), tail_begin = max(4 * last, head_end);
+      for (std::size_t x = a0 + threadIdx.x; x < head_end; x += Threads) single(x);
+      for (std::size_t x = tail_begin + threadIdx.x; x < a1; x += Threads) single(x);
+      for (std::size_t q = first + threadIdx.x; q < last; q += Threads) {
+        const auto c = static_cast<uint32_t>(4 * q - a0), row = g.by_L.div(c), col = c - row * g.L;
+        const uint32_t src_col = wrap_sub(col, g.shift, g.L);
+        uint4 v;
+        if (col + 4 <= g.L && src_col + 4 <= g.L) {
+          const uint32_t from = run_rows[row] + src_col, at = from & ~3u;
+          const uint4 lo = *reinterpret_cast<const uint4 *>(stage + at);
+          v = (from & 3u) != 0 ? funnel(lo, *reinterpret_cast<const uint4 *>(stage + at + 4), from & 3u) : lo;
+        } else {
+          const uint32_t wrap = col + 1 < g.L ? 0 : 1;  // the rows of words 1..3: row or row + 1
+          const uint32_t c1 = col + 1 - wrap * g.L, r1 = row + wrap;
+          const uint32_t c2 = c1 + 1 < g.L ? c1 + 1 : 0, r2 = c1 + 1 < g.L ? r1 : r1 + 1;
+          const uint32_t c3 = c2 + 1 < g.L ? c2 + 1 : 0, r3 = c2 + 1 < g.L ? r2 : r2 + 1;
+          v = make_uint4(word(row, col), word(r1, c1), word(r2, c2), word(r3, c3));
+        }
+        *reinterpret_cast<uint4 *>(data + 4 * q) = v;
+      }
+    }
+  }
+}
+
+template <class Word>
+void block_stage_in_place(Word *data, const Layout &l, const BlockStageLaunch &b, cudaStream_t stream) {
+  // The default dynamic limit is 48 KiB less the kernel's static shared memory: a stage just under 48 KiB may
+  // need it raised too (allow_dynamic_shared compares with the kernel's current limit).
+  const auto launch = [&](auto kernel) {
+    cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), b.stage_bytes);
+    kernel<<<cuda::grid_for(b.g.tiles * b.threads, b.threads), b.threads, b.stage_bytes, stream>>>(data, l, b.g,
+                                                                                                   RowSource(l));
+  };
+  const bool wide = b.threads == kStageWideThreads;
+  if constexpr (sizeof(Word) == 4) {
+    if ((reinterpret_cast<std::uintptr_t>(data) & 15) == 0) {
+      wide ? launch(block_stage_vector_kernel<kStageWideThreads>) : launch(block_stage_vector_kernel<kBlock>);
+      SFFT_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  wide ? launch(block_stage_kernel<Word, kStageWideThreads>) : launch(block_stage_kernel<Word, kBlock>);
+  SFFT_CUDA_CHECK_LAUNCH();
 }
 
 // The device side of chain_walk's stage: the thread's slots are a column of the block's shared array

@@ -454,6 +454,17 @@ __device__ __forceinline__ void cp_async_commit() {
 #endif
 }
 
+// An asynchronous copy of the 16-byte vector at src (global, aligned) to dst (shared, aligned), L2 fetching the
+// whole 256-byte piece around it; it lands by cp_async_wait after cp_async_commit.
+__device__ __forceinline__ void copy_vector_async(uint32_t *dst, const uint32_t *src) {
+#if __CUDA_ARCH__ >= 800
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(to), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+#endif
+}
+
 // Returns once every group of this thread's asynchronous copies but the newest `pending` has landed.
 template <int pending>
 __device__ __forceinline__ void cp_async_wait() {
@@ -486,19 +497,13 @@ __global__ void __launch_bounds__(Threads)
     __syncthreads();  // the previous tile's writes have read the stage and the row table
     for (unsigned r = 0; r < runs; ++r) {
       const std::size_t a0 = start + r * g.partner, a1 = a0 + count, base = a0 & ~std::size_t{3};
-      uint32_t *to = stage + r * pitch;  // to[x - base] for word x of the run
+      uint32_t *to = stage + r * pitch;                       // to[x - base] for word x of the run
       const std::size_t first = (a0 + 3) / 4, last = a1 / 4;  // whole vectors [first, last)
       const std::size_t head_end = min(4 * first, a1), tail_begin = max(4 * last, head_end);
       for (std::size_t x = a0 + threadIdx.x; x < head_end; x += Threads) to[x - base] = data[x];
       for (std::size_t x = tail_begin + threadIdx.x; x < a1; x += Threads) to[x - base] = data[x];
-      for (std::size_t q = first + threadIdx.x; q < last; q += Threads) {
-#if __CUDA_ARCH__ >= 800
-        const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(to + (4 * q - base)));
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(data + 4 * q) : "memory");
-#else
-        *reinterpret_cast<uint4 *>(to + (4 * q - base)) = *reinterpret_cast<const uint4 *>(data + 4 * q);
-#endif
-      }
+      for (std::size_t q = first + threadIdx.x; q < last; q += Threads)
+        copy_vector_async(to + (4 * q - base), data + 4 * q);
     }
     cp_async_commit();
     for (uint32_t r = threadIdx.x; r < runs * rows; r += Threads) {
@@ -717,14 +722,8 @@ __device__ void stage_range(const uint32_t *__restrict__ data, const RotateRange
   const int64_t head_end = min(first * 4, hi), tail_begin = max(last * 4, head_end);
   for (int64_t c = lo + threadIdx.x; c < head_end; c += blockDim.x) stage[c - base] = data[c];
   for (int64_t c = tail_begin + threadIdx.x; c < hi; c += blockDim.x) stage[c - base] = data[c];
-  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x) {
-#if __CUDA_ARCH__ >= 800
-    const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(stage + (4 * q - base)));
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(data + 4 * q) : "memory");
-#else
-    *reinterpret_cast<uint4 *>(stage + (4 * q - base)) = *reinterpret_cast<const uint4 *>(data + 4 * q);
-#endif
-  }
+  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x)
+    copy_vector_async(stage + (4 * q - base), data + 4 * q);
 }
 
 // Writes r's destination from its stage (stage_range's layout).

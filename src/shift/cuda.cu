@@ -473,6 +473,28 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// A contiguous physical range of `len` 32-bit cells from `src` (in the data) moving to src + delta (the block
+// stage only stages its runs: delta 0).
+struct RotateRange {
+  int64_t src, len, delta;
+  int64_t skip_low, skip_high;  // cells at either end read from scratch instead (put in place by the caller)
+};
+
+// Stages r's source: cell src + j goes to stage[j + lead], lead = src mod 4, so that aligned data vectors
+// are aligned stage vectors, copied asynchronously (the caller commits and waits) with 256-byte L2 fetches.
+// With 16-byte register loads instead, H200 same-call A/B: 1-D 2^26+1 float32 80 -> 88 % of a device copy,
+// float64 87 -> 91, (2^24+1)x5 (rows) float32 70 -> 77, float64 72 -> 86.
+__device__ void stage_range(const uint32_t *__restrict__ data, const RotateRange &r, uint32_t *stage) {
+  const int64_t lo = r.src + r.skip_low, hi = r.src + r.len - r.skip_high, base = r.src & ~int64_t{3};
+  if (lo >= hi) return;
+  const int64_t first = (lo + 3) / 4, last = hi / 4;  // whole vectors [first, last)
+  const int64_t head_end = min(first * 4, hi), tail_begin = max(last * 4, head_end);
+  for (int64_t c = lo + threadIdx.x; c < head_end; c += blockDim.x) stage[c - base] = data[c];
+  for (int64_t c = tail_begin + threadIdx.x; c < hi; c += blockDim.x) stage[c - base] = data[c];
+  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x)
+    copy_vector_async(stage + (4 * q - base), data + 4 * q);
+}
+
 // block_stage_kernel's tiles for 4-byte words in 16-byte aligned data, moved as aligned 16-byte vectors: each
 // run's whole vectors are copied asynchronously into a stage kept at the run's alignment (single words at its
 // ends), and each output vector that lies in one row and whose source does not wrap there is funnelled from two
@@ -495,16 +517,8 @@ __global__ void __launch_bounds__(Threads)
     const uint32_t rows = count / g.L;
     const auto run_base = [&](unsigned r) { return (start + r * g.partner) & ~std::size_t{3}; };
     __syncthreads();  // the previous tile's writes have read the stage and the row table
-    for (unsigned r = 0; r < runs; ++r) {
-      const std::size_t a0 = start + r * g.partner, a1 = a0 + count, base = a0 & ~std::size_t{3};
-      uint32_t *to = stage + r * pitch;                       // to[x - base] for word x of the run
-      const std::size_t first = (a0 + 3) / 4, last = a1 / 4;  // whole vectors [first, last)
-      const std::size_t head_end = min(4 * first, a1), tail_begin = max(4 * last, head_end);
-      for (std::size_t x = a0 + threadIdx.x; x < head_end; x += Threads) to[x - base] = data[x];
-      for (std::size_t x = tail_begin + threadIdx.x; x < a1; x += Threads) to[x - base] = data[x];
-      for (std::size_t q = first + threadIdx.x; q < last; q += Threads)
-        copy_vector_async(to + (4 * q - base), data + 4 * q);
-    }
+    for (unsigned r = 0; r < runs; ++r)
+      stage_range(data, RotateRange{static_cast<int64_t>(start + r * g.partner), count, 0, 0, 0}, stage + r * pitch);
     cp_async_commit();
     for (uint32_t r = threadIdx.x; r < runs * rows; r += Threads) {
       const std::size_t src = sh.rows(sh.l, r < rows ? row0 + r : partner_row0 + (r - rows));
@@ -704,27 +718,6 @@ __global__ void __launch_bounds__(kBlock)
 // The tile kernel is instruction-bound on such arrays (H200 profile, 1-D f32: SM 73 %, DRAM 36 %).
 constexpr unsigned kRotateBatchBytes = 16384;                 // steps of a batch, in bytes of one lane
 constexpr unsigned kRotateStage = kRotateBatchBytes / 4 + 8;  // 32-bit cells per staged range (+ edges)
-
-// A contiguous physical range of `len` 32-bit cells from `src` (in the data) moving to src + delta.
-struct RotateRange {
-  int64_t src, len, delta;
-  int64_t skip_low, skip_high;  // cells at either end read from scratch instead (put in place by the caller)
-};
-
-// Stages r's source: cell src + j goes to stage[j + lead], lead = src mod 4, so that aligned data vectors
-// are aligned stage vectors, copied asynchronously (the caller commits and waits) with 256-byte L2 fetches.
-// With 16-byte register loads instead, H200 same-call A/B: 1-D 2^26+1 float32 80 -> 88 % of a device copy,
-// float64 87 -> 91, (2^24+1)x5 (rows) float32 70 -> 77, float64 72 -> 86.
-__device__ void stage_range(const uint32_t *__restrict__ data, const RotateRange &r, uint32_t *stage) {
-  const int64_t lo = r.src + r.skip_low, hi = r.src + r.len - r.skip_high, base = r.src & ~int64_t{3};
-  if (lo >= hi) return;
-  const int64_t first = (lo + 3) / 4, last = hi / 4;  // whole vectors [first, last)
-  const int64_t head_end = min(first * 4, hi), tail_begin = max(last * 4, head_end);
-  for (int64_t c = lo + threadIdx.x; c < head_end; c += blockDim.x) stage[c - base] = data[c];
-  for (int64_t c = tail_begin + threadIdx.x; c < hi; c += blockDim.x) stage[c - base] = data[c];
-  for (int64_t q = first + threadIdx.x; q < last; q += blockDim.x)
-    copy_vector_async(stage + (4 * q - base), data + 4 * q);
-}
 
 // Writes r's destination from its stage (stage_range's layout).
 __device__ void write_range(uint32_t *__restrict__ data, const RotateRange &r, const uint32_t *stage) {

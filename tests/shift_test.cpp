@@ -92,6 +92,11 @@ const std::vector<Case> &cases() {
       {{3, 5, 7, 9, 11}, 0},
       {{101, 103}, 0},
       {{3, 100003}, 1},
+      // CUDA: the rotation over rows (src/shift/cuda.cu, rotate_outer_kernel) where σ moves rows (float32: 3
+      // rows a block; wider words take the tiles) and where it swaps them (8-byte words: a row a block; float32
+      // row pairs take the block stage, complex128 the tiles); both with a last batch of the middle step alone.
+      {{3, 4097}, 0},
+      {{4, 8193}, 3},
       // CPU chain items are row ranges of planes (the last two inner dims) moved as rotated tiles: several
       // plane digits, row groups splitting a plane, pieces of rows longer than an item with two batches, an
       // unshifted row dim, a trailing unshifted dim (split word), 5-D axis subsets.

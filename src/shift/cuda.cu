@@ -9,7 +9,7 @@
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
 //    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
-//    words, tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat on every odd
+//    words (and for one under rows that the outer shifts swap, or move among a few), tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat on every odd
 //    in-place row of the H100 suite but two (c128 511^3 ax0 and ax0,2, within 5 %).
 // Host pointers are staged through stream-ordered device buffers.
 #include <algorithm>
@@ -772,6 +772,84 @@ __global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word 
   write_range(data, r0, stage0);
 }
 
+// The rotation over several rows (S = 1, O > 1: e.g. 8192x8191, or 3x(2^25+1) where the long axis is the one
+// split), 4- and 8-byte words, 16-byte aligned data. Element o's lane-1 range moves into row σ o and its lane-0
+// range comes from row σ^-1 o, each still one contiguous range. Where σ is an involution a block takes one
+// (batch, o): its ranges are read and written by no other block. Otherwise lane 1 of (k, o) overwrites words
+// that lane 0 of (k, σ^2 o) reads, so a block takes the batch for every o (at most kRotateOuterMaxRows), its
+// 2 O ranges staged before one barrier; there only for 4-byte words. H200, same call against the tiles, two
+// rounds, % of a device copy: 8192x8191 float64 / complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7;
+// 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges: 58-59).
+// The ranges are worked out once a block: with σ's 64-bit divisions repeated by every thread at every use the
+// kernel ran 65 % on 8192x8191 float64 and 60 % on 3x(2^25+1).
+constexpr std::size_t kRotateOuterMaxRows = 3;
+constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows take the tiles
+
+struct RotateRanges {
+  RotateRange r1, r0;
+  int64_t saved1_at, saved0_at;  // where the range's last virtual word is saved, or -1
+};
+
+// Element o's ranges in batch k, in 32-bit cells (m a word), as rotate_kernel's with rows for σ.
+__device__ RotateRanges rotate_ranges(const PairPlan &p, int64_t k, std::size_t o, int64_t m) {
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
+  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;
+  const auto own = static_cast<int64_t>(o), fwd = static_cast<int64_t>(outer_image(p, o)),
+             back = static_cast<int64_t>(outer_image(p, o, -1));
+  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
+  RotateRanges r{{m * (own * n + (p.rev ? n - b - c1 : b)), m * c1, m * ((fwd - own) * n + (p.rev ? -lo : lo)), 0, 0},
+                 {m * (back * n + (p.rev ? n - b - lo - 1 - c0 : b + lo + 1)), m * c0,
+                  m * ((own - back) * n + (p.rev ? lo + 1 : -(lo + 1))), 0, 0},
+                 saved1 != 0 ? static_cast<int64_t>(saved_at(p, 0, o, 0)) : -1,
+                 saved0 != 0 ? static_cast<int64_t>(saved_at(p, k + 1, static_cast<std::size_t>(back), 0)) : -1};
+  (p.rev ? r.r1.skip_low : r.r1.skip_high) = m * saved1;
+  (p.rev ? r.r0.skip_low : r.r0.skip_high) = m * saved0;
+  return r;
+}
+
+template <class Word>
+__global__ void __launch_bounds__(kBlock)
+    rotate_outer_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned stage_cells) {
+  static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
+  constexpr int64_t m = sizeof(Word) / 4;
+  extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
+  auto *data = reinterpret_cast<uint32_t *>(words);
+  const std::size_t blocks_per_batch = p.O / rows;
+  const auto k = static_cast<int64_t>(blockIdx.x / blocks_per_batch);
+  const std::size_t o0 = (blockIdx.x - static_cast<std::size_t>(k) * blocks_per_batch) * rows;
+  // The ranges once a block (σ's images take 64-bit divisions: worked out by every thread at every use, they
+  // cost more than the block's copies).
+  __shared__ RotateRanges ranges[kRotateOuterMaxRows];
+  if (threadIdx.x < rows) ranges[threadIdx.x] = rotate_ranges(p, k, o0 + threadIdx.x, m);
+  __syncthreads();
+  for (unsigned j = 0; j < rows; ++j) {
+    stage_range(data, ranges[j].r1, stage + 2 * j * stage_cells);
+    stage_range(data, ranges[j].r0, stage + (2 * j + 1) * stage_cells);
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  if (threadIdx.x < rows) {
+    const unsigned j = threadIdx.x;
+    const RotateRanges &r = ranges[j];
+    if (r.saved1_at >= 0) {
+      const Word w = load_saved(saved + r.saved1_at);
+      memcpy(stage + 2 * j * stage_cells + (p.rev ? r.r1.src : r.r1.src + r.r1.len - m) - (r.r1.src & ~int64_t{3}), &w,
+             sizeof w);
+    }
+    if (r.saved0_at >= 0) {
+      const Word w = load_saved(saved + r.saved0_at);
+      memcpy(
+          stage + (2 * j + 1) * stage_cells + (p.rev ? r.r0.src : r.r0.src + r.r0.len - m) - (r.r0.src & ~int64_t{3}),
+          &w, sizeof w);
+    }
+  }
+  __syncthreads();  // every word this block overwrites has been read, and the stages are complete
+  for (unsigned j = 0; j < rows; ++j) {
+    write_range(data, ranges[j].r1, stage + 2 * j * stage_cells);
+    write_range(data, ranges[j].r0, stage + (2 * j + 1) * stage_cells);
+  }
+}
+
 // Short rows (1 < S < kChainWords words, O = 1: an odd axis with a few inner words each, e.g. (2^24+1)x5),
 // 4- and 8-byte words, 16-byte aligned data: the rotation above over whole rows. A batch's lane-1 rows and
 // lane-0 rows are still contiguous ranges, moved by lo (lo + 1) rows; only within a row the cells move (π), so
@@ -869,16 +947,26 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
 template <class Word>
 void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
-  // A lone odd axis of 4- or 8-byte words in 16-byte aligned data, over single words or rows of fewer than
-  // kChainWords words: the staged rotation (of words, of rows); else chains or tiles.
-  const bool rotation = sizeof(Word) <= 8 && p.O == 1 && p.S == 1 && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
-  const bool rotation_rows = sizeof(Word) <= 8 && p.O == 1 && p.S > 1 && p.S < kChainWords &&
-                             (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
+  // An odd axis of 4- or 8-byte words in 16-byte aligned data: alone, over single words or rows of fewer than
+  // kChainWords words, the staged rotation (of words, of rows); under rows that σ swaps or, for 4-byte words,
+  // moves among at most kRotateOuterMaxRows, over single words, the rotation over rows; else chains or tiles.
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
+  const bool rotation = sizeof(Word) <= 8 && p.O == 1 && p.S == 1 && aligned;
+  const bool rotation_rows = sizeof(Word) <= 8 && p.O == 1 && p.S > 1 && p.S < kChainWords && aligned;
+  const std::size_t rotate_rows_per_block = p.involution ? 1 : p.O;
+  const bool rotation_outer =
+      sizeof(Word) <= 8 && p.O > 1 && p.S == 1 && aligned &&
+      (rotate_rows_per_block == 1 || (sizeof(Word) == 4 && rotate_rows_per_block <= kRotateOuterMaxRows)) &&
+      static_cast<std::size_t>(p.lo) * sizeof(Word) >= kRotateOuterMinRangeBytes;
+  // Each range of rotate_outer_kernel: 16 KiB as rotate_kernel's, 8 KiB where the block takes several rows.
+  const std::size_t rotate_range_bytes = rotate_rows_per_block == 1 ? kRotateBatchBytes : kRotateBatchBytes / 2;
   const bool chains = !rotation && p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
   PairTiles tiles{1, 1};
   if (rotation) {
     set_batch(p, kRotateBatchBytes / sizeof(Word));
+  } else if (rotation_outer) {
+    set_batch(p, static_cast<int64_t>(rotate_range_bytes / sizeof(Word)));
   } else if (rotation_rows) {
     set_batch(p, static_cast<int64_t>(kRotateBatchBytes / (p.S * sizeof(Word))));
   } else if (chains) {
@@ -906,6 +994,20 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
     if constexpr (sizeof(Word) <= 8) {
       if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
       rotate_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p);
+      SFFT_CUDA_CHECK_LAUNCH();
+    }
+    return;
+  }
+  if (rotation_outer) {
+    if constexpr (sizeof(Word) <= 8) {
+      const std::size_t blocks = static_cast<std::size_t>(p.batches) * (p.O / rotate_rows_per_block);
+      if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
+      const auto stage_cells = static_cast<unsigned>((rotate_range_bytes / 4 + 8 + 3) & ~std::size_t{3});
+      const std::size_t stage_bytes = 2 * rotate_rows_per_block * stage_cells * sizeof(uint32_t);
+      const auto kernel = rotate_outer_kernel<Word>;
+      cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
+      kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
+          data, saved, p, static_cast<unsigned>(rotate_rows_per_block), stage_cells);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     return;

@@ -9,8 +9,9 @@
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
 //    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
-//    words (and for one under rows that the outer shifts swap, or move among a few), tiles otherwise. It replaced the cycle-wave and chunk orders, which it beat on every odd
-//    in-place row of the H100 suite but two (c128 511^3 ax0 and ax0,2, within 5 %).
+//    words (and for one under rows that the outer shifts swap, or move among a few), tiles otherwise. It
+//    replaced the cycle-wave and chunk orders, which it beat on every odd in-place row of the H100 suite but
+//    two (c128 511^3 ax0 and ax0,2, within 5 %).
 // Host pointers are staged through stream-ordered device buffers.
 #include <algorithm>
 #include <cstddef>
@@ -779,9 +780,9 @@ __global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word 
 // that lane 0 of (k, σ^2 o) reads, so a block takes the batch for every o (at most kRotateOuterMaxRows), its
 // 2 O ranges staged before one barrier; there only for 4-byte words. H200, same call against the tiles, two
 // rounds, % of a device copy: 8192x8191 float64 / complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7;
-// 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges: 58-59).
-// The ranges are worked out once a block: with σ's 64-bit divisions repeated by every thread at every use the
-// kernel ran 65 % on 8192x8191 float64 and 60 % on 3x(2^25+1).
+// 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges for its 3
+// rows: 54-55 / 58-59). The ranges are worked out once a block: with σ's 64-bit divisions repeated by every
+// thread at every use the kernel ran 65 % on 8192x8191 float64 and 60 % on 3x(2^25+1) float64.
 constexpr std::size_t kRotateOuterMaxRows = 3;
 constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows take the tiles
 

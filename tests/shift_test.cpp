@@ -660,6 +660,90 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
 }
 
 // The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
+// The staged rotations' ranges (rotate_ranges, shared by the CUDA rotation over rows) on the host: for S = 1
+// (one odd axis over single words, alone or under rows that σ swaps or moves), each (batch, rows) block stages
+// its two ranges a row and the saved words at their ends, then writes them moved by their deltas; blocks in
+// shuffled order, words of 1 and 2 cells, fftshift and ifftshift (mirrored ranges), batches from 1 step to all.
+// Every cell is read once before anything overwrites it, written once, and the result is NumPy's.
+TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
+  using namespace sfft::shift;
+  const std::vector<Case> layouts = {
+      {{101}, 0}, {{4001}, 0}, {{3, 4001}, 0}, {{3, 401}, 0}, {{4, 301}, 3}, {{6, 301}, 3}, {{3, 5, 301}, 0},
+  };
+  std::mt19937_64 rng(17);
+  for (const Case &c : layouts)
+    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_FLOAT64})
+      for (bool inverse : {false, true}) {
+        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+        ASSERT_FALSE(l.ndim == 0 || is_involution(l));
+        PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+        ASSERT_EQ(p.S, 1u);
+        const int64_t m = static_cast<int64_t>(l.word_bytes / 4);  // 32-bit cells a word
+        const std::size_t words = l.words, cells = words * static_cast<std::size_t>(m);
+        std::vector<std::size_t> want(cells);
+        for (std::size_t f = 0; f < words; ++f) {
+          std::size_t rem = f, dst = 0, stride = 1;
+          for (int d = l.ndim - 1; d >= 0; --d) {
+            auto e = static_cast<std::size_t>(l.extent[d]);
+            std::size_t i = rem % e;
+            rem /= e;
+            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
+            stride *= e;
+          }
+          for (int64_t h = 0; h < m; ++h) want[dst * m + h] = f * m + h;
+        }
+        for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{7}, p.steps / 2, p.steps}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "
+                       << dtype << " inverse " << inverse << " batch " << batch);
+          set_batch(p, std::max<int64_t>(batch, 1));
+          std::vector<std::size_t> data(cells), saved(p.scratch_words * static_cast<std::size_t>(m));
+          std::iota(data.begin(), data.end(), std::size_t{0});
+          for (int64_t k = 0; k < p.batches; ++k)
+            for (std::size_t j = 0; j < p.slab; ++j)
+              for (int64_t h = 0; h < m; ++h)
+                saved[saved_at(p, k, 0, j) * m + h] = data[boundary_word(p, k, j) * m + h];
+          std::vector<char> read(cells, 0), written(cells, 0);
+          const std::size_t rows = p.involution ? 1 : p.O;  // a block's rows, as rotate_outer_kernel takes them
+          std::vector<std::size_t> blocks(static_cast<std::size_t>(p.batches) * (p.O / rows));
+          std::iota(blocks.begin(), blocks.end(), std::size_t{0});
+          std::shuffle(blocks.begin(), blocks.end(), rng);
+          for (std::size_t block : blocks) {
+            const auto k = static_cast<int64_t>(block / (p.O / rows));
+            const std::size_t o0 = block % (p.O / rows) * rows;
+            std::vector<std::pair<int64_t, std::size_t>> stores;  // (cell, value) after the block's loads
+            for (std::size_t o = o0; o < o0 + rows; ++o) {
+              const RotateRanges r = rotate_ranges(p, k, o, m);
+              const auto stage = [&](const RotateRange &range, int64_t saved_word) {
+                for (int64_t at = range.src + range.skip_low; at < range.src + range.len - range.skip_high; ++at) {
+                  const auto cell = static_cast<std::size_t>(at);
+                  EXPECT_FALSE(read[cell]) << "cell " << cell << " read twice";
+                  EXPECT_FALSE(written[cell]) << "cell " << cell << " overwritten before it is read";
+                  read[cell] = 1;
+                  stores.emplace_back(at + range.delta, data[cell]);
+                }
+                ASSERT_EQ(saved_word >= 0, range.skip_low + range.skip_high == m);
+                if (saved_word < 0) return;
+                const int64_t at = range.skip_low > 0 ? range.src : range.src + range.len - m;
+                for (int64_t h = 0; h < m; ++h)
+                  stores.emplace_back(at + h + range.delta, saved[static_cast<std::size_t>(saved_word * m + h)]);
+              };
+              stage(r.r1, r.saved1_at);
+              stage(r.r0, r.saved0_at);
+            }
+            for (auto [at, v] : stores) {
+              ASSERT_GE(at, 0);
+              ASSERT_LT(static_cast<std::size_t>(at), cells);
+              EXPECT_FALSE(written[static_cast<std::size_t>(at)]) << "cell " << at << " written twice";
+              written[static_cast<std::size_t>(at)] = 1;
+              data[static_cast<std::size_t>(at)] = v;
+            }
+          }
+          ASSERT_EQ(data, want);
+        }
+      }
+}
+
 TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
   std::mt19937_64 rng(5);
   for (uint32_t d : {1u, 2u, 3u, 5u, 7u, 511u, 512u, 8191u, 65535u, 65536u, 1000003u, 2147483647u, 2147483648u}) {

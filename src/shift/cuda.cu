@@ -474,13 +474,6 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-// A contiguous physical range of `len` 32-bit cells from `src` (in the data) moving to src + delta (the block
-// stage only stages its runs: delta 0).
-struct RotateRange {
-  int64_t src, len, delta;
-  int64_t skip_low, skip_high;  // cells at either end read from scratch instead (put in place by the caller)
-};
-
 // Stages r's source: cell src + j goes to stage[j + lead], lead = src mod 4, so that aligned data vectors
 // are aligned stage vectors, copied asynchronously (the caller commits and waits) with 256-byte L2 fetches.
 // With 16-byte register loads instead, H200 same-call A/B: 1-D 2^26+1 float32 80 -> 88 % of a device copy,
@@ -785,28 +778,6 @@ __global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word 
 // thread at every use the kernel ran 65 % on 8192x8191 float64 and 60 % on 3x(2^25+1) float64.
 constexpr std::size_t kRotateOuterMaxRows = 3;
 constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows take the tiles
-
-struct RotateRanges {
-  RotateRange r1, r0;
-  int64_t saved1_at, saved0_at;  // where the range's last virtual word is saved, or -1
-};
-
-// Element o's ranges in batch k, in 32-bit cells (m a word), as rotate_kernel's with rows for σ.
-__device__ RotateRanges rotate_ranges(const PairPlan &p, int64_t k, std::size_t o, int64_t m) {
-  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
-  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;
-  const auto own = static_cast<int64_t>(o), fwd = static_cast<int64_t>(outer_image(p, o)),
-             back = static_cast<int64_t>(outer_image(p, o, -1));
-  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
-  RotateRanges r{{m * (own * n + (p.rev ? n - b - c1 : b)), m * c1, m * ((fwd - own) * n + (p.rev ? -lo : lo)), 0, 0},
-                 {m * (back * n + (p.rev ? n - b - lo - 1 - c0 : b + lo + 1)), m * c0,
-                  m * ((own - back) * n + (p.rev ? lo + 1 : -(lo + 1))), 0, 0},
-                 saved1 != 0 ? static_cast<int64_t>(saved_at(p, 0, o, 0)) : -1,
-                 saved0 != 0 ? static_cast<int64_t>(saved_at(p, k + 1, static_cast<std::size_t>(back), 0)) : -1};
-  (p.rev ? r.r1.skip_low : r.r1.skip_high) = m * saved1;
-  (p.rev ? r.r0.skip_low : r.r0.skip_high) = m * saved0;
-  return r;
-}
 
 template <class Word>
 __global__ void __launch_bounds__(kBlock)

@@ -149,6 +149,37 @@ SFFT_HD Word load_saved(const Word *at) {
 #endif
 }
 
+// A contiguous physical range of `len` 32-bit cells from `src` (in the data) moving to src + delta (the block
+// stage only stages its runs: delta 0).
+struct RotateRange {
+  int64_t src, len, delta;
+  int64_t skip_low, skip_high;  // cells at either end read from scratch instead (put in place by the caller)
+};
+
+struct RotateRanges {
+  RotateRange r1, r0;
+  int64_t saved1_at, saved0_at;  // where the range's last virtual word is saved, or -1
+};
+
+// The staged rotations' moves (CUDA, S = 1): element o's words of batch k as two contiguous ranges in 32-bit
+// cells (m a word), lane 1's moving into row σ o and lane 0's coming from row σ^-1 o; the ranges' last virtual
+// words (the middle, read by step lo; boundary word k + 1) are read from scratch instead.
+SFFT_HD RotateRanges rotate_ranges(const PairPlan &p, int64_t k, std::size_t o, int64_t m) {
+  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
+  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;
+  const auto own = static_cast<int64_t>(o), fwd = static_cast<int64_t>(outer_image(p, o)),
+             back = static_cast<int64_t>(outer_image(p, o, -1));
+  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
+  RotateRanges r{{m * (own * n + (p.rev ? n - b - c1 : b)), m * c1, m * ((fwd - own) * n + (p.rev ? -lo : lo)), 0, 0},
+                 {m * (back * n + (p.rev ? n - b - lo - 1 - c0 : b + lo + 1)), m * c0,
+                  m * ((own - back) * n + (p.rev ? lo + 1 : -(lo + 1))), 0, 0},
+                 saved1 != 0 ? static_cast<int64_t>(saved_at(p, 0, o, 0)) : -1,
+                 saved0 != 0 ? static_cast<int64_t>(saved_at(p, k + 1, static_cast<std::size_t>(back), 0)) : -1};
+  (p.rev ? r.r1.skip_low : r.r1.skip_high) = m * saved1;
+  (p.rev ? r.r0.skip_low : r.r0.skip_high) = m * saved0;
+  return r;
+}
+
 // Chain g (< scratch_words: batch k = g / slab, element x = g % slab) through its batch; σ an involution.
 // Digits of the inner index are Inner (unsigned, 32 bits unless S needs more), D inner dims rounded up
 // (padding dims of extent 1 first, so the last digit has stride 1). Per step the blocks (o, t), (σ o, t + lo),

@@ -33,6 +33,23 @@ std::size_t count_of(const Shape &s) {
   return std::accumulate(s.begin(), s.end(), std::size_t{1}, [](std::size_t a, int64_t b) { return a * b; });
 }
 
+// For each word of a normalised layout, the word it receives: out[(i + shift) % extent] = in[i] along every dim.
+std::vector<std::size_t> shifted_sources(const sfft::shift::Layout &l) {
+  std::vector<std::size_t> source(l.words);
+  for (std::size_t f = 0; f < l.words; ++f) {
+    std::size_t rem = f, dst = 0, stride = 1;
+    for (int d = l.ndim - 1; d >= 0; --d) {
+      auto e = static_cast<std::size_t>(l.extent[d]);
+      std::size_t i = rem % e;
+      rem /= e;
+      dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
+      stride *= e;
+    }
+    source[dst] = f;
+  }
+  return source;
+}
+
 struct Case {
   Shape shape;
   uint32_t mask;
@@ -446,18 +463,7 @@ TEST(ShiftPairOrder, ItemsAreIndependent) {
         saw_general_outer = saw_general_outer || !p.involution;
         const std::size_t n = l.words;
         ASSERT_EQ(p.O * static_cast<std::size_t>(p.n) * p.S, n);
-        std::vector<std::size_t> want(n);
-        for (std::size_t f = 0; f < n; ++f) {  // out[(i + shift) % extent] = in[i] over the layout's dims
-          std::size_t rem = f, dst = 0, stride = 1;
-          for (int d = l.ndim - 1; d >= 0; --d) {
-            auto e = static_cast<std::size_t>(l.extent[d]);
-            std::size_t i = rem % e;
-            rem /= e;
-            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
-            stride *= e;
-          }
-          want[dst] = f;
-        }
+        const std::vector<std::size_t> want = shifted_sources(l);
         for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{3}, p.steps / 2, p.steps}) {
           for (bool whole_blocks : {false, true}) {
             if (!whole_blocks && !p.involution) continue;  // chains of one o need σ = σ^-1
@@ -588,18 +594,7 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
         if (l.ndim == 0 || is_involution(l)) continue;
         PairPlan p = make_pair_plan(l, kMaxOuterBlock);
         const std::size_t n = l.words;
-        std::vector<std::size_t> want(n);
-        for (std::size_t f = 0; f < n; ++f) {
-          std::size_t rem = f, dst = 0, stride = 1;
-          for (int d = l.ndim - 1; d >= 0; --d) {
-            auto e = static_cast<std::size_t>(l.extent[d]);
-            std::size_t i = rem % e;
-            rem /= e;
-            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
-            stride *= e;
-          }
-          want[dst] = f;
-        }
+        const std::vector<std::size_t> want = shifted_sources(l);
         for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{5}, p.steps}) {
           set_batch(p, batch);
           for (int form = 0; form < 5; ++form) {
@@ -680,18 +675,10 @@ TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
         ASSERT_EQ(p.S, 1u);
         const int64_t m = static_cast<int64_t>(l.word_bytes / 4);  // 32-bit cells a word
         const std::size_t words = l.words, cells = words * static_cast<std::size_t>(m);
+        const std::vector<std::size_t> source = shifted_sources(l);
         std::vector<std::size_t> want(cells);
-        for (std::size_t f = 0; f < words; ++f) {
-          std::size_t rem = f, dst = 0, stride = 1;
-          for (int d = l.ndim - 1; d >= 0; --d) {
-            auto e = static_cast<std::size_t>(l.extent[d]);
-            std::size_t i = rem % e;
-            rem /= e;
-            dst += ((i + static_cast<std::size_t>(l.shift[d])) % e) * stride;
-            stride *= e;
-          }
-          for (int64_t h = 0; h < m; ++h) want[dst * m + h] = f * m + h;
-        }
+        for (std::size_t w = 0; w < words; ++w)
+          for (int64_t h = 0; h < m; ++h) want[w * m + h] = source[w] * m + h;
         for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{7}, p.steps / 2, p.steps}) {
           SCOPED_TRACE(::testing::Message()
                        << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "

@@ -703,13 +703,13 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// One odd axis and nothing else (O = S = 1: a 1-D array, or an axis whose neighbours the layout merged away),
-// 4- and 8-byte words. In physical coordinates a batch's lane-1 words move by +lo (ifftshift: -lo) and its
-// lane-0 words by -(lo + 1) (+(lo + 1)), each a contiguous range: the block stages both source ranges in
-// shared memory with aligned 16-byte loads, waits at one barrier (the tile kernel's), and writes both
-// destination ranges with aligned 16-byte stores, each assembled from two staged vectors (funnel); only the
-// ragged ends of a range go word by word. It reads and writes exactly the tile kernel's words of the batch.
-// The tile kernel is instruction-bound on such arrays (H200 profile, 1-D f32: SM 73 %, DRAM 36 %).
+// The staged rotation: an odd axis over single words (S = 1), 4- and 8-byte words, 16-byte aligned data. In
+// physical coordinates a batch's lane-1 words move by +lo (ifftshift: -lo) and its lane-0 words by -(lo + 1)
+// (+(lo + 1)), each a contiguous range: a block stages its source ranges in shared memory with aligned 16-byte
+// loads, waits at one barrier (the tile kernel's), and writes the destination ranges with aligned 16-byte
+// stores, each assembled from two staged vectors (funnel); only the ragged ends of a range go word by word. It
+// reads and writes exactly the tile kernel's words of the batch. The tile kernel is instruction-bound on such
+// arrays (H200 profile, 1-D f32: SM 73 %, DRAM 36 %).
 constexpr unsigned kRotateBatchBytes = 16384;                 // steps of a batch, in bytes of one lane
 constexpr unsigned kRotateStage = kRotateBatchBytes / 4 + 8;  // 32-bit cells per staged range (+ edges)
 
@@ -731,99 +731,75 @@ __device__ void write_range(uint32_t *__restrict__ data, const RotateRange &r, c
   }
 }
 
+// The range's last virtual word, read from scratch instead (rotate_ranges' skip): physically its top cells, or,
+// mirrored, its bottom ones.
 template <class Word>
-__global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p) {
-  static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
-  constexpr int64_t m = sizeof(Word) / 4;  // 32-bit cells per word
-  __shared__ __align__(16) uint32_t stage1[kRotateStage], stage0[kRotateStage];
-  auto *data = reinterpret_cast<uint32_t *>(words);
-  const auto k = static_cast<int64_t>(blockIdx.x);
-  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
-  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;  // lane-1 and lane-0 steps
-  // Step lo's lane 1 reads the middle word and the batch's last lane 0 boundary word k + 1, both saved: in
-  // virtual order the last word of their range, physically its top (or, mirrored, its bottom).
-  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
-  RotateRange r1{m * (p.rev ? n - b - c1 : b), m * c1, m * (p.rev ? -lo : lo), 0, 0};
-  RotateRange r0{m * (p.rev ? n - b - lo - 1 - c0 : b + lo + 1), m * c0, m * (p.rev ? lo + 1 : -(lo + 1)), 0, 0};
-  (p.rev ? r1.skip_low : r1.skip_high) = m * saved1;
-  (p.rev ? r0.skip_low : r0.skip_high) = m * saved0;
-  stage_range(data, r1, stage1);
-  stage_range(data, r0, stage0);
-  cp_async_commit();
-  cp_async_wait<0>();
-  if (threadIdx.x == 0) {
-    if (saved1 != 0) {
-      const Word w = load_saved(saved + saved_at(p, 0, 0, 0));
-      memcpy(stage1 + (p.rev ? r1.src : r1.src + r1.len - m) - (r1.src & ~int64_t{3}), &w, sizeof w);
-    }
-    if (saved0 != 0) {
-      const Word w = load_saved(saved + saved_at(p, k + 1, 0, 0));
-      memcpy(stage0 + (p.rev ? r0.src : r0.src + r0.len - m) - (r0.src & ~int64_t{3}), &w, sizeof w);
-    }
-  }
-  __syncthreads();  // every word this batch overwrites has been read, and the stages are complete
-  write_range(data, r1, stage1);
-  write_range(data, r0, stage0);
+__device__ void place_saved_word(uint32_t *stage, const RotateRange &r, bool rev, const Word *from) {
+  constexpr int64_t m = sizeof(Word) / 4;
+  const Word w = load_saved(from);
+  memcpy(stage + (rev ? r.src : r.src + r.len - m) - (r.src & ~int64_t{3}), &w, sizeof w);
 }
 
-// The rotation over several rows (S = 1, O > 1: e.g. 8192x8191, or 3x(2^25+1) where the long axis is the one
-// split), 4- and 8-byte words, 16-byte aligned data. Element o's lane-1 range moves into row σ o and its lane-0
-// range comes from row σ^-1 o, each still one contiguous range. Where σ is an involution a block takes one
-// (batch, o): its ranges are read and written by no other block. Otherwise lane 1 of (k, o) overwrites words
-// that lane 0 of (k, σ^2 o) reads, so a block takes the batch for every o (at most kRotateOuterMaxRows), its
-// 2 O ranges staged before one barrier; there only for 4-byte words. H200, same call against the tiles, two
-// rounds, % of a device copy: 8192x8191 float64 / complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7;
-// 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges for its 3
-// rows: 54-55 / 58-59). The ranges are worked out once a block: with σ's 64-bit divisions repeated by every
-// thread at every use the kernel ran 65 % on 8192x8191 float64 and 60 % on 3x(2^25+1) float64.
+// rotate_kernel: the staged rotation over each of O rows (O = 1: a 1-D array, or an axis whose neighbours the
+// layout merged away; O > 1: e.g. 8192x8191, or 3x(2^25+1) where the long axis is the one split). Element o's
+// lane-1 range moves into row σ o and its lane-0 range comes from row σ^-1 o, each still one contiguous range.
+// Where σ is an involution (always where O = 1) a block takes one (batch, o): its ranges are read and written by
+// no other block. Otherwise lane 1 of (k, o) overwrites words that lane 0 of (k, σ^2 o) reads, so a block takes
+// the batch for every o (at most kRotateOuterMaxRows), its 2 O ranges staged before one barrier; there only for
+// 4-byte words. H200, same call against the tiles, two rounds, % of a device copy: 8192x8191 float64 /
+// complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7; 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but
+// float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges for its 3 rows: 54-55 / 58-59). Several rows' ranges are
+// worked out once a block (with σ's images then taking 64-bit divisions, repeated by every thread at every use
+// the kernel ran 65 % on 8192x8191 float64); one row's by every thread in registers, which keeps the 1-D arrays
+// at 88-92 % (a barrier first cost them 1-4 points).
 constexpr std::size_t kRotateOuterMaxRows = 3;
-constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows take the tiles
+constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows (O > 1) take the tiles
 
-template <class Word>
-__global__ void __launch_bounds__(kBlock)
-    rotate_outer_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned stage_cells) {
+template <class Word, bool OneRow>
+__global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p,
+                                                        unsigned rows, unsigned blocks_per_batch, unsigned stage_cells) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
   constexpr int64_t m = sizeof(Word) / 4;
   extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
   auto *data = reinterpret_cast<uint32_t *>(words);
-  const std::size_t blocks_per_batch = p.O / rows;
-  const auto k = static_cast<int64_t>(blockIdx.x / blocks_per_batch);
-  const std::size_t o0 = (blockIdx.x - static_cast<std::size_t>(k) * blocks_per_batch) * rows;
-  // The ranges once a block (σ's images take 64-bit divisions: worked out by every thread at every use, they
-  // cost more than the block's copies).
-  __shared__ RotateRanges ranges[kRotateOuterMaxRows];
-  if (threadIdx.x < rows) ranges[threadIdx.x] = rotate_ranges(p, k, o0 + threadIdx.x, m);
-  __syncthreads();
-  for (unsigned j = 0; j < rows; ++j) {
-    stage_range(data, ranges[j].r1, stage + 2 * j * stage_cells);
-    stage_range(data, ranges[j].r0, stage + (2 * j + 1) * stage_cells);
+  const unsigned batch = blockIdx.x / blocks_per_batch;
+  const auto k = static_cast<int64_t>(batch);
+  const std::size_t o0 = static_cast<std::size_t>(blockIdx.x - batch * blocks_per_batch) * rows;
+  // One row: every thread works its ranges out in registers. Several: once a block, in shared memory.
+  __shared__ RotateRanges shared_ranges[OneRow ? 1 : kRotateOuterMaxRows];
+  RotateRanges one{};
+  if constexpr (OneRow) {
+    one = rotate_ranges(p, k, o0, m);
+  } else {
+    if (threadIdx.x < rows) shared_ranges[threadIdx.x] = rotate_ranges(p, k, o0 + threadIdx.x, m);
+    __syncthreads();
+  }
+  const auto ranges = [&](unsigned j) -> const RotateRanges & {
+    if constexpr (OneRow) return one;
+    return shared_ranges[j];
+  };
+  const unsigned count = OneRow ? 1 : rows;
+  for (unsigned j = 0; j < count; ++j) {
+    stage_range(data, ranges(j).r1, stage + 2 * j * stage_cells);
+    stage_range(data, ranges(j).r0, stage + (2 * j + 1) * stage_cells);
   }
   cp_async_commit();
   cp_async_wait<0>();
-  if (threadIdx.x < rows) {
+  if (threadIdx.x < count) {
     const unsigned j = threadIdx.x;
-    const RotateRanges &r = ranges[j];
-    if (r.saved1_at >= 0) {
-      const Word w = load_saved(saved + r.saved1_at);
-      memcpy(stage + 2 * j * stage_cells + (p.rev ? r.r1.src : r.r1.src + r.r1.len - m) - (r.r1.src & ~int64_t{3}), &w,
-             sizeof w);
-    }
-    if (r.saved0_at >= 0) {
-      const Word w = load_saved(saved + r.saved0_at);
-      memcpy(
-          stage + (2 * j + 1) * stage_cells + (p.rev ? r.r0.src : r.r0.src + r.r0.len - m) - (r.r0.src & ~int64_t{3}),
-          &w, sizeof w);
-    }
+    const RotateRanges &r = ranges(j);
+    if (r.saved1_at >= 0) place_saved_word(stage + 2 * j * stage_cells, r.r1, p.rev, saved + r.saved1_at);
+    if (r.saved0_at >= 0) place_saved_word(stage + (2 * j + 1) * stage_cells, r.r0, p.rev, saved + r.saved0_at);
   }
   __syncthreads();  // every word this block overwrites has been read, and the stages are complete
-  for (unsigned j = 0; j < rows; ++j) {
-    write_range(data, ranges[j].r1, stage + 2 * j * stage_cells);
-    write_range(data, ranges[j].r0, stage + (2 * j + 1) * stage_cells);
+  for (unsigned j = 0; j < count; ++j) {
+    write_range(data, ranges(j).r1, stage + 2 * j * stage_cells);
+    write_range(data, ranges(j).r0, stage + (2 * j + 1) * stage_cells);
   }
 }
 
 // Short rows (1 < S < kChainWords words, O = 1: an odd axis with a few inner words each, e.g. (2^24+1)x5),
-// 4- and 8-byte words, 16-byte aligned data: the rotation above over whole rows. A batch's lane-1 rows and
+// 4- and 8-byte words, 16-byte aligned data: the rotation above (O = 1) over whole rows. A batch's lane-1 rows and
 // lane-0 rows are still contiguous ranges, moved by lo (lo + 1) rows; only within a row the cells move (π), so
 // each destination cell of an aligned 16-byte store is gathered from the stage through a table of the row's
 // source cells instead of funnelled. H200, (2^24+1)x5 in place: 76-78 % of a device copy in float32, 85-87 %
@@ -839,29 +815,20 @@ __global__ void __launch_bounds__(kBlock)
   const auto row = static_cast<int64_t>(by_row.d);  // cells of a row, S m
   for (int64_t j = threadIdx.x; j < row; j += blockDim.x)
     source_cell[j] = static_cast<uint32_t>(inner_image(p, static_cast<std::size_t>(j / m), -1) * m + j % m);
-  const auto k = static_cast<int64_t>(blockIdx.x);
-  const int64_t b = batch_begin(p, k), end = batch_end(p, k), n = p.n, lo = p.lo;
-  const int64_t c1 = end - b, c0 = (end < lo ? end : lo) - b;  // lane-1 and lane-0 steps
-  // As in rotate_kernel, with rows for words: the middle row and boundary row k + 1 come from scratch.
-  const int64_t saved1 = end == lo + 1 ? 1 : 0, saved0 = end <= lo && c0 > 0 ? 1 : 0;
-  RotateRange r1{row * (p.rev ? n - b - c1 : b), row * c1, row * (p.rev ? -lo : lo), 0, 0};
-  RotateRange r0{row * (p.rev ? n - b - lo - 1 - c0 : b + lo + 1), row * c0, row * (p.rev ? lo + 1 : -(lo + 1)), 0, 0};
-  (p.rev ? r1.skip_low : r1.skip_high) = row * saved1;
-  (p.rev ? r0.skip_low : r0.skip_high) = row * saved0;
-  stage_range(data, r1, stage1);
-  stage_range(data, r0, stage0);
+  // rotate_kernel's ranges with rows for words (cells of a row for m): the middle row and boundary row k + 1
+  // come from scratch.
+  const RotateRanges ranges = rotate_ranges(p, static_cast<int64_t>(blockIdx.x), 0, row);
+  stage_range(data, ranges.r1, stage1);
+  stage_range(data, ranges.r0, stage0);
   cp_async_commit();
   cp_async_wait<0>();
   const auto *saved_cells = reinterpret_cast<const uint32_t *>(saved);
-  if (saved1 != 0) {
-    uint32_t *to = stage1 + (p.rev ? r1.src : r1.src + r1.len - row) - (r1.src & ~int64_t{3});
-    for (int64_t j = threadIdx.x; j < row; j += blockDim.x) to[j] = __ldg(saved_cells + saved_at(p, 0, 0, 0) * m + j);
-  }
-  if (saved0 != 0) {
-    uint32_t *to = stage0 + (p.rev ? r0.src : r0.src + r0.len - row) - (r0.src & ~int64_t{3});
-    for (int64_t j = threadIdx.x; j < row; j += blockDim.x)
-      to[j] = __ldg(saved_cells + saved_at(p, k + 1, 0, 0) * m + j);
-  }
+  const auto place_saved_row = [&](const RotateRange &range, int64_t saved_word, uint32_t *stage) {
+    uint32_t *to = stage + (p.rev ? range.src : range.src + range.len - row) - (range.src & ~int64_t{3});
+    for (int64_t j = threadIdx.x; j < row; j += blockDim.x) to[j] = __ldg(saved_cells + saved_word * m + j);
+  };
+  if (ranges.saved1_at >= 0) place_saved_row(ranges.r1, ranges.saved1_at, stage1);
+  if (ranges.saved0_at >= 0) place_saved_row(ranges.r0, ranges.saved0_at, stage0);
   __syncthreads();  // every word this batch overwrites has been read, the stages and the table are complete
   const auto write = [&](const RotateRange &r, const uint32_t *stage) {
     const int64_t first_cell = r.src + r.delta, end_cell = first_cell + r.len;
@@ -892,8 +859,8 @@ __global__ void __launch_bounds__(kBlock)
       *reinterpret_cast<uint4 *>(data + 4 * q) = make_uint4(cell[0], cell[1], cell[2], cell[3]);
     }
   };
-  write(r1, stage1);
-  write(r0, stage0);
+  write(ranges.r1, stage1);
+  write(ranges.r0, stage0);
 }
 
 template <class Word, int D, class Inner, unsigned Threads = chain_threads<Word>()>
@@ -923,21 +890,19 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   // kChainWords words, the staged rotation (of words, of rows); under rows that σ swaps or, for 4-byte words,
   // moves among at most kRotateOuterMaxRows, over single words, the rotation over rows; else chains or tiles.
   const bool aligned = (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
-  const bool rotation = sizeof(Word) <= 8 && p.O == 1 && p.S == 1 && aligned;
   const bool rotation_rows = sizeof(Word) <= 8 && p.O == 1 && p.S > 1 && p.S < kChainWords && aligned;
   const std::size_t rotate_rows_per_block = p.involution ? 1 : p.O;
-  const bool rotation_outer =
-      sizeof(Word) <= 8 && p.O > 1 && p.S == 1 && aligned &&
-      (rotate_rows_per_block == 1 || (sizeof(Word) == 4 && rotate_rows_per_block <= kRotateOuterMaxRows)) &&
-      static_cast<std::size_t>(p.lo) * sizeof(Word) >= kRotateOuterMinRangeBytes;
-  // Each range of rotate_outer_kernel: 16 KiB as rotate_kernel's, 8 KiB where the block takes several rows.
+  const bool rotation =
+      sizeof(Word) <= 8 && p.S == 1 && aligned &&
+      (p.O == 1 ||
+       ((rotate_rows_per_block == 1 || (sizeof(Word) == 4 && rotate_rows_per_block <= kRotateOuterMaxRows)) &&
+        static_cast<std::size_t>(p.lo) * sizeof(Word) >= kRotateOuterMinRangeBytes));
+  // Each of rotate_kernel's ranges: 16 KiB, 8 KiB where the block takes several rows.
   const std::size_t rotate_range_bytes = rotate_rows_per_block == 1 ? kRotateBatchBytes : kRotateBatchBytes / 2;
   const bool chains = !rotation && p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
   PairTiles tiles{1, 1};
   if (rotation) {
-    set_batch(p, kRotateBatchBytes / sizeof(Word));
-  } else if (rotation_outer) {
     set_batch(p, static_cast<int64_t>(rotate_range_bytes / sizeof(Word)));
   } else if (rotation_rows) {
     set_batch(p, static_cast<int64_t>(kRotateBatchBytes / (p.S * sizeof(Word))));
@@ -964,22 +929,20 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   SFFT_CUDA_CHECK_LAUNCH();
   if (rotation) {
     if constexpr (sizeof(Word) <= 8) {
-      if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
-      rotate_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p);
-      SFFT_CUDA_CHECK_LAUNCH();
-    }
-    return;
-  }
-  if (rotation_outer) {
-    if constexpr (sizeof(Word) <= 8) {
-      const std::size_t blocks = static_cast<std::size_t>(p.batches) * (p.O / rotate_rows_per_block);
+      const std::size_t blocks_per_batch = p.O / rotate_rows_per_block;
+      const std::size_t blocks = static_cast<std::size_t>(p.batches) * blocks_per_batch;
       if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
       const auto stage_cells = static_cast<unsigned>((rotate_range_bytes / 4 + 8 + 3) & ~std::size_t{3});
       const std::size_t stage_bytes = 2 * rotate_rows_per_block * stage_cells * sizeof(uint32_t);
-      const auto kernel = rotate_outer_kernel<Word>;
+#ifdef SFFT_AB_SHARED
+      const auto kernel = rotate_kernel<Word, false>;
+#else
+      const auto kernel = rotate_rows_per_block == 1 ? rotate_kernel<Word, true> : rotate_kernel<Word, false>;
+#endif
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
       kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
-          data, saved, p, static_cast<unsigned>(rotate_rows_per_block), stage_cells);
+          data, saved, p, static_cast<unsigned>(rotate_rows_per_block), static_cast<unsigned>(blocks_per_batch),
+          stage_cells);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     return;

@@ -74,9 +74,10 @@ SFFT_HD std::size_t saved_at(const PairPlan &p, int64_t k, std::size_t o, std::s
   return (static_cast<std::size_t>(k) * p.O + o) * p.S + i;
 }
 
-// A digit shifted by `times` x the dim's shift: times = 1 is π (or σ), -1 the inverse, -2 one chain step.
+// A digit shifted by `times` x the dim's shift s (0 <= s < e): times = 1 is π (or σ), -1 the inverse, -2 one
+// chain step. Inlined with times = 1 or -1 it takes no division (e - s = e for s = 0 is still right).
 SFFT_HD int64_t shift_digit(int64_t j, int64_t e, int64_t s, int times) {
-  int64_t by = (times * s) % e;
+  int64_t by = times == 1 ? s : times == -1 ? e - s : (times * s) % e;
   if (by < 0) by += e;
   j += by;
   return j >= e ? j - e : j;
@@ -87,8 +88,9 @@ SFFT_HD std::size_t outer_image(const PairPlan &p, std::size_t o, int times = 1)
   std::size_t r = 0, stride = 1;
   for (int d = p.outer_dims - 1; d >= 0; --d) {
     const auto e = static_cast<std::size_t>(p.outer_e[d]);
-    const auto j = static_cast<int64_t>(o % e);
-    o /= e;
+    // What is left of o (< O) at the outermost dim is its digit: no division there.
+    const auto j = static_cast<int64_t>(d == 0 ? o : o % e);
+    if (d > 0) o /= e;
     r += static_cast<std::size_t>(shift_digit(j, p.outer_e[d], p.outer_s[d], times)) * stride;
     stride *= e;
   }

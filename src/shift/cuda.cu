@@ -934,11 +934,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
       const auto stage_cells = static_cast<unsigned>((rotate_range_bytes / 4 + 8 + 3) & ~std::size_t{3});
       const std::size_t stage_bytes = 2 * rotate_rows_per_block * stage_cells * sizeof(uint32_t);
-#ifdef SFFT_AB_SHARED
-      const auto kernel = rotate_kernel<Word, false>;
-#else
       const auto kernel = rotate_rows_per_block == 1 ? rotate_kernel<Word, true> : rotate_kernel<Word, false>;
-#endif
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
       kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
           data, saved, p, static_cast<unsigned>(rotate_rows_per_block), static_cast<unsigned>(blocks_per_batch),

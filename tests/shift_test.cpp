@@ -654,16 +654,16 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
       }
 }
 
-// The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
 // The staged rotations' ranges (rotate_ranges, shared by the CUDA rotation over rows) on the host: for S = 1
-// (one odd axis over single words, alone or under rows that σ swaps or moves), each (batch, rows) block stages
+// (one odd axis over single words, alone or under rows that σ keeps, swaps or moves), each (batch, rows) block stages
 // its two ranges a row and the saved words at their ends, then writes them moved by their deltas; blocks in
 // shuffled order, words of 1 and 2 cells, fftshift and ifftshift (mirrored ranges), batches from 1 step to all.
 // Every cell is read once before anything overwrites it, written once, and the result is NumPy's.
 TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0}, {{4001}, 0}, {{3, 4001}, 0}, {{3, 401}, 0}, {{4, 301}, 3}, {{6, 301}, 3}, {{3, 5, 301}, 0},
+      {{101}, 0},    {{4001}, 0},   {{3, 4001}, 0},   {{3, 401}, 0},
+      {{4, 301}, 3}, {{6, 301}, 3}, {{3, 5, 301}, 0}, {{5, 301}, 2},
   };
   std::mt19937_64 rng(17);
   for (const Case &c : layouts)
@@ -731,6 +731,7 @@ TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
       }
 }
 
+// The multiply-high divisor used by the in-place GPU kernel equals integer division, edge cases included.
 TEST(ShiftIndexMath, FastDiv32MatchesDivision) {
   std::mt19937_64 rng(5);
   for (uint32_t d : {1u, 2u, 3u, 5u, 7u, 511u, 512u, 8191u, 65535u, 65536u, 1000003u, 2147483647u, 2147483648u}) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """CPU fftshift benchmark: sfft's CPU backend (through ctypes, out of place and in place) against a memcpy of
-the same bytes (np.copyto into a preallocated array) and NumPy's np.fft.fftshift, in the same process, median
-of repeats, every result checked against NumPy. Ratios are memcpy time / sfft time; the last line gives the
-minimum ratio out of place and in place.
+the same bytes (np.copyto into a preallocated array) and NumPy's np.fft.fftshift, in the same process, every
+result checked against NumPy. The memcpy and sfft's two calls run in turn, round by round; times are medians of
+the rounds, ratios (memcpy time / sfft time) the median of each round's ratio, so that a host whose speed drifts
+reaches both sides alike. The last line gives the minimum ratio out of place and in place.
 usage: bench_shift_cpu.py path/to/libsfft.so [--threads N] [--repeat R]"""
 import argparse
 import ctypes
@@ -57,6 +58,25 @@ def median_time(fn):
     return statistics.median(times)
 
 
+def rounds(fns):
+    """Each of fns once a round, in turn, after a warm-up call each, so that a drift of the host's speed (a VM's
+    neighbours) reaches them alike; each one's times, round by round."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(args.repeat):
+        for f, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[f].append(time.perf_counter() - t0)
+    return times
+
+
+def median_ratio(reference, times):
+    """The median over rounds of reference time / time, each round's pair measured back to back."""
+    return statistics.median(r / t for r, t in zip(reference, times))
+
+
 # Even, odd and mixed extents, 1-D to 5-D, primes, a long axis, many short odd rows, extents of 1, axis subsets;
 # >= 64 MiB in f32.
 cases = [("1-D 2^24", (1 << 24,), None), ("1-D 2^24+1", ((1 << 24) + 1,), None),
@@ -70,7 +90,8 @@ cases = [("1-D 2^24", (1 << 24,), None), ("1-D 2^24+1", ((1 << 24) + 1,), None),
          ("3-D 255^3 ax2", (255, 255, 255), (2,)), ("2-D 4095^2 ax1", (4095, 4095), (1,)),
          ("16x1024^2 ax1,2", (16, 1024, 1024), (1, 2))]
 print(f"sfft CPU fftshift vs memcpy and NumPy {np.__version__} on {platform.processor() or platform.machine()}, "
-      f"{os.cpu_count()} cores, threads={args.threads or os.cpu_count()}, median of {args.repeat}")
+      f"{os.cpu_count()} cores, threads={args.threads or os.cpu_count()}, {args.repeat} rounds (memcpy and sfft "
+      f"in turn), medians")
 print(f"{'shape':<19} {'dtype':<10} {'MiB':>5} {'memcpy ms':>9} {'numpy ms':>9} {'out ms':>8} {'out/memcpy':>10} "
       f"{'in ms':>8} {'in/memcpy':>9} {'equal':>6}")
 rng = np.random.default_rng(0)
@@ -83,18 +104,19 @@ for name, shape, axes in cases:
         mask = 0 if axes is None else sum(1 << ax for ax in axes)
         ref = np.fft.fftshift(a, axes=axes)
         out = np.empty_like(a)
-        t_copy = median_time(lambda: np.copyto(out, a))
         t_np = median_time(lambda: np.fft.fftshift(a, axes=axes))
-        t_out = median_time(lambda: sfft_shift(out, a, mask))
+        sfft_shift(out, a, mask)
         equal = np.array_equal(out, ref)
         b = a.copy()
         sfft_shift(b, b, mask)
         equal = equal and np.array_equal(b, ref)
-        t_in = median_time(lambda: sfft_shift(b, b, mask))
-        worst_out = min(worst_out, t_copy / t_out)
-        worst_in = min(worst_in, t_copy / t_in)
-        print(f"{name:<19} {np.dtype(dt).name:<10} {a.nbytes / 2**20:5.0f} {t_copy * 1e3:9.2f} {t_np * 1e3:9.2f} "
-              f"{t_out * 1e3:8.2f} {100 * t_copy / t_out:9.1f}% {t_in * 1e3:8.2f} {100 * t_copy / t_in:8.1f}% "
-              f"{str(equal):>6}", flush=True)
+        copies, outs, ins = rounds([lambda: np.copyto(out, a), lambda: sfft_shift(out, a, mask),
+                                    lambda: sfft_shift(b, b, mask)])
+        ratio_out, ratio_in = median_ratio(copies, outs), median_ratio(copies, ins)
+        worst_out = min(worst_out, ratio_out)
+        worst_in = min(worst_in, ratio_in)
+        print(f"{name:<19} {np.dtype(dt).name:<10} {a.nbytes / 2**20:5.0f} {statistics.median(copies) * 1e3:9.2f} "
+              f"{t_np * 1e3:9.2f} {statistics.median(outs) * 1e3:8.2f} {100 * ratio_out:9.1f}% "
+              f"{statistics.median(ins) * 1e3:8.2f} {100 * ratio_in:8.1f}% {str(equal):>6}", flush=True)
         del a, ref, out, b
 print(f"minimum ratio to memcpy: out of place {100 * worst_out:.1f}%, in place {100 * worst_in:.1f}%")

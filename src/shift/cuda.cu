@@ -710,8 +710,12 @@ __global__ void __launch_bounds__(kBlock)
 // stores, each assembled from two staged vectors (funnel); only the ragged ends of a range go word by word. It
 // reads and writes exactly the tile kernel's words of the batch. The tile kernel is instruction-bound on such
 // arrays (H200 profile, 1-D f32: SM 73 %, DRAM 36 %).
-constexpr unsigned kRotateBatchBytes = 16384;                 // steps of a batch, in bytes of one lane
-constexpr unsigned kRotateStage = kRotateBatchBytes / 4 + 8;  // 32-bit cells per staged range (+ edges)
+constexpr unsigned kRotateBatchBytes = 16384;  // steps of a batch, in bytes of one lane
+
+// 32-bit cells of one staged range of `range_bytes` (+ edges), a whole number of vectors.
+__host__ __device__ constexpr unsigned rotate_stage_cells(std::size_t range_bytes) {
+  return static_cast<unsigned>((range_bytes / 4 + 8 + 3) & ~std::size_t{3});
+}
 
 // Writes r's destination from its stage (stage_range's layout).
 __device__ void write_range(uint32_t *__restrict__ data, const RotateRange &r, const uint32_t *stage) {
@@ -731,13 +735,16 @@ __device__ void write_range(uint32_t *__restrict__ data, const RotateRange &r, c
   }
 }
 
-// The range's last virtual word, read from scratch instead (rotate_ranges' skip): physically its top cells, or,
-// mirrored, its bottom ones.
+// The stage cell of r's last virtual word (`cells` cells: a word, or a row), read from scratch instead
+// (rotate_ranges' skip): physically the range's top cells, or, mirrored, its bottom ones.
+__device__ __forceinline__ int64_t saved_word_cell(const RotateRange &r, bool rev, int64_t cells) {
+  return (rev ? r.src : r.src + r.len - cells) - (r.src & ~int64_t{3});
+}
+
 template <class Word>
 __device__ void place_saved_word(uint32_t *stage, const RotateRange &r, bool rev, const Word *from) {
-  constexpr int64_t m = sizeof(Word) / 4;
   const Word w = load_saved(from);
-  memcpy(stage + (rev ? r.src : r.src + r.len - m) - (r.src & ~int64_t{3}), &w, sizeof w);
+  memcpy(stage + saved_word_cell(r, rev, sizeof(Word) / 4), &w, sizeof w);
 }
 
 // rotate_kernel: the staged rotation over each of O rows (O = 1: a 1-D array, or an axis whose neighbours the
@@ -756,8 +763,9 @@ constexpr std::size_t kRotateOuterMaxRows = 3;
 constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows (O > 1) take the tiles
 
 template <class Word, bool OneRow>
-__global__ void __launch_bounds__(kBlock) rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p,
-                                                        unsigned rows, unsigned blocks_per_batch, unsigned stage_cells) {
+__global__ void __launch_bounds__(kBlock)
+    rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned blocks_per_batch,
+                  unsigned stage_cells) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
   constexpr int64_t m = sizeof(Word) / 4;
   extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
@@ -809,7 +817,8 @@ __global__ void __launch_bounds__(kBlock)
     rotate_rows_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, FastDiv32 by_row) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
   constexpr int64_t m = sizeof(Word) / 4;  // 32-bit cells per word
-  __shared__ __align__(16) uint32_t stage1[kRotateStage], stage0[kRotateStage];
+  __shared__ __align__(16) uint32_t stage1[rotate_stage_cells(kRotateBatchBytes)],
+      stage0[rotate_stage_cells(kRotateBatchBytes)];
   __shared__ uint32_t source_cell[kChainWords * m];  // destination cell of a row -> source cell of its row
   auto *data = reinterpret_cast<uint32_t *>(words);
   const auto row = static_cast<int64_t>(by_row.d);  // cells of a row, S m
@@ -824,7 +833,7 @@ __global__ void __launch_bounds__(kBlock)
   cp_async_wait<0>();
   const auto *saved_cells = reinterpret_cast<const uint32_t *>(saved);
   const auto place_saved_row = [&](const RotateRange &range, int64_t saved_word, uint32_t *stage) {
-    uint32_t *to = stage + (p.rev ? range.src : range.src + range.len - row) - (range.src & ~int64_t{3});
+    uint32_t *to = stage + saved_word_cell(range, p.rev, row);
     for (int64_t j = threadIdx.x; j < row; j += blockDim.x) to[j] = __ldg(saved_cells + saved_word * m + j);
   };
   if (ranges.saved1_at >= 0) place_saved_row(ranges.r1, ranges.saved1_at, stage1);
@@ -932,7 +941,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       const std::size_t blocks_per_batch = p.O / rotate_rows_per_block;
       const std::size_t blocks = static_cast<std::size_t>(p.batches) * blocks_per_batch;
       if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
-      const auto stage_cells = static_cast<unsigned>((rotate_range_bytes / 4 + 8 + 3) & ~std::size_t{3});
+      const unsigned stage_cells = rotate_stage_cells(rotate_range_bytes);
       const std::size_t stage_bytes = 2 * rotate_rows_per_block * stage_cells * sizeof(uint32_t);
       const auto kernel = rotate_rows_per_block == 1 ? rotate_kernel<Word, true> : rotate_kernel<Word, false>;
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);

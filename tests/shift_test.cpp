@@ -109,7 +109,7 @@ const std::vector<Case> &cases() {
       {{3, 5, 7, 9, 11}, 0},
       {{101, 103}, 0},
       {{3, 100003}, 1},
-      // CUDA: the rotation over rows (src/shift/cuda.cu, rotate_outer_kernel) where σ moves rows (float32: 3
+      // CUDA: the rotation over rows (src/shift/cuda.cu, rotate_kernel) where σ moves rows (float32: 3
       // rows a block; wider words take the tiles) and where it swaps them (8-byte words: a row a block; float32
       // row pairs take the block stage, complex128 the tiles); both with a last batch of the middle step alone.
       {{3, 4097}, 0},
@@ -363,10 +363,11 @@ TEST(ShiftCuda, InPlaceStagedBlocksAtBothWidths) {
 }
 
 // In place with the odd shifted axis last (single words, S = 1) under other shifted axes, rows too long for the
-// block stage: the pair order's tiles (cuda.cu, tile_kernel) where the first axis is shifted by half (σ an
-// involution) and where a short odd first axis moves rows (σ not an involution, a tile takes every row);
-// several batches, 4- and 8-byte words, fftshift and ifftshift, against the definition. 64 x 255 takes the
-// block stage.
+// block stage: where the first axis is shifted by half (σ an involution) the rotation over rows (cuda.cu,
+// rotate_kernel, a row a block) for rows of 2 KiB halves and more, else the pair order's tiles (tile_kernel);
+// where a short odd first axis moves rows (σ not an involution) the rotation with every row in a block for
+// float32 over 3 rows, else the tiles; several batches, 4- and 8-byte words, fftshift and ifftshift, against the definition.
+// 64 x 255 takes the block stage.
 TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
   SFFT_SKIP_WITHOUT_GPU();
   sfft_options opts;
@@ -376,6 +377,7 @@ TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
   const std::pair<Shape, std::pair<sfft_dtype, std::size_t>> cases[] = {
       {{6, 8191}, c64}, {{4, 20001}, f32}, {{2, 12289}, f64},   {{3, 8193}, f32},
       {{3, 8193}, c64}, {{7, 4099}, f32},  {{5, 3, 4099}, f64}, {{64, 255}, f32},
+      {{10, 8193}, f64},  // the rotation over rows, a row a block: groups of 4 rows and a last one of 2
   };
   for (const auto &[shape, kind] : cases)
     for (bool inverse : {false, true}) {

@@ -364,20 +364,23 @@ TEST(ShiftCuda, InPlaceStagedBlocksAtBothWidths) {
 
 // In place with the odd shifted axis last (single words, S = 1) under other shifted axes, rows too long for the
 // block stage: where the first axis is shifted by half (σ an involution) the rotation over rows (cuda.cu,
-// rotate_kernel, a row a block) for rows of 2 KiB halves and more, else the pair order's tiles (tile_kernel);
-// where a short odd first axis moves rows (σ not an involution) the rotation with every row in a block for
-// float32 over 3 rows, else the tiles; several batches, 4- and 8-byte words, fftshift and ifftshift, against the definition.
-// 64 x 255 takes the block stage.
+// rotate_kernel, a row a block) for 4- and 8-byte words with rows of 2 KiB halves and more, else the pair order's
+// tiles (tile_kernel); where a short odd first axis moves rows (σ not an involution) the rotation with every row
+// in a block for float32 over 3 rows, else the tiles; several batches, 4-, 8- and 16-byte words, fftshift and
+// ifftshift, against the definition. 64 x 255 takes the block stage.
 TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
   SFFT_SKIP_WITHOUT_GPU();
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
-  const std::pair<sfft_dtype, std::size_t> f32{SFFT_FLOAT32, 4}, f64{SFFT_FLOAT64, 8}, c64{SFFT_COMPLEX64, 8};
+  const std::pair<sfft_dtype, std::size_t> f32{SFFT_FLOAT32, 4}, f64{SFFT_FLOAT64, 8}, c64{SFFT_COMPLEX64, 8},
+      c128{SFFT_COMPLEX128, 16};
   const std::pair<Shape, std::pair<sfft_dtype, std::size_t>> cases[] = {
       {{6, 8191}, c64}, {{4, 20001}, f32}, {{2, 12289}, f64},   {{3, 8193}, f32},
       {{3, 8193}, c64}, {{7, 4099}, f32},  {{5, 3, 4099}, f64}, {{64, 255}, f32},
-      {{10, 8193}, f64},  // the rotation over rows, a row a block: groups of 4 rows and a last one of 2
+      // A row a block or tile, in groups of rows (cuda.cu, grouped_batch_row): 10 rows of float64 (the rotation,
+      // groups of 2) and 12 rows of complex128 (the tiles, groups of 4), several batches.
+      {{10, 8193}, f64}, {{12, 8193}, c128},
   };
   for (const auto &[shape, kind] : cases)
     for (bool inverse : {false, true}) {

@@ -626,9 +626,29 @@ constexpr unsigned kTilePerThread = 8;  // measured: 16 was slower for 4-byte wo
 constexpr unsigned kTileElements = kBlock * kTilePerThread;
 constexpr unsigned kMaxTileOuter = 256;
 
+// Block order of the kernels whose block takes one batch of one row (or tile of rows) of many: groups of
+// 2^group_log2 rows (at most 4, a power of two dividing their number), each group's blocks batch by batch, its
+// rows side by side. So the blocks in flight cover a few rows' long ranges: in batch order over all rows,
+// hundreds of rows' ranges at the same columns ran slower (H200, same call, two rounds, % of a device copy, the
+// rotation over rows: 4096x16385 float64 76-78 -> 85-86, float32 73 -> 79-80, 1024x65537 float64 80 -> 85); by
+// rows alone (groups of one row), 2x(2^25+1) and 4x(2^24+1) float32 lost 3-5 points. 32 bits: the tiles' 64-bit
+// division here had cost registers (8-byte words 100, now 80: 3 blocks a SM, not 2; 3x(2^25+1) float64 77 -> 87-88).
+struct BatchRow {
+  int64_t batch;
+  unsigned row;
+};
+
+__device__ __forceinline__ BatchRow grouped_batch_row(unsigned block, unsigned batches, unsigned group_log2) {
+  const unsigned at = block >> group_log2, group = at / batches;
+  return {static_cast<int64_t>(at - group * batches), (group << group_log2) + (block & ((1u << group_log2) - 1))};
+}
+
+unsigned row_group_log2(std::size_t rows) { return static_cast<unsigned>(std::min(2, __builtin_ctzll(rows))); }
+
 struct PairTiles {
   std::size_t outer_tiles;  // tiles along o per batch
   unsigned tile_outer;      // outer elements per tile
+  unsigned group_log2;      // grouped_batch_row's groups of tiles
 };
 
 template <class Word>
@@ -641,8 +661,9 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) memcpy(plan_bytes, &plan, sizeof plan);
   __syncthreads();
   const PairPlan &p = *reinterpret_cast<const PairPlan *>(plan_bytes);
-  const auto k = static_cast<int64_t>(blockIdx.x / tiles.outer_tiles);
-  const std::size_t o0 = (blockIdx.x - static_cast<std::size_t>(k) * tiles.outer_tiles) * tiles.tile_outer;
+  const BatchRow at = grouped_batch_row(blockIdx.x, static_cast<unsigned>(p.batches), tiles.group_log2);
+  const int64_t k = at.batch;
+  const std::size_t o0 = static_cast<std::size_t>(at.row) * tiles.tile_outer;
   const auto outer = static_cast<unsigned>(min(static_cast<std::size_t>(tiles.tile_outer), p.O - o0));
   const int64_t b = batch_begin(p, k), end = batch_end(p, k);
   for (unsigned r = threadIdx.x; r < outer; r += blockDim.x) {
@@ -762,11 +783,6 @@ __device__ void place_saved_word(uint32_t *stage, const RotateRange &r, bool rev
 constexpr std::size_t kRotateOuterMaxRows = 3;
 constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows (O > 1) take the tiles
 
-// Block order where a block takes one row: groups of 2^group_log2 rows (at most 4, a power of two dividing
-// O), each group's blocks batch by batch, its rows side by side. So the blocks in flight cover a few rows' long
-// ranges: in batch order over all rows, hundreds of rows' ranges at the same columns ran slower (H200, same
-// call, two rounds, % of a device copy: 4096x16385 float64 76-78 -> 85-86, float32 73 -> 79-80, 1024x65537
-// float64 80 -> 85); by rows alone (groups of one row), 2x(2^25+1) and 4x(2^24+1) float32 lost 3-5 points.
 template <class Word, bool OneRow>
 __global__ void __launch_bounds__(kBlock)
     rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned group_log2,
@@ -775,14 +791,11 @@ __global__ void __launch_bounds__(kBlock)
   constexpr int64_t m = sizeof(Word) / 4;
   extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
   auto *data = reinterpret_cast<uint32_t *>(words);
-  int64_t k = blockIdx.x;  // several rows a block: all O of them, a block per batch
-  unsigned o0 = 0;
-  if constexpr (OneRow) {
-    const unsigned batches = static_cast<unsigned>(p.batches), at = blockIdx.x >> group_log2;
-    const unsigned group = at / batches;
-    k = at - group * batches;
-    o0 = (group << group_log2) + (blockIdx.x & ((1u << group_log2) - 1));
-  }
+  // Several rows a block: all O of them, a block per batch.
+  const BatchRow at =
+      OneRow ? grouped_batch_row(blockIdx.x, static_cast<unsigned>(p.batches), group_log2) : BatchRow{blockIdx.x, 0};
+  const int64_t k = at.batch;
+  const unsigned o0 = at.row;
   // One row: every thread works its ranges out in registers. Several: once a block, in shared memory.
   __shared__ RotateRanges shared_ranges[OneRow ? 1 : kRotateOuterMaxRows];
   RotateRanges one{};
@@ -920,7 +933,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   const std::size_t rotate_range_bytes = rotate_rows_per_block == 1 ? kRotateBatchBytes : kRotateBatchBytes / 2;
   const bool chains = !rotation && p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
-  PairTiles tiles{1, 1};
+  PairTiles tiles{1, 1, 0};
   if (rotation) {
     set_batch(p, static_cast<int64_t>(rotate_range_bytes / sizeof(Word)));
   } else if (rotation_rows) {
@@ -942,6 +955,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
         std::min<std::size_t>(tile_elements / (static_cast<std::size_t>(p.steps) * p.S), kMaxTileOuter));
   }
   tiles.outer_tiles = (p.O + tiles.tile_outer - 1) / tiles.tile_outer;
+  tiles.group_log2 = row_group_log2(tiles.outer_tiles);
   cuda::StreamBuffer scratch(p.scratch_words * sizeof(Word), stream);
   auto *saved = static_cast<Word *>(scratch.get());
   save_boundaries_kernel<Word><<<cuda::grid_for(p.scratch_words, kBlock), kBlock, 0, stream>>>(saved, data, p);
@@ -956,7 +970,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
       kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
           data, saved, p, static_cast<unsigned>(rotate_rows_per_block),
-          static_cast<unsigned>(std::min(2, __builtin_ctzll(p.O))), stage_cells);
+          row_group_log2(p.O), stage_cells);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     return;

@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
     std::printf("bench_shift: no CUDA device; nothing to measure\n");
     return 0;
   }
-  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short odd rows, extents of 1 and axis
-  // subsets; every shape holds at least 64 MiB in every dtype.
+  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short or long odd rows, extents of 1 and
+  // axis subsets; every shape holds at least 64 MiB in every dtype.
   std::vector<Case> cases = {
       {"1-D 2^26", {INT64_C(1) << 26}, 0},
       {"1-D 2^26+1", {(INT64_C(1) << 26) + 1}, 0},

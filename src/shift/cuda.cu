@@ -969,8 +969,7 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       const auto kernel = rotate_rows_per_block == 1 ? rotate_kernel<Word, true> : rotate_kernel<Word, false>;
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
       kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
-          data, saved, p, static_cast<unsigned>(rotate_rows_per_block),
-          row_group_log2(p.O), stage_cells);
+          data, saved, p, static_cast<unsigned>(rotate_rows_per_block), row_group_log2(p.O), stage_cells);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     return;

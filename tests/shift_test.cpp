@@ -112,8 +112,11 @@ const std::vector<Case> &cases() {
       // CUDA: the rotation over rows (src/shift/cuda.cu, rotate_kernel) where σ moves rows (float32: 3
       // rows a block; wider words take the tiles) and where it swaps them (8-byte words: a row a block; float32
       // row pairs take the block stage, complex128 the tiles); both with a last batch of the middle step alone.
+      // Where it keeps them (an unshifted first axis of 3 rows, 8-byte rows too long for the block stage): a row
+      // a block, in groups of one row (grouped_batch_row; complex128: the tiles, likewise).
       {{3, 4097}, 0},
       {{4, 8193}, 3},
+      {{3, 16385}, 2},
       // CPU chain items are row ranges of planes (the last two inner dims) moved as rotated tiles: several
       // plane digits, row groups splitting a plane, pieces of rows longer than an item with two batches, an
       // unshifted row dim, a trailing unshifted dim (split word), 5-D axis subsets.

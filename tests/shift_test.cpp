@@ -662,6 +662,32 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
       }
 }
 
+// The CUDA block order (grouped_batch_row, pairs.hpp): for any row count and batch count every block maps to a
+// distinct (batch, row) in range, so the grid covers each exactly once; groups of rows come out side by side, each
+// group batch by batch.
+TEST(ShiftPairKernels, GroupedBlockOrderCoversEveryBatchAndRowOnce) {
+  using namespace sfft::shift;
+  for (std::size_t rows : {1, 2, 3, 4, 5, 6, 8, 10, 12, 4096, 4097})
+    for (unsigned batches : {1u, 2u, 3u, 7u}) {
+      const unsigned g = row_group_log2(rows);
+      EXPECT_EQ(rows % (std::size_t{1} << g), 0u);
+      EXPECT_EQ(g, rows % 4 == 0 ? 2u : rows % 2 == 0 ? 1u : 0u);
+      std::vector<int> seen(rows * batches, 0);
+      for (unsigned b = 0; b < rows * batches; ++b) {
+        const BatchRow at = grouped_batch_row(b, batches, g);
+        ASSERT_GE(at.batch, 0);
+        ASSERT_LT(at.batch, static_cast<int64_t>(batches));
+        ASSERT_LT(at.row, rows);
+        ++seen[static_cast<std::size_t>(at.batch) * rows + at.row];
+        // Within a group of 2^g rows, consecutive blocks take consecutive rows of one batch.
+        const unsigned in_group = b & ((1u << g) - 1);
+        EXPECT_EQ(at.row % (1u << g), in_group);
+      }
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }))
+          << rows << " rows, " << batches << " batches";
+    }
+}
+
 // The staged rotations' ranges (rotate_ranges, shared by the CUDA rotation over rows) on the host: for S = 1
 // (one odd axis over single words, alone or under rows that σ keeps, swaps or moves), each (batch, rows) block stages
 // its two ranges a row and the saved words at their ends, then writes them moved by their deltas; blocks in

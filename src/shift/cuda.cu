@@ -626,25 +626,6 @@ constexpr unsigned kTilePerThread = 8;  // measured: 16 was slower for 4-byte wo
 constexpr unsigned kTileElements = kBlock * kTilePerThread;
 constexpr unsigned kMaxTileOuter = 256;
 
-// Block order of the kernels whose block takes one batch of one row (or tile of rows) of many: groups of
-// 2^group_log2 rows (at most 4, a power of two dividing their number), each group's blocks batch by batch, its
-// rows side by side. So the blocks in flight cover a few rows' long ranges: in batch order over all rows,
-// hundreds of rows' ranges at the same columns ran slower (H200, same call, two rounds, % of a device copy, the
-// rotation over rows: 4096x16385 float64 76-78 -> 85-86, float32 73 -> 79-80, 1024x65537 float64 80 -> 85); by
-// rows alone (groups of one row), 2x(2^25+1) and 4x(2^24+1) float32 lost 3-5 points. 32 bits: the tiles' 64-bit
-// division here had cost registers (8-byte words 100, now 80: 3 blocks a SM, not 2; 3x(2^25+1) float64 77 -> 87-88).
-struct BatchRow {
-  int64_t batch;
-  unsigned row;
-};
-
-__device__ __forceinline__ BatchRow grouped_batch_row(unsigned block, unsigned batches, unsigned group_log2) {
-  const unsigned at = block >> group_log2, group = at / batches;
-  return {static_cast<int64_t>(at - group * batches), (group << group_log2) + (block & ((1u << group_log2) - 1))};
-}
-
-unsigned row_group_log2(std::size_t rows) { return static_cast<unsigned>(std::min(2, __builtin_ctzll(rows))); }
-
 struct PairTiles {
   std::size_t outer_tiles;  // tiles along o per batch
   unsigned tile_outer;      // outer elements per tile

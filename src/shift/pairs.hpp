@@ -26,6 +26,7 @@
 // them from there. Items (batch, chains) are then independent.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -162,6 +163,28 @@ struct RotateRanges {
   RotateRange r1, r0;
   int64_t saved1_at, saved0_at;  // where the range's last virtual word is saved, or -1
 };
+
+// Block order of the CUDA kernels whose block takes one batch of one row (or tile of rows) of many (the
+// rotation over rows, the tiles): groups of 2^group_log2 rows (at most 4, a power of two dividing their number),
+// each group's blocks batch by batch, its rows side by side. So the blocks in flight cover a few rows' long
+// ranges: in batch order over all rows, hundreds of rows' ranges at the same columns ran slower (H200, same call,
+// two rounds, % of a device copy, the rotation over rows: 4096x16385 float64 76-78 -> 85-86, float32 73 -> 79-80,
+// 1024x65537 float64 80 -> 85); by rows alone (groups of one row), 2x(2^25+1) and 4x(2^24+1) float32 lost 3-5
+// points. 32 bits: the tiles' 64-bit division here had cost registers (8-byte words 100, now 80: 3 blocks a SM,
+// not 2; 3x(2^25+1) float64 77 -> 87-88). Block b of batches x rows blocks (< 2^32) gives (batch, row).
+struct BatchRow {
+  int64_t batch;
+  unsigned row;
+};
+
+SFFT_HD BatchRow grouped_batch_row(unsigned block, unsigned batches, unsigned group_log2) {
+  const unsigned at = block >> group_log2, group = at / batches;
+  return {static_cast<int64_t>(at - group * batches), (group << group_log2) + (block & ((1u << group_log2) - 1))};
+}
+
+inline unsigned row_group_log2(std::size_t rows) {
+  return static_cast<unsigned>(std::min(2, __builtin_ctzll(rows)));
+}
 
 // The staged rotations' moves (CUDA, S = 1): element o's words of batch k as two contiguous ranges in 32-bit
 // cells (m a word), lane 1's moving into row σ o and lane 0's coming from row σ^-1 o; the ranges' last virtual

@@ -381,7 +381,7 @@ TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
   const std::pair<Shape, std::pair<sfft_dtype, std::size_t>> cases[] = {
       {{6, 8191}, c64}, {{4, 20001}, f32}, {{2, 12289}, f64},   {{3, 8193}, f32},
       {{3, 8193}, c64}, {{7, 4099}, f32},  {{5, 3, 4099}, f64}, {{64, 255}, f32},
-      // A row a block or tile, in groups of rows (cuda.cu, grouped_batch_row): 10 rows of float64 (the rotation,
+      // A row a block or tile, in groups of rows (pairs.hpp, grouped_batch_row): 10 rows of float64 (the rotation,
       // groups of 2) and 12 rows of complex128 (the tiles, groups of 4), several batches.
       {{10, 8193}, f64}, {{12, 8193}, c128},
   };

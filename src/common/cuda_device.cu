@@ -17,31 +17,21 @@ int cuda_device_count() noexcept {
   return n;
 }
 
-PointerKind pointer_kind(const void *p) noexcept {
-  if (p == nullptr || cuda_device_count() == 0) return PointerKind::Host;
+PointerInfo pointer_info(const void *p) noexcept {
+  if (p == nullptr || cuda_device_count() == 0) return {};
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();
-    return PointerKind::Host;
+    return {};
   }
   switch (attr.type) {
     case cudaMemoryTypeDevice:
-      return PointerKind::Device;
+      return {PointerKind::Device, attr.device};
     case cudaMemoryTypeManaged:
-      return PointerKind::Managed;
+      return {PointerKind::Managed, -1};
     default:
-      return PointerKind::Host;
+      return {};
   }
-}
-
-int pointer_device(const void *p) noexcept {
-  if (p == nullptr || cuda_device_count() == 0) return -1;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -1;
-  }
-  return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
 }
 
 CudaVersions cuda_versions() noexcept {
@@ -54,8 +44,7 @@ CudaVersions cuda_versions() noexcept {
 }
 
 SFFT_CUDA_PLUGIN_ENTRY("common::cuda_device_count", &cuda_device_count);
-SFFT_CUDA_PLUGIN_ENTRY("common::pointer_kind", &pointer_kind);
-SFFT_CUDA_PLUGIN_ENTRY("common::pointer_device", &pointer_device);
+SFFT_CUDA_PLUGIN_ENTRY("common::pointer_info", &pointer_info);
 SFFT_CUDA_PLUGIN_ENTRY("common::cuda_versions", &cuda_versions);
 
 }  // namespace sfft

@@ -17,23 +17,13 @@ int cuda_device_count() noexcept {
   }
 }
 
-PointerKind pointer_kind(const void *p) noexcept {
-  if (p == nullptr || !cuda_plugin::available()) return PointerKind::Host;
+PointerInfo pointer_info(const void *p) noexcept {
+  if (p == nullptr || !cuda_plugin::available()) return {};
   try {
-    static const auto kind = cuda_plugin::entry<PointerKind (*)(const void *) noexcept>("common::pointer_kind");
-    return kind(p);
+    static const auto info = cuda_plugin::entry<PointerInfo (*)(const void *) noexcept>("common::pointer_info");
+    return info(p);
   } catch (...) {
-    return PointerKind::Host;
-  }
-}
-
-int pointer_device(const void *p) noexcept {
-  if (p == nullptr || !cuda_plugin::available()) return -1;
-  try {
-    static const auto device = cuda_plugin::entry<int (*)(const void *) noexcept>("common::pointer_device");
-    return device(p);
-  } catch (...) {
-    return -1;
+    return {};
   }
 }
 

@@ -1054,11 +1054,12 @@ void dispatch(const Layout &l, void *out, const void *in, cudaStream_t stream) {
 
 }  // namespace
 
-void run_cuda(const Layout &l, void *out, const void *in, const Options &opts) {
+void run_cuda(const Layout &l, void *out, const void *in, const Options &opts, PointerKind out_kind,
+              PointerKind in_kind) {
   cuda::DeviceScope scope(opts.device);
   cudaStream_t stream = cuda::as_stream(opts.stream);
-  const bool in_host = pointer_kind(in) == PointerKind::Host;
-  const bool out_host = pointer_kind(out) == PointerKind::Host;
+  const bool in_host = in_kind == PointerKind::Host;
+  const bool out_host = out_kind == PointerKind::Host;
   if (!in_host && !out_host) {
     if (l.ndim == 0) {
       if (out != in) SFFT_CUDA_CHECK(cudaMemcpyAsync(out, in, l.bytes, cudaMemcpyDeviceToDevice, stream));

@@ -28,10 +28,11 @@ void shift(const char *function, bool inverse, void *out, const void *in, int nd
   auto ib = reinterpret_cast<std::uintptr_t>(in), ob = reinterpret_cast<std::uintptr_t>(out);
   require(ib == ob || ib + l.bytes <= ob || ob + l.bytes <= ib,
           "in and out overlap without being equal (partial overlap is not supported; pass out == in for in place)");
-  if (resolve_backend(opts, {in, out}, function) == Backend::Cpu)
+  PointerKind kinds[2];
+  if (resolve_backend(opts, {out, in}, function, kinds) == Backend::Cpu)
     run_cpu(l, out, in, opts.threads);
   else
-    run_cuda(l, out, in, opts);
+    run_cuda(l, out, in, opts, kinds[0], kinds[1]);
 }
 
 }  // namespace sfft::shift

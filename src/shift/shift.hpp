@@ -2,6 +2,7 @@
 // Internal interface of the shift family: one entry per backend over a normalised Layout.
 #pragma once
 
+#include "common/backend.hpp"
 #include "common/options.hpp"
 #include "shift/layout.hpp"
 
@@ -12,9 +13,11 @@ namespace sfft::shift {
 void shift(const char *function, bool inverse, void *out, const void *in, int ndim, const int64_t *shape,
            uint32_t axes_mask, const sfft_dtype &dtype, const Options &opts);
 
-// out == in shifts in place. l.ndim > 0 and l.bytes > 0 (callers handle the trivial cases).
+// out == in shifts in place. l.ndim > 0 and l.bytes > 0 (callers handle the trivial cases). run_cuda takes the
+// arrays' memory kinds as resolve_backend found them (host arrays are staged through the device).
 void run_cpu(const Layout &l, void *out, const void *in, int threads);
-void run_cuda(const Layout &l, void *out, const void *in, const Options &opts);
+void run_cuda(const Layout &l, void *out, const void *in, const Options &opts, PointerKind out_kind,
+              PointerKind in_kind);
 
 // Offset (in words) of the first word of the row whose output row index is `row`, read by an
 // out-of-place shift: rows are the layout without its last dim.

@@ -146,6 +146,15 @@ const std::vector<Case> &cases() {
       {{40, 8191}, 3},
       {{36, 7, 9}, 7},
       {{100, 9, 3}, 3},
+      // In place with every shift half an even extent (CUDA: the lower half swapped with its partners): the
+      // first shifted axis last (half rows), in the middle over several outer indices whose lower runs of two
+      // rows share a tile, rows of two words (a tile of 2050 rows and their partners), rows longer than a tile.
+      {{3, 4, 6}, 6},
+      {{5, 2, 10}, 6},
+      {{4096, 2}, 0},
+      {{6, 4, 8}, 0},
+      {{4, 10000}, 0},
+      {{3, 20000}, 2},
   };
   return c;
 }
@@ -285,6 +294,33 @@ TEST(ShiftCuda, OutOfPlaceBeyondOneGridPass) {
       std::vector<unsigned char> got(bytes);
       b.download(got.data(), bytes);
       EXPECT_TRUE(got == want) << "dtype " << dtype << ", " << shape[0] << " x " << shape[1];
+    }
+  }
+}
+
+// In place with even extents, arrays larger than one pass of the swap kernel's grid (32 blocks a multiprocessor,
+// 16 KiB of lower-half words a tile: about 130 MiB on an H200), so blocks step from tile to tile: rows of 4096 elements
+// (whole rows swapped with their partners), two rows longer than a tile, and one long row (its halves).
+TEST(ShiftCuda, InPlaceSwapsBeyondOneGridPass) {
+  SFFT_SKIP_WITHOUT_GPU();
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  const std::pair<sfft_dtype, int64_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
+  for (const auto &[dtype, elem] : kinds) {
+    const int64_t words = (INT64_C(150) << 20) / elem / 8 * 8;  // 150 MiB
+    for (const Shape &shape : {Shape{words / 4096 / 2 * 2, 4096}, Shape{2, words / 2}, Shape{words}}) {
+      const std::size_t bytes = count_of(shape) * static_cast<std::size_t>(elem);
+      auto in = pattern(bytes, 37);
+      auto want = shift_reference(in, shape, 0, static_cast<std::size_t>(elem), false);
+      sfft_test::DeviceMemory a(bytes);
+      a.upload(in.data(), bytes);
+      const int nd = static_cast<int>(shape.size());
+      ASSERT_EQ(fftshift_nd(a.get(), a.get(), nd, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
+      sfft_test::device_synchronize();
+      std::vector<unsigned char> got(bytes);
+      a.download(got.data(), bytes);
+      EXPECT_TRUE(got == want) << "dtype " << dtype << ", rank " << nd << ", first extent " << shape[0];
     }
   }
 }

@@ -26,35 +26,6 @@ namespace sfft::shift {
 namespace {
 
 constexpr unsigned kBlock = 256;
-// Words in flight per thread: at least 64 bytes, so narrow words still keep enough loads outstanding.
-template <class Word>
-constexpr unsigned per_thread() {
-  return sizeof(Word) >= 8 ? 8 : 16;
-}
-constexpr unsigned kMaxPerThread = 16;
-constexpr unsigned kMaxTile = kBlock * kMaxPerThread;
-constexpr unsigned kMaxTileRows = kMaxTile / 2;  // rows have >= 2 words after normalisation
-
-// Tiling over rows of the last dim: a tile is `rows_per_tile` whole rows (short rows) or one piece of
-// `tile_words` words of a long row.
-struct Tiling {
-  std::size_t L, shift, rows, tiles, pieces, rows_per_tile, tile_words;
-  Tiling(const Layout &l, std::size_t tile)
-      : L(static_cast<std::size_t>(l.extent[l.ndim - 1])),
-        shift(static_cast<std::size_t>(l.shift[l.ndim - 1])),
-        tile_words(tile) {
-    rows = l.words / L;
-    if (L >= tile) {
-      pieces = (L + tile - 1) / tile;
-      rows_per_tile = 1;
-      tiles = rows * pieces;
-    } else {
-      pieces = 1;
-      rows_per_tile = std::min<std::size_t>(tile / L, kMaxTileRows);
-      tiles = (rows + rows_per_tile - 1) / rows_per_tile;
-    }
-  }
-};
 
 // (j - s) mod L for j, s < L, in the caller's integer width.
 template <class Index>
@@ -86,28 +57,6 @@ struct RowSource {
   }
 };
 
-// A tile of the swap kernel: its first row, its row count, and the column range of a piece.
-struct TileSpan {
-  std::size_t row0, nrows, c0, c1;
-};
-
-__device__ __forceinline__ TileSpan tile_span(const Tiling &g, std::size_t tile) {
-  TileSpan s;
-  if (g.pieces > 1 || g.rows_per_tile == 1) {
-    s.row0 = tile / g.pieces;
-    std::size_t p = tile % g.pieces;
-    s.nrows = 1;
-    s.c0 = p * g.tile_words;
-    s.c1 = min(g.L, s.c0 + g.tile_words);
-  } else {
-    s.row0 = tile * g.rows_per_tile;
-    s.nrows = min(g.rows_per_tile, g.rows - s.row0);
-    s.c0 = 0;
-    s.c1 = g.L;
-  }
-  return s;
-}
-
 // The layout and row divisors are indexed by run-time dims: kernel parameters indexed so are copied to
 // per-thread local memory, a traffic of its own; one shared copy per block instead.
 struct SharedRows {
@@ -121,44 +70,6 @@ __device__ __forceinline__ const SharedRows &share_rows(unsigned char *bytes, co
     memcpy(bytes + offsetof(SharedRows, rows), &rows, sizeof rows);
   }
   return *reinterpret_cast<const SharedRows *>(bytes);  // read after the tile loop's first barrier
-}
-
-template <class Word>
-__global__ void __launch_bounds__(kBlock) swap_kernel(Word *__restrict__ data, Layout l, Tiling g) {
-  constexpr unsigned kPerThread = per_thread<Word>();
-  __shared__ std::size_t partner_row[kMaxTileRows];
-  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
-    TileSpan s = tile_span(g, tile);
-    __syncthreads();
-    for (std::size_t r = threadIdx.x; r < s.nrows; r += blockDim.x) partner_row[r] = source_row(l, s.row0 + r);
-    __syncthreads();
-    const std::size_t width = s.c1 - s.c0, count = s.nrows * width;
-    Word a[kPerThread], b[kPerThread];
-    std::size_t ia[kPerThread], ib[kPerThread];
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k) {
-      std::size_t i = threadIdx.x + k * kBlock;
-      ia[k] = SIZE_MAX;
-      if (i < count) {
-        std::size_t lr = i / width, col = s.c0 + (i - lr * width);
-        std::size_t row = s.row0 + lr, own = row * g.L, other = partner_row[lr];
-        // Each pair once: from the lower row, or from the lower half when a row is its own partner.
-        bool mine = other > own || (other == own && g.shift != 0 && col < g.L / 2);
-        if (mine) {
-          ia[k] = own + col;
-          ib[k] = other + wrap_sub(col, g.shift, g.L);
-          a[k] = data[ia[k]];
-          b[k] = data[ib[k]];
-        }
-      }
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kPerThread; ++k)
-      if (ia[k] != SIZE_MAX) {
-        data[ia[k]] = b[k];
-        data[ib[k]] = a[k];
-      }
-  }
 }
 
 // Out of place. A tile is kCopyPerThread<Word> x kBlock consecutive output words (16 KiB): consecutive threads
@@ -278,6 +189,140 @@ __global__ void __launch_bounds__(kBlock)
         for (unsigned e = c; e < count; ++e) out[start + e] = stage[e];
     }
   }
+}
+
+// ---- in place, an involution (every shift 0 or half its extent): disjoint swaps
+
+// Let A be the first shifted dim (the dims before it are unshifted) and S the words of one index of A. A word whose
+// A index lies in the lower half swaps with its partner: A index E/2 higher, inner index shifted by the later dims.
+// The lower words are one run of (E/2) S words per outer index; they are tiled like the copy kernel's output, as
+// virtual rows of W words: whole rows of the last dim (W = L, a table of each row's offset and its partner's), or,
+// when A is the last dim, the first half of every row (W = L / 2, the partner L / 2 further on). A thread loads
+// its words and their partners (kBlock apart, stepped without division), then stores both: pairs are disjoint,
+// so no barrier. The kernel before this tiled every row and left the upper half's tiles idle, with a 64-bit
+// division a word: H200, in place, % of a device copy: 4096^2 float32 / float64 and 2^25 float32 74-77 (data of
+// 64-128 MiB; 256 MiB and more 89-94).
+struct SwapTiles {
+  std::size_t words;                // lower words, half of all
+  std::size_t W, L, shift;          // virtual row width; the last dim's extent and shift
+  std::size_t run_rows;             // lower rows of an outer index; 0 when A is the last dim (no tables)
+  std::size_t tiles, table_rows;    // table_rows: the rows a tile spans at most (0 without tables)
+  FastDiv32 by_W;                   // valid when W <= the tile
+  uint32_t step_rows, step_cols;    // kBlock words on: kBlock / W rows and kBlock % W columns
+  std::size_t tile_step_rows, tile_step_cols;  // the same for the grid's stride of gridDim.x tiles
+};
+
+// A thread's words of a swap tile and their partners, from in-tile row `row`, column `col`. `offsets(r)` gives
+// row r's offset and its partner row's.
+template <class Index, class Word, unsigned kPer, class Offsets>
+__device__ __forceinline__ void swap_words(Word *data, const Offsets &offsets, const SwapTiles &g, Index row,
+                                           Index col, unsigned count) {
+  const auto W = static_cast<Index>(g.W), L = static_cast<Index>(g.L), shift = static_cast<Index>(g.shift);
+  const auto step_rows = static_cast<Index>(g.step_rows), step_cols = static_cast<Index>(g.step_cols);
+  Word a[kPer], b[kPer];
+  Index r = row, c = col;
+#pragma unroll
+  for (unsigned j = 0; j < kPer; ++j) {
+    if (threadIdx.x + j * kBlock >= count) break;
+    const auto rows = offsets(r);
+    const Index partner_col = c + shift >= L ? c + shift - L : c + shift;
+    a[j] = data[rows.x + c];
+    b[j] = data[rows.y + partner_col];
+    r += step_rows;
+    c += step_cols;
+    if (c >= W) c -= W, ++r;
+  }
+  r = row;
+  c = col;
+#pragma unroll
+  for (unsigned j = 0; j < kPer; ++j) {
+    if (threadIdx.x + j * kBlock >= count) break;
+    const auto rows = offsets(r);
+    const Index partner_col = c + shift >= L ? c + shift - L : c + shift;
+    data[rows.x + c] = b[j];
+    data[rows.y + partner_col] = a[j];
+    r += step_rows;
+    c += step_cols;
+    if (c >= W) c -= W, ++r;
+  }
+}
+
+template <class Word, bool kTables>
+__global__ void __launch_bounds__(kBlock)
+    swap_kernel(Word *__restrict__ data, Layout l_arg, SwapTiles g, RowSource rows_arg) {
+  constexpr unsigned kPer = kCopyPerThread<Word>, kTile = kCopyTileWords<Word>;
+  extern __shared__ std::size_t row_table[];  // kTables: the tile's row offsets, then their partners'
+  __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
+  const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
+  std::size_t *const own_row = row_table, *const partner_row = row_table + g.table_rows;
+  const std::size_t W = g.W, L = g.L;
+  const bool short_rows = W <= kTile;
+  std::size_t row0 = blockIdx.x * std::size_t{kTile} / W, first = blockIdx.x * std::size_t{kTile} - row0 * W;
+  for (std::size_t tile = blockIdx.x; tile < g.tiles; tile += gridDim.x) {
+    const auto count = static_cast<unsigned>(min(g.words - tile * kTile, std::size_t{kTile}));
+    if constexpr (kTables) {
+      const std::size_t last = first + count - 1;  // the tile's last word, from the start of row row0
+      const std::size_t nrows = short_rows ? g.by_W.div(static_cast<uint32_t>(last)) + 1 : (last >= W ? 2 : 1);
+      __syncthreads();  // the previous tile's words have read the tables
+      for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) {
+        const std::size_t v = row0 + r, row = v + v / g.run_rows * g.run_rows;
+        own_row[r] = row * L;
+        partner_row[r] = sh.rows(sh.l, row);
+      }
+      __syncthreads();
+    }
+    const auto offsets = [&](auto r) {
+      if constexpr (kTables) {
+        return make_ulonglong2(own_row[r], partner_row[r]);
+      } else {  // A is the last dim: the partner is in the same row
+        const std::size_t own = (row0 + r) * L;
+        return make_ulonglong2(own, own);
+      }
+    };
+    if (short_rows) {
+      const auto o = static_cast<uint32_t>(first + threadIdx.x);  // < 2 kTile
+      const uint32_t row = g.by_W.div(o);
+      swap_words<uint32_t, Word, kPer>(data, offsets, g, row, o - row * static_cast<uint32_t>(W), count);
+    } else {  // first < W: the thread's first word is in the tile's first or second row
+      const std::size_t o = first + threadIdx.x, row = o >= W ? 1 : 0;
+      swap_words<std::size_t, Word, kPer>(data, offsets, g, row, o - row * W, count);
+    }
+    row0 += g.tile_step_rows;
+    first += g.tile_step_cols;
+    if (first >= W) first -= W, ++row0;
+  }
+}
+
+template <class Word>
+void swap_in_place(Word *data, const Layout &l, cudaStream_t stream) {
+  constexpr std::size_t kTile = kCopyTileWords<Word>;
+  int a = 0;
+  while (l.shift[a] == 0) ++a;  // an involution that moves anything has a shifted dim
+  std::size_t inner = 1;        // S: the words of one index of A
+  for (int d = a + 1; d < l.ndim; ++d) inner *= static_cast<std::size_t>(l.extent[d]);
+  const bool tables = a + 1 < l.ndim;
+  SwapTiles g{};
+  g.L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
+  g.shift = static_cast<std::size_t>(l.shift[l.ndim - 1]);
+  g.W = tables ? g.L : g.L / 2;
+  g.run_rows = tables ? static_cast<std::size_t>(l.extent[a]) / 2 * inner / g.L : 0;
+  g.words = l.words / 2;
+  g.tiles = (g.words + kTile - 1) / kTile;
+  const bool short_rows = g.W <= kTile;
+  g.table_rows = !tables ? 0 : short_rows ? kTile / g.W + 2 : 2;
+  g.by_W = FastDiv32(short_rows ? static_cast<uint32_t>(g.W) : 1u);
+  g.step_rows = short_rows ? static_cast<uint32_t>(kBlock / g.W) : 0u;
+  g.step_cols = short_rows ? static_cast<uint32_t>(kBlock % g.W) : kBlock;
+  const unsigned grid = cuda::grid_for(g.tiles * kBlock, kBlock);
+  const std::size_t stride = std::size_t{grid} * kTile;
+  g.tile_step_rows = stride / g.W;
+  g.tile_step_cols = stride % g.W;
+  const std::size_t table_bytes = 2 * g.table_rows * sizeof(std::size_t);  // at most 33 KiB (float32, L = 2)
+  if (tables)
+    swap_kernel<Word, true><<<grid, kBlock, table_bytes, stream>>>(data, l, g, RowSource(l));
+  else
+    swap_kernel<Word, false><<<grid, kBlock, 0, stream>>>(data, l, g, RowSource(l));
+  SFFT_CUDA_CHECK_LAUNCH();
 }
 
 // ---- in place, a leading unshifted or half-shifted dim over small blocks
@@ -990,28 +1035,28 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
 
 template <class Word>
 void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
-  const Tiling g(l, std::size_t{kBlock} * per_thread<Word>());
   if (out != in) {
     constexpr std::size_t kTile = kCopyTileWords<Word>;
-    const bool short_rows = g.L <= kTile;
+    const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
+    const bool short_rows = L <= kTile;
     const std::size_t tiles = (l.words + kTile - 1) / kTile;
     const unsigned grid = cuda::grid_for(tiles * kBlock, kBlock);
     const std::size_t stride = std::size_t{grid} * kTile;  // words from a block's tile to its next
     const CopyTiles c{l.words,
-                      g.L,
-                      g.shift,
+                      L,
+                      static_cast<std::size_t>(l.shift[l.ndim - 1]),
                       tiles,
-                      FastDiv32(short_rows ? static_cast<uint32_t>(g.L) : 1u),
-                      short_rows ? static_cast<uint32_t>(kBlock / g.L) : 0u,
-                      short_rows ? static_cast<uint32_t>(kBlock % g.L) : kBlock,
-                      stride / g.L,
-                      stride % g.L};
+                      FastDiv32(short_rows ? static_cast<uint32_t>(L) : 1u),
+                      short_rows ? static_cast<uint32_t>(kBlock / L) : 0u,
+                      short_rows ? static_cast<uint32_t>(kBlock % L) : kBlock,
+                      stride / L,
+                      stride % L};
     const bool staged = sizeof(Word) < 16 && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0;
     // Rows shorter than a thread's words put more rows in a tile than it has threads: with one dim above them,
     // the kernel works out each word's source row instead of building a table (H200, (2^24+1)x5 float32: 87 ->
     // 94-95 % of a device copy). With longer rows, whose tables take one or two entries, the per-word
     // arithmetic cost float32 4-5 points (8191^2 93 -> 89 %).
-    const bool one_outer = l.ndim == 2 && g.L < kCopyPerThread<Word>;
+    const bool one_outer = l.ndim == 2 && L < kCopyPerThread<Word>;
     if constexpr (sizeof(Word) < 16) {
       if (staged && one_outer) copy_kernel<Word, true, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
       if (staged && !one_outer)
@@ -1024,8 +1069,7 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     return;
   }
   if (is_involution(l)) {
-    swap_kernel<Word><<<cuda::grid_for(g.tiles * kBlock, kBlock), kBlock, 0, stream>>>(out, l, g);
-    SFFT_CUDA_CHECK_LAUNCH();
+    swap_in_place(out, l, stream);
     return;
   }
   const BlockStageLaunch blocks = block_stage(l, sizeof(Word));

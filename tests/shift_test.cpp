@@ -271,57 +271,53 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: the pair order)";
 }
 
+// fftshift_nd of `shape` (every axis) on the CUDA backend, device to device (in place or out of place), checked
+// against the definition.
+void expect_device_shift_matches(const Shape &shape, sfft_dtype dtype, std::size_t elem, bool in_place,
+                                 uint64_t seed) {
+  sfft_options opts;
+  sfft_options_init(&opts);
+  opts.backend = SFFT_BACKEND_CUDA;
+  const std::size_t bytes = count_of(shape) * elem;
+  auto in = pattern(bytes, seed);
+  auto want = shift_reference(in, shape, 0, elem, false);
+  sfft_test::DeviceMemory a(bytes), b(in_place ? 0 : bytes);
+  a.upload(in.data(), bytes);
+  const int nd = static_cast<int>(shape.size());
+  void *out = in_place ? a.get() : b.get();
+  ASSERT_EQ(fftshift_nd(out, a.get(), nd, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
+  sfft_test::device_synchronize();
+  std::vector<unsigned char> got(bytes);
+  (in_place ? a : b).download(got.data(), bytes);
+  std::string dims;
+  for (int64_t e : shape) dims += (dims.empty() ? "" : "x") + std::to_string(e);
+  EXPECT_TRUE(got == want) << "dtype " << dtype << ", " << dims << (in_place ? ", in place" : ", out of place");
+}
+
+const std::pair<sfft_dtype, std::size_t> kWordKinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
+
 // Out of place, arrays larger than one pass of the copy kernel's grid (32 blocks a multiprocessor, 16 KiB tiles:
 // about 70 MiB on an H200), so blocks step from tile to tile: short odd rows (5 words), odd rows of a few
 // thousand words and rows longer than a tile, in 4-, 8- and 16-byte words.
 TEST(ShiftCuda, OutOfPlaceBeyondOneGridPass) {
   SFFT_SKIP_WITHOUT_GPU();
-  sfft_options opts;
-  sfft_options_init(&opts);
-  opts.backend = SFFT_BACKEND_CUDA;
-  const std::pair<sfft_dtype, int64_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
-  for (const auto &[dtype, elem] : kinds) {
-    const int64_t words = (INT64_C(104) << 20) / elem;  // 104 MiB
+  for (const auto &[dtype, elem] : kWordKinds) {
+    const auto words = static_cast<int64_t>((std::size_t{104} << 20) / elem);  // 104 MiB
     const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(words))) | 1;
-    for (const Shape &shape : {Shape{(words / 5) | 1, 5}, Shape{side, side + 2}, Shape{3, (words / 3) | 1}}) {
-      const std::size_t bytes = count_of(shape) * static_cast<std::size_t>(elem);
-      auto in = pattern(bytes, 31);
-      auto want = shift_reference(in, shape, 0, static_cast<std::size_t>(elem), false);
-      sfft_test::DeviceMemory a(bytes), b(bytes);
-      a.upload(in.data(), bytes);
-      ASSERT_EQ(fftshift_nd(b.get(), a.get(), 2, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
-      sfft_test::device_synchronize();
-      std::vector<unsigned char> got(bytes);
-      b.download(got.data(), bytes);
-      EXPECT_TRUE(got == want) << "dtype " << dtype << ", " << shape[0] << " x " << shape[1];
-    }
+    for (const Shape &shape : {Shape{(words / 5) | 1, 5}, Shape{side, side + 2}, Shape{3, (words / 3) | 1}})
+      expect_device_shift_matches(shape, dtype, elem, false, 31);
   }
 }
 
 // In place with even extents, arrays larger than one pass of the swap kernel's grid (32 blocks a multiprocessor,
-// 16 KiB of lower-half words a tile: about 130 MiB on an H200), so blocks step from tile to tile: rows of 4096 elements
-// (whole rows swapped with their partners), two rows longer than a tile, and one long row (its halves).
+// 16 KiB of lower-half words a tile: about 130 MiB on an H200), so blocks step from tile to tile: rows of 4096
+// elements (whole rows swapped with their partners), two rows longer than a tile, and one long row (its halves).
 TEST(ShiftCuda, InPlaceSwapsBeyondOneGridPass) {
   SFFT_SKIP_WITHOUT_GPU();
-  sfft_options opts;
-  sfft_options_init(&opts);
-  opts.backend = SFFT_BACKEND_CUDA;
-  const std::pair<sfft_dtype, int64_t> kinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
-  for (const auto &[dtype, elem] : kinds) {
-    const int64_t words = (INT64_C(150) << 20) / elem / 8 * 8;  // 150 MiB
-    for (const Shape &shape : {Shape{words / 4096 / 2 * 2, 4096}, Shape{2, words / 2}, Shape{words}}) {
-      const std::size_t bytes = count_of(shape) * static_cast<std::size_t>(elem);
-      auto in = pattern(bytes, 37);
-      auto want = shift_reference(in, shape, 0, static_cast<std::size_t>(elem), false);
-      sfft_test::DeviceMemory a(bytes);
-      a.upload(in.data(), bytes);
-      const int nd = static_cast<int>(shape.size());
-      ASSERT_EQ(fftshift_nd(a.get(), a.get(), nd, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
-      sfft_test::device_synchronize();
-      std::vector<unsigned char> got(bytes);
-      a.download(got.data(), bytes);
-      EXPECT_TRUE(got == want) << "dtype " << dtype << ", rank " << nd << ", first extent " << shape[0];
-    }
+  for (const auto &[dtype, elem] : kWordKinds) {
+    const auto words = static_cast<int64_t>((std::size_t{150} << 20) / elem / 8 * 8);  // 150 MiB
+    for (const Shape &shape : {Shape{words / 4096 / 2 * 2, 4096}, Shape{2, words / 2}, Shape{words}})
+      expect_device_shift_matches(shape, dtype, elem, true, 37);
   }
 }
 

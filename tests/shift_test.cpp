@@ -697,6 +697,32 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
 // The CUDA block order (grouped_batch_row, pairs.hpp): for any row count and batch count every block maps to a
 // distinct (batch, row) in range, so the grid covers each exactly once; groups of rows come out side by side, each
 // group batch by batch.
+// narrow_words (CUDA: chains of 16-byte words split where they would be too few): the narrowed layout moves every
+// sub-word with its word, for shifted and unshifted last dims, element blocks of one and of several elements.
+TEST(ShiftLayout, NarrowWordsMovesSubWordsWithTheirWord) {
+  using namespace sfft::shift;
+  const std::vector<Case> layouts = {{{7, 8}, 0}, {{5, 12}, 0}, {{9, 6}, 1}, {{3, 5, 4}, 0}, {{5, 3}, 0}, {{11}, 0}};
+  bool saw_split_dim = false;
+  for (const Case &c : layouts)
+    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX64, SFFT_COMPLEX128})
+      for (bool inverse : {false, true}) {
+        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+        if (l.word_bytes != 16) continue;
+        saw_split_dim |= l.shift[l.ndim - 1] == 0;
+        const std::vector<std::size_t> wide = shifted_sources(l);
+        for (std::size_t r : {std::size_t{2}, std::size_t{4}}) {
+          const Layout n = narrow_words(l, r);
+          ASSERT_EQ(n.word_bytes * r, l.word_bytes);
+          ASSERT_EQ(n.words, l.words * r);
+          const std::vector<std::size_t> narrow = shifted_sources(n);
+          for (std::size_t w = 0; w < l.words; ++w)
+            for (std::size_t q = 0; q < r; ++q)
+              ASSERT_EQ(narrow[w * r + q], wide[w] * r + q) << "first extent " << c.shape[0] << ", r " << r;
+        }
+      }
+  EXPECT_TRUE(saw_split_dim) << "no layout with an unshifted last (word-splitting) dim";
+}
+
 TEST(ShiftPairKernels, GroupedBlockOrderCoversEveryBatchAndRowOnce) {
   using namespace sfft::shift;
   for (std::size_t rows : {1, 2, 3, 4, 5, 6, 8, 10, 12, 4096, 4097})

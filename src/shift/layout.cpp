@@ -83,6 +83,14 @@ Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sff
   return l;
 }
 
+Layout narrow_words(Layout l, std::size_t r) {
+  l.extent[l.ndim - 1] *= static_cast<int64_t>(r);
+  l.shift[l.ndim - 1] *= static_cast<int64_t>(r);
+  l.word_bytes /= r;
+  l.words *= r;
+  return l;
+}
+
 bool is_involution(const Layout &l) {
   for (int d = 0; d < l.ndim; ++d)
     if (l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]) return false;

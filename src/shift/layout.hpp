@@ -33,6 +33,10 @@ Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sff
 // a set of disjoint swaps.
 bool is_involution(const Layout &l);
 
+// The same shift over words `r` times narrower (r divides word_bytes, words stay >= 4 bytes): the last dim's extent
+// and shift times r (sub-word q of word j of a dim shifted by s lands at sub-word q of word j + s: r j + q + r s).
+Layout narrow_words(Layout l, std::size_t r);
+
 // Exact division by a run-time constant through a multiply-high (Granlund–Montgomery round-up method),
 // valid for every 32-bit numerator: GPU integer division is a long instruction sequence, this is three.
 // The GPU kernels divide in-tile word offsets by the row length or a chunk's row width with it.

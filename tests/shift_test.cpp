@@ -441,7 +441,8 @@ TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
 // (kStreamBytes, kShortRowBytes in src/shift/cpu.cpp) writes them through a stage with non-temporal stores; the
 // cases above take ordinary stores. Rows of tens of bytes and of nearly 4 KiB (both crossing flushes of the 4 KiB
 // stage), words of 4, 8 and 16 bytes, a trailing unshifted block, thread counts whose ranges begin and end inside
-// cache lines, and an output one word off a cache line.
+// cache lines, and an output one word off a cache line; rows of 2-7 words (kTinyRowWords: gathered into 4 KiB blocks
+// first), a shifted last dim and an unshifted split one.
 TEST(ShiftCpu, LargeOutOfPlaceStreams) {
   struct Large {
     Shape shape;
@@ -455,7 +456,9 @@ TEST(ShiftCpu, LargeOutOfPlaceStreams) {
       {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 1, false, 0},    {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 2, true, 0},
       {{61, 63, 65, 43}, 0, SFFT_FLOAT32, 3, false, 1},    {{61, 63, 65, 43}, 0x7, SFFT_FLOAT32, 2, false, 0},
       {{33, 35, 37, 43}, 0, SFFT_COMPLEX128, 2, false, 0}, {{4099, 509}, 0, SFFT_FLOAT64, 1, true, 1},
-      {{4099, 255}, 0, SFFT_COMPLEX128, 1, false, 0},
+      {{4099, 255}, 0, SFFT_COMPLEX128, 1, false, 0},      {{2097153, 2}, 0, SFFT_FLOAT32, 1, false, 0},
+      {{1398101, 3}, 0, SFFT_FLOAT64, 2, true, 1},         {{1048577, 4}, 0, SFFT_COMPLEX64, 2, false, 0},
+      {{300007, 7}, 0x1, SFFT_COMPLEX128, 3, false, 0},
   };
   for (const Large &c : cases) {
     SCOPED_TRACE(::testing::Message() << "shape rank " << c.shape.size() << " first " << c.shape[0] << " mask "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include <omp.h>
 #if defined(__x86_64__)
@@ -317,60 +318,45 @@ void gather_tiny_rows(const Layout &l, const Rows &g, const unsigned char *in, s
   }
 }
 
-// The row length as a compile-time constant, so that a row's gather is unrolled.
-template <std::size_t W, class Put>
-void gather_tiny_rows(const Layout &l, const Rows &g, const unsigned char *in, std::size_t r0, std::size_t r1,
-                      Put put) {
-  switch (g.L) {
-    case 2:
-      return gather_tiny_rows<W, 2>(l, g, in, r0, r1, put);
-    case 3:
-      return gather_tiny_rows<W, 3>(l, g, in, r0, r1, put);
-    case 4:
-      return gather_tiny_rows<W, 4>(l, g, in, r0, r1, put);
-    case 5:
-      return gather_tiny_rows<W, 5>(l, g, in, r0, r1, put);
-    case 6:
-      return gather_tiny_rows<W, 6>(l, g, in, r0, r1, put);
-    case 7:
-      return gather_tiny_rows<W, 7>(l, g, in, r0, r1, put);
-    case 8:
-      return gather_tiny_rows<W, 8>(l, g, in, r0, r1, put);
-    default:
-      fail(SFFT_ERROR_INTERNAL, "shift: unexpected row length ", g.L);
-  }
-}
-
-template <std::size_t W>
+template <std::size_t W, std::size_t L>
 void copy_tiny_rows(const Layout &l, const Rows &g, unsigned char *out, const unsigned char *in, std::size_t r0,
                     std::size_t r1) {
-  unsigned char *to = out + r0 * g.L * W;
+  unsigned char *to = out + r0 * L * W;
 #if defined(__x86_64__)
-  if ((r1 - r0) * g.L * W >= kStreamBytes) {
+  if ((r1 - r0) * L * W >= kStreamBytes) {
     StreamingWriter writer(to);
-    gather_tiny_rows<W>(l, g, in, r0, r1, [&](const unsigned char *b, std::size_t n) { writer.append(b, n); });
+    gather_tiny_rows<W, L>(l, g, in, r0, r1, [&](const unsigned char *b, std::size_t n) { writer.append(b, n); });
     writer.finish();
     return;
   }
 #endif
-  gather_tiny_rows<W>(l, g, in, r0, r1, [&](const unsigned char *b, std::size_t n) {
+  gather_tiny_rows<W, L>(l, g, in, r0, r1, [&](const unsigned char *b, std::size_t n) {
     copy_run(to, b, n);
     to += n;
   });
 }
 
-void copy_tiny_rows(const Layout &l, const Rows &g, unsigned char *out, const unsigned char *in, std::size_t r0,
-                    std::size_t r1) {
-  switch (l.word_bytes) {
-    case 4:
-      return copy_tiny_rows<4>(l, g, out, in, r0, r1);
-    case 8:
-      return copy_tiny_rows<8>(l, g, out, in, r0, r1);
-    case 16:
-      return copy_tiny_rows<16>(l, g, out, in, r0, r1);
-    default:
-      fail(SFFT_ERROR_INTERNAL, "shift: unexpected word size ", l.word_bytes);
-  }
+// copy_tiny_rows for the layout's word size and row length (compile-time constants, so that a row's gather is
+// unrolled), chosen before the threads start: nullptr for rows longer than kTinyRowWords.
+using TinyRowsCopy = void (*)(const Layout &, const Rows &, unsigned char *, const unsigned char *, std::size_t,
+                              std::size_t);
+
+template <std::size_t W, std::size_t... L>
+TinyRowsCopy tiny_rows_copy(std::size_t row_words, std::index_sequence<L...>) {
+  TinyRowsCopy f = nullptr;
+  ((f = row_words == L + 2 ? &copy_tiny_rows<W, L + 2> : f), ...);
+  return f;
+}
+
+TinyRowsCopy tiny_rows_copy(const Layout &l, const Rows &g) {
+  if (g.L > kTinyRowWords) return nullptr;
+  constexpr auto lengths = std::make_index_sequence<kTinyRowWords - 1>();  // 2 .. kTinyRowWords
+  const TinyRowsCopy f = l.word_bytes == 4    ? tiny_rows_copy<4>(g.L, lengths)
+                         : l.word_bytes == 8  ? tiny_rows_copy<8>(g.L, lengths)
+                         : l.word_bytes == 16 ? tiny_rows_copy<16>(g.L, lengths)
+                                              : nullptr;
+  if (f == nullptr) fail(SFFT_ERROR_INTERNAL, "shift: rows of ", g.L, " words of ", l.word_bytes, " bytes");
+  return f;
 }
 
 // The runs (at most three) that copy w words cyclically within rows of L words,
@@ -629,13 +615,14 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads) {
   const Rows g(l);
   const auto tasks = static_cast<std::ptrdiff_t>(g.rows * g.pieces);
   if (out != in && g.pieces == 1) {
+    const TinyRowsCopy tiny = tiny_rows_copy(l, g);
 #pragma omp parallel num_threads(threads)
     {
       const auto me = static_cast<std::size_t>(omp_get_thread_num());
       const auto all = static_cast<std::size_t>(omp_get_num_threads());
       const std::size_t r0 = g.rows * me / all, r1 = g.rows * (me + 1) / all;
-      if (g.L <= kTinyRowWords) {
-        copy_tiny_rows(l, g, dst, src, r0, r1);
+      if (tiny != nullptr) {
+        tiny(l, g, dst, src, r0, r1);
       } else {
 #if defined(__x86_64__)
         const std::size_t row_bytes = g.L * l.word_bytes;

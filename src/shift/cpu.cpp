@@ -564,12 +564,13 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       const auto run_words = [&](int64_t steps) { return static_cast<std::size_t>(steps) * p.S * W; };
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, back_o = outer_image(p, o, -1);
-        if (!identity) {
-          for (int64_t t = b; t < e0; ++t)
-            for (std::size_t i = 0; i < p.S; ++i) {
-              const StepMoves m = step_moves(p, k, t, o, 0, back_o, i, fwd[i], back[i]);
-              buf.get()[slot(ol, t) + i] = (m.saved0 ? saved.get() : data)[m.src0];
-            }
+        if (!identity) {  // block by block, the inner words through the table of π^-1
+          for (int64_t t = b; t < e0; ++t) {
+            const T *from = last_saved && t == e0 - 1 ? saved.get() + saved_at(p, k + 1, back_o, 0)
+                                                      : data + word_at(p, back_o, t + p.lo + 1, 0);
+            T *to = buf.get() + slot(ol, t);
+            for (std::size_t i = 0; i < p.S; ++i) to[i] = from[back[i]];
+          }
           continue;
         }
         if (direct > b)
@@ -580,12 +581,12 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       }
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, fwd_o = outer_image(p, o, 1);
-        if (!identity) {
-          for (int64_t t = b; t < e; ++t)
-            for (std::size_t i = 0; i < p.S; ++i) {
-              const StepMoves m = step_moves(p, k, t, o, fwd_o, 0, i, fwd[i], back[i]);
-              data[m.dst1] = (m.saved1 ? saved.get() : data)[m.src1];
-            }
+        if (!identity) {  // block by block, the inner words through the table of π
+          for (int64_t t = b; t < e; ++t) {
+            const T *from = t == p.lo ? saved.get() + saved_at(p, 0, o, 0) : data + word_at(p, o, t, 0);
+            T *to = data + word_at(p, fwd_o, t + p.lo, 0);
+            for (std::size_t i = 0; i < p.S; ++i) to[fwd[i]] = from[i];
+          }
           continue;
         }
         if (e0 > b)

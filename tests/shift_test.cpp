@@ -321,6 +321,15 @@ TEST(ShiftCuda, InPlaceSwapsBeyondOneGridPass) {
   }
 }
 
+// In place, chains of 16-byte words with enough of them to keep that width (src/shift/cuda.cu, few_wide_chains: at
+// least 4 blocks of 512 chains a multiprocessor, up to 160 multiprocessors here): the small cases above all have
+// fewer and run as 4-byte words. 2049 x 20480 float32 (rows fold into 16-byte words, 5120 a row): 61 batches,
+// 312,320 chains (610 blocks), 168 MB.
+TEST(ShiftCuda, InPlaceWideChains) {
+  SFFT_SKIP_WITHOUT_GPU();
+  expect_device_shift_matches(Shape{2049, 20480}, SFFT_FLOAT32, 4, true, 41);
+}
+
 // Buffers that are not 16-byte aligned (4-byte elements 4 bytes in, 8-byte ones 8 bytes in) take the word-by-word
 // tile kernels out of place, and in place the word-by-word block stage (64 x 255), where aligned ones take the
 // staged or vector kernels: same results.

@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
     std::printf("bench_shift: no CUDA device; nothing to measure\n");
     return 0;
   }
-  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short or long odd rows, extents of 1 and
-  // axis subsets; every shape holds at least 64 MiB in every dtype.
+  // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short or long odd rows, 3-component
+  // fields, extents of 1 and axis subsets; every shape holds at least 64 MiB in every dtype.
   std::vector<Case> cases = {
       {"1-D 2^26", {INT64_C(1) << 26}, 0},
       {"1-D 2^26+1", {(INT64_C(1) << 26) + 1}, 0},
@@ -153,6 +153,10 @@ int main(int argc, char **argv) {
       {"3-D 511^3 ax0,2", {511, 511, 511}, 5},
       {"2-D 8191^2 ax1", {8191, 8191}, 2},
       {"64x1024^2 ax1,2", {64, 1024, 1024}, 6},
+      // 3-component fields: the grid axes shifted (the usual case), or every axis.
+      {"4-D 256^3x3 ax0-2", {256, 256, 256, 3}, 7},
+      {"4-D 255^3x3 ax0-2", {255, 255, 255, 3}, 7},
+      {"4-D 255^3x3", {255, 255, 255, 3}, 0},
   };
   if (quick) cases.resize(2);
   if (!shape_filter.empty()) {

@@ -155,6 +155,8 @@ const std::vector<Case> &cases() {
       {{6, 4, 8}, 0},
       {{4, 10000}, 0},
       {{3, 20000}, 2},
+      // A trailing unshifted split block under even shifted axes (the CPU's rows join the last shifted axis).
+      {{8, 6, 3}, 3},
   };
   return c;
 }
@@ -468,6 +470,9 @@ TEST(ShiftCpu, LargeOutOfPlaceStreams) {
       {{4099, 255}, 0, SFFT_COMPLEX128, 1, false, 0},      {{2097153, 2}, 0, SFFT_FLOAT32, 1, false, 0},
       {{1398101, 3}, 0, SFFT_FLOAT64, 2, true, 1},         {{1048577, 4}, 0, SFFT_COMPLEX64, 2, false, 0},
       {{300007, 7}, 0x1, SFFT_COMPLEX128, 3, false, 0},
+      // Rows of 3 words whose sources are short runs (a vector field shifted on every axis), and the same field
+      // shifted on its grid axes only (rows of the last grid axis times the block).
+      {{150, 151, 149, 3}, 0, SFFT_FLOAT32, 2, false, 1},  {{150, 151, 149, 3}, 0x7, SFFT_FLOAT32, 2, true, 0},
   };
   for (const Large &c : cases) {
     SCOPED_TRACE(::testing::Message() << "shape rank " << c.shape.size() << " first " << c.shape[0] << " mask "

@@ -155,8 +155,10 @@ const std::vector<Case> &cases() {
       {{6, 4, 8}, 0},
       {{4, 10000}, 0},
       {{3, 20000}, 2},
-      // A trailing unshifted split block under even shifted axes (the CPU's rows join the last shifted axis).
+      // A trailing unshifted split block (join_unshifted_last: rows join the last shifted axis) under even shifted
+      // axes, and in rows of 2100 words (longer than a CUDA copy tile of 8- and 16-byte words).
       {{8, 6, 3}, 3},
+      {{6, 40, 700, 3}, 7},
   };
   return c;
 }

@@ -641,21 +641,6 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   }
 }
 
-// The layout whose rows the row paths move: an unshifted last dim (an element block split into words, e.g. the
-// 3 float32 of an N x M x 3 field shifted along its first two axes) joins the shifted dim before it, whose row
-// then moves `extent` times as many words. Rows of 3 words would otherwise take the tiny-row gather, runs of a
-// few source rows apart, at half the speed of the same bytes as one long row (300^3 x 3 float32, 2026-12-04).
-// The pair order keeps the split: its odd dims' shifts must stay (n -/+ 1) / 2.
-Layout row_layout(Layout l) {
-  const int d = l.ndim - 1;
-  if (d >= 1 && l.shift[d] == 0) {
-    l.shift[d - 1] *= l.extent[d];
-    l.extent[d - 1] *= l.extent[d];
-    l.ndim = d;
-  }
-  return l;
-}
-
 }  // namespace
 
 void run_cpu(const Layout &layout, void *out, const void *in, int threads) {
@@ -682,7 +667,7 @@ void run_cpu(const Layout &layout, void *out, const void *in, int threads) {
     }
     return;
   }
-  const Layout l = row_layout(layout);
+  const Layout l = join_unshifted_last(layout);
   const Rows g(l);
   const auto tasks = static_cast<std::ptrdiff_t>(g.rows * g.pieces);
   if (out != in && g.pieces == 1) {

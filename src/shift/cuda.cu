@@ -1058,8 +1058,10 @@ bool few_wide_chains(const Layout &l) {
 }
 
 template <class Word>
-void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t stream) {
+void shift_on_device(const Layout &layout, Word *out, const Word *in, cudaStream_t stream) {
+  const Layout rows = join_unshifted_last(layout);
   if (out != in) {
+    const Layout &l = rows;
     constexpr std::size_t kTile = kCopyTileWords<Word>;
     const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
     const bool short_rows = L <= kTile;
@@ -1092,10 +1094,11 @@ void shift_on_device(const Layout &l, Word *out, const Word *in, cudaStream_t st
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }
-  if (is_involution(l)) {
-    swap_in_place(out, l, stream);
+  if (is_involution(rows)) {
+    swap_in_place(out, rows, stream);
     return;
   }
+  const Layout &l = layout;
   const BlockStageLaunch blocks = block_stage(l, sizeof(Word));
   if (blocks.g.tile != 0) {
     block_stage_in_place(out, l, blocks, stream);

@@ -83,6 +83,16 @@ Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sff
   return l;
 }
 
+Layout join_unshifted_last(Layout l) {
+  const int d = l.ndim - 1;
+  if (d >= 1 && l.shift[d] == 0) {
+    l.shift[d - 1] *= l.extent[d];
+    l.extent[d - 1] *= l.extent[d];
+    l.ndim = d;
+  }
+  return l;
+}
+
 Layout narrow_words(Layout l, std::size_t r) {
   l.extent[l.ndim - 1] *= static_cast<int64_t>(r);
   l.shift[l.ndim - 1] *= static_cast<int64_t>(r);

@@ -612,6 +612,30 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
   }
 }
 
+// Blocks of S words from `from` to `to`, each block's words through the table of π^-1 (for lane 1's
+// to[π i] = from[i] as well: to[j] = from[π^-1 j]), both pointers stepping by their own stride (words, negative
+// in mirrored coordinates) from block to block. S a compile-time constant for blocks of up to kTinyRowWords words
+// (0: `words` at run time), so a block of rows of 2 words is two moves, where the per-block work had been most of
+// the time ((2^23+1)x2 float32 in place).
+template <std::size_t W, std::size_t S>
+void gather_blocks(Word<W> *to, std::ptrdiff_t to_step, const Word<W> *from, std::ptrdiff_t from_step,
+                   std::size_t count, std::size_t words, const std::size_t *source) {
+  const std::size_t n = S != 0 ? S : words;
+  for (std::size_t c = 0; c < count; ++c, to += to_step, from += from_step)
+    for (std::size_t j = 0; j < n; ++j) to[j] = from[source[j]];
+}
+
+template <std::size_t W>
+using BlocksGather = void (*)(Word<W> *, std::ptrdiff_t, const Word<W> *, std::ptrdiff_t, std::size_t, std::size_t,
+                              const std::size_t *);
+
+template <std::size_t W, std::size_t... S>
+BlocksGather<W> blocks_gather(std::size_t words, std::index_sequence<S...>) {
+  BlocksGather<W> f = &gather_blocks<W, 0>;
+  ((f = words == S + 1 ? &gather_blocks<W, S + 1> : f), ...);
+  return f;
+}
+
 template <std::size_t W>
 void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   using T = Word<W>;
@@ -634,11 +658,10 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   // outer element, or every outer element when σ is no involution (its chains visit them all).
   bool identity = true;
   for (int d = 0; d < p.inner_dims; ++d) identity = identity && p.inner_s[d] == 0;
-  std::size_t fwd[kMaxOuterBlock], back[kMaxOuterBlock];
-  for (std::size_t i = 0; i < p.S; ++i) {
-    fwd[i] = inner_image(p, i, 1);
-    back[i] = inner_image(p, i, -1);
-  }
+  std::size_t back[kMaxOuterBlock];
+  for (std::size_t i = 0; i < p.S; ++i) back[i] = inner_image(p, i, -1);
+  const BlocksGather<W> gather = blocks_gather<W>(p.S, std::make_index_sequence<kTinyRowWords>());
+  const auto S = static_cast<std::ptrdiff_t>(p.S), step = p.rev ? -S : S;  // from one step's block to the next
   const std::size_t per_item = p.involution ? 1 : p.O;
   const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * (p.O / per_item));
 #pragma omp parallel num_threads(threads)
@@ -660,12 +683,11 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, back_o = outer_image(p, o, -1);
         if (!identity) {  // block by block, the inner words through the table of π^-1
-          for (int64_t t = b; t < e0; ++t) {
-            const T *from = last_saved && t == e0 - 1 ? saved.get() + saved_at(p, k + 1, back_o, 0)
-                                                      : data + word_at(p, back_o, t + p.lo + 1, 0);
-            T *to = buf.get() + slot(ol, t);
-            for (std::size_t i = 0; i < p.S; ++i) to[i] = from[back[i]];
-          }
+          if (direct > b)
+            gather(buf.get() + slot(ol, b), step, data + word_at(p, back_o, b + p.lo + 1, 0), step,
+                   static_cast<std::size_t>(direct - b), p.S, back);
+          if (last_saved)
+            gather(buf.get() + slot(ol, e0 - 1), 0, saved.get() + saved_at(p, k + 1, back_o, 0), 0, 1, p.S, back);
           continue;
         }
         if (direct > b)
@@ -676,12 +698,12 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       }
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, fwd_o = outer_image(p, o, 1);
-        if (!identity) {  // block by block, the inner words through the table of π
-          for (int64_t t = b; t < e; ++t) {
-            const T *from = t == p.lo ? saved.get() + saved_at(p, 0, o, 0) : data + word_at(p, o, t, 0);
-            T *to = data + word_at(p, fwd_o, t + p.lo, 0);
-            for (std::size_t i = 0; i < p.S; ++i) to[fwd[i]] = from[i];
-          }
+        if (!identity) {  // block by block, to[π i] = from[i]
+          if (e0 > b)
+            gather(data + word_at(p, fwd_o, b + p.lo, 0), step, data + word_at(p, o, b, 0), step,
+                   static_cast<std::size_t>(e0 - b), p.S, back);
+          if (e == p.steps)
+            gather(data + word_at(p, fwd_o, 2 * p.lo, 0), 0, saved.get() + saved_at(p, 0, o, 0), 0, 1, p.S, back);
           continue;
         }
         if (e0 > b)

@@ -163,6 +163,8 @@ const std::vector<Case> &cases() {
       // rows in two groups of rows.
       {{33, 19, 5}, 0},
       {{33, 2000, 5}, 0},
+      // Rows of 13 words (CPU: the tiny-row gather out of place, batches of 13-word blocks in place).
+      {{20001, 13}, 0},
   };
   return c;
 }
@@ -479,6 +481,7 @@ TEST(ShiftCpu, LargeOutOfPlaceStreams) {
       // Rows of 3 words whose sources are short runs (a vector field shifted on every axis), and the same field
       // shifted on its grid axes only (rows of the last grid axis times the block).
       {{150, 151, 149, 3}, 0, SFFT_FLOAT32, 2, false, 1},  {{150, 151, 149, 3}, 0x7, SFFT_FLOAT32, 2, true, 0},
+      {{1000003, 13}, 0, SFFT_FLOAT32, 2, true, 0},
   };
   for (const Large &c : cases) {
     SCOPED_TRACE(::testing::Message() << "shape rank " << c.shape.size() << " first " << c.shape[0] << " mask "

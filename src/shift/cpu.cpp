@@ -294,12 +294,12 @@ void stream_rows(const Layout &l, const Rows &g, unsigned char *out, const unsig
 }
 #endif
 
-// Out of place, rows of at most kTinyRowWords words (e.g. N x 2 or N x 3 coordinates): two runs a row through
-// copy_run or the streaming stage cost several times the row's bytes (8388609x2 float32 ran at 9 % of a memcpy,
+// Out of place, rows of at most kTinyRowWords words (e.g. N x 2 or N x 3 coordinates, 9^8 arrays): two runs a row
+// through copy_run or the streaming stage cost several times the row's bytes (8388609x2 float32 ran at 9 % of a memcpy,
 // NumPy's fftshift 4 times faster). The rows are gathered word by word, through a table of their source columns,
 // straight into the output, or where stream_rows would stream into the StreamingWriter's stage (a row that
 // would straddle the stage's end goes through a row buffer).
-constexpr std::size_t kTinyRowWords = 8;
+constexpr std::size_t kTinyRowWords = 16;
 
 // Where gathered rows go: the output itself (room without end).
 struct DirectRows {

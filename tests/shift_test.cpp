@@ -159,7 +159,7 @@ const std::vector<Case> &cases() {
       // axes, and in rows of 2100 words (longer than a CUDA copy tile of 8- and 16-byte words).
       {{8, 6, 3}, 3},
       {{6, 40, 700, 3}, 7},
-      // CPU chains over rows of at most 8 words, shifted (runs of whole rows): planes of 19 rows, and planes of 2000
+      // CPU chains over rows of a few words, shifted (runs of whole rows): planes of 19 rows, and planes of 2000
       // rows in two groups of rows.
       {{33, 19, 5}, 0},
       {{33, 2000, 5}, 0},

@@ -165,6 +165,9 @@ const std::vector<Case> &cases() {
       {{33, 2000, 5}, 0},
       // Rows of 13 words (CPU: the tiny-row gather out of place, batches of 13-word blocks in place).
       {{20001, 13}, 0},
+      // CPU chains over small planes of tiny rows: items take runs of planes along the last plane dim (a run of 234
+      // planes and a partial one of 166).
+      {{33, 400, 7, 5}, 0},
   };
   return c;
 }

@@ -520,9 +520,19 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
   std::size_t source_col[kTinyRowWords] = {};
   for (int64_t j = 0; tiny != nullptr && j < L; ++j)
     source_col[j] = static_cast<std::size_t>(cols.add(j, cols.back)) * W;
+  // Planes of a few tiny rows (9^8 float32: 81 words): an item takes a run of up to `mp` planes along the last
+  // plane dim P, whose offsets follow the first plane's by whole planes (each wrapping on its own), so the
+  // per-step plane bookkeeping is shared by the run.
+  const int pd = plane_dims - 1;
+  const std::size_t EP = pd >= 0 ? static_cast<std::size_t>(p.inner_e[pd]) : 1;
+  const std::size_t mp = tiny != nullptr && groups == 1 && pieces == 1 && pd >= 0
+                             ? std::clamp<std::size_t>(kItemWords / static_cast<std::size_t>(R * L), 1, EP)
+                             : 1;
+  const std::size_t runs_per_line = (EP + mp - 1) / mp;  // runs of planes along one line of P
+  const std::size_t plane_items = mp > 1 ? planes / EP * runs_per_line : planes;
   // One batch unless the chains are too few to share among the threads; at most n / 32 batches, so the
   // scratch stays within one slab or 1/32 of the array.
-  const std::size_t per_batch = p.O * planes * groups * pieces, want = 16 * static_cast<std::size_t>(threads);
+  const std::size_t per_batch = p.O * plane_items * groups * pieces, want = 16 * static_cast<std::size_t>(threads);
   const auto batches =
       std::min<int64_t>(static_cast<int64_t>((want + per_batch - 1) / per_batch), std::max<int64_t>(1, p.n / 32));
   set_batch(p, (p.steps + batches - 1) / batches);
@@ -535,7 +545,7 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
                  p.S * W);
   DigitMoves moves[kMaxDims];
   for (int d = 0; d < plane_dims; ++d) moves[d] = DigitMoves(p.inner_e[d], p.inner_s[d]);
-  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * planes * groups * pieces);
+  const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * p.O * plane_items * groups * pieces);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
   for (std::ptrdiff_t it = 0; it < items; ++it) {
     auto rest = static_cast<std::size_t>(it);
@@ -543,8 +553,13 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
     rest /= pieces;
     const std::size_t g = rest % groups;
     rest /= groups;
-    std::size_t plane = rest % planes;
-    rest /= planes;
+    std::size_t plane = rest % plane_items, np = 1;  // the item's first plane, and its planes along P
+    rest /= plane_items;
+    if (mp > 1) {
+      const std::size_t first_p = plane % runs_per_line * mp;
+      np = std::min(mp, EP - first_p);
+      plane = plane / runs_per_line * EP + first_p;
+    }
     const std::size_t o = rest % p.O;
     const auto k = static_cast<int64_t>(rest / p.O);
     const std::size_t so = outer_image(p, o);
@@ -570,6 +585,7 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
     const int64_t end = batch_end(p, k);
     auto row = static_cast<int64_t>(g * group), col = static_cast<int64_t>(piece * width);
     StepMoves m = plane_moves(batch_begin(p, k));
+    int64_t own_p = pd >= 0 ? digit[pd] : 0;  // this step's P digit of the item's first plane
     for (int64_t t = batch_begin(p, k); t < end; ++t) {
       for (int d = 0; d < plane_dims; ++d) digit[d] = moves[d].add(digit[d], moves[d].next);
       const StepMoves next = t + 1 < end ? plane_moves(t + 1) : m;
@@ -586,13 +602,25 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
       const RowRuns lane0 = cyclic_runs(col, cols.add(col, cols.back), w, L, W);
       PlaneRows r{row, rows.add(row, rows.fwd), rows.add(row, rows.back), R};
       PlaneRows after{next_row, rows.add(next_row, rows.fwd), rows.add(next_row, rows.back), R};
-      if (tiny != nullptr) {  // whole rows (w = L); every lane-1 read of the rows before any lane-0 write
-        if (prefetch) {
-          prefetch_plane_rows(next1, after.own, nr, R, row_bytes);
-          if (next0) prefetch_plane_rows(next0, after.back, nr, R, row_bytes);
+      if (tiny != nullptr) {  // whole rows (w = L); every lane-1 read of a plane's rows before its lane-0 writes
+        const DigitMoves &dp = pd >= 0 ? moves[pd] : cols;  // (cols: unused without plane dims, np = 1)
+        const std::size_t stride_p = pd >= 0 ? p.inner_stride[pd] * W : 0;
+        const int64_t fwd_p = dp.add(own_p, dp.fwd), back_p = dp.add(own_p, dp.back), next_p = dp.add(own_p, dp.next);
+        const int64_t after_back_p = dp.add(next_p, dp.back);
+        // Byte offset of plane digit base + j (mod EP) from plane digit base.
+        const auto along = [&](int64_t base, std::size_t j) {
+          const int64_t at = dp.add(base, static_cast<int64_t>(j));
+          return static_cast<std::ptrdiff_t>(at - base) * static_cast<std::ptrdiff_t>(stride_p);
+        };
+        for (std::size_t j = 0; j < np; ++j) {
+          const std::ptrdiff_t own = along(own_p, j), fwd = along(fwd_p, j), back = along(back_p, j);
+          if (prefetch) {
+            prefetch_plane_rows(next1 + along(next_p, j), after.own, nr, R, row_bytes);
+            if (next0) prefetch_plane_rows(next0 + along(after_back_p, j), after.back, nr, R, row_bytes);
+          }
+          move_plane_rows(tiny, dst1 + fwd, src1 + own, r.fwd, r.own, nr, R, row_bytes, source_col);
+          if (src0) move_plane_rows(tiny, dst0 + own, src0 + back, r.own, r.back, nr, R, row_bytes, source_col);
         }
-        move_plane_rows(tiny, dst1, src1, r.fwd, r.own, nr, R, row_bytes, source_col);
-        if (src0) move_plane_rows(tiny, dst0, src0, r.own, r.back, nr, R, row_bytes, source_col);
       } else {
         for (std::size_t j = 0; j < nr; ++j, r.next(), after.next()) {
           if (prefetch)
@@ -608,6 +636,7 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
       m = next;
       row = next_row;
       col = cols.add(col, cols.next);
+      if (pd >= 0) own_p = moves[pd].add(own_p, moves[pd].next);
     }
   }
 }

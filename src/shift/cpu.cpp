@@ -302,6 +302,7 @@ void stream_rows(const Layout &l, const Rows &g, unsigned char *out, const unsig
 constexpr std::size_t kTinyRowWords = 16;
 
 // Where gathered rows go: the output itself (room without end).
+// (append, for a row straddling a sink's end, is never reached here: this room has no end.)
 struct DirectRows {
   unsigned char *to;
   unsigned char *room() const { return to; }
@@ -598,8 +599,6 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
       const bool prefetch = t + 1 < end && row_bytes <= kPrefetchRowBytes;
       const unsigned char *next1 = (next.saved1 ? saved.get() : data) + next.src1 * W;
       const unsigned char *next0 = next.has0 ? (next.saved0 ? saved.get() : data) + next.src0 * W : nullptr;
-      const RowRuns lane1 = cyclic_runs(cols.add(col, cols.fwd), col, w, L, W);
-      const RowRuns lane0 = cyclic_runs(col, cols.add(col, cols.back), w, L, W);
       PlaneRows r{row, rows.add(row, rows.fwd), rows.add(row, rows.back), R};
       PlaneRows after{next_row, rows.add(next_row, rows.fwd), rows.add(next_row, rows.back), R};
       if (tiny != nullptr) {  // whole rows (w = L); every lane-1 read of a plane's rows before its lane-0 writes
@@ -622,6 +621,8 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
           if (src0) move_plane_rows(tiny, dst0 + own, src0 + back, r.own, r.back, nr, R, row_bytes, source_col);
         }
       } else {
+        const RowRuns lane1 = cyclic_runs(cols.add(col, cols.fwd), col, w, L, W);
+        const RowRuns lane0 = cyclic_runs(col, cols.add(col, cols.back), w, L, W);
         for (std::size_t j = 0; j < nr; ++j, r.next(), after.next()) {
           if (prefetch)
             for (std::size_t byte = 0; byte < row_bytes; byte += 64) {

@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   // Even, odd and mixed extents, 1-D to 5-D, primes, very long axes, many short or long odd rows, 3-component
-  // fields, extents of 1 and axis subsets; every shape holds at least 64 MiB in every dtype.
+  // fields, a short odd first axis, extents of 1 and axis subsets; every shape holds at least 64 MiB in every
+  // dtype.
   std::vector<Case> cases = {
       {"1-D 2^26", {INT64_C(1) << 26}, 0},
       {"1-D 2^26+1", {(INT64_C(1) << 26) + 1}, 0},
@@ -157,6 +158,9 @@ int main(int argc, char **argv) {
       {"4-D 256^3x3 ax0-2", {256, 256, 256, 3}, 7},
       {"4-D 255^3x3 ax0-2", {255, 255, 255, 3}, 7},
       {"4-D 255^3x3", {255, 255, 255, 3}, 0},
+      // A short odd first axis over a large block (3 image planes, every axis shifted): in place a third of it
+      // is saved.
+      {"3-D 3x8192x8192", {3, 8192, 8192}, 0},
   };
   if (quick) cases.resize(2);
   if (!shape_filter.empty()) {

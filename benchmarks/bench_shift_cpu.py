@@ -78,7 +78,8 @@ def median_ratio(reference, times):
 
 
 # Even, odd and mixed extents, 1-D to 5-D, primes, a long axis, many short odd rows, rows of a few elements
-# (coordinate-like N x 2, N x 5, N x 13), 3-component fields (grid axes shifted, or every axis), extents of 1,
+# (coordinate-like N x 2, N x 5, N x 13), 3-component fields (grid axes shifted, or every axis), a short odd first
+# axis over a large block (3 image planes), extents of 1,
 # axis subsets; >= 64 MiB in f32.
 cases = [("1-D 2^24", (1 << 24,), None), ("1-D 2^24+1", ((1 << 24) + 1,), None),
          ("2-D 4096^2", (4096, 4096), None), ("2-D 4095^2", (4095, 4095), None),
@@ -92,7 +93,7 @@ cases = [("1-D 2^24", (1 << 24,), None), ("1-D 2^24+1", ((1 << 24) + 1,), None),
          ("16x1024^2 ax1,2", (16, 1024, 1024), (1, 2)), ("2-D (2^23+1)x2", ((1 << 23) + 1, 2), None),
          ("2-D (2^22+1)x5", ((1 << 22) + 1, 5), None), ("4-D 180^3x3 ax0-2", (180, 180, 180, 3), (0, 1, 2)),
          ("4-D 181^3x3", (181, 181, 181, 3), None), ("4-D 181^3x3 ax0-2", (181, 181, 181, 3), (0, 1, 2)),
-         ("2-D (2^21+1)x13", ((1 << 21) + 1, 13), None)]
+         ("2-D (2^21+1)x13", ((1 << 21) + 1, 13), None), ("3-D 3x4096x4096", (3, 4096, 4096), None)]
 print(f"sfft CPU fftshift vs memcpy and NumPy {np.__version__} on {platform.processor() or platform.machine()}, "
       f"{os.cpu_count()} cores, threads={args.threads or os.cpu_count()}, {args.repeat} rounds (memcpy and sfft "
       f"in turn), medians")

@@ -168,6 +168,9 @@ const std::vector<Case> &cases() {
       // CPU chains over small planes of tiny rows: items take runs of planes along the last plane dim (a run of 234
       // planes and a partial one of 166).
       {{33, 400, 7, 5}, 0},
+      // A short odd first axis over a block of more than 1 MiB (the CPU saves its middle slab in 1 MiB pieces,
+      // the last one partial; complex128: a scratch buffer above 4 MiB, on huge pages where offered).
+      {{3, 262147}, 1},
   };
   return c;
 }

@@ -224,6 +224,27 @@ TEST(Spfft2dCostTerms, CpuBreakEvenCountsRunsAsEntries) {
   EXPECT_DOUBLE_EQ(t.direct_terms, 0.0);
 }
 
+// A measured row R2C (the CPU measures it where cols is not 7-smooth) sets the rows' break-even and PRUNED's price of
+// an FFT row: at 8219 columns (width 4110), 315 us a row moves the break-even from 5/8 log2 8219 = 8.1 nonzeros to
+// 315e3 / 4110 = 76.6, and each remaining FFT row is priced at the measured time.
+TEST(Spfft2dCostTerms, MeasuredRowFftSetsTheBreakEven) {
+  Coo m{1024, 8219, {}, {}};
+  for (uint64_t i = 0; i < 100; ++i)
+    for (uint64_t k = 0; k < 20; ++k) m.add(i, 400 * k + i);  // 20 nonzeros apart
+  for (uint64_t k = 0; k < 100; ++k) m.add(100, 80 * k + 3);    // 100 nonzeros apart
+  const SparseColumns c = columns(m);
+  const PrunedShape modelled = pruned_shape(c, CostBackend::Cpu), measured = pruned_shape(c, CostBackend::Cpu, 315e3);
+  EXPECT_EQ(modelled.fft_rows, 101u) << "20 nonzeros > 8.1";
+  EXPECT_EQ(measured.fft_rows, 1u) << "only the row of 100 nonzeros > 76.6";
+  EXPECT_DOUBLE_EQ(measured.direct_terms, 100 * 20.0);
+  Layout one(c.rows, c.cols);
+  const MethodCosts base = estimate_costs(c, one, CostBackend::Cpu, 8, measured);
+  PrunedShape slower = measured;
+  slower.row_fft_ns = 1e6;
+  EXPECT_NEAR(estimate_costs(c, one, CostBackend::Cpu, 8, slower).pruned - base.pruned, 1e6 - 315e3, 1.0)
+      << "the one FFT row is priced at the measured time";
+}
+
 // The four-step generation sums each row's runs (entries with a table) before its single nonzeros, in loops of
 // their own (FourStepRow::runs, four_step.cu); every nonzero of a summed row is in exactly one entry.
 TEST(Spfft2dCostTerms, FourStepEntriesPutEachRowsRunsFirst) {

@@ -402,8 +402,9 @@ bool has_run(const SparseColumns &m, int64_t length) {
 }
 }  // namespace
 
-PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, double row_fft_ns) {
   PrunedShape s;
+  s.row_fft_ns = row_fft_ns;
   const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
   s.direct_columns = static_cast<double>(m.row_id.size()) <= column_limit;
   const uint64_t R = m.rows;
@@ -418,6 +419,9 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend) {
     s.four_step_p = uint64_t{1} << (bits / 2);
     const double mean = static_cast<double>(m.nnz()) / static_cast<double>(m.row_id.size());
     row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
+  } else if (row_fft_ns > 0) {  // a row's direct sums cost per_term a term and output
+    const CostConstants &k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
+    row_limit = std::max(row_limit, row_fft_ns / (k.per_term * static_cast<double>(m.cols / 2 + 1)));
   }
   s.fft_row.assign(m.row_id.size(), 0);
   // Every row's entries as the sums would take them if it were direct (the tables chosen over all rows).
@@ -550,7 +554,8 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted
   // constants count a zeroed padded row and its spectrum per FFT row, and a zero fill of the whole spectrum.
   const double row_traffic = traffic_model ? 0.0 : k.per_byte * E * 2 * W;
-  const double rows_pass = k.per_term * W * shape.direct_terms + F * (0.5 * scale * fft_cost(m.cols, 1, k) + row_traffic) +
+  const double row_fft = shape.row_fft_ns > 0 ? shape.row_fft_ns : 0.5 * scale * fft_cost(m.cols, 1, k);
+  const double rows_pass = k.per_term * W * shape.direct_terms + F * (row_fft + row_traffic) +
                            (traffic_model ? k.per_byte * E * K * W : 0.0);
   const double columns_pass =
       shape.direct_columns ? k.per_term * K * R * W + k.per_byte * E * R * W

@@ -174,9 +174,13 @@ struct PrunedShape {
   uint64_t four_step_p = 0;
   double direct_terms = 0;  // the direct rows' nonzeros; CPU: their entries, a run counted kCpuRunTerms times
   FourStepEntries entries;  // CPU, where some row has a run: every nonempty row's entries (four_step_entries)
+  double row_fft_ns = 0;    // one FFT row's R2C as measured by the caller (0: from the model)
 };
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
-PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend);
+// row_fft_ns > 0: the measured time of one FFT row's R2C, which then also sets the rows' break-even (the CPU
+// measures it where cols is not 7-smooth: FFTW's R2C of a prime length 8219 took 315 us, 23 times that of 8192,
+// where the model's Bluestein route said 123 us).
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, double row_fft_ns = 0);
 // estimate_costs with PRUNED's shape of m on that backend given, for a caller that plans with it too.
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
                            const PrunedShape &shape);

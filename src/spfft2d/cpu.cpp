@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "common/checked.hpp"

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "common/fftw_columns.hpp"
 #include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
+#include "common/host_buffer.hpp"
 #include "common/process.hpp"
 #if SFFT_TEST_FAMILY_nufft3
 #include "nufft3/cpu_phase.hpp"
@@ -303,6 +305,38 @@ TEST_F(MemoryCeiling, CgroupMountedAtTheContainersOwnGroup) {
 }
 
 TEST_F(MemoryCeiling, NothingReadableIsNoLimit) { EXPECT_TRUE(std::isinf(ceiling())); }
+
+// Host buffers of 4 MiB or more are whole 2 MiB pages with the kernel's huge-page advice on their mapping (VmFlags
+// "hg" in /proc/self/smaps), both the HostBuffer and the HostVector allocator's; smaller ones keep 64-byte alignment.
+// Where the kernel has no transparent huge pages the advice is refused, so only the alignment is checked there.
+bool advised_huge(const void *p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2)  // a mapping's first line
+      inside = at >= lo && at < hi;
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line.find(" hg") != std::string::npos;
+  }
+  return false;
+}
+
+TEST(HostBuffers, LargeOnesAreAdvisedHugePages) {
+  sfft::HostBuffer<float> small(1000);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.get()) % 64, 0u);
+  sfft::HostBuffer<std::complex<double>> large((std::size_t{5} << 20) / 16 + 3);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(large.get()) % sfft::kHugePageBytes, 0u);
+  large[large.size() - 1] = 1.0;
+  sfft::HostVector<double> vec(std::size_t{6} << 20 >> 3);
+  if (!fs::exists("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "no transparent huge pages";
+  EXPECT_TRUE(advised_huge(large.get()));
+  // The vector's first whole 2 MiB page is advised.
+  const auto first = (reinterpret_cast<std::uintptr_t>(vec.data()) + sfft::kHugePageBytes - 1) /
+                     sfft::kHugePageBytes * sfft::kHugePageBytes;
+  EXPECT_TRUE(advised_huge(reinterpret_cast<const void *>(first)));
+  EXPECT_FALSE(advised_huge(small.get()));
+}
 
 // ----------------------------------------------------------------------------------- design memo
 

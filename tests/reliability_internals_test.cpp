@@ -25,11 +25,13 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fftw_bluestein.hpp"
 #include "common/fftw_columns.hpp"
 #include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
+#include "common/smooth.hpp"
 #if SFFT_TEST_FAMILY_nufft3
 #include "nufft3/cpu_phase.hpp"
 #include "nufft3/params.hpp"
@@ -100,7 +102,8 @@ TEST(FftwPlan, EmbeddedInPlaceRealToComplex) {
 // lines too long for 16 of them in the buffer (3000 points: blocks of 5 or 10; 5000 doubles: 4).
 template <class Real>
 void check_buffered_lines(const std::vector<std::ptrdiff_t> &shape, int axis, std::vector<std::ptrdiff_t> first,
-                          std::vector<std::ptrdiff_t> count, int sign, int threads, double tol) {
+                          std::vector<std::ptrdiff_t> count, int sign, int threads, double tol,
+                          sfft::fftw::FftRoute route = sfft::fftw::FftRoute::kFastest) {
   using C = std::complex<Real>;
   const int rank = static_cast<int>(shape.size());  // the leading dimension is the batch of transforms
   std::vector<std::ptrdiff_t> stride(rank, 1);
@@ -123,7 +126,7 @@ void check_buffered_lines(const std::vector<std::ptrdiff_t> &shape, int axis, st
   }
   const std::ptrdiff_t n = shape[axis];
   sfft::fftw::BufferedLines<Real> lines(n, stride[axis], static_cast<int>(bc.size()), bc.data(), bd.data(), sign,
-                                        threads);
+                                        threads, route);
   lines.execute(data.data() + origin);
   std::vector<std::complex<double>> twiddle(static_cast<std::size_t>(n));
   for (std::ptrdiff_t m = 0; m < n; ++m)
@@ -174,6 +177,101 @@ TEST(FftwLines, BufferedStridedLinesMatchTextbookSums) {
   }
   // Lines of 5000 doubles: not even 4 fit 256 KiB; a cache line's worth (4) are taken together anyway.
   check_buffered_lines<double>({5000, 6}, 0, {0}, {6}, FFTW_FORWARD, 2, 1e-12);
+}
+
+// Each route of the contiguous line DFTs (fftw_bluestein.hpp) through the buffered lines: FFTW's plan and
+// Bluestein's, at prime lengths and at one with a factor above 7 (2 x 3 x 7 x 11 = 462).
+TEST(FftwLines, BothRoutesMatchTextbookSums) {
+  using Route = sfft::fftw::FftRoute;
+  for (int threads : {1, 2}) {
+    for (Route route : {Route::kFftw, Route::kBluestein}) {
+      check_buffered_lines<double>({2, 5, 7, 37}, 2, {0, 1, 9}, {2, 3, 21}, FFTW_FORWARD, threads, 1e-13, route);
+      check_buffered_lines<double>({1031, 13}, 0, {1}, {11}, FFTW_BACKWARD, threads, 1e-12, route);
+      check_buffered_lines<double>({462, 3}, 0, {0}, {3}, FFTW_FORWARD, threads, 1e-13, route);
+    }
+    for (Route route : {Route::kFftw, Route::kBluestein}) {
+      check_buffered_lines<float>({2, 5, 7, 37}, 1, {1, 2, 3}, {1, 4, 34}, FFTW_BACKWARD, threads, 2e-6, route);
+      check_buffered_lines<float>({2053, 9}, 0, {0}, {9}, FFTW_FORWARD, threads, 4e-6, route);
+    }
+  }
+}
+
+// Bluestein's transform alone: every length from 1 to 40 and a few primes, both signs, complex and real input,
+// the first `count` outputs only, in place (out = in) and into another array, against textbook sums in double.
+template <class Real>
+void check_bluestein(std::ptrdiff_t n, int sign, bool real_input, std::ptrdiff_t count, bool in_place, double tol) {
+  using C = std::complex<Real>;
+  std::mt19937 rng(static_cast<unsigned>(n * 4 + (sign > 0) * 2 + real_input));
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<C> data(static_cast<std::size_t>(n) + 1), out(static_cast<std::size_t>(count) + 1, C(7, 7));
+  for (C &z : data) z = C(static_cast<Real>(u(rng)), real_input ? Real(0) : static_cast<Real>(u(rng)));
+  std::vector<Real> reals(static_cast<std::size_t>(n));
+  for (std::ptrdiff_t j = 0; j < n; ++j) reals[j] = data[j].real();
+  const std::vector<C> before = data;
+  const sfft::fftw::Bluestein<Real> b(n, sign);
+  sfft::HostBuffer<C> work(static_cast<std::size_t>(b.work_size()));
+  ASSERT_GE(b.work_size(), 2 * n - 1);
+  C *dst = in_place ? data.data() : out.data();
+  if (real_input)
+    b.transform(in_place ? reinterpret_cast<const Real *>(data.data()) : reals.data(), dst, count, work.get());
+  else
+    b.transform(static_cast<const C *>(data.data()), dst, count, work.get());
+  if (in_place && real_input) {  // the reals were read from the complex array's storage: redo the reference input
+    for (std::ptrdiff_t j = 0; j < n; ++j) reals[j] = reinterpret_cast<const Real *>(before.data())[j];
+  }
+  double worst = 0, scale = 0;
+  for (std::ptrdiff_t k = 0; k < count; ++k) {
+    std::complex<double> want = 0;
+    for (std::ptrdiff_t j = 0; j < n; ++j) {
+      const std::complex<double> x = real_input ? std::complex<double>(reals[j], 0) : std::complex<double>(before[j]);
+      want += x * std::polar(1.0, sign * 2 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n));
+    }
+    worst = std::max(worst, std::abs(std::complex<double>(dst[k]) - want));
+    scale = std::max(scale, std::abs(want));
+  }
+  EXPECT_LE(worst / std::max(scale, 1e-300), tol) << "n " << n << " sign " << sign << " real " << real_input;
+  if (in_place)
+    EXPECT_EQ(data[static_cast<std::size_t>(n)], before[static_cast<std::size_t>(n)]) << "written past the line";
+  else
+    EXPECT_EQ(out[static_cast<std::size_t>(count)], C(7, 7)) << "written past count";
+}
+
+TEST(FftwBluestein, MatchesTextbookSums) {
+  for (std::ptrdiff_t n = 1; n <= 40; ++n)
+    for (int sign : {FFTW_FORWARD, FFTW_BACKWARD}) {
+      check_bluestein<double>(n, sign, false, n, n % 2 == 0, 1e-13);
+      check_bluestein<float>(n, sign, n % 3 == 0, n / 2 + 1, n % 2 == 1, 2e-6);
+    }
+  for (std::ptrdiff_t n : {521, 1031, 4099}) {
+    check_bluestein<double>(n, FFTW_FORWARD, true, n / 2 + 1, true, 1e-12);
+    check_bluestein<float>(n, FFTW_BACKWARD, false, n, false, 4e-6);
+    check_bluestein<float>(n, FFTW_FORWARD, true, n / 2 + 1, false, 4e-6);
+  }
+}
+
+TEST(FftwBluestein, ConvolutionLengthIsSevenSmoothAndAMultipleOf32) {
+  EXPECT_EQ(sfft::fftw::bluestein_fftw_length(1), 32);
+  EXPECT_EQ(sfft::fftw::bluestein_fftw_length(8219), 16800);  // 2 n - 1 = 16437; 16464 = 2^4 3 7^3 is not 32 x smooth
+  for (std::ptrdiff_t n : {2, 17, 100, 1031, 5003, 12329, 65537}) {
+    const std::ptrdiff_t m = sfft::fftw::bluestein_fftw_length(n);
+    EXPECT_GE(m, 2 * n - 1);
+    EXPECT_EQ(m % 32, 0);
+    EXPECT_TRUE(sfft::seven_smooth(static_cast<uint64_t>(m)));
+    for (std::ptrdiff_t smaller = m - 32; smaller >= 2 * n - 1; smaller -= 32)
+      EXPECT_FALSE(sfft::seven_smooth(static_cast<uint64_t>(smaller))) << "n " << n << ": " << smaller << " fits";
+  }
+}
+
+// The timed choice: 7-smooth lengths take FFTW's plan untimed; others time both routes and keep one.
+TEST(FftwBluestein, LineDftsTimeOnlyLengthsThatAreNotSmooth) {
+  sfft::HostBuffer<std::complex<float>> planning(4 * 1031);
+  const sfft::fftw::LineDfts<float> smooth(1000, 4, FFTW_FORWARD, planning.get());
+  EXPECT_EQ(smooth.line_ns(), 0.0);
+  EXPECT_EQ(smooth.bluestein(), nullptr);
+  EXPECT_EQ(smooth.work_size(), 0);
+  const sfft::fftw::LineDfts<float> prime(1031, 4, FFTW_FORWARD, planning.get());
+  EXPECT_GT(prime.line_ns(), 0.0);
+  EXPECT_EQ(prime.work_size(), prime.bluestein() ? prime.bluestein()->work_size() : 0);
 }
 
 TEST(FftwLines, NoLinesLeaveTheDataAlone) {
@@ -243,6 +341,8 @@ TEST(FftwColumns, FourStepAndBufferedColumnsMatchFftw) {
     // Row counts without the four-step path (BufferedLines).
     check_column_dfts<float>(1536, 9, 0, FFTW_FORWARD, threads, 2e-6);
     check_column_dfts<double>(300, 17, 1, FFTW_BACKWARD, threads, 1e-14);
+    // A prime row count: the faster of FFTW's plan and Bluestein's route (timed).
+    check_column_dfts<float>(1031, 9, 1, FFTW_FORWARD, threads, 4e-6);
   }
 }
 

@@ -225,24 +225,50 @@ TEST(Spfft2dCostTerms, CpuBreakEvenCountsRunsAsEntries) {
 }
 
 // A measured row R2C (the CPU measures it where cols is not 7-smooth) sets the rows' break-even and PRUNED's price of
-// an FFT row: at 8219 columns (width 4110), 315 us a row moves the break-even from 5/8 log2 8219 = 8.1 nonzeros to
-// 315e3 / 4110 = 76.6, and each remaining FFT row is priced at the measured time.
+// an FFT row, both at the model's threads: at 8219 columns (width 4110), one thread's 315 us a row moves the
+// break-even from 5/8 log2 8219 = 8.1 nonzeros to 315e3 / 2 / 4110 = 38.3, and each remaining FFT row is priced at
+// half the measured time.
 TEST(Spfft2dCostTerms, MeasuredRowFftSetsTheBreakEven) {
   Coo m{1024, 8219, {}, {}};
   for (uint64_t i = 0; i < 100; ++i)
     for (uint64_t k = 0; k < 20; ++k) m.add(i, 400 * k + i);  // 20 nonzeros apart
   for (uint64_t k = 0; k < 100; ++k) m.add(100, 80 * k + 3);    // 100 nonzeros apart
   const SparseColumns c = columns(m);
-  const PrunedShape modelled = pruned_shape(c, CostBackend::Cpu), measured = pruned_shape(c, CostBackend::Cpu, 315e3);
+  MeasuredFfts row{};
+  row.row_r2c = 315e3;
+  const PrunedShape modelled = pruned_shape(c, CostBackend::Cpu), measured = pruned_shape(c, CostBackend::Cpu, row);
   EXPECT_EQ(modelled.fft_rows, 101u) << "20 nonzeros > 8.1";
-  EXPECT_EQ(measured.fft_rows, 1u) << "only the row of 100 nonzeros > 76.6";
+  EXPECT_EQ(measured.fft_rows, 1u) << "only the row of 100 nonzeros > 38.3";
   EXPECT_DOUBLE_EQ(measured.direct_terms, 100 * 20.0);
   Layout one(c.rows, c.cols);
   const MethodCosts base = estimate_costs(c, one, CostBackend::Cpu, 8, measured);
   PrunedShape slower = measured;
-  slower.row_fft_ns = 1e6;
-  EXPECT_NEAR(estimate_costs(c, one, CostBackend::Cpu, 8, slower).pruned - base.pruned, 1e6 - 315e3, 1.0)
-      << "the one FFT row is priced at the measured time";
+  slower.measured.row_r2c = 1e6;
+  EXPECT_NEAR(estimate_costs(c, one, CostBackend::Cpu, 8, slower).pruned - base.pruned, (1e6 - 315e3) / kCpuModelThreads,
+              1.0)
+      << "the one FFT row is priced at the measured time on the model's threads";
+}
+
+// Measured column and tile-row DFTs replace the model's FFT terms: the column pass at width x column_line, DIRECT's
+// row DFTs at (half + 1) x row_line, each over the model's threads.
+TEST(Spfft2dCostTerms, MeasuredLineDftsPriceTheFftPasses) {
+  Coo m{8219, 12328, {}, {}};
+  for (uint64_t i = 0; i < 8219; i += 3) m.add(i, (i * 7) % 12328);
+  const SparseColumns c = columns(m);
+  const Layout one(c.rows, c.cols);
+  MeasuredFfts lines{};
+  lines.column_line = 100e3;
+  lines.row_line = 150e3;
+  const MethodCosts base = estimate_costs(c, one, CostBackend::Cpu, 8, pruned_shape(c, CostBackend::Cpu, lines));
+  MeasuredFfts slower = lines;
+  slower.column_line = 200e3;
+  slower.row_line = 250e3;
+  const MethodCosts more = estimate_costs(c, one, CostBackend::Cpu, 8, pruned_shape(c, CostBackend::Cpu, slower));
+  const double W = static_cast<double>(one.width), H = static_cast<double>(one.half + 1);
+  EXPECT_NEAR(more.direct_rows - base.direct_rows, 100e3 / kCpuModelThreads * W, 1.0);
+  EXPECT_NEAR(more.pruned - base.pruned, 100e3 / kCpuModelThreads * W, 1.0);
+  EXPECT_NEAR(more.direct - base.direct, 100e3 / kCpuModelThreads * H, 1.0);
+  EXPECT_DOUBLE_EQ(more.dense, base.dense) << "DENSE runs FFTW's 2-D R2C, not the measured lines";
 }
 
 // The four-step generation sums each row's runs (entries with a table) before its single nonzeros, in loops of

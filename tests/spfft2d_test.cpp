@@ -28,6 +28,31 @@ TEST_P(Spfft2d, BandedOddPrimeAndPowerOfTwoDims) {
   check_matrix(random_matrix(1, 1, 1.0, 11));
 }
 
+// Environment variable `name` set to `value` for the object's life, then unset.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+ private:
+  const char *name_;
+};
+
+// Lengths with a prime factor above 7 by either route of the CPU's FFTs (SFFT_FFT_ROUTE; unset, each plan times
+// both): DIRECT's tile rows, PRUNED's FFT rows (dense rows) and the column pass of DIRECT_ROWS and PRUNED.
+TEST_P(Spfft2d, PrimeLengthsByEitherFftRoute) {
+  for (const char *route : {"fftw", "bluestein"}) {
+    ScopedEnv fixed("SFFT_FFT_ROUTE", route);
+    SCOPED_TRACE(route);
+    check_matrix(random_matrix(37, 53, 0.6, 15));
+    check_matrix(random_matrix(53, 37, 0.6, 16, true));
+    check_matrix(banded(211, 3));
+    check_matrix(random_matrix(4, 2 * 3 * 7 * 11, 0.2, 17));
+  }
+}
+
 TEST_P(Spfft2d, EmptyRowsAndColumnsSingleNonzeroAllZero) {
   Coo m = random_matrix(60, 70, 0.05, 12);
   Coo holes{60, 70, {}, {}, {}};

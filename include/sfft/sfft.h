@@ -377,7 +377,9 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
    rows * cols real array of the plan and transforms from there, counted in the workspace
    spfft2d_get_info reports); any other output goes
    through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
-   is set. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
+   is set. A CPU plan whose row or column count has a prime factor above 7 times its FFTs of that length
+   when it is planned (FFTW's plan against Bluestein's algorithm over a 7-smooth length, a few milliseconds)
+   and uses the faster, so two plans of one matrix may round differently. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
    fitted to measurements predicts fastest (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one
    tile of its own, whatever the tile height); every other output (host output of a CUDA plan, row ranges,
    streams) uses DIRECT, so memory stays bounded. Under AUTO only those other outputs are bit-identical

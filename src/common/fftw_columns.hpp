@@ -68,6 +68,8 @@ class ColumnDfts {
   }
 
   explicit operator bool() const noexcept { return p_ > 0 || static_cast<bool>(lines_); }
+  // One column's DFT on one thread (ns) where its routes were timed (BufferedLines::line_ns), else 0.
+  double line_ns() const noexcept { return lines_.line_ns(); }
   std::size_t buffer_bytes() const noexcept {
     return (buffer_.size() + twiddle_.size()) * sizeof(Complex) + lines_.buffer_bytes();
   }

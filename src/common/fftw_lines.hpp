@@ -17,6 +17,7 @@
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
+#include "common/fftw_bluestein.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
@@ -24,8 +25,10 @@
 namespace sfft::fftw {
 
 // In-place 1-D DFTs of n points `stride` apart over lines of one to three batch dimensions, the innermost of
-// distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them. The buffers
-// (threads x block x n elements) are allocated here, so execute allocates nothing. Either one execute at a time
+// distance 1 (adjacent lines, no more of them than the stride), as Plan::lines describes them; a block's
+// contiguous lines go through LineDfts (FFTW's plan, or Bluestein's route for a length with a prime factor above
+// 7 where that measured faster). The buffers (threads x block x n elements, and Bluestein's work arrays) are
+// allocated here, so execute allocates nothing. Either one execute at a time
 // (its OpenMP threads take a buffer each), or up to `threads` execute_on at once from the caller's own threads,
 // each with a buffer slot of its own.
 template <class Real>
@@ -36,7 +39,8 @@ class BufferedLines {
 
   BufferedLines() = default;
   BufferedLines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
-                const std::ptrdiff_t *dist, int sign, int threads)
+                const std::ptrdiff_t *dist, int sign, int threads,
+                FftRoute route = FftRoute::kFastest)
       : n_(n), stride_(stride), batch_rank_(batch_rank), threads_(std::max(1, threads)) {
     require(batch_rank >= 1 && batch_rank <= kMaxBatchRank && dist[batch_rank - 1] == 1 && n >= 1 &&
                 stride >= count[batch_rank - 1],
@@ -56,13 +60,18 @@ class BufferedLines {
     // need every executed array aligned like the planned one).
     slot_ = (block_ * n_ + kAlign - 1) / kAlign * kAlign;
     buffer_.allocate(checked_mul(static_cast<std::size_t>(slot_), static_cast<std::size_t>(threads_), "FFT buffers"));
+    dfts_ = LineDfts<Real>(n_, block_, sign, buffer_.get(), route);
+    work_slot_ = (dfts_.work_size() + kAlign - 1) / kAlign * kAlign;
+    work_.allocate(checked_mul(static_cast<std::size_t>(work_slot_), static_cast<std::size_t>(threads_), "FFT work"));
     std::fill(buffer_.get(), buffer_.get() + static_cast<std::size_t>(slot_) * threads_, Complex(0));
-    const std::ptrdiff_t lines = block_, line_dist = n_;
-    plan_ = Plan<Real>::lines(n_, 1, 1, &lines, &line_dist, buffer_.get(), sign, FFTW_ESTIMATE, 1);
   }
 
-  explicit operator bool() const noexcept { return static_cast<bool>(plan_); }
-  std::size_t buffer_bytes() const noexcept { return buffer_.size() * sizeof(Complex); }
+  explicit operator bool() const noexcept { return static_cast<bool>(dfts_); }
+  std::size_t buffer_bytes() const noexcept {
+    return (buffer_.size() + work_.size()) * sizeof(Complex) + dfts_.buffer_bytes();
+  }
+  // One line's DFT on one thread (ns) where the length's routes were timed (not 7-smooth), else 0.
+  double line_ns() const noexcept { return dfts_.line_ns(); }
 
   // Every block, OpenMP threads (up to those it was made for) sharing them.
   void execute(Complex *data) const {
@@ -71,16 +80,15 @@ class BufferedLines {
     const int threads = static_cast<int>(std::min<std::ptrdiff_t>(usable_threads(threads_), blocks));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-      Complex *buf = slot_buffer(omp_get_thread_num());
+      const int slot = omp_get_thread_num();
 #pragma omp for schedule(static)
-      for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) transform_numbered_block(data, blk, buf);
+      for (std::ptrdiff_t blk = 0; blk < blocks; ++blk) transform_numbered_block(data, blk, slot);
     }
   }
 
   // Every block on the calling thread, through buffer slot `slot` (0 <= slot < the threads it was made for).
   void execute_on(Complex *data, int slot) const {
-    Complex *buf = slot_buffer(slot);
-    for (std::ptrdiff_t blk = 0, blocks = block_count(); blk < blocks; ++blk) transform_numbered_block(data, blk, buf);
+    for (std::ptrdiff_t blk = 0, blocks = block_count(); blk < blocks; ++blk) transform_numbered_block(data, blk, slot);
   }
 
  private:
@@ -97,8 +105,11 @@ class BufferedLines {
   Complex *slot_buffer(int slot) const {
     return buffer_.get() + static_cast<std::size_t>(slot_) * static_cast<std::size_t>(slot);
   }
+  Complex *slot_work(int slot) const {
+    return work_.get() + static_cast<std::size_t>(work_slot_) * static_cast<std::size_t>(slot);
+  }
   // Block blk of block_count(), in the order of the batch indices (the innermost fastest).
-  void transform_numbered_block(Complex *data, std::ptrdiff_t blk, Complex *buf) const {
+  void transform_numbered_block(Complex *data, std::ptrdiff_t blk, int slot) const {
     const std::ptrdiff_t per_run = blocks_per_run(), inner = count_[batch_rank_ - 1];
     std::ptrdiff_t run = blk / per_run, offset = 0;
     for (int b = batch_rank_ - 2; b >= 0; --b) {
@@ -106,16 +117,17 @@ class BufferedLines {
       run /= count_[b];
     }
     const std::ptrdiff_t first = (blk % per_run) * block_;
-    transform_block(data + offset + first, std::min(block_, inner - first), buf);
+    transform_block(data + offset + first, std::min(block_, inner - first), slot);
   }
 
   // Lines at..at + lines - 1 (adjacent): gathered into buf as contiguous lines, transformed, scattered back (the
   // same transposition both ways, between lines `n` apart in buf and points `s` apart in the data). A short last
   // block transforms stale lines of the buffer too (finite values, discarded).
-  void transform_block(Complex *at, std::ptrdiff_t lines, Complex *buf) const {
+  void transform_block(Complex *at, std::ptrdiff_t lines, int slot) const {
     const std::ptrdiff_t n = n_, s = stride_;
+    Complex *buf = slot_buffer(slot);
     transpose(at, s, buf, n, n, lines);
-    plan_.execute_dft(buf, buf);
+    dfts_.execute(buf, slot_work(slot));
     transpose(buf, n, at, s, lines, n);
   }
 
@@ -160,11 +172,11 @@ class BufferedLines {
   }
 #endif
 
-  std::ptrdiff_t n_ = 0, stride_ = 0, block_ = 0, slot_ = 0;
+  std::ptrdiff_t n_ = 0, stride_ = 0, block_ = 0, slot_ = 0, work_slot_ = 0;
   int batch_rank_ = 0, threads_ = 1;
   std::ptrdiff_t count_[kMaxBatchRank] = {}, dist_[kMaxBatchRank] = {};
-  HostBuffer<Complex> buffer_;
-  Plan<Real> plan_;  // block_ contiguous lines of n_, single-threaded
+  HostBuffer<Complex> buffer_, work_;
+  LineDfts<Real> dfts_;  // block_ contiguous lines of n_, single-threaded
 };
 
 }  // namespace sfft::fftw

@@ -181,12 +181,6 @@ std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes) {
   return static_cast<std::size_t>(std::clamp<long double>(output / 4, lo, hi));
 }
 
-bool fft_friendly(uint64_t n) {
-  for (uint64_t p : {2, 3, 5, 7})
-    while (n > 0 && n % p == 0) n /= p;
-  return n == 1;
-}
-
 uint64_t bluestein_length(uint64_t n) {
   // 2^a 3^b only: on the H100 cuFFT's C2C at lengths with factors 5 or 7 near 16k ran 1.6-3.3x slower per
   // point than at 2^a 3^b lengths (e.g. 16464 = 2^4 3 7^3: 1.23 ms, 17496 = 2^3 3^7: 0.51 ms for 4110
@@ -266,7 +260,7 @@ constexpr uint64_t kWarp = 32;
 double fft_cost(uint64_t n, uint64_t batch, const CostConstants &k, double odd_smooth) {
   if (n <= 1) return 0;
   double len = static_cast<double>(n), factor = 1;
-  if (!fft_friendly(n)) {
+  if (!seven_smooth(n)) {
     uint64_t m = 1;
     while (m < 2 * n - 1) m <<= 1;
     len = static_cast<double>(m);
@@ -402,9 +396,9 @@ bool has_run(const SparseColumns &m, int64_t length) {
 }
 }  // namespace
 
-PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, double row_fft_ns) {
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, const MeasuredFfts &measured) {
   PrunedShape s;
-  s.row_fft_ns = row_fft_ns;
+  s.measured = measured;
   const double column_limit = kPrunedBreakEven * std::log2(static_cast<double>(std::max<uint64_t>(m.rows, 2)));
   s.direct_columns = static_cast<double>(m.row_id.size()) <= column_limit;
   const uint64_t R = m.rows;
@@ -419,9 +413,10 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, double row
     s.four_step_p = uint64_t{1} << (bits / 2);
     const double mean = static_cast<double>(m.nnz()) / static_cast<double>(m.row_id.size());
     row_limit = std::max(kFourStepFftRow, kFourStepImbalance * mean);
-  } else if (row_fft_ns > 0) {  // a row's direct sums cost per_term a term and output
+  } else if (measured.row_r2c > 0) {  // a row's direct sums cost per_term a term and output
     const CostConstants &k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
-    row_limit = std::max(row_limit, row_fft_ns / (k.per_term * static_cast<double>(m.cols / 2 + 1)));
+    row_limit = std::max(row_limit, measured.row_r2c / kCpuModelThreads /
+                                        (k.per_term * static_cast<double>(m.cols / 2 + 1)));
   }
   s.fft_row.assign(m.row_id.size(), 0);
   // Every row's entries as the sums would take them if it were direct (the tables chosen over all rows).
@@ -514,13 +509,16 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   const double H = static_cast<double>(tiled.half + 1), nnz = static_cast<double>(m.nnz());
   const double E = static_cast<double>(complex_bytes);
   // A strided 1-D FFT down the columns is slow for smooth lengths; Bluestein copies to contiguous anyway.
-  const double down_columns = scale * fft_cost(m.rows, tiled.width, k);
-  const double strided = fft_friendly(m.rows) ? k.strided_fft : 1.0;
+  const MeasuredFfts &measured = shape.measured;
+  const double down_columns = measured.column_line > 0
+                                  ? measured.column_line / kCpuModelThreads * W
+                                  : scale * fft_cost(m.rows, tiled.width, k);
+  const double strided = seven_smooth(m.rows) ? k.strided_fft : 1.0;
   MethodCosts c;
   if (backend == CostBackend::Cuda) {
     // Column sums written once per tile row (padded to the Bluestein length when the rows need it), the
     // row FFTs (Bluestein: forward, pointwise product, inverse), the fold into the half spectrum.
-    const bool own = !fft_friendly(m.cols);
+    const bool own = !seven_smooth(m.cols);
     const uint64_t len = own ? bluestein_length(m.cols) : m.cols;
     const double Lr = static_cast<double>(len);
     c.direct = k.per_col_term * H * warp_padded_terms(m) +
@@ -529,7 +527,9 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
                k.per_tile * static_cast<double>(tiled.tile_count());
   } else {
     // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
-    c.direct = k.per_term * H * nnz + scale * fft_cost(m.cols, tiled.half + 1, k) +
+    const double row_ffts = measured.row_line > 0 ? measured.row_line / kCpuModelThreads * H
+                                                  : scale * fft_cost(m.cols, tiled.half + 1, k);
+    c.direct = k.per_term * H * nnz + row_ffts +
                k.per_byte * E * (H * C * (m.has_empty_columns() ? 3 : 2) + R * W) +
                k.per_tile * static_cast<double>(tiled.tile_count());
   }
@@ -554,7 +554,8 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   // direct sums; with an FFT column pass only the empty rows are zeroed besides (traffic_model). The fitted
   // constants count a zeroed padded row and its spectrum per FFT row, and a zero fill of the whole spectrum.
   const double row_traffic = traffic_model ? 0.0 : k.per_byte * E * 2 * W;
-  const double row_fft = shape.row_fft_ns > 0 ? shape.row_fft_ns : 0.5 * scale * fft_cost(m.cols, 1, k);
+  const double row_fft =
+      measured.row_r2c > 0 ? measured.row_r2c / kCpuModelThreads : 0.5 * scale * fft_cost(m.cols, 1, k);
   const double rows_pass = k.per_term * W * shape.direct_terms + F * (row_fft + row_traffic) +
                            (traffic_model ? k.per_byte * E * K * W : 0.0);
   const double columns_pass =

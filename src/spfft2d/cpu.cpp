@@ -4,13 +4,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "common/checked.hpp"
+#include "common/fftw_bluestein.hpp"
 #include "common/fftw_columns.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
@@ -35,10 +35,11 @@ struct RowTasks {
 // PRUNED's plans and buffers on the CPU (CpuEngine::plan_pruned).
 template <class Real>
 struct PrunedPlans {
-  std::vector<char> fft_row;  // per nonempty row: FFTW transforms it (else direct sums)
+  std::vector<char> fft_row;  // per nonempty row: an FFT transforms it (else direct sums)
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
-  fftw::Plan<Real> row_r2c;
+  fftw::Plan<Real> row_r2c;                // FFTW's R2C of a row, or
+  fftw::Bluestein<Real> row_bluestein;     // Bluestein's, where the row R2C measured faster so (RowR2c)
   // The direct rows' sums: every nonempty row's entries (runs first; PrunedShape::entries' start, runs and
   // run_length, empty where no row has a run), each entry's column, weight (empty: binary) and table (runs), run
   // table t at t x width.
@@ -56,8 +57,18 @@ struct DensePlans {
   fftw::Plan<Real> unaligned;  // any output (FFTW_UNALIGNED)
   int aligned_output = -1;
 };
+// PRUNED's row transform where cols is not 7-smooth: the faster of FFTW's R2C and Bluestein's route on the real row
+// (one thread, ns).
+struct RowR2c {
+  double ns = 0;
+  bool bluestein = false;
+};
+
 // Largest grid (rows x cols) DENSE stages in an array of its own.
 constexpr uint64_t kDenseStagedCells = uint64_t{1} << 21;
+// Tile rows timed for the choice of their DFTs' route (fftw_bluestein.hpp), and the work arrays' alignment in values.
+constexpr uint64_t kTileLinesTimed = 8;
+constexpr std::ptrdiff_t kWorkAlign = 8;
 
 template <class Real>
 class CpuEngine final : public Engine {
@@ -99,21 +110,49 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(), nullptr,
                                            1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
-    PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu, fft_friendly(layout_.cols) ? 0.0 : time_row_r2c());
+    // Lengths that are not 7-smooth: each FFT's faster route on this host, timed (fftw_bluestein.hpp).
+    MeasuredFfts measured;
+    fftw::LineDfts<Real> tile_rows;
+    fftw::ColumnDfts<Real> down_columns;
+    RowR2c row_r2c;
+    if (!seven_smooth(layout_.cols)) {
+      tile_rows = fftw::LineDfts<Real>(n, static_cast<std::ptrdiff_t>(std::min<uint64_t>(next.tile, kTileLinesTimed)),
+                                       FFTW_FORWARD, z.get());
+      measured.row_line = tile_rows.line_ns();
+      if (!tile_rows.bluestein()) tile_rows = fftw::LineDfts<Real>();
+      row_r2c = time_row_r2c();
+      measured.row_r2c = row_r2c.ns;
+    }
+    if (!seven_smooth(layout_.rows) && planning_memory_available()) {
+      down_columns = column_dfts();
+      measured.column_line = down_columns.line_ns();
+    }
+    PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu, measured);
     spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex), shape).cheapest();
     if (is_whole_method(whole_auto) && !planning_memory_available()) whole_auto = SPFFT2D_METHOD_DIRECT;
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
-    fftw::ColumnDfts<Real> down_columns;
     Dense dense;
     Pruned pruned;
-    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape));
-    if (is_whole_method(whole) && !pruned.direct_columns) plan_whole(whole, dense, down_columns);
+    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape), row_r2c.bluestein);
+    if (is_whole_method(whole) && !pruned.direct_columns) {
+      plan_whole(whole, dense, down_columns);
+    } else {
+      down_columns = fftw::ColumnDfts<Real>();
+    }
+    // Work arrays of Bluestein's routes on the rows, a slot per thread.
+    std::ptrdiff_t work_slot = std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0);
+    work_slot = (work_slot + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
+    HostBuffer<Complex> row_work(checked_mul(static_cast<std::size_t>(work_slot),
+                                             static_cast<std::size_t>(usable_threads(threads_)), "FFT work"));
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
     fft_ = std::move(plan);
+    tile_rows_ = std::move(tile_rows);
+    row_work_ = std::move(row_work);
+    row_work_slot_ = work_slot;
     requested_tile_ = tile;
     method_ = method;
     whole_auto_ = whole_auto;
@@ -125,9 +164,11 @@ class CpuEngine final : public Engine {
 
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
-    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size()) *
+    return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size() +
+            row_work_.size()) *
                sizeof(Complex) +
-           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() +
+           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() + tile_rows_.buffer_bytes() +
+           pruned_.row_bluestein.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -155,25 +196,39 @@ class CpuEngine final : public Engine {
   }
   Complex twiddle(uint64_t m) const { return twiddle(tw_, m); }
 
-  // PRUNED's R2C of one row (the plan plan_pruned makes), in ns, the fastest of three runs: FFTW_ESTIMATE's
-  // plans for lengths with a large prime factor cost far more than the model's Bluestein route says (8219:
-  // 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us, 123 modelled), so PRUNED is costed, and its FFT rows
-  // chosen, with what this host measures.
-  double time_row_r2c() const {
+  // PRUNED's R2C of one row by FFTW's plan (as plan_pruned makes it) and by Bluestein's route (either alone where
+  // SFFT_FFT_ROUTE fixes it), the fastest of three runs each: FFTW_ESTIMATE's plans for lengths with a large prime factor cost far more than the model says
+  // (8219: 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us), so PRUNED is costed, and its FFT rows chosen, with
+  // what this host measures.
+  RowR2c time_row_r2c() const {
     HostBuffer<Complex> row(layout_.width);
     std::fill(row.get(), row.get() + layout_.width, Complex(0));
     Real *real_row = reinterpret_cast<Real *>(row.get());
     const int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_r2c(1, &n, 1, real_row, nullptr, 1, 0, row.get(), nullptr, 1, 0,
                                            FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
-    double best = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < 3; ++run) {
-      const auto t0 = std::chrono::steady_clock::now();
-      plan.execute_r2c(real_row, row.get());
-      best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
+    const fftw::FftRoute route = fftw::route_from_environment();
+    const double inf = std::numeric_limits<double>::infinity();
+    const double by_fftw = route == fftw::FftRoute::kBluestein
+                               ? inf
+                               : fftw::best_time_ns(3, [&] { plan.execute_r2c(real_row, row.get()); });
+    const fftw::Bluestein<Real> bluestein(n, FFTW_FORWARD);
+    HostBuffer<Complex> work(static_cast<std::size_t>(bluestein.work_size()));
+    const auto width = static_cast<std::ptrdiff_t>(layout_.width);
+    const double by_bluestein =
+        route == fftw::FftRoute::kFftw
+            ? inf
+            : fftw::best_time_ns(3, [&] { bluestein.transform(real_row, row.get(), width, work.get()); });
+    return {std::min(by_fftw, by_bluestein), by_bluestein < by_fftw};
   }
+
+  // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
+  fftw::ColumnDfts<Real> column_dfts() const {
+    return fftw::ColumnDfts<Real>(static_cast<std::ptrdiff_t>(layout_.rows), static_cast<std::ptrdiff_t>(layout_.width),
+                                  FFTW_FORWARD, threads_);
+  }
+
+  Complex *row_work(int thread) const { return row_work_.get() + static_cast<std::size_t>(row_work_slot_) * thread; }
 
   // FFTW aborts the process when one of its own allocations fails, and its buffers for a whole-spectrum
   // plan stay below the spectrum's size: that much is claimed (and released) first, so a machine without
@@ -197,11 +252,14 @@ class CpuEngine final : public Engine {
   // columns in place by blocks of columns (fftw_columns.hpp; FFTW_ESTIMATE's in-place strided plan took 1.3-1.9x
   // as long: PRUNED at 1024^2 and 2048^2, 2 threads, development VM), DENSE FFTW's 2-D r2c (plan_dense:
   // FFTW_UNALIGNED, the buffer may be the caller's array; FFTW_ESTIMATE never touches the planning buffer).
+  // down_columns: made already where the row count is not 7-smooth (configure timed its routes).
   void plan_whole(spfft2d_method method, Dense &dense, fftw::ColumnDfts<Real> &down_columns) {
     require_planning_memory();
-    if (method == SPFFT2D_METHOD_DENSE) return plan_dense(dense);
-    down_columns = fftw::ColumnDfts<Real>(static_cast<std::ptrdiff_t>(layout_.rows),
-                                          static_cast<std::ptrdiff_t>(layout_.width), FFTW_FORWARD, threads_);
+    if (method == SPFFT2D_METHOD_DENSE) {
+      down_columns = fftw::ColumnDfts<Real>();
+      return plan_dense(dense);
+    }
+    if (!down_columns) down_columns = column_dfts();
   }
 
   // DENSE's r2c. Up to kDenseStagedCells cells, the rows are scattered into a real rows x cols array of the plan
@@ -379,11 +437,13 @@ class CpuEngine final : public Engine {
   // column blocks gathered into a buffer and transformed out of place into b; blocks of 16 columns transformed
   // in their buffer and copied back ran faster still); with direct column sums, which write every row of
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
-  Pruned plan_pruned(PrunedShape shape) const {
+  Pruned plan_pruned(PrunedShape shape, bool row_bluestein) const {
     Pruned p;
     p.fft_row = std::move(shape.fft_row);
     p.direct_columns = shape.direct_columns;
-    if (shape.fft_rows > 0) {
+    if (shape.fft_rows > 0 && row_bluestein) {
+      p.row_bluestein = fftw::Bluestein<Real>(static_cast<std::ptrdiff_t>(layout_.cols), FFTW_FORWARD);
+    } else if (shape.fft_rows > 0) {
       HostBuffer<Complex> planning(layout_.width);
       const int n = static_cast<int>(layout_.cols);
       p.row_r2c = fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0,
@@ -442,6 +502,7 @@ class CpuEngine final : public Engine {
     const auto ntasks = static_cast<int64_t>(tasks.count);
 #pragma omp parallel num_threads(usable_threads(threads_))
     {
+      Complex *work = row_work(omp_get_thread_num());
       if (!direct_columns) {  // the empty rows: the gaps before, between and after the nonempty ones
 #pragma omp for schedule(static) nowait
         for (int64_t j = 0; j <= K; ++j) {
@@ -458,7 +519,10 @@ class CpuEngine final : public Engine {
         std::fill(real_row, real_row + 2 * W, Real(0));
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
-        pruned_.row_r2c.execute_r2c(real_row, row);
+        if (pruned_.row_bluestein)
+          pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W), work);
+        else
+          pruned_.row_r2c.execute_r2c(real_row, row);
       }
 #pragma omp for collapse(2) schedule(dynamic, 4)
       for (int64_t j = 0; j < K; ++j)
@@ -540,7 +604,13 @@ class CpuEngine final : public Engine {
         for (uint64_t i = 0; i < count; ++i) z[(t0 + i) * C + c] = acc[i];
       }
     }
-    fft_.execute_dft(z, z);
+    const fftw::Bluestein<Real> *bluestein = tile_rows_.bluestein();
+    if (bluestein == nullptr) return fft_.execute_dft(z, z);
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads_))
+    for (int64_t t = 0; t < static_cast<int64_t>(tile); ++t) {
+      Complex *row = z + static_cast<uint64_t>(t) * C;
+      bluestein->transform(static_cast<const Complex *>(row), row, static_cast<std::ptrdiff_t>(C), row_work(omp_get_thread_num()));
+    }
   }
 
   // Writes one block of output rows (direct, or mirrored from the tile) to the sink.
@@ -570,7 +640,10 @@ class CpuEngine final : public Engine {
   TwiddleTables<Real> tw_, tw_cols_;
   HostBuffer<Real> weight_, row_weight_;
   HostBuffer<Complex> z_, staging_;
-  fftw::Plan<Real> fft_;
+  fftw::Plan<Real> fft_;             // the tile's row DFTs, or
+  fftw::LineDfts<Real> tile_rows_;   // Bluestein's route for them where that measured faster (cols not 7-smooth)
+  HostBuffer<Complex> row_work_;     // Bluestein's work arrays on the rows, row_work_slot_ values per thread
+  std::ptrdiff_t row_work_slot_ = 0;
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;

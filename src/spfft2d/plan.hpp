@@ -33,6 +33,7 @@
 
 #include "common/backend.hpp"
 #include "common/options.hpp"
+#include "common/smooth.hpp"
 #include "sfft/sfft.h"
 
 namespace sfft::spfft2d {
@@ -107,8 +108,6 @@ struct Layout {
   void for_each_tile(uint64_t lo, uint64_t hi, Fn &&fn) const;
 };
 
-// FFT lengths cuFFT and FFTW transform directly (factors 2, 3, 5, 7); others go through Bluestein.
-bool fft_friendly(uint64_t n);
 // The circular convolution length of a Bluestein transform of length n: the smallest 2^a 3^b >= 2n - 1
 // (columns.cpp says why not 5 and 7).
 uint64_t bluestein_length(uint64_t n);
@@ -158,6 +157,16 @@ struct FourStepEntries {
   std::vector<int64_t> run_length;  // of each table
 };
 
+// The CPU's FFTs of lengths that are not 7-smooth, as one thread measured them on this host (ns; 0: from the
+// model), by the faster of FFTW's plan and Bluestein's route (common/fftw_bluestein.hpp). The cost model's units
+// are the wall time of kCpuModelThreads threads, so it prices each at ns / kCpuModelThreads.
+struct MeasuredFfts {
+  double row_r2c = 0;      // PRUNED's R2C of one row (cols points)
+  double row_line = 0;     // DIRECT's C2C of one tile row (cols points)
+  double column_line = 0;  // the column pass's C2C of one column (rows points)
+};
+constexpr double kCpuModelThreads = 2;
+
 // How PRUNED treats a matrix on a backend, from operation counts (columns.cpp): which nonempty rows (in
 // row_id order) a real FFT transforms rather than direct sums, and whether the column pass sums the few
 // nonempty rows' spectra directly rather than running an FFT down each column. On the CUDA backend an FFT
@@ -174,13 +183,12 @@ struct PrunedShape {
   uint64_t four_step_p = 0;
   double direct_terms = 0;  // the direct rows' nonzeros; CPU: their entries, a run counted kCpuRunTerms times
   FourStepEntries entries;  // CPU, where some row has a run: every nonempty row's entries (four_step_entries)
-  double row_fft_ns = 0;    // one FFT row's R2C as measured by the caller (0: from the model)
+  MeasuredFfts measured;    // as given to pruned_shape
 };
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
-// row_fft_ns > 0: the measured time of one FFT row's R2C, which then also sets the rows' break-even (the CPU
-// measures it where cols is not 7-smooth: FFTW's R2C of a prime length 8219 took 315 us, 23 times that of 8192,
-// where the model's Bluestein route said 123 us).
-PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, double row_fft_ns = 0);
+// A measured row R2C also sets the rows' break-even (the CPU measures it where cols is not 7-smooth: FFTW's R2C
+// of a prime length 8219 took 315 us, 23 times that of 8192, where the model's Bluestein route said 123 us).
+PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, const MeasuredFfts &measured = {});
 // estimate_costs with PRUNED's shape of m on that backend given, for a caller that plans with it too.
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
                            const PrunedShape &shape);

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// FFT lengths the libraries transform by their own codelets and Cooley-Tukey steps alone.
+#pragma once
+
+#include <cstdint>
+
+namespace sfft {
+
+// Factors 2, 3, 5 and 7 only: lengths cuFFT and FFTW transform directly (others take Bluestein's or Rader's route).
+inline bool seven_smooth(uint64_t n) {
+  for (uint64_t p : {2, 3, 5, 7})
+    while (n > 0 && n % p == 0) n /= p;
+  return n == 1;
+}
+
+}  // namespace sfft

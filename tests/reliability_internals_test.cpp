@@ -272,6 +272,12 @@ TEST(FftwBluestein, LineDftsTimeOnlyLengthsThatAreNotSmooth) {
   const sfft::fftw::LineDfts<float> prime(1031, 4, FFTW_FORWARD, planning.get());
   EXPECT_GT(prime.line_ns(), 0.0);
   EXPECT_EQ(prime.work_size(), prime.bluestein() ? prime.bluestein()->work_size() : 0);
+  // Up to 2^20 points only: longer lengths keep FFTW's plan untimed (a fuzzed 1199728613-row matrix).
+  EXPECT_TRUE(sfft::fftw::route_is_timed(8219));
+  EXPECT_TRUE(sfft::fftw::route_is_timed((uint64_t{1} << 20) - 3));
+  EXPECT_FALSE(sfft::fftw::route_is_timed(8192));
+  EXPECT_FALSE(sfft::fftw::route_is_timed((uint64_t{1} << 20) + 7));
+  EXPECT_FALSE(sfft::fftw::route_is_timed(1199728613));
 }
 
 TEST(FftwLines, NoLinesLeaveTheDataAlone) {

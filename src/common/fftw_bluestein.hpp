@@ -44,6 +44,12 @@ inline FftRoute route_from_environment() {
   return v == "fftw" ? FftRoute::kFftw : v == "bluestein" ? FftRoute::kBluestein : FftRoute::kFastest;
 }
 
+// Lengths whose route is timed: not 7-smooth, and at most 2^20 points. Longer ones keep FFTW's plan untimed: a
+// timing run would cost more than planning should, and Bluestein's arrays hold 2n values and more (a fuzzed
+// 1199728613 x 3 matrix had planned arrays of gigabytes for its column pass).
+constexpr uint64_t kMaxTimedLength = uint64_t{1} << 20;
+inline bool route_is_timed(uint64_t n) { return n <= kMaxTimedLength && !seven_smooth(n); }
+
 // The fastest of `runs` calls of fn, in ns.
 template <class Fn>
 double best_time_ns(int runs, Fn &&fn) {
@@ -144,9 +150,9 @@ class Bluestein {
   Plan<Real> forward_, backward_;       // one line of M, in place
 };
 
-// `lines` contiguous DFTs of n points (lines n apart) in place: FFTW's plan of the batch, or, where n is not
-// 7-smooth and Bluestein's route measured faster on this host (one thread, the fastest of two runs of each on
-// the batch), Bluestein line by line. Either route computes the same DFT to within its rounding; which one a plan
+// `lines` contiguous DFTs of n points (lines n apart) in place: FFTW's plan of the batch, or, where n's route is
+// timed (route_is_timed) and Bluestein's route measured faster on this host (one thread, the fastest of two runs
+// of each on the batch), Bluestein line by line. Either route computes the same DFT to within its rounding; which one a plan
 // takes may differ between hosts and runs (route_from_environment fixes it; `route` other than kFastest too).
 template <class Real>
 class LineDfts {
@@ -157,8 +163,8 @@ class LineDfts {
   // planning: lines x n values aligned as every later execute's data (overwritten while timing).
   LineDfts(std::ptrdiff_t n, std::ptrdiff_t lines, int sign, Complex *planning, FftRoute route = FftRoute::kFastest)
       : n_(n), lines_(lines) {
-    // Lengths that are not 7-smooth are timed (both routes, or the one the environment fixes).
-    const bool timed = route == FftRoute::kFastest && !seven_smooth(static_cast<uint64_t>(n));
+    // route_is_timed lengths are timed (both routes, or the one the environment fixes).
+    const bool timed = route == FftRoute::kFastest && route_is_timed(static_cast<uint64_t>(n));
     if (route == FftRoute::kFastest) route = timed ? route_from_environment() : FftRoute::kFftw;
     if (route != FftRoute::kBluestein)
       plan_ = Plan<Real>::many_dft(1, &n, lines, planning, nullptr, 1, n, planning, nullptr, 1, n, sign, FFTW_ESTIMATE, 1);

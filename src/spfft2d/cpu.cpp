@@ -110,12 +110,12 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(), nullptr,
                                            1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
-    // Lengths that are not 7-smooth: each FFT's faster route on this host, timed (fftw_bluestein.hpp).
+    // Lengths that are not 7-smooth (up to fftw::kMaxTimedLength): each FFT's faster route on this host, timed.
     MeasuredFfts measured;
     fftw::LineDfts<Real> tile_rows;
     fftw::ColumnDfts<Real> down_columns;
     RowR2c row_r2c;
-    if (!seven_smooth(layout_.cols)) {
+    if (fftw::route_is_timed(layout_.cols)) {
       tile_rows = fftw::LineDfts<Real>(n, static_cast<std::ptrdiff_t>(std::min<uint64_t>(next.tile, kTileLinesTimed)),
                                        FFTW_FORWARD, z.get());
       measured.row_line = tile_rows.line_ns();
@@ -123,7 +123,7 @@ class CpuEngine final : public Engine {
       row_r2c = time_row_r2c();
       measured.row_r2c = row_r2c.ns;
     }
-    if (!seven_smooth(layout_.rows) && planning_memory_available()) {
+    if (fftw::route_is_timed(layout_.rows) && planning_memory_available()) {
       down_columns = column_dfts();
       measured.column_line = down_columns.line_ns();
     }

@@ -438,8 +438,8 @@ TEST(HostBuffers, LargeOnesAreAdvisedHugePages) {
   if (!fs::exists("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "no transparent huge pages";
   EXPECT_TRUE(advised_huge(large.get()));
   // The vector's first whole 2 MiB page is advised.
-  const auto first = (reinterpret_cast<std::uintptr_t>(vec.data()) + sfft::kHugePageBytes - 1) /
-                     sfft::kHugePageBytes * sfft::kHugePageBytes;
+  const auto first = (reinterpret_cast<std::uintptr_t>(vec.data()) + sfft::kHugePageBytes - 1) / sfft::kHugePageBytes *
+                     sfft::kHugePageBytes;
   EXPECT_TRUE(advised_huge(reinterpret_cast<const void *>(first)));
   EXPECT_FALSE(advised_huge(small.get()));
 }

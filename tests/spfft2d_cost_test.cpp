@@ -244,8 +244,8 @@ TEST(Spfft2dCostTerms, MeasuredRowFftSetsTheBreakEven) {
   const MethodCosts base = estimate_costs(c, one, CostBackend::Cpu, 8, measured);
   PrunedShape slower = measured;
   slower.measured.row_r2c = 1e6;
-  EXPECT_NEAR(estimate_costs(c, one, CostBackend::Cpu, 8, slower).pruned - base.pruned, (1e6 - 315e3) / kCpuModelThreads,
-              1.0)
+  EXPECT_NEAR(estimate_costs(c, one, CostBackend::Cpu, 8, slower).pruned - base.pruned,
+              (1e6 - 315e3) / kCpuModelThreads, 1.0)
       << "the one FFT row is priced at the measured time on the model's threads";
 }
 

@@ -62,6 +62,20 @@ double best_time_ns(int runs, Fn &&fn) {
   return best;
 }
 
+// The timed choice between FFTW's plan and Bluestein's route for one transform: the fastest of `runs` calls of
+// each (only the one `route` fixes, where it is not kFastest), in ns, and whether Bluestein's was the faster.
+struct TimedRoute {
+  double ns = 0;
+  bool bluestein = false;
+};
+template <class ByFftw, class ByBluestein>
+TimedRoute time_routes(FftRoute route, int runs, ByFftw &&by_fftw, ByBluestein &&by_bluestein) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double fftw_ns = route == FftRoute::kBluestein ? inf : best_time_ns(runs, by_fftw);
+  const double bluestein_ns = route == FftRoute::kFftw ? inf : best_time_ns(runs, by_bluestein);
+  return {std::min(fftw_ns, bluestein_ns), bluestein_ns < fftw_ns};
+}
+
 // One line's DFT of n points, X[k] = sum_j x[j] e^{sign 2 pi i j k / n}, as Bluestein's chirp convolution:
 // X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]) with c[j] = e^{sign pi i j^2 / n}, the sum a circular
 // convolution of length M = bluestein_fftw_length(n) by a forward FFT, a product with the kernel's spectrum
@@ -94,11 +108,12 @@ class Bluestein {
     kernel_.allocate(static_cast<std::size_t>(m_));
     const double scale = 1.0 / static_cast<double>(m_);  // the backward FFT's 1 / M
     for (std::ptrdiff_t k = 0; k < m_; ++k)
-      kernel_[static_cast<std::size_t>(k)] = Complex(static_cast<Real>(kernel[static_cast<std::size_t>(k)].real() * scale),
-                                                     static_cast<Real>(kernel[static_cast<std::size_t>(k)].imag() * scale));
+      kernel_[static_cast<std::size_t>(k)] =
+          Complex(static_cast<Real>(kernel[static_cast<std::size_t>(k)].real() * scale),
+                  static_cast<Real>(kernel[static_cast<std::size_t>(k)].imag() * scale));
     HostBuffer<Complex> planning(static_cast<std::size_t>(m_));
-    forward_ = Plan<Real>::many_dft(1, &m, 1, planning.get(), nullptr, 1, m, planning.get(), nullptr, 1, m, FFTW_FORWARD,
-                                    FFTW_ESTIMATE, 1);
+    forward_ = Plan<Real>::many_dft(1, &m, 1, planning.get(), nullptr, 1, m, planning.get(), nullptr, 1, m,
+                                    FFTW_FORWARD, FFTW_ESTIMATE, 1);
     backward_ = Plan<Real>::many_dft(1, &m, 1, planning.get(), nullptr, 1, m, planning.get(), nullptr, 1, m,
                                      FFTW_BACKWARD, FFTW_ESTIMATE, 1);
   }
@@ -152,8 +167,8 @@ class Bluestein {
 
 // `lines` contiguous DFTs of n points (lines n apart) in place: FFTW's plan of the batch, or, where n's route is
 // timed (route_is_timed) and Bluestein's route measured faster on this host (one thread, the fastest of two runs
-// of each on the batch), Bluestein line by line. Either route computes the same DFT to within its rounding; which one a plan
-// takes may differ between hosts and runs (route_from_environment fixes it; `route` other than kFastest too).
+// of each on the batch), Bluestein line by line. Either route computes the same DFT to within its rounding; which one a
+// plan takes may differ between hosts and runs (route_from_environment fixes it; `route` other than kFastest too).
 template <class Real>
 class LineDfts {
  public:
@@ -167,17 +182,17 @@ class LineDfts {
     const bool timed = route == FftRoute::kFastest && route_is_timed(static_cast<uint64_t>(n));
     if (route == FftRoute::kFastest) route = timed ? route_from_environment() : FftRoute::kFftw;
     if (route != FftRoute::kBluestein)
-      plan_ = Plan<Real>::many_dft(1, &n, lines, planning, nullptr, 1, n, planning, nullptr, 1, n, sign, FFTW_ESTIMATE, 1);
+      plan_ =
+          Plan<Real>::many_dft(1, &n, lines, planning, nullptr, 1, n, planning, nullptr, 1, n, sign, FFTW_ESTIMATE, 1);
     if (route != FftRoute::kFftw) bluestein_ = Bluestein<Real>(n, sign);
     if (!timed) return;
     const std::size_t values = checked_mul(static_cast<std::size_t>(n), static_cast<std::size_t>(lines), "FFT lines");
     std::fill(planning, planning + values, Complex(0));
     HostBuffer<Complex> work(static_cast<std::size_t>(bluestein_.work_size()));
-    const double inf = std::numeric_limits<double>::infinity();
-    const double by_fftw = plan_ ? best_time_ns(2, [&] { plan_.execute_dft(planning, planning); }) : inf;
-    const double by_bluestein = bluestein_ ? best_time_ns(2, [&] { run_bluestein(planning, work.get()); }) : inf;
-    line_ns_ = std::min(by_fftw, by_bluestein) / static_cast<double>(lines);
-    if (by_bluestein < by_fftw)
+    const TimedRoute timed_route = time_routes(
+        route, 2, [&] { plan_.execute_dft(planning, planning); }, [&] { run_bluestein(planning, work.get()); });
+    line_ns_ = timed_route.ns / static_cast<double>(lines);
+    if (timed_route.bluestein)
       plan_.reset();
     else
       bluestein_ = Bluestein<Real>();

@@ -39,8 +39,7 @@ class BufferedLines {
 
   BufferedLines() = default;
   BufferedLines(std::ptrdiff_t n, std::ptrdiff_t stride, int batch_rank, const std::ptrdiff_t *count,
-                const std::ptrdiff_t *dist, int sign, int threads,
-                FftRoute route = FftRoute::kFastest)
+                const std::ptrdiff_t *dist, int sign, int threads, FftRoute route = FftRoute::kFastest)
       : n_(n), stride_(stride), batch_rank_(batch_rank), threads_(std::max(1, threads)) {
     require(batch_rank >= 1 && batch_rank <= kMaxBatchRank && dist[batch_rank - 1] == 1 && n >= 1 &&
                 stride >= count[batch_rank - 1],

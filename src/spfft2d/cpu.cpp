@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
 #include "common/checked.hpp"
@@ -57,11 +56,12 @@ struct DensePlans {
   fftw::Plan<Real> unaligned;  // any output (FFTW_UNALIGNED)
   int aligned_output = -1;
 };
-// PRUNED's row transform where cols is not 7-smooth: the faster of FFTW's R2C and Bluestein's route on the real row
-// (one thread, ns).
+// PRUNED's row transform where cols' route is timed: one thread's time (ns) of the faster of FFTW's R2C and
+// Bluestein's route on the real row, and Bluestein's transform where it was the faster.
+template <class Real>
 struct RowR2c {
   double ns = 0;
-  bool bluestein = false;
+  fftw::Bluestein<Real> bluestein;
 };
 
 // Largest grid (rows x cols) DENSE stages in an array of its own.
@@ -114,7 +114,7 @@ class CpuEngine final : public Engine {
     MeasuredFfts measured;
     fftw::LineDfts<Real> tile_rows;
     fftw::ColumnDfts<Real> down_columns;
-    RowR2c row_r2c;
+    RowR2c<Real> row_r2c;
     if (fftw::route_is_timed(layout_.cols)) {
       tile_rows = fftw::LineDfts<Real>(n, static_cast<std::ptrdiff_t>(std::min<uint64_t>(next.tile, kTileLinesTimed)),
                                        FFTW_FORWARD, z.get());
@@ -135,17 +135,18 @@ class CpuEngine final : public Engine {
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     Dense dense;
     Pruned pruned;
-    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape), row_r2c.bluestein);
+    if (whole == SPFFT2D_METHOD_PRUNED) pruned = plan_pruned(std::move(shape), std::move(row_r2c.bluestein));
     if (is_whole_method(whole) && !pruned.direct_columns) {
       plan_whole(whole, dense, down_columns);
     } else {
       down_columns = fftw::ColumnDfts<Real>();
     }
     // Work arrays of Bluestein's routes on the rows, a slot per thread.
-    std::ptrdiff_t work_slot = std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0);
+    std::ptrdiff_t work_slot =
+        std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0);
     work_slot = (work_slot + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
-    HostBuffer<Complex> row_work(checked_mul(static_cast<std::size_t>(work_slot),
-                                             static_cast<std::size_t>(usable_threads(threads_)), "FFT work"));
+    HostBuffer<Complex> row_work(
+        checked_mul(static_cast<std::size_t>(work_slot), static_cast<std::size_t>(threads_), "FFT work"));
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
@@ -197,29 +198,30 @@ class CpuEngine final : public Engine {
   Complex twiddle(uint64_t m) const { return twiddle(tw_, m); }
 
   // PRUNED's R2C of one row by FFTW's plan (as plan_pruned makes it) and by Bluestein's route (either alone where
-  // SFFT_FFT_ROUTE fixes it), the fastest of three runs each: FFTW_ESTIMATE's plans for lengths with a large prime factor cost far more than the model says
-  // (8219: 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us), so PRUNED is costed, and its FFT rows chosen, with
-  // what this host measures.
-  RowR2c time_row_r2c() const {
+  // SFFT_FFT_ROUTE fixes it), the fastest of three runs each: FFTW_ESTIMATE's plans for lengths with a large prime
+  // factor cost far more than the model says (8219: 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us), so PRUNED
+  // is costed, and its FFT rows chosen, with what this host measures.
+  RowR2c<Real> time_row_r2c() const {
     HostBuffer<Complex> row(layout_.width);
     std::fill(row.get(), row.get() + layout_.width, Complex(0));
     Real *real_row = reinterpret_cast<Real *>(row.get());
     const int n = static_cast<int>(layout_.cols);
-    auto plan = fftw::Plan<Real>::many_r2c(1, &n, 1, real_row, nullptr, 1, 0, row.get(), nullptr, 1, 0,
-                                           FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
     const fftw::FftRoute route = fftw::route_from_environment();
-    const double inf = std::numeric_limits<double>::infinity();
-    const double by_fftw = route == fftw::FftRoute::kBluestein
-                               ? inf
-                               : fftw::best_time_ns(3, [&] { plan.execute_r2c(real_row, row.get()); });
-    const fftw::Bluestein<Real> bluestein(n, FFTW_FORWARD);
+    fftw::Plan<Real> plan;
+    if (route != fftw::FftRoute::kBluestein)
+      plan = fftw::Plan<Real>::many_r2c(1, &n, 1, real_row, nullptr, 1, 0, row.get(), nullptr, 1, 0,
+                                        FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+    fftw::Bluestein<Real> bluestein;
+    if (route != fftw::FftRoute::kFftw) bluestein = fftw::Bluestein<Real>(n, FFTW_FORWARD);
     HostBuffer<Complex> work(static_cast<std::size_t>(bluestein.work_size()));
     const auto width = static_cast<std::ptrdiff_t>(layout_.width);
-    const double by_bluestein =
-        route == fftw::FftRoute::kFftw
-            ? inf
-            : fftw::best_time_ns(3, [&] { bluestein.transform(real_row, row.get(), width, work.get()); });
-    return {std::min(by_fftw, by_bluestein), by_bluestein < by_fftw};
+    const fftw::TimedRoute timed = fftw::time_routes(
+        route, 3, [&] { plan.execute_r2c(real_row, row.get()); },
+        [&] { bluestein.transform(static_cast<const Real *>(real_row), row.get(), width, work.get()); });
+    RowR2c<Real> r;
+    r.ns = timed.ns;
+    if (timed.bluestein) r.bluestein = std::move(bluestein);
+    return r;
   }
 
   // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
@@ -437,12 +439,13 @@ class CpuEngine final : public Engine {
   // column blocks gathered into a buffer and transformed out of place into b; blocks of 16 columns transformed
   // in their buffer and copied back ran faster still); with direct column sums, which write every row of
   // b as they read the spectra, the spectra have a buffer of their own (K x width, K small).
-  Pruned plan_pruned(PrunedShape shape, bool row_bluestein) const {
+  // row_bluestein: Bluestein's transform of a row where time_row_r2c found it faster, else empty.
+  Pruned plan_pruned(PrunedShape shape, fftw::Bluestein<Real> row_bluestein) const {
     Pruned p;
     p.fft_row = std::move(shape.fft_row);
     p.direct_columns = shape.direct_columns;
     if (shape.fft_rows > 0 && row_bluestein) {
-      p.row_bluestein = fftw::Bluestein<Real>(static_cast<std::ptrdiff_t>(layout_.cols), FFTW_FORWARD);
+      p.row_bluestein = std::move(row_bluestein);
     } else if (shape.fft_rows > 0) {
       HostBuffer<Complex> planning(layout_.width);
       const int n = static_cast<int>(layout_.cols);
@@ -520,7 +523,8 @@ class CpuEngine final : public Engine {
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
         if (pruned_.row_bluestein)
-          pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W), work);
+          pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W),
+                                          work);
         else
           pruned_.row_r2c.execute_r2c(real_row, row);
       }
@@ -609,7 +613,8 @@ class CpuEngine final : public Engine {
 #pragma omp parallel for schedule(static) num_threads(usable_threads(threads_))
     for (int64_t t = 0; t < static_cast<int64_t>(tile); ++t) {
       Complex *row = z + static_cast<uint64_t>(t) * C;
-      bluestein->transform(static_cast<const Complex *>(row), row, static_cast<std::ptrdiff_t>(C), row_work(omp_get_thread_num()));
+      bluestein->transform(static_cast<const Complex *>(row), row, static_cast<std::ptrdiff_t>(C),
+                           row_work(omp_get_thread_num()));
     }
   }
 
@@ -640,9 +645,9 @@ class CpuEngine final : public Engine {
   TwiddleTables<Real> tw_, tw_cols_;
   HostBuffer<Real> weight_, row_weight_;
   HostBuffer<Complex> z_, staging_;
-  fftw::Plan<Real> fft_;             // the tile's row DFTs, or
-  fftw::LineDfts<Real> tile_rows_;   // Bluestein's route for them where that measured faster (cols not 7-smooth)
-  HostBuffer<Complex> row_work_;     // Bluestein's work arrays on the rows, row_work_slot_ values per thread
+  fftw::Plan<Real> fft_;            // the tile's row DFTs, or
+  fftw::LineDfts<Real> tile_rows_;  // Bluestein's route for them where that measured faster (cols not 7-smooth)
+  HostBuffer<Complex> row_work_;    // Bluestein's work arrays on the rows, row_work_slot_ values per thread
   std::ptrdiff_t row_work_slot_ = 0;
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;

@@ -161,6 +161,11 @@ int main(int argc, char **argv) {
       // A short odd first axis over a large block (3 image planes, every axis shifted): in place a third of it
       // is saved.
       {"3-D 3x8192x8192", {3, 8192, 8192}, 0},
+      // More short odd axes over even ones: 5 and 15 planes, 7 planes with axis 0 alone, 3 under an even outer axis.
+      {"3-D 5x4096x4096", {5, 4096, 4096}, 0},
+      {"3-D 15x2048x2048", {15, 2048, 2048}, 0},
+      {"3-D 7x4096x4096 ax0", {7, 4096, 4096}, 1},
+      {"4-D 8x3x2048x2048", {8, 3, 2048, 2048}, 0},
   };
   if (quick) cases.resize(2);
   if (!shape_filter.empty()) {

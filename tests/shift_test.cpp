@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/copy.hpp"
+#include "shift/orbits.hpp"
 #include "shift/pairs.hpp"
 #include "shift_reference.hpp"
 #include "test_support.hpp"
@@ -171,6 +172,18 @@ const std::vector<Case> &cases() {
       // A short odd first axis over a block of more than 1 MiB (the CPU saves its middle slab in 1 MiB pieces,
       // the last one partial; complex128: a scratch buffer above 4 MiB, on huge pages where offered).
       {{3, 262147}, 1},
+      // CUDA in place: one short odd axis, every other shift 0 or half (orbits.hpp, whole orbits a thread): first
+      // over rows that pair, alone over an unshifted block (7 planes: narrowed to 8-byte words), under an outer
+      // dim and over two inner ones shifted by half, 15 planes of float32, the halved dim last, a trailing
+      // unshifted block of 3 elements; the pair order where the words of A do not fit a thread (15 planes of 8-byte
+      // elements and wider) or rows are short (4 x 6 x 3 x 10).
+      {{3, 64, 64}, 0},
+      {{7, 4, 33}, 1},
+      {{2, 3, 4, 48}, 0},
+      {{15, 2, 64}, 0},
+      {{9, 8, 64}, 5},
+      {{3, 6, 40, 3}, 7},
+      {{4, 6, 3, 10}, 0},
   };
   return c;
 }
@@ -287,21 +300,21 @@ TEST(ShiftCuda, ManagedMemoryAndCallerStream) {
   EXPECT_EQ(std::memcmp(a.get(), want.data(), bytes), 0) << "managed in place (odd extent: the pair order)";
 }
 
-// fftshift_nd of `shape` (every axis) on the CUDA backend, device to device (in place or out of place), checked
-// against the definition.
-void expect_device_shift_matches(const Shape &shape, sfft_dtype dtype, std::size_t elem, bool in_place,
-                                 uint64_t seed) {
+// fftshift_nd of `shape` (the axes of `mask`, 0 = every axis) on the CUDA backend, device to device (in place or out
+// of place), checked against the definition.
+void expect_device_shift_matches(const Shape &shape, sfft_dtype dtype, std::size_t elem, bool in_place, uint64_t seed,
+                                 uint32_t mask = 0) {
   sfft_options opts;
   sfft_options_init(&opts);
   opts.backend = SFFT_BACKEND_CUDA;
   const std::size_t bytes = count_of(shape) * elem;
   auto in = pattern(bytes, seed);
-  auto want = shift_reference(in, shape, 0, elem, false);
+  auto want = shift_reference(in, shape, mask, elem, false);
   sfft_test::DeviceMemory a(bytes), b(in_place ? 0 : bytes);
   a.upload(in.data(), bytes);
   const int nd = static_cast<int>(shape.size());
   void *out = in_place ? a.get() : b.get();
-  ASSERT_EQ(fftshift_nd(out, a.get(), nd, shape.data(), 0, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
+  ASSERT_EQ(fftshift_nd(out, a.get(), nd, shape.data(), mask, dtype, &opts), SFFT_SUCCESS) << sfft_last_error();
   sfft_test::device_synchronize();
   std::vector<unsigned char> got(bytes);
   (in_place ? a : b).download(got.data(), bytes);
@@ -334,6 +347,19 @@ TEST(ShiftCuda, InPlaceSwapsBeyondOneGridPass) {
     const auto words = static_cast<int64_t>((std::size_t{150} << 20) / elem / 8 * 8);  // 150 MiB
     for (const Shape &shape : {Shape{words / 4096 / 2 * 2, 4096}, Shape{2, words / 2}, Shape{words}})
       expect_device_shift_matches(shape, dtype, elem, true, 37);
+  }
+}
+
+// In place, a short odd first axis over even ones (cuda.cu, orbits: 2 orbits a thread, 512 a block, 32 blocks a
+// multiprocessor), arrays of more orbits than one grid pass so blocks step on: 3 x N x 4096 (every axis; 16-byte
+// words, pairs of orbits) and 5 x N x 4096 with axis 0 alone (narrowed to 8-byte words, orbits without a partner);
+// 216 MiB each.
+TEST(ShiftCuda, InPlaceOrbitsBeyondOneGridPass) {
+  SFFT_SKIP_WITHOUT_GPU();
+  for (const auto &[dtype, elem] : kWordKinds) {
+    const auto planes = static_cast<int64_t>((std::size_t{216} << 20) / (4096 * elem));
+    expect_device_shift_matches(Shape{3, planes / 3 / 2 * 2, 4096}, dtype, elem, true, 43);
+    expect_device_shift_matches(Shape{5, planes / 5, 4096}, dtype, elem, true, 47, 1);
   }
 }
 
@@ -724,6 +750,85 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
           }
         }
       }
+}
+
+// The CUDA orbit kernel's per-thread work (orbits.hpp: make_orbit_plan, orbit_at) on the host: workers in shuffled
+// order, each loading its whole orbit before storing it, give NumPy's result and write every word exactly once; a
+// short odd dim first, between even dims, alone (no partner), beside an unshifted trailing block; both index widths.
+// Layouts with two odd shifted dims, the odd dim last, an involution, a longer odd dim or a shorter run than asked
+// are refused.
+TEST(ShiftOrbits, EveryWordOnceInAnyOrder) {
+  using namespace sfft::shift;
+  const std::vector<Case> layouts = {
+      {{3, 64, 64}, 0}, {{5, 6, 40}, 0},    {{7, 4, 33}, 1},    {{2, 3, 4, 48}, 0}, {{15, 2, 64}, 0},
+      {{9, 8, 64}, 5},  {{3, 6, 40, 3}, 7}, {{4, 6, 3, 10}, 0}, {{3, 5, 8}, 6},     {{2, 2, 5, 2, 8}, 0},
+  };
+  std::mt19937_64 rng(13);
+  bool saw_paired = false, saw_alone = false;
+  for (const Case &c : layouts)
+    for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
+      for (bool inverse : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask
+                                          << " dtype " << dtype << " inverse " << inverse);
+        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+        OrbitPlan p;
+        ASSERT_TRUE(make_orbit_plan(l, 15, 1, p));
+        ASSERT_TRUE(p.fast32);
+        saw_paired |= p.paired;
+        saw_alone |= !p.paired;
+        const int64_t n = p.n;
+        const std::size_t run = p.run;
+        EXPECT_FALSE(make_orbit_plan(l, n - 1, 1, p));
+        EXPECT_FALSE(make_orbit_plan(l, n, run + 1, p));
+        ASSERT_TRUE(make_orbit_plan(l, n, run, p));
+        const std::vector<std::size_t> want = shifted_sources(l);
+        for (bool fast32 : {true, false}) {
+          std::vector<std::size_t> data(l.words), written(l.words);
+          std::iota(data.begin(), data.end(), std::size_t{0});
+          std::vector<std::size_t> workers(p.orbits);
+          std::iota(workers.begin(), workers.end(), std::size_t{0});
+          std::shuffle(workers.begin(), workers.end(), rng);
+          for (std::size_t q : workers) {
+            std::size_t own = 0, partner = 0;
+            if (fast32)
+              orbit_at<true>(p, q, own, partner);
+            else
+              orbit_at<false>(p, q, own, partner);
+            ASSERT_EQ(own == partner, !p.paired);
+            std::vector<std::pair<std::size_t, std::size_t>> stores;
+            for (int64_t v = 0; v < p.n; ++v) {
+              const std::size_t to = static_cast<std::size_t>((v + p.s) % p.n) * p.a_stride;
+              const std::size_t at = static_cast<std::size_t>(v) * p.a_stride;
+              stores.emplace_back(partner + to, data[own + at]);
+              if (p.paired) stores.emplace_back(own + to, data[partner + at]);
+            }
+            for (auto [at, value] : stores) {
+              data[at] = value;
+              ++written[at];
+            }
+          }
+          ASSERT_EQ(data, want);
+          ASSERT_EQ(std::count(written.begin(), written.end(), 1), static_cast<std::ptrdiff_t>(l.words));
+        }
+      }
+  EXPECT_TRUE(saw_paired && saw_alone);
+  // Runs in words (float32, moved as 16-byte words where the extents allow): whole rows of 16 words under the halved
+  // dim; the halved last dim's lower half; rows of 40 blocks of 3 words under the halved dim; a lone odd dim over an
+  // unshifted block (33 words).
+  const std::pair<Case, std::size_t> runs[] = {
+      {{{3, 64, 64}, 0}, 512}, {{{9, 8, 64}, 5}, 8}, {{{3, 6, 40, 3}, 7}, 360}, {{{7, 4, 33}, 1}, 33}};
+  for (const auto &[c, run] : runs) {
+    const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, SFFT_FLOAT32, false, 16);
+    OrbitPlan p;
+    ASSERT_TRUE(make_orbit_plan(l, 15, 1, p));
+    EXPECT_EQ(p.run, run) << "first extent " << c.shape[0] << ", last " << c.shape.back();
+  }
+  const std::vector<Case> refused = {{{3, 5, 64}, 0}, {{64, 3}, 0}, {{64, 64}, 0}, {{3, 4, 3}, 0}};
+  for (const Case &c : refused) {
+    const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, SFFT_FLOAT32, false, 16);
+    OrbitPlan p;
+    EXPECT_FALSE(make_orbit_plan(l, 15, 1, p)) << "first extent " << c.shape[0] << ", last " << c.shape.back();
+  }
 }
 
 // The CUDA block order (grouped_batch_row, pairs.hpp): for any row count and batch count every block maps to a

@@ -6,6 +6,8 @@
 //  - in place, involution (all shifts 0 or half the extent, e.g. every even extent): disjoint swaps.
 //  - in place with the first axis unshifted or shifted by half over blocks that fit in shared memory: tiles of
 //    whole blocks (and their partners) staged and written back shifted (4-byte words as 16-byte vectors).
+//  - in place with one short odd extent (n words of A under 64 bytes) and every other shift 0 or half: orbits of
+//    2 n words (orbits.hpp), each loaded whole by one thread and stored shifted; no scratch.
 //  - in place otherwise (an odd extent is shifted): the pair order of pairs.hpp (docs/shift.md), one pass of
 //    independent items after the batches' boundary slabs are saved: chains (a thread per chain) for inner
 //    blocks of 32 words and more, a rotation staged in shared memory for a lone odd axis of 4- or 8-byte
@@ -19,6 +21,7 @@
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
+#include "shift/orbits.hpp"
 #include "shift/pairs.hpp"
 #include "shift/shift.hpp"
 
@@ -323,6 +326,88 @@ void swap_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   else
     swap_kernel<Word, false><<<grid, kBlock, 0, stream>>>(data, l, g, RowSource(l));
   SFFT_CUDA_CHECK_LAUNCH();
+}
+
+// ---- in place, one short odd dim, every other shift 0 or half: orbits (orbits.hpp)
+
+// A thread takes kOrbitsPerThread orbits kBlock apart and loads all their words before it stores any: 2 n loads an
+// orbit in flight, consecutive threads on consecutive words of every slab of A.
+constexpr unsigned kOrbitsPerThread = 2;
+
+// A is short enough for a thread to hold its orbits in registers while n words of A take less than 64 bytes:
+// float32 n <= 15, 8-byte words n <= 7, 16-byte words n = 3 (at most 64 registers of words a thread).
+template <class Word>
+constexpr int kMaxOrbitExtent = static_cast<int>(64 / sizeof(Word)) - 1;
+
+// Warps read runs of at least 128 bytes of a row (a shorter last dim takes the pair order).
+constexpr std::size_t kOrbitMinRunBytes = 128;
+
+template <class Word, int kMaxN, bool kPaired, bool kFast32>
+__global__ void __launch_bounds__(kBlock) orbit_kernel(Word *__restrict__ data, const __grid_constant__ OrbitPlan p) {
+  const auto n = static_cast<int>(p.n), s = static_cast<int>(p.s);
+  const std::size_t a_stride = p.a_stride;
+  for (std::size_t first = std::size_t{blockIdx.x} * kBlock * kOrbitsPerThread + threadIdx.x; first < p.orbits;
+       first += std::size_t{gridDim.x} * kBlock * kOrbitsPerThread) {
+    std::size_t own[kOrbitsPerThread], partner[kOrbitsPerThread];
+    Word a[kOrbitsPerThread][kMaxN], b[kOrbitsPerThread][kPaired ? kMaxN : 1];
+#pragma unroll
+    for (unsigned j = 0; j < kOrbitsPerThread; ++j) {
+      const std::size_t q = first + std::size_t{j} * kBlock;
+      if (q >= p.orbits) break;
+      orbit_at<kFast32>(p, q, own[j], partner[j]);
+#pragma unroll
+      for (int v = 0; v < kMaxN; ++v) {
+        if (v >= n) break;
+        a[j][v] = data[own[j] + v * a_stride];
+        if constexpr (kPaired) b[j][v] = data[partner[j] + v * a_stride];
+      }
+    }
+#pragma unroll
+    for (unsigned j = 0; j < kOrbitsPerThread; ++j) {
+      if (first + std::size_t{j} * kBlock >= p.orbits) break;
+      int to = s;  // where v lands along A
+#pragma unroll
+      for (int v = 0; v < kMaxN; ++v) {
+        if (v >= n) break;
+        data[partner[j] + to * a_stride] = a[j][v];
+        if constexpr (kPaired) data[own[j] + to * a_stride] = b[j][v];
+        if (++to == n) to = 0;
+      }
+    }
+  }
+}
+
+template <class Word, int kMaxN>
+void launch_orbits(Word *data, const OrbitPlan &p, cudaStream_t stream) {
+  const unsigned grid = cuda::grid_for((p.orbits + kOrbitsPerThread - 1) / kOrbitsPerThread, kBlock);
+  if (p.paired && p.fast32) orbit_kernel<Word, kMaxN, true, true><<<grid, kBlock, 0, stream>>>(data, p);
+  if (p.paired && !p.fast32) orbit_kernel<Word, kMaxN, true, false><<<grid, kBlock, 0, stream>>>(data, p);
+  if (!p.paired && p.fast32) orbit_kernel<Word, kMaxN, false, true><<<grid, kBlock, 0, stream>>>(data, p);
+  if (!p.paired && !p.fast32) orbit_kernel<Word, kMaxN, false, false><<<grid, kBlock, 0, stream>>>(data, p);
+  SFFT_CUDA_CHECK_LAUNCH();
+}
+
+// True when the layout qualifies (make_orbit_plan) and the shift is launched. An A too long for the words' orbits
+// may fit in narrower words (5 planes of 16-byte words as 8-byte ones).
+template <class Word>
+bool orbits_in_place(Word *data, const Layout &l, cudaStream_t stream) {
+  OrbitPlan p;
+  if (!make_orbit_plan(l, kMaxOrbitExtent<Word>, kOrbitMinRunBytes / sizeof(Word), p)) {
+    if constexpr (sizeof(Word) == 16)
+      return orbits_in_place(reinterpret_cast<uint2 *>(data), narrow_words(l, 2), stream);
+    if constexpr (sizeof(Word) == 8)
+      return orbits_in_place(reinterpret_cast<uint32_t *>(data), narrow_words(l, 2), stream);
+    return false;
+  }
+  if (p.n <= 3)
+    launch_orbits<Word, 3>(data, p, stream);
+  else if constexpr (kMaxOrbitExtent<Word> >= 7) {
+    if (p.n <= 7)
+      launch_orbits<Word, 7>(data, p, stream);
+    else if constexpr (kMaxOrbitExtent<Word> >= 15)
+      launch_orbits<Word, 15>(data, p, stream);
+  }
+  return true;
 }
 
 // ---- in place, a leading unshifted or half-shifted dim over small blocks
@@ -1104,6 +1189,7 @@ void shift_on_device(const Layout &layout, Word *out, const Word *in, cudaStream
     block_stage_in_place(out, l, blocks, stream);
     return;
   }
+  if (orbits_in_place(out, l, stream)) return;
   if constexpr (sizeof(Word) == 16) {
     if (few_wide_chains(l)) {
       pair_in_place(reinterpret_cast<uint32_t *>(out), narrow_words(l, 4), stream);

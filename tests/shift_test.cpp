@@ -174,9 +174,9 @@ const std::vector<Case> &cases() {
       {{3, 262147}, 1},
       // CUDA in place: one short odd axis, every other shift 0 or half (orbits.hpp, whole orbits a thread): first
       // over rows that pair, alone over an unshifted block (7 planes: narrowed to 8-byte words), under an outer
-      // dim and over two inner ones shifted by half, 15 planes of float32, the halved dim last, a trailing
-      // unshifted block of 3 elements; the pair order where the words of A do not fit a thread (15 planes of 8-byte
-      // elements and wider) or rows are short (4 x 6 x 3 x 10).
+      // dim and over two inner ones shifted by half, 15 planes (narrowed to 4-byte words for every dtype), the
+      // halved dim last, a trailing unshifted block of 3 elements; the pair order where rows are short
+      // (4 x 6 x 3 x 10).
       {{3, 64, 64}, 0},
       {{7, 4, 33}, 1},
       {{2, 3, 4, 48}, 0},

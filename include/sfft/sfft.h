@@ -173,8 +173,9 @@ SFFT_API int sfft_cuda_device_count(void);
    host pointers are staged through the device and the call returns when out is written.
    In place, every element is read and written once. Extra memory (allocated and freed by the call, on
    the device for the CUDA backend, on the host for the CPU backend): none when every shifted extent is
-   even; otherwise, with n the odd extent of the first shifted axis (in C order) whose extent is odd and
-   size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis) and, on the
+   even, nor on the CUDA backend when a single odd extent of at most 15 is shifted and the rows under it
+   are not short; otherwise, with n the odd extent of the first shifted axis (in C order) whose extent is
+   odd and size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis) and, on the
    CPU, a buffer of up to 128 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
    buffers of host pointers) from a memory pool of the library's own per device that keeps up to 64 MiB
    mapped between calls, which spares each call the mapping of fresh memory; nufft3_setpts uses it too. */

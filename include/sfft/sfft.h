@@ -175,8 +175,8 @@ SFFT_API int sfft_cuda_device_count(void);
    the device for the CUDA backend, on the host for the CPU backend): none when every shifted extent is
    even, nor on the CUDA backend when a single odd extent of at most 15 is shifted and the rows under it
    are not short; otherwise, with n the odd extent of the first shifted axis (in C order) whose extent is
-   odd and size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis) and, on the
-   CPU, a buffer of up to 128 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
+   odd and size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis)
+   and, on the CPU, a buffer of up to 128 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
    buffers of host pointers) from a memory pool of the library's own per device that keeps up to 64 MiB
    mapped between calls, which spares each call the mapping of fresh memory; nufft3_setpts uses it too. */
 SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
@@ -380,11 +380,12 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
    through a plan workspace of rows * (cols/2 + 1) elements in native memory, allocated when the method
    is set. A CPU plan whose row or column count has a prime factor above 7 times its FFTs of that length
    when it is planned (FFTW's plan against Bluestein's algorithm over a 7-smooth length, a few milliseconds)
-   and uses the faster, so two plans of one matrix may round differently. AUTO (the default): a whole spectrum written to native memory uses the method a cost model
-   fitted to measurements predicts fastest (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one
-   tile of its own, whatever the tile height); every other output (host output of a CUDA plan, row ranges,
-   streams) uses DIRECT, so memory stays bounded. Under AUTO only those other outputs are bit-identical
-   among themselves; with an explicit method every output of the plan is bit-identical to spfft2d_exec. */
+   and uses the faster, so two plans of one matrix may round differently. AUTO (the default): a whole
+   spectrum written to native memory uses the method a cost model fitted to measurements predicts fastest
+   (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one tile of its own, whatever the tile
+   height); every other output (host output of a CUDA plan, row ranges, streams) uses DIRECT, so memory
+   stays bounded. Under AUTO only those other outputs are bit-identical among themselves; with an explicit
+   method every output of the plan is bit-identical to spfft2d_exec. */
 typedef enum spfft2d_method {
   SPFFT2D_METHOD_AUTO = 0,
   SPFFT2D_METHOD_DIRECT = 1,

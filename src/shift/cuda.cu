@@ -457,7 +457,7 @@ struct BlockStageLaunch {
 BlockStageLaunch block_stage(const Layout &l, std::size_t word_bytes) {
   BlockStageLaunch launch{};
   BlockStage &g = launch.g;
-  if (l.ndim < 2 || (l.shift[0] != 0 && 2 * l.shift[0] != l.extent[0])) return launch;
+  if (l.ndim < 2 || moves_oddly(l, 0)) return launch;
   const std::size_t runs = l.shift[0] != 0 ? 2 : 1;
   const auto L = static_cast<std::size_t>(l.extent[l.ndim - 1]);
   const std::size_t block = l.words / static_cast<std::size_t>(l.extent[0]);

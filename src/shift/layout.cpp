@@ -103,7 +103,7 @@ Layout narrow_words(Layout l, std::size_t r) {
 
 bool is_involution(const Layout &l) {
   for (int d = 0; d < l.ndim; ++d)
-    if (l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]) return false;
+    if (moves_oddly(l, d)) return false;
   return true;
 }
 

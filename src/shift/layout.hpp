@@ -29,6 +29,10 @@ struct Layout {
 Layout make_layout(int ndim, const int64_t *shape, uint32_t axes_mask, const sfft_dtype &dtype, bool inverse,
                    std::size_t alignment_of);
 
+// True when dim d's shift is neither 0 nor half its extent (an odd extent shifted): the dims that keep a shift
+// from being an involution.
+inline bool moves_oddly(const Layout &l, int d) { return l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]; }
+
 // True when the permutation is its own inverse (every shift is 0 or half its extent): in place is then
 // a set of disjoint swaps.
 bool is_involution(const Layout &l);

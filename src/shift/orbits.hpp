@@ -45,7 +45,7 @@ inline bool make_orbit_plan(const Layout &l, int64_t max_n, std::size_t min_run,
   p = OrbitPlan{};
   int a = -1;
   for (int d = 0; d < l.ndim; ++d) {
-    if (l.shift[d] == 0 || 2 * l.shift[d] == l.extent[d]) continue;
+    if (!moves_oddly(l, d)) continue;
     if (a >= 0) return false;  // a second odd shifted dim: π or σ would be no involution
     a = d;
   }

@@ -9,23 +9,22 @@ namespace sfft::shift {
 
 PairPlan make_pair_plan(const Layout &l, std::size_t max_outer_block) {
   PairPlan p;
-  const auto odd = [&](int d) { return l.shift[d] != 0 && 2 * l.shift[d] != l.extent[d]; };
   int a = 0;
-  while (a < l.ndim && !odd(a)) ++a;
+  while (a < l.ndim && !moves_oddly(l, a)) ++a;
   if (a == l.ndim) fail(SFFT_ERROR_INTERNAL, "shift: pair plan of an involution");
   if (l.extent[a] < 32) {  // the saved middle slab would be more than 1/32 of the array: a longer odd axis?
     for (int d = a + 1; d < l.ndim; ++d) {
       std::size_t block = 1;
       for (int q = 0; q < l.ndim; ++q)
         if (q != d) block *= static_cast<std::size_t>(l.extent[q]);
-      if (odd(d) && l.extent[d] > l.extent[a] && block <= max_outer_block) a = d;
+      if (moves_oddly(l, d) && l.extent[d] > l.extent[a] && block <= max_outer_block) a = d;
     }
   }
   for (int d = 0; d < a; ++d) {
     p.outer_e[p.outer_dims] = l.extent[d];
     p.outer_s[p.outer_dims++] = l.shift[d];
     p.O *= static_cast<std::size_t>(l.extent[d]);
-    p.involution = p.involution && !odd(d);
+    p.involution = p.involution && !moves_oddly(l, d);
   }
   for (int d = a + 1; d < l.ndim; ++d) {
     p.inner_e[p.inner_dims] = l.extent[d];

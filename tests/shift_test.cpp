@@ -184,6 +184,13 @@ const std::vector<Case> &cases() {
       {{9, 8, 64}, 5},
       {{3, 6, 40, 3}, 7},
       {{4, 6, 3, 10}, 0},
+      // CUDA out of place, rows of a few words under two or more shifted dims: each word's row stepped within a
+      // plane (the dim above the rows, 90 rows: a thread's step of 86 rows crosses a plane), a table of planes
+      // (15 a float32 tile); planes over two dims; a dim above the rows too short to step in (40 rows: the table of
+      // rows).
+      {{5, 90, 3}, 0},
+      {{3, 7, 300, 5}, 0},
+      {{5, 40, 3}, 0},
   };
   return c;
 }
@@ -326,14 +333,16 @@ void expect_device_shift_matches(const Shape &shape, sfft_dtype dtype, std::size
 const std::pair<sfft_dtype, std::size_t> kWordKinds[] = {{SFFT_FLOAT32, 4}, {SFFT_FLOAT64, 8}, {SFFT_COMPLEX128, 16}};
 
 // Out of place, arrays larger than one pass of the copy kernel's grid (32 blocks a multiprocessor, 16 KiB tiles:
-// about 70 MiB on an H200), so blocks step from tile to tile: short odd rows (5 words), odd rows of a few
-// thousand words and rows longer than a tile, in 4-, 8- and 16-byte words.
+// about 70 MiB on an H200), so blocks step from tile to tile: short odd rows (5 words) under one dim and (3 words)
+// under two (planes of 97 rows), odd rows of a few thousand words and rows longer than a tile, in 4-, 8- and
+// 16-byte words.
 TEST(ShiftCuda, OutOfPlaceBeyondOneGridPass) {
   SFFT_SKIP_WITHOUT_GPU();
   for (const auto &[dtype, elem] : kWordKinds) {
     const auto words = static_cast<int64_t>((std::size_t{104} << 20) / elem);  // 104 MiB
     const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(words))) | 1;
-    for (const Shape &shape : {Shape{(words / 5) | 1, 5}, Shape{side, side + 2}, Shape{3, (words / 3) | 1}})
+    for (const Shape &shape :
+         {Shape{(words / 5) | 1, 5}, Shape{(words / 291) | 1, 97, 3}, Shape{side, side + 2}, Shape{3, (words / 3) | 1}})
       expect_device_shift_matches(shape, dtype, elem, false, 31);
   }
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
@@ -97,7 +98,15 @@ struct CopyTiles {
   FastDiv32 by_L;                 // valid when L <= the tile (longer rows: a tile's word is in its first or second row)
   uint32_t step_rows, step_cols;  // kBlock words on: kBlock / L rows and kBlock % L columns
   std::size_t tile_step_rows, tile_step_cols;  // the same for the grid's stride of gridDim.x tiles
+  FastDiv32 by_E;                              // RowSources::kPlanes: the extent E of the dim above the rows
 };
+
+// Where each output row's source row comes from:
+//  - kTable: a table of the tile's rows in shared memory (source_row of each: a division per dim above the rows);
+//  - kOneDim (one dim above the rows): the row's index shifted along that dim, worked out per word;
+//  - kPlanes (several dims above rows of a few words): a table of the tile's planes (E rows each, the dim E above
+//    the rows), and within a plane the row's index shifted along E, stepped per word with the word's row.
+enum class RowSources { kTable, kOneDim, kPlanes };
 
 // A thread's kPer words of a copy tile, kBlock apart from its first (in-tile row `row`, column `col`): each
 // next one steps the row, the column and the source column (col - shift mod L), without a division.
@@ -118,14 +127,15 @@ __device__ __forceinline__ void gather_words(Word (&v)[kPer], const Word *__rest
   }
 }
 
-template <class Word, bool kStaged, bool kOneOuterDim>
+template <class Word, bool kStaged, RowSources kRows>
 __global__ void __launch_bounds__(kBlock)
     copy_kernel(Word *__restrict__ out, const Word *__restrict__ in, Layout l_arg, CopyTiles g, RowSource rows_arg) {
   constexpr unsigned kPer = kCopyPerThread<Word>, kTile = kCopyTileWords<Word>;
   constexpr unsigned kWordsPerVector = 16 / sizeof(Word), kVectorsPerThread = kPer / kWordsPerVector;
+  constexpr bool kOneOuterDim = kRows == RowSources::kOneDim, kPlanes = kRows == RowSources::kPlanes;
   static_assert(!kStaged || sizeof(Word) < 16, "16-byte words are stored as they are");
   __shared__ __align__(16) Word stage[kStaged ? kTile : 1];
-  __shared__ std::size_t src_row[kOneOuterDim ? 1 : kTile / 2 + 2];  // rows have >= 2 words
+  __shared__ std::size_t src_row[kOneOuterDim ? 1 : kTile / 2 + 2];  // rows (or planes) have >= 2 words
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(SharedRows)];
   const SharedRows &sh = share_rows(shared_bytes, l_arg, rows_arg);
   const std::size_t L = g.L, shift = g.shift;
@@ -155,18 +165,49 @@ __global__ void __launch_bounds__(kBlock)
         return src_row[r];
       }
     };
+    // kPlanes: E rows a plane (rows fit 32 bits), the tile's first row at index row0_at of its plane.
+    const uint32_t E = kPlanes ? g.by_E.d : 1, shift_E = kPlanes ? static_cast<uint32_t>(sh.l.shift[sh.l.ndim - 2]) : 0;
+    uint32_t row0_at = 0;
     if constexpr (!kOneOuterDim) {
       const std::size_t last = first + count - 1;  // the tile's last word, from the start of row row0
       const std::size_t nrows = short_rows ? g.by_L.div(static_cast<uint32_t>(last)) + 1 : (last >= L ? 2 : 1);
-      for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = sh.rows(sh.l, row0 + r);
+      if constexpr (kPlanes) {
+        const uint32_t plane0 = g.by_E.div(static_cast<uint32_t>(row0));
+        row0_at = static_cast<uint32_t>(row0) - plane0 * E;
+        const uint32_t planes = g.by_E.div(row0_at + static_cast<uint32_t>(nrows) - 1) + 1;
+        // Row shift_E of a plane has index 0 along E in its source: the offset of the source plane.
+        for (uint32_t q = threadIdx.x; q < planes; q += blockDim.x)
+          src_row[q] = sh.rows(sh.l, static_cast<std::size_t>(plane0 + q) * E + shift_E);
+      } else {
+        for (std::size_t r = threadIdx.x; r < nrows; r += blockDim.x) src_row[r] = sh.rows(sh.l, row0 + r);
+      }
       __syncthreads();
     }
     Word v[kPer];
-    if (short_rows) {
+    if (kPlanes || short_rows) {
       const auto o = static_cast<uint32_t>(first + threadIdx.x), L32 = static_cast<uint32_t>(L);  // o < 2 kTile
-      const uint32_t row = g.by_L.div(o);
-      gather_words<uint32_t>(v, in, row_offset, row, o - row * L32, L32, static_cast<uint32_t>(shift), g.step_rows,
-                             g.step_cols, count);
+      const uint32_t row = g.by_L.div(o), col = o - row * L32;
+      if constexpr (kPlanes) {
+        // The word's plane (in the tile), its row's index along E and that index's source, stepped with the row
+        // (a step of at most E rows: shift_on_device).
+        uint32_t at = row, index = row0_at + row, plane = g.by_E.div(index);
+        index -= plane * E;
+        uint32_t source = wrap_sub(index, shift_E, E);
+        const auto plane_row_offset = [&](uint32_t r) {
+          const uint32_t step = r - at;
+          at = r;
+          index += step;
+          if (index >= E) index -= E, ++plane;
+          source += step;
+          if (source >= E) source -= E;
+          return src_row[plane] + static_cast<std::size_t>(source) * L32;
+        };
+        gather_words<uint32_t>(v, in, plane_row_offset, row, col, L32, static_cast<uint32_t>(shift), g.step_rows,
+                               g.step_cols, count);
+      } else {
+        gather_words<uint32_t>(v, in, row_offset, row, col, L32, static_cast<uint32_t>(shift), g.step_rows, g.step_cols,
+                               count);
+      }
     } else {  // first < L, so the thread's first word is in the tile's first or second row
       const std::size_t o = first + threadIdx.x, row = o >= L ? 1 : 0;
       gather_words<std::size_t>(v, in, row_offset, row, o - row * L, L, shift, g.step_rows, g.step_cols, count);
@@ -1153,6 +1194,19 @@ void shift_on_device(const Layout &layout, Word *out, const Word *in, cudaStream
     const std::size_t tiles = (l.words + kTile - 1) / kTile;
     const unsigned grid = cuda::grid_for(tiles * kBlock, kBlock);
     const std::size_t stride = std::size_t{grid} * kTile;  // words from a block's tile to its next
+    const bool staged = sizeof(Word) < 16 && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0;
+    // Rows shorter than a thread's words put more rows in a tile than it has threads: with one dim above them,
+    // the kernel works out each word's source row instead of building a table (H200, (2^24+1)x5 float32: 87 ->
+    // 94-95 % of a device copy), with more a table of planes (H100, same call, 255^3 x 3 shifted on every axis,
+    // rows of 3 words under three dims: float32 87 -> 97-98 %, complex64 92.5-95 -> 96-96.5). With longer rows,
+    // whose tables take one or two entries, the per-word arithmetic cost float32 4-5 points (8191^2 93 -> 89 %).
+    const bool few_words = L < kCopyPerThread<Word>;
+    const auto E = static_cast<std::size_t>(l.ndim >= 2 ? l.extent[l.ndim - 2] : 1);
+    // kPlanes steps a word's row along E by at most kBlock / L + 1 rows, one plane at a time, in 32 bits.
+    const bool planes = few_words && l.ndim >= 3 && kBlock / L + 1 <= E && l.words / L <= UINT32_MAX;
+    const RowSources sources = few_words && l.ndim == 2 ? RowSources::kOneDim
+                               : planes                 ? RowSources::kPlanes
+                                                        : RowSources::kTable;
     const CopyTiles c{l.words,
                       L,
                       static_cast<std::size_t>(l.shift[l.ndim - 1]),
@@ -1161,21 +1215,26 @@ void shift_on_device(const Layout &layout, Word *out, const Word *in, cudaStream
                       short_rows ? static_cast<uint32_t>(kBlock / L) : 0u,
                       short_rows ? static_cast<uint32_t>(kBlock % L) : kBlock,
                       stride / L,
-                      stride % L};
-    const bool staged = sizeof(Word) < 16 && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0;
-    // Rows shorter than a thread's words put more rows in a tile than it has threads: with one dim above them,
-    // the kernel works out each word's source row instead of building a table (H200, (2^24+1)x5 float32: 87 ->
-    // 94-95 % of a device copy). With longer rows, whose tables take one or two entries, the per-word
-    // arithmetic cost float32 4-5 points (8191^2 93 -> 89 %).
-    const bool one_outer = l.ndim == 2 && L < kCopyPerThread<Word>;
+                      stride % L,
+                      FastDiv32(planes ? static_cast<uint32_t>(E) : 1u)};
+    const auto launch = [&](auto kernel) { kernel<<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l)); };
+    const auto launch_rows = [&](auto staged_tag) {
+      constexpr bool kStaged = decltype(staged_tag)::value;
+      switch (sources) {
+        case RowSources::kOneDim:
+          launch(copy_kernel<Word, kStaged, RowSources::kOneDim>);
+          break;
+        case RowSources::kPlanes:
+          launch(copy_kernel<Word, kStaged, RowSources::kPlanes>);
+          break;
+        default:
+          launch(copy_kernel<Word, kStaged, RowSources::kTable>);
+      }
+    };
     if constexpr (sizeof(Word) < 16) {
-      if (staged && one_outer) copy_kernel<Word, true, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-      if (staged && !one_outer)
-        copy_kernel<Word, true, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+      if (staged) launch_rows(std::true_type{});
     }
-    if (!staged && one_outer) copy_kernel<Word, false, true><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
-    if (!staged && !one_outer)
-      copy_kernel<Word, false, false><<<grid, kBlock, 0, stream>>>(out, in, l, c, RowSource(l));
+    if (!staged) launch_rows(std::false_type{});
     SFFT_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -185,9 +185,9 @@ const std::vector<Case> &cases() {
       {{3, 6, 40, 3}, 7},
       {{4, 6, 3, 10}, 0},
       // CUDA out of place, rows of a few words under two or more shifted dims: each word's row stepped within a
-      // plane (the dim above the rows, 90 rows: a thread's step of 86 rows crosses a plane), a table of planes
-      // (15 a float32 tile); planes over two dims; a dim above the rows too short to step in (40 rows: the table of
-      // rows).
+      // plane (the dim above the rows, 90 rows: a thread's step of 85-86 rows crosses a plane), a table of the 5
+      // planes (the whole array is one tile); planes over two dims; a dim above the rows too short to step in (40
+      // rows: the table of rows). Tiles of many planes: OutOfPlaceBeyondOneGridPass.
       {{5, 90, 3}, 0},
       {{3, 7, 300, 5}, 0},
       {{5, 40, 3}, 0},

@@ -233,10 +233,11 @@ class CpuEngine final : public Engine {
   Complex *row_work(int thread) const { return row_work_.get() + static_cast<std::size_t>(row_work_slot_) * thread; }
 
   // FFTW aborts the process when one of its own allocations fails, and its buffers for a whole-spectrum
-  // plan stay below the spectrum's size: that much is claimed (and released) first, so a machine without
+  // plan stay below the spectrum's size: the host must be able to grant that much first, so a machine without
   // it gets SFFT_ERROR_OUT_OF_MEMORY here instead of an abort inside FFTW.
   void require_planning_memory() const {
-    HostBuffer<Complex> probe(checked_mul(layout_.rows, layout_.width, "whole-spectrum plan size"));
+    require_host_memory(checked_mul(layout_.rows, layout_.width, "whole-spectrum plan size"), sizeof(Complex),
+                        "whole-spectrum plan");
   }
 
   // Whether a whole-spectrum method can be planned now; AUTO falls back to the tiles when not.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU fftshift benchmark: for each shape x dtype x (out of place, in place), the median time of
 // fftshift_nd and of a device-to-device copy of the same bytes, timed alternately with CUDA events in this run.
-// Bandwidth counts bytes read + written (2 x array size). Also spot-checks 4096 random output elements
-// against NumPy's rule and reports the peak device memory the call added.
-// Ends with the minimum ratio in place and out of place.
+// Each is timed twice: on an idle GPU (the call's host work before its first kernel counts: what one call
+// costs end to end) and queued behind a busy kernel (the host work hidden: the device time the call adds to a
+// stream of work). Bandwidth counts bytes read + written (2 x array size); the ratio and the targets use the
+// idle times. Also spot-checks 4096 random output elements against NumPy's rule and reports the peak device
+// memory the call added. Ends with the minimum ratio in place and out of place.
 //   bench_shift [--repeat R] [--quick] [--mode outplace|inplace] [--shapes NAME,NAME...]
 // --mode: one mode only; --shapes: only the shapes whose names contain one of the comma-separated parts.
 #include <cuda_runtime.h>
@@ -38,14 +40,30 @@ __global__ void fill_kernel(uint32_t *p, std::size_t n, uint32_t seed) {
   }
 }
 
+// Holds the GPU for about `ns` nanoseconds, so that the calls queued behind it are enqueued before it ends.
+__global__ void busy_kernel(long long ns) {
+  long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+struct Times {
+  double a_ms, b_ms;                // on an idle GPU
+  double a_queued_ms, b_queued_ms;  // queued behind busy_kernel
+};
+
 // Medians (ms) of fn_a and fn_b timed alternately, after two warm-up calls of each: both see the same clocks and
 // the same state of the memory system.
 template <class FnA, class FnB>
-std::pair<double, double> interleaved_median_ms(FnA &&fn_a, FnB &&fn_b, int repeat, cudaStream_t s) {
+Times interleaved_median_ms(FnA &&fn_a, FnB &&fn_b, int repeat, cudaStream_t s) {
+  constexpr long long kBusyNs = 200000;  // longer than any call's host work before its first kernel
   cudaEvent_t a, b;
   BENCH_CUDA(cudaEventCreate(&a));
   BENCH_CUDA(cudaEventCreate(&b));
-  const auto time = [&](auto &&fn) {
+  const auto time = [&](auto &&fn, bool queued) {
+    if (queued) busy_kernel<<<1, 1, 0, s>>>(kBusyNs);
     BENCH_CUDA(cudaEventRecord(a, s));
     fn();
     BENCH_CUDA(cudaEventRecord(b, s));
@@ -58,14 +76,16 @@ std::pair<double, double> interleaved_median_ms(FnA &&fn_a, FnB &&fn_b, int repe
     fn_a();
     fn_b();
   }
-  std::vector<double> ta, tb;
+  std::vector<double> ta, tb, qa, qb;
   for (int i = 0; i < repeat; ++i) {
-    ta.push_back(time(fn_a));
-    tb.push_back(time(fn_b));
+    ta.push_back(time(fn_a, false));
+    tb.push_back(time(fn_b, false));
+    qa.push_back(time(fn_a, true));
+    qb.push_back(time(fn_b, true));
   }
   BENCH_CUDA(cudaEventDestroy(a));
   BENCH_CUDA(cudaEventDestroy(b));
-  return {bench::median(ta), bench::median(tb)};
+  return {bench::median(ta), bench::median(tb), bench::median(qa), bench::median(qb)};
 }
 
 // Spot check: out at random flat positions equals in at the NumPy-rule source (in is the pre-shift copy).
@@ -193,10 +213,10 @@ int main(int argc, char **argv) {
 
   std::printf("sfft %s fftshift benchmark on %s, %s, median of %d (CUDA events); GB/s = (read+write bytes)/time\n",
               sfft_version_string(), bench::device_name().c_str(), bench::today().c_str(), repeat);
-  std::printf("%-20s %-5s %-8s %9s %9s %9s %9s %7s %9s %6s\n", "shape", "dtype", "mode", "MiB", "sfft ms", "sfft GB/s",
-              "copy GB/s", "ratio", "extra MiB", "wrong");
+  std::printf("%-20s %-5s %-8s %9s %9s %9s %9s %7s %9s %6s %9s %7s\n", "shape", "dtype", "mode", "MiB", "sfft ms",
+              "sfft GB/s", "copy GB/s", "ratio", "extra MiB", "wrong", "queued ms", "q ratio");
   int below = 0;
-  double min_in_place = 1e9, min_out_of_place = 1e9;
+  double min_in_place = 1e9, min_out_of_place = 1e9, min_queued_in_place = 1e9, min_queued_out_of_place = 1e9;
   for (const Case &c : cases) {
     std::size_t n = 1;
     for (auto e : c.shape) n *= static_cast<std::size_t>(e);
@@ -229,7 +249,8 @@ int main(int argc, char **argv) {
         std::size_t wrong = spot_check({}, d_ref, dst, c, dsize[di]);
         // The reference copy is timed alternately with the shift: a copy timed apart from it moved by up to 10 %
         // between rows of one run (H200), and the ratio with it.
-        const auto [copy_ms, ms] = interleaved_median_ms(copy, call, repeat, stream);
+        const Times t = interleaved_median_ms(copy, call, repeat, stream);
+        const double copy_ms = t.a_ms, ms = t.b_ms;
         const double copy_gbs = 2.0 * bytes / copy_ms / 1e6;
         std::size_t used1 = bench::device_used_bytes();
         double gbs = 2.0 * bytes / ms / 1e6;
@@ -238,9 +259,12 @@ int main(int argc, char **argv) {
         below += ratio < target;
         double &worst = in_place ? min_in_place : min_out_of_place;
         worst = std::min(worst, ratio);
-        std::printf("%-20s %-5s %-8s %9.0f %9.3f %9.0f %9.0f %6.1f%%%s %9.1f %6zu\n", c.name, dnames[di],
+        double &worst_queued = in_place ? min_queued_in_place : min_queued_out_of_place;
+        worst_queued = std::min(worst_queued, t.a_queued_ms / t.b_queued_ms);
+        std::printf("%-20s %-5s %-8s %9.0f %9.3f %9.0f %9.0f %6.1f%%%s %9.1f %6zu %9.3f %6.1f%%\n", c.name, dnames[di],
                     in_place ? "inplace" : "outplace", bytes / 1048576.0, ms, gbs, copy_gbs, 100 * ratio,
-                    ratio < target ? "!" : " ", (used1 > used0 ? used1 - used0 : 0) / 1048576.0, wrong);
+                    ratio < target ? "!" : " ", (used1 > used0 ? used1 - used0 : 0) / 1048576.0, wrong,
+                    t.b_queued_ms, 100 * t.a_queued_ms / t.b_queued_ms);
         std::fflush(stdout);
         if (wrong) return 1;
       }
@@ -258,6 +282,8 @@ int main(int argc, char **argv) {
   std::printf("minimum ratio to copy: out of place %s, in place %s\n", percent(min_out_of_place).c_str(),
               percent(min_in_place).c_str());
   std::printf("rows below target (90%% of copy out of place, 80%% in place; marked !): %d\n", below);
+  std::printf("minimum queued ratio: out of place %s, in place %s\n", percent(min_queued_out_of_place).c_str(),
+              percent(min_queued_in_place).c_str());
   BENCH_CUDA(cudaStreamDestroy(stream));
   return 0;
 }

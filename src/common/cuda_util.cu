@@ -163,13 +163,49 @@ void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex 
   SFFT_CUFFT_CHECK(cufftExecZ2Z(plan.get(), in, out, direction));
 }
 
-void allow_dynamic_shared(const void *kernel, std::size_t bytes) {
-  static std::mutex lock;  // the read and the raise as one step
-  std::lock_guard<std::mutex> hold(lock);
+namespace {
+
+// What this process has set on a kernel on one device: its dynamic shared-memory limit and whether it asked for
+// the largest shared-memory carveout.
+struct KernelSetting {
+  const void *kernel;
+  int device;
+  std::size_t dynamic_shared;
+  bool max_shared_carveout;
+};
+
+std::mutex kernel_settings_lock;  // a lookup and the raise it leads to as one step
+std::vector<KernelSetting> kernel_settings;
+
+// The calling device's entry for `kernel`, made (from the kernel's current limit) on first use. Under the lock.
+KernelSetting &kernel_setting(const void *kernel) {
+  int device = 0;
+  SFFT_CUDA_CHECK(cudaGetDevice(&device));
+  for (KernelSetting &s : kernel_settings)
+    if (s.kernel == kernel && s.device == device) return s;
   cudaFuncAttributes attributes{};
   SFFT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  if (static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes) >= bytes) return;
+  kernel_settings.push_back({kernel, device, static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes), false});
+  return kernel_settings.back();
+}
+
+}  // namespace
+
+void allow_dynamic_shared(const void *kernel, std::size_t bytes) {
+  std::lock_guard<std::mutex> hold(kernel_settings_lock);
+  KernelSetting &s = kernel_setting(kernel);
+  if (s.dynamic_shared >= bytes) return;
   SFFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  s.dynamic_shared = bytes;
+}
+
+void prefer_max_shared_carveout(const void *kernel) {
+  std::lock_guard<std::mutex> hold(kernel_settings_lock);
+  KernelSetting &s = kernel_setting(kernel);
+  if (s.max_shared_carveout) return;
+  SFFT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  s.max_shared_carveout = true;
 }
 
 unsigned grid_for(std::size_t n, unsigned block) {

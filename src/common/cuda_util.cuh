@@ -212,7 +212,13 @@ unsigned grid_for(std::size_t n, unsigned block);
 // Raises `kernel`'s dynamic shared memory limit on the current device to at least `bytes`, never lowering it.
 // The limit belongs to the function, process-wide: set to each launch's own size, a smaller launch's setting
 // (another thread's, or another plan's made later) made a larger launch fail with an invalid argument.
+// What was set is remembered per kernel and device, so a launch that needs no more costs no runtime call (the
+// attribute calls had been a few microseconds of every fftshift_nd call on an idle GPU). A kernel's attributes
+// outlive nothing the process does but cudaDeviceReset, after which its limits would have to be set again.
 void allow_dynamic_shared(const void *kernel, std::size_t bytes);
+
+// Asks for the largest shared-memory carveout for `kernel` on the current device, once per kernel and device.
+void prefer_max_shared_carveout(const void *kernel);
 
 // Launches `kernel` on `stream` as a programmatic dependent launch (sm_90+): it may be scheduled while the
 // previous kernel on the stream is still finishing, and must call wait_for_previous_kernel() before it

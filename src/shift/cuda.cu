@@ -1059,8 +1059,7 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, cudaStream_
   }
   const auto kernel = chain_kernel<Word, D, Inner, Threads>;
   // The rings need the largest shared-memory carveout for enough blocks per SM (the L1 cache matters less).
-  SFFT_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  cuda::prefer_max_shared_carveout(reinterpret_cast<const void *>(kernel));
   cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), ring_bytes);
   const auto blocks = static_cast<unsigned>((p.scratch_words + Threads - 1) / Threads);
   kernel<<<blocks, Threads, ring_bytes, stream>>>(data, saved, p);

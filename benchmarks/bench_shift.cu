@@ -5,7 +5,7 @@
 // costs end to end) and queued behind a busy kernel (the host work hidden: the device time the call adds to a
 // stream of work). Bandwidth counts bytes read + written (2 x array size); the ratio and the targets use the
 // idle times. Also spot-checks 4096 random output elements against NumPy's rule and reports the peak device
-// memory the call added. Ends with the minimum ratio in place and out of place.
+// memory the call added. Ends with the minimum ratio in place and out of place, idle and queued.
 //   bench_shift [--repeat R] [--quick] [--mode outplace|inplace] [--shapes NAME,NAME...]
 // --mode: one mode only; --shapes: only the shapes whose names contain one of the comma-separated parts.
 #include <cuda_runtime.h>

@@ -37,7 +37,7 @@ inline void advise_huge_pages([[maybe_unused]] void *p, [[maybe_unused]] std::si
 // none of them: the range is mapped and unmapped at once, as glibc's malloc maps a block this large, so the
 // kernel's overcommit policy and RLIMIT_AS decide as they would for the allocation. Through the C allocator a
 // sanitizer's allocator writes the freed block's shadow instead (AddressSanitizer: an eighth of the bytes, 3 GB
-// resident for a 24 GB probe, 30 s; fuzz finding mtx-oom-whole-spectrum-probe).
+// resident for a 24 GB probe, 8-30 s; tests/fuzz/corpus/mtx/regression-whole-spectrum-probe.mtx).
 inline void require_host_memory(std::size_t count, std::size_t size, const char *what) {
   if (count == 0 || size == 0) return;
   if (count > static_cast<std::size_t>(-1) / size)

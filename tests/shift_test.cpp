@@ -671,6 +671,7 @@ struct HostStage {
     groups.assign(1, {});
   }
   Word get(int slot) const { return ring[slot]; }
+  void store(Word *dst, Word v) const { *dst = v; }
 };
 
 template <class Word, int D, class Inner, int G, int R>
@@ -687,18 +688,24 @@ void walk_on_host(Word *data, const Word *saved, const sfft::shift::PairPlan &p,
 TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0},          {{7, 9, 11}, 0},   {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
-      {{6, 5}, 0},         {{4, 5, 6, 7}, 0}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
-      {{63, 64}, 0},       {{3, 400}, 0},     {{400, 3}, 0},        {{3, 4001}, 0},
-      {{5, 4, 3, 301}, 0}, {{9, 2, 65}, 0},   {{4, 33, 45}, 0},     {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},
-      {{2, 9, 4, 5}, 0},
+      {{101}, 0},           {{7, 9, 11}, 0},   {{7, 9, 11}, 5},      {{5, 7, 3, 40}, 7},
+      {{6, 5}, 0},          {{4, 5, 6, 7}, 0}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
+      {{63, 64}, 0},        {{3, 400}, 0},     {{400, 3}, 0},        {{3, 4001}, 0},
+      {{5, 4, 3, 301}, 0},  {{9, 2, 65}, 0},   {{4, 33, 45}, 0},     {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},
+      {{2, 9, 4, 5}, 0},    {{3, 5, 50}, 0},   {{5, 3, 62}, 0},      {{3, 4, 64}, 0},
+      {{5, 7, 3, 1000}, 7},
   };
   std::mt19937_64 rng(11);
   for (const Case &c : layouts)
     for (sfft_dtype dtype : {SFFT_FLOAT32, SFFT_COMPLEX128})
-      for (bool inverse : {false, true}) {
-        const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
+      for (int inverse_narrow = 0; inverse_narrow < 4; ++inverse_narrow) {
+        // 16-byte words also as 4-byte ones, as the CUDA backend moves the words of chains where they are few (the
+        // odd axis A then lies before the last).
+        const bool inverse = inverse_narrow % 2 == 1, narrow = inverse_narrow >= 2;
+        Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, dtype, inverse, 16);
         if (l.ndim == 0 || is_involution(l)) continue;
+        if (narrow && (l.word_bytes != 16 || make_pair_plan(l, kMaxOuterBlock).inner_dims == 0)) continue;
+        if (narrow) l = narrow_words(l, 4);
         PairPlan p = make_pair_plan(l, kMaxOuterBlock);
         const std::size_t n = l.words;
         const std::vector<std::size_t> want = shifted_sources(l);
@@ -706,19 +713,26 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
           set_batch(p, batch);
           for (int form = 0; form < 5; ++form) {
             if (form < 4 && !p.involution) continue;  // chains need σ = σ^-1
-            SCOPED_TRACE(::testing::Message()
-                         << "rank " << c.shape.size() << " first " << c.shape[0] << " mask " << c.mask << " dtype "
-                         << dtype << " inverse " << inverse << " batch " << batch << " form " << form);
+            SCOPED_TRACE(::testing::Message() << "rank " << c.shape.size() << " first " << c.shape[0] << " mask "
+                                              << c.mask << " dtype " << dtype << " inverse " << inverse << " narrow "
+                                              << narrow << " batch " << batch << " form " << form);
             std::vector<std::size_t> data(n), saved(p.scratch_words);
             std::iota(data.begin(), data.end(), std::size_t{0});
             for (int64_t k = 0; k < p.batches; ++k)
               for (std::size_t j = 0; j < p.slab; ++j) saved[saved_at(p, k, 0, j)] = data[boundary_word(p, k, j)];
             if (form < 4) {
-              std::vector<std::size_t> chains(p.scratch_words);
-              std::iota(chains.begin(), chains.end(), std::size_t{0});
-              std::shuffle(chains.begin(), chains.end(), rng);
+              // The kernel's threads in shuffled order, each walking its chain (chain_of_thread).
+              const ChainLanes lanes = make_chain_lanes(p);
+              // The grid's whole blocks (256 threads): those past lanes.threads have no chain.
+              std::vector<std::size_t> threads((lanes.threads + 255) / 256 * 256), walked(p.scratch_words, 0);
+              std::iota(threads.begin(), threads.end(), std::size_t{0});
+              std::shuffle(threads.begin(), threads.end(), rng);
               const bool lazy = (batch + form) % 2 == 1;
-              for (std::size_t g : chains) {
+              for (std::size_t j : threads) {
+                std::size_t g = 0;
+                if (!chain_of_thread(lanes, j, g)) continue;
+                ASSERT_LT(g, p.scratch_words);
+                ++walked[g];
                 if (form == 0 && p.inner_dims <= 1)
                   walk_on_host<std::size_t, 1, uint32_t, 8, 4>(data.data(), saved.data(), p, g, lazy);
                 else if (form == 1 && p.inner_dims <= 2)
@@ -730,6 +744,7 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
                 else
                   walk_on_host<std::size_t, kMaxDims, uint64_t, 1, 3>(data.data(), saved.data(), p, g, lazy);
               }
+              ASSERT_EQ(std::count(walked.begin(), walked.end(), 1), static_cast<std::ptrdiff_t>(p.scratch_words));
             } else {
               const std::size_t per_tile = p.involution ? 1 : p.O;
               std::vector<std::size_t> tiles(static_cast<std::size_t>(p.batches) * (p.O / per_tile));
@@ -759,6 +774,45 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
           }
         }
       }
+}
+
+// chain_of_thread: with several inner dims and rows of at least 32 words at most 16 short of whole warps, every warp
+// walks consecutive columns of one row; otherwise thread j walks chain j. Every chain once (beside
+// ChainsAndTilesInAnyOrder's walks).
+TEST(ShiftPairKernels, ChainLanesTakeRowsByWarps) {
+  using namespace sfft::shift;
+  struct Want {
+    std::vector<int64_t> shape;
+    uint32_t L;  // 0: chain j
+  };
+  for (const Want &w : std::vector<Want>{{{511, 511, 511}, 511},
+                                         {{5, 7, 50}, 50},
+                                         {{5, 9, 128}, 32},  // 16-byte words
+                                         {{63, 65, 67, 69}, 0},
+                                         {{29, 31, 37, 41, 43}, 0},
+                                         {{7, 9, 11}, 0},
+                                         {{8191, 8191}, 0}}) {
+    const Layout l = make_layout(static_cast<int>(w.shape.size()), w.shape.data(), 0, SFFT_FLOAT32, false, 16);
+    PairPlan p = make_pair_plan(l, kMaxOuterBlock);
+    set_batch(p, std::max<int64_t>(1, p.steps / 3));
+    const ChainLanes c = make_chain_lanes(p);
+    SCOPED_TRACE(::testing::Message() << "shape of " << w.shape.size() << " dims, last " << w.shape.back());
+    ASSERT_EQ(c.L, w.L);
+    std::vector<uint8_t> seen(p.scratch_words, 0);
+    for (std::size_t warp = 0; warp < (c.threads + 255) / 256 * 8; ++warp) {  // the grid's blocks of 256 threads
+      std::size_t first = 0, count = 0;
+      for (std::size_t lane = 0; lane < 32; ++lane) {
+        std::size_t g = 0;
+        if (!chain_of_thread(c, warp * 32 + lane, g)) continue;
+        ASSERT_LT(g, p.scratch_words);
+        ASSERT_EQ(seen[g]++, 0);
+        if (count++ == 0) first = g;
+        ASSERT_EQ(g, c.L == 0 ? warp * 32 + lane : first + lane);
+        if (c.L != 0) ASSERT_EQ(g / c.L, first / c.L);  // one row
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(p.scratch_words));
+  }
 }
 
 // The CUDA orbit kernel's per-thread work (orbits.hpp: make_orbit_plan, orbit_at) on the host: workers in shuffled

@@ -40,7 +40,10 @@ PairPlan make_pair_plan(const Layout &l, std::size_t max_outer_block) {
   for (int d = p.inner_dims - 1; d >= 0; --d) {
     p.inner_stride[d] = p.S;
     p.S *= static_cast<std::size_t>(p.inner_e[d]);
+    p.inner_step[d] = shift_digit(0, p.inner_e[d], p.inner_s[d], -2);
   }
+  if (p.S <= UINT32_MAX)
+    for (int d = 0; d < p.inner_dims; ++d) p.inner_div[d] = FastDiv32(static_cast<uint32_t>(p.inner_e[d]));
   p.n = l.extent[a];
   p.lo = p.n / 2;
   p.rev = l.shift[a] != p.lo;  // shift lo + 1 (ifftshift): mirrored, the shift along A becomes lo

@@ -44,6 +44,8 @@ struct PairPlan {
   bool involution = true;  // σ = σ^-1 (every outer shift 0 or half the extent): o is fixed along a chain
   int64_t inner_e[kMaxDims] = {}, inner_s[kMaxDims] = {};  // C order; the last one is contiguous
   std::size_t inner_stride[kMaxDims] = {};
+  int64_t inner_step[kMaxDims] = {};  // a chain step (π^-2) of each inner digit: -2 s mod e
+  FastDiv32 inner_div[kMaxDims];      // by each inner extent, where S fits in 32 bits
   std::size_t O = 1, S = 1;  // outer elements, inner words (words of one (o, v) block)
   int64_t n = 1, lo = 0;     // extent of A, n / 2
   bool rev = false;          // virtual v is physical n - 1 - v
@@ -212,7 +214,8 @@ SFFT_HD RotateRanges rotate_ranges(const PairPlan &p, int64_t k, std::size_t o, 
 //
 // Loads go through `stage`: a ring of R groups of G steps (two words a step, slot 2u + lane of a group) and
 // two slots after it. stage.fetch(slot, src) starts a load into the slot, commit() closes a group, wait()
-// returns once every group but the newest R - 1 has landed, drain() once all have, get(slot) reads it. The chain's
+// returns once every group but the newest R - 1 has landed, drain() once all have, get(slot) reads it, and
+// store(dst, v) writes a word of the data (the device's with a cache hint). The chain's
 // loads run R - 1 groups ahead of its stores. That is safe because every word a chain overwrites it has read itself at
 // the same or an earlier step (pairs above): a load may happen any time before the group's wait, a store only after it.
 // On the device the stage is shared memory filled by asynchronous copies, so the loads in flight are not bounded by
@@ -221,8 +224,10 @@ SFFT_HD RotateRanges rotate_ranges(const PairPlan &p, int64_t k, std::size_t o, 
 // has no lane 0 (t = lo), has the two slots after the ring, so the ring's steps have no special cases.
 template <class Word, int D, class Inner, int G, int R, class Stage>
 SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::size_t g, Stage &stage) {
-  const auto k = static_cast<int64_t>(g / p.slab);
-  const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = x / p.S, so = outer_image(p, o);
+  // One batch or one outer element (4-D, 5-D arrays) takes no 64-bit division: a chain of a few steps pays for
+  // every instruction of its setup.
+  const auto k = static_cast<int64_t>(p.batches == 1 ? 0 : g / p.slab);
+  const std::size_t x = g - static_cast<std::size_t>(k) * p.slab, o = p.O == 1 ? 0 : x / p.S, so = outer_image(p, o);
   const int64_t b = batch_begin(p, k), last = batch_end(p, k) - 1;
   // Inner digits (one cursor for loads, one for stores) and the per-dim additions of π, π^-1 and one chain
   // step (π^-2), modulo the extent.
@@ -234,11 +239,16 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
     const int64_t ext = real >= 0 ? p.inner_e[real] : 1, s = real >= 0 ? p.inner_s[real] : 0;
     e[d] = static_cast<Inner>(ext);
     stride[d] = d == D - 1 ? 1 : real >= 0 ? static_cast<Inner>(p.inner_stride[real]) : 0;
-    load_dg[d] = store_dg[d] = rem % e[d];
-    rem /= e[d];
+    Inner quotient = 0;
+    if constexpr (sizeof(Inner) == 4)
+      quotient = real >= 0 ? p.inner_div[real].div(rem) : rem;
+    else
+      quotient = rem / e[d];
+    load_dg[d] = store_dg[d] = rem - quotient * e[d];
+    rem = quotient;
     add1[d] = static_cast<Inner>(s);
     addm1[d] = static_cast<Inner>(s == 0 ? 0 : ext - s);
-    addm2[d] = static_cast<Inner>(shift_digit(0, ext, s, -2));
+    addm2[d] = static_cast<Inner>(real >= 0 ? p.inner_step[real] : 0);
   }
   const auto wrap = [](Inner v, Inner ext) { return v >= ext ? v - ext : v; };
   // Offsets (words) of the three blocks of a step, at step b, and the distance of one step.
@@ -295,8 +305,8 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
       fwd += wrap(store_dg[d] + add1[d], e[d]) * stride[d];
       store_dg[d] = wrap(store_dg[d] + addm2[d], e[d]);
     }
-    data[store_own + to1 + fwd] = v1;
-    if (has0) data[store_own + at] = v0;
+    stage.store(data + store_own + to1 + fwd, v1);
+    if (has0) stage.store(data + store_own + at, v0);
     store_own += block;
   };
   for (int64_t j = 0; j < groups; ++j) {
@@ -312,6 +322,53 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
   }
   stage.drain();
   store_step(stage.get(2 * G * R + 1), stage.get(2 * G * R), last < p.lo);
+}
+
+// Which chain each CUDA thread walks. In thread order the 32 chains of a warp straddle rows (the last inner dim, L
+// words) where there are several inner dims, and each row's piece moves to a row of its own and wraps on its own
+// there: a warp's access falls into up to four runs. Where rows are at least a warp long and at most kMaxIdleLanes
+// short of a whole number of warps, each row is padded to whole warps instead, so that every warp walks consecutive
+// columns of one row and each of its accesses is one run (split at most where the row wraps). H100, same call, two
+// rounds, % of a device copy: 511^3 float32 81 -> 83, float64 83 -> 84.5 (rows of 511: one idle lane). Rows
+// further from whole warps lose more to idle lanes than they gain (5-D 29x31x37x41x43, rows of 43: float32 70 ->
+// 63 with the rows' tails packed into shared warps; 4-D 63x65x67x69 float32 72 -> 67.5 the same way). One inner dim
+// (a row is a whole region of chains) or other rows: thread j walks chain j.
+constexpr uint32_t kChainWarp = 32;
+constexpr uint32_t kMaxIdleLanes = 16;
+
+struct ChainLanes {
+  uint32_t L = 0;            // row length; 0: thread j walks chain j
+  uint32_t row_threads = 0;  // L rounded up to whole warps
+  std::size_t rows = 0;      // rows of every region (batch k, outer element o) together: scratch_words / L
+  std::size_t threads = 0;   // threads to launch
+};
+
+inline ChainLanes make_chain_lanes(const PairPlan &p) {
+  ChainLanes c;
+  c.threads = p.scratch_words;
+  if (p.inner_dims < 2) return c;
+  const auto L = static_cast<std::size_t>(p.inner_e[p.inner_dims - 1]);
+  const std::size_t row_threads = (L + kChainWarp - 1) / kChainWarp * kChainWarp;
+  if (L < kChainWarp || row_threads - L > kMaxIdleLanes || row_threads > UINT32_MAX) return c;
+  c.L = static_cast<uint32_t>(L);
+  c.row_threads = static_cast<uint32_t>(row_threads);
+  c.rows = p.scratch_words / L;
+  c.threads = c.rows * row_threads;
+  return c;
+}
+
+// The chain g (< p.scratch_words) of thread j, or false for a thread without one (past c.threads, the grid's
+// last block, or an idle lane past a row's end).
+SFFT_HD bool chain_of_thread(const ChainLanes &c, std::size_t j, std::size_t &g) {
+  if (j >= c.threads) return false;
+  if (c.L == 0) {
+    g = j;
+    return true;
+  }
+  const std::size_t row = j / c.row_threads;
+  const auto column = static_cast<uint32_t>(j - row * c.row_threads);
+  g = row * c.L + column;
+  return column < c.L;
 }
 
 // Tiles: per outer element o of batch k, the offsets of (o, b), (σ o, b + lo), (σ^-1 o, b + lo + 1) (the last

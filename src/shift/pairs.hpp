@@ -331,8 +331,8 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
 // columns of one row and each of its accesses is one run (split at most where the row wraps). H100, same call, two
 // rounds, % of a device copy: 511^3 float32 81 -> 83, float64 83 -> 84.5 (rows of 511: one idle lane). Rows
 // further from whole warps lose more to idle lanes than they gain (5-D 29x31x37x41x43, rows of 43: float32 70 ->
-// 63 with the rows' tails packed into shared warps; 4-D 63x65x67x69 float32 72 -> 67.5 the same way). One inner dim
-// (a row is a whole region of chains) or other rows: thread j walks chain j.
+// 50.5 padded, 63 with the rows' tails packed into shared warps; 4-D 63x65x67x69 float32 72 -> 67.5 packed). One
+// inner dim (a row is a whole region of chains) or other rows: thread j walks chain j.
 constexpr uint32_t kChainWarp = 32;
 constexpr uint32_t kMaxIdleLanes = 16;
 

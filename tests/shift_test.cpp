@@ -692,7 +692,7 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
       {{6, 5}, 0},          {{4, 5, 6, 7}, 0}, {{3, 3, 3, 3, 3}, 0}, {{64, 63}, 0},
       {{63, 64}, 0},        {{3, 400}, 0},     {{400, 3}, 0},        {{3, 4001}, 0},
       {{5, 4, 3, 301}, 0},  {{9, 2, 65}, 0},   {{4, 33, 45}, 0},     {{3, 3, 3, 3, 3, 3, 3, 3}, 0x55},
-      {{2, 9, 4, 5}, 0},    {{3, 5, 50}, 0},   {{5, 3, 62}, 0},      {{3, 4, 64}, 0},
+      {{2, 9, 4, 5}, 0},    {{33, 5, 63}, 0},  {{35, 3, 95}, 0},     {{3, 4, 64}, 0},
       {{5, 7, 3, 1000}, 7},
   };
   std::mt19937_64 rng(11);
@@ -776,9 +776,9 @@ TEST(ShiftPairKernels, ChainsAndTilesInAnyOrder) {
       }
 }
 
-// chain_of_thread: with several inner dims and rows of at least 32 words at most 16 short of whole warps, every warp
-// walks consecutive columns of one row; otherwise thread j walks chain j. Every chain once (beside
-// ChainsAndTilesInAnyOrder's walks).
+// chain_of_thread: with several inner dims and rows of at least 32 words whose padding to whole warps idles at most
+// one lane in 32, every warp walks consecutive columns of one row; otherwise thread j walks chain j. Every chain once
+// (beside ChainsAndTilesInAnyOrder's walks).
 TEST(ShiftPairKernels, ChainLanesTakeRowsByWarps) {
   using namespace sfft::shift;
   struct Want {
@@ -786,7 +786,8 @@ TEST(ShiftPairKernels, ChainLanesTakeRowsByWarps) {
     uint32_t L;  // 0: chain j
   };
   for (const Want &w : std::vector<Want>{{{511, 511, 511}, 511},
-                                         {{5, 7, 50}, 50},
+                                         {{33, 7, 95}, 95},
+                                         {{5, 7, 50}, 0},    // 14 idle lanes of 64
                                          {{5, 9, 128}, 32},  // 16-byte words
                                          {{63, 65, 67, 69}, 0},
                                          {{29, 31, 37, 41, 43}, 0},

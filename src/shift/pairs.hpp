@@ -326,15 +326,15 @@ SFFT_HD void chain_walk(Word *data, const Word *saved, const PairPlan &p, std::s
 
 // Which chain each CUDA thread walks. In thread order the 32 chains of a warp straddle rows (the last inner dim, L
 // words) where there are several inner dims, and each row's piece moves to a row of its own and wraps on its own
-// there: a warp's access falls into up to four runs. Where rows are at least a warp long and at most kMaxIdleLanes
-// short of a whole number of warps, each row is padded to whole warps instead, so that every warp walks consecutive
-// columns of one row and each of its accesses is one run (split at most where the row wraps). H100, same call, two
-// rounds, % of a device copy: 511^3 float32 81 -> 83, float64 83 -> 84.5 (rows of 511: one idle lane). Rows
-// further from whole warps lose more to idle lanes than they gain (5-D 29x31x37x41x43, rows of 43: float32 70 ->
-// 50.5 padded, 63 with the rows' tails packed into shared warps; 4-D 63x65x67x69 float32 72 -> 67.5 packed). One
-// inner dim (a row is a whole region of chains) or other rows: thread j walks chain j.
+// there: a warp's access falls into up to four runs. Where rows are at least a warp long and their padding to
+// whole warps idles at most one lane in 32 (a chain costs its instructions whether its warp is full or not), each
+// row is padded instead, so that every warp walks consecutive columns of one row and each of its accesses is one
+// run (split at most where the row wraps). H100, same call, two rounds, % of a device copy: 511^3 float32 81 -> 83,
+// float64 83 -> 84.5 (rows of 511: one idle lane). Rows further from whole warps lost more to idle lanes than they
+// gained (5-D 29x31x37x41x43, rows of 43: float32 70 -> 50.5 padded, 63 with the rows' tails packed into shared
+// warps; 4-D 63x65x67x69 float32 72 -> 67.5 packed). One inner dim (a row is a whole region of chains) or other
+// rows: thread j walks chain j.
 constexpr uint32_t kChainWarp = 32;
-constexpr uint32_t kMaxIdleLanes = 16;
 
 struct ChainLanes {
   uint32_t L = 0;            // row length; 0: thread j walks chain j
@@ -349,7 +349,7 @@ inline ChainLanes make_chain_lanes(const PairPlan &p) {
   if (p.inner_dims < 2) return c;
   const auto L = static_cast<std::size_t>(p.inner_e[p.inner_dims - 1]);
   const std::size_t row_threads = (L + kChainWarp - 1) / kChainWarp * kChainWarp;
-  if (L < kChainWarp || row_threads - L > kMaxIdleLanes || row_threads > UINT32_MAX) return c;
+  if (L < kChainWarp || (row_threads - L) * kChainWarp > L || row_threads > UINT32_MAX) return c;
   c.L = static_cast<uint32_t>(L);
   c.row_threads = static_cast<uint32_t>(row_threads);
   c.rows = p.scratch_words / L;

@@ -213,8 +213,9 @@ unsigned grid_for(std::size_t n, unsigned block);
 // The limit belongs to the function, process-wide: set to each launch's own size, a smaller launch's setting
 // (another thread's, or another plan's made later) made a larger launch fail with an invalid argument.
 // What was set is remembered per kernel and device, so a launch that needs no more costs no runtime call (the
-// attribute calls had been a few microseconds of every fftshift_nd call on an idle GPU). A kernel's attributes
-// outlive nothing the process does but cudaDeviceReset, after which its limits would have to be set again.
+// attribute calls had been a few microseconds of every fftshift_nd call on an idle GPU). A cudaDeviceReset makes
+// the driver forget what was set but not this record: a launch needing more than the default 48 KiB then fails
+// with an invalid argument until the process restarts.
 void allow_dynamic_shared(const void *kernel, std::size_t bytes);
 
 // Asks for the largest shared-memory carveout for `kernel` on the current device, once per kernel and device.

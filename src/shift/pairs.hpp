@@ -339,7 +339,6 @@ constexpr uint32_t kChainWarp = 32;
 struct ChainLanes {
   uint32_t L = 0;            // row length; 0: thread j walks chain j
   uint32_t row_threads = 0;  // L rounded up to whole warps
-  std::size_t rows = 0;      // rows of every region (batch k, outer element o) together: scratch_words / L
   std::size_t threads = 0;   // threads to launch
 };
 
@@ -352,8 +351,7 @@ inline ChainLanes make_chain_lanes(const PairPlan &p) {
   if (L < kChainWarp || (row_threads - L) * kChainWarp > L || row_threads > UINT32_MAX) return c;
   c.L = static_cast<uint32_t>(L);
   c.row_threads = static_cast<uint32_t>(row_threads);
-  c.rows = p.scratch_words / L;
-  c.threads = c.rows * row_threads;
+  c.threads = p.scratch_words / L * row_threads;  // every row of every (batch, outer element), padded
   return c;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -30,6 +31,7 @@
 #include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
+#include "common/kept_scratch.hpp"
 #include "common/process.hpp"
 #include "common/smooth.hpp"
 #if SFFT_TEST_FAMILY_nufft3
@@ -442,6 +444,41 @@ TEST(HostBuffers, LargeOnesAreAdvisedHugePages) {
                      sfft::kHugePageBytes;
   EXPECT_TRUE(advised_huge(reinterpret_cast<const void *>(first)));
   EXPECT_FALSE(advised_huge(small.get()));
+}
+
+// The host scratch of plan-less calls (fftshift_nd in place) waits for the next call when at most 64 MiB: the
+// next call of no more bytes gets the same block (already mapped), a larger call a new one (the waiting one
+// freed); two calls at once each get a block of their own.
+TEST(KeptScratch, TheLastBlockWaitsForTheNextCall) {
+  unsigned char *first = nullptr;
+  {
+    const sfft::KeptScratch a(std::size_t{3} << 20);
+    first = a.get();
+    std::memset(first, 7, std::size_t{3} << 20);
+  }
+  {
+    const sfft::KeptScratch b(std::size_t{1} << 20);
+    EXPECT_EQ(b.get(), first);
+    EXPECT_EQ(b.get()[(std::size_t{1} << 20) - 1], 7);  // the same mapped bytes
+    const sfft::KeptScratch c(std::size_t{1} << 20);    // while b is out: a block of its own
+    EXPECT_NE(c.get(), b.get());
+  }
+  unsigned char *grown = nullptr;
+  {
+    const sfft::KeptScratch d(std::size_t{5} << 20);  // more than the waiting block holds
+    grown = d.get();
+    grown[(std::size_t{5} << 20) - 1] = 1;
+  }
+  {
+    const sfft::KeptScratch e(std::size_t{4} << 20);
+    EXPECT_EQ(e.get(), grown);
+  }
+  {
+    const sfft::KeptScratch big(sfft::kKeptScratchBytes + 1);  // the waiting block freed for it; big freed after
+    big.get()[sfft::kKeptScratchBytes] = 1;
+    const sfft::KeptScratch small(16);  // nothing waits while big is out
+    EXPECT_NE(small.get(), grown);
+  }
 }
 
 // ----------------------------------------------------------------------------------- design memo

@@ -178,7 +178,8 @@ SFFT_API int sfft_cuda_device_count(void);
    odd and size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis)
    and, on the CPU, a buffer of up to 128 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
    buffers of host pointers) from a memory pool of the library's own per device that keeps up to 64 MiB
-   mapped between calls, which spares each call the mapping of fresh memory; nufft3_setpts uses it too. */
+   mapped between calls, which spares each call the mapping of fresh memory; nufft3_setpts uses it too. The
+   CPU backend likewise keeps its last block of saved hyperplanes, when at most 64 MiB, for the next call. */
 SFFT_API sfft_status fftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,
                                  sfft_dtype dtype, const sfft_options *opts);
 SFFT_API sfft_status ifftshift_nd(void *out, const void *in, int ndim, const int64_t *shape, uint32_t axes_mask,

@@ -14,6 +14,7 @@
 
 #include "common/copy.hpp"
 #include "common/host_buffer.hpp"
+#include "common/kept_scratch.hpp"
 #include "common/process.hpp"
 #include "shift/pairs.hpp"
 #include "shift/shift.hpp"
@@ -557,7 +558,7 @@ void chain_items(PairPlan &p, unsigned char *data, int threads) {
   const auto batches =
       std::min<int64_t>(static_cast<int64_t>((want + per_batch - 1) / per_batch), std::max<int64_t>(1, p.n / 32));
   set_batch(p, (p.steps + batches - 1) / batches);
-  HostBuffer<unsigned char> saved(p.scratch_words * W);
+  const KeptScratch saved(p.scratch_words * W);
   save_boundary_slabs(p, saved.get(), data, W, threads);
   const auto K = static_cast<std::ptrdiff_t>(p.batches);
   DigitMoves moves[kMaxDims];
@@ -692,8 +693,9 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
     return;
   }
   set_batch(p, static_cast<int64_t>(std::max<std::size_t>(1, kItemWords / (p.S * (p.involution ? 1 : p.O)))));
-  HostBuffer<T> saved(p.scratch_words);
-  save_boundary_slabs(p, reinterpret_cast<unsigned char *>(saved.get()), bytes, W, threads);
+  const KeptScratch kept(p.scratch_words * W);
+  const T *saved = reinterpret_cast<const T *>(kept.get());
+  save_boundary_slabs(p, kept.get(), bytes, W, threads);
   const auto K = static_cast<std::ptrdiff_t>(p.batches);
   // Batches of steps over short inner blocks: tables of π and π^-1 on the inner index. An item is one
   // outer element, or every outer element when σ is no involution (its chains visit them all).
@@ -728,14 +730,13 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
             gather(buf.get() + slot(ol, b), step, data + word_at(p, back_o, b + p.lo + 1, 0), step,
                    static_cast<std::size_t>(direct - b), p.S, back);
           if (last_saved)
-            gather(buf.get() + slot(ol, e0 - 1), 0, saved.get() + saved_at(p, k + 1, back_o, 0), 0, 1, p.S, back);
+            gather(buf.get() + slot(ol, e0 - 1), 0, saved + saved_at(p, k + 1, back_o, 0), 0, 1, p.S, back);
           continue;
         }
         if (direct > b)
           copy_words(buf.get() + slot(ol, p.rev ? direct - 1 : b),
                      data + block_range_start(p, back_o, b + p.lo + 1, direct + p.lo + 1), run_words(direct - b));
-        if (last_saved)
-          copy_words(buf.get() + slot(ol, e0 - 1), saved.get() + saved_at(p, k + 1, back_o, 0), run_words(1));
+        if (last_saved) copy_words(buf.get() + slot(ol, e0 - 1), saved + saved_at(p, k + 1, back_o, 0), run_words(1));
       }
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, fwd_o = outer_image(p, o, 1);
@@ -744,14 +745,13 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
             gather(data + word_at(p, fwd_o, b + p.lo, 0), step, data + word_at(p, o, b, 0), step,
                    static_cast<std::size_t>(e0 - b), p.S, back);
           if (e == p.steps)
-            gather(data + word_at(p, fwd_o, 2 * p.lo, 0), 0, saved.get() + saved_at(p, 0, o, 0), 0, 1, p.S, back);
+            gather(data + word_at(p, fwd_o, 2 * p.lo, 0), 0, saved + saved_at(p, 0, o, 0), 0, 1, p.S, back);
           continue;
         }
         if (e0 > b)
           copy_words(data + block_range_start(p, fwd_o, b + p.lo, e0 + p.lo), data + block_range_start(p, o, b, e0),
                      run_words(e0 - b));
-        if (e == p.steps)
-          copy_words(data + word_at(p, fwd_o, 2 * p.lo, 0), saved.get() + saved_at(p, 0, o, 0), run_words(1));
+        if (e == p.steps) copy_words(data + word_at(p, fwd_o, 2 * p.lo, 0), saved + saved_at(p, 0, o, 0), run_words(1));
       }
       for (std::size_t ol = 0; ol < per_item; ++ol)
         if (e0 > b)

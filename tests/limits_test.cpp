@@ -112,14 +112,16 @@ TEST_F(LimitsTest, ShiftExtentAtInt64Max) {
   EXPECT_STRNE(sfft_last_error(), "");
 }
 
-// An in-place rotation along an odd axis needs a scratch slab of 1/extent of the array. Under an address
-// space cap below that, the call fails with OUT_OF_MEMORY naming the bytes, leaves the array as it was,
-// and the next (small) call works. Runs in the death-test child.
+// An in-place rotation along an odd axis needs a scratch slab of 1/extent of the array where it cannot move
+// chunks of rows (3 x 2 x 3 x 2^22 float32 shifted along its two odd axes: four dims). Under an address space cap
+// below that, the call fails with OUT_OF_MEMORY naming the bytes, leaves the array as it was, and the next calls
+// work: the same bytes as 3 x 2^25 shifted along its first axis only, whose chunks of rows need a 256 KiB buffer
+// (so it runs under the cap), and a small rotation. Runs in the death-test child.
 [[noreturn]] void shift_out_of_memory_child() {
   std::vector<std::string> problems;
-  const int64_t cols = INT64_C(32) << 20;  // float32 rows of 128 MiB
-  std::vector<int64_t> shape = {3, cols};
-  const std::size_t bytes = 3 * static_cast<std::size_t>(cols) * sizeof(float);
+  const int64_t cols = INT64_C(4) << 20;
+  std::vector<int64_t> shape = {3, 2, 3, cols};
+  const std::size_t bytes = 18 * static_cast<std::size_t>(cols) * sizeof(float);
   auto *data = static_cast<float *>(std::malloc(bytes));  // mapped, not touched
   if (data == nullptr) child_exit({"test setup: malloc failed"});
   const std::size_t last = bytes / sizeof(float) - 1;
@@ -130,12 +132,18 @@ TEST_F(LimitsTest, ShiftExtentAtInt64Max) {
   opts.backend = SFFT_BACKEND_CPU;
   opts.threads = 1;
   if (!cap_address_space(48 * kMiB)) child_exit({"test setup: setrlimit failed"});
-  sfft_status s = fftshift_nd(data, data, 2, shape.data(), 1, SFFT_FLOAT32, &opts);
+  sfft_status s = fftshift_nd(data, data, 4, shape.data(), 0x5, SFFT_FLOAT32, &opts);
   const std::string msg = sfft_last_error();
   const std::string need = std::to_string(bytes / 3);  // slab 0 of the 3-slab rotation
   if (s != SFFT_ERROR_OUT_OF_MEMORY) problems.push_back("status " + std::string(sfft_status_string(s)));
   if (!mentions(msg, need)) problems.push_back("message lacks the size " + need + ": " + msg);
   if (data[0] != 1.0f || data[last] != 2.0f) problems.push_back("array modified by the failed call");
+  // The same bytes as 3 x (6 * 2^22) shifted along the first axis: row r to row r + 1, in chunks of rows.
+  const std::vector<int64_t> rows = {3, 6 * cols};
+  const std::size_t row = static_cast<std::size_t>(rows[1]);
+  s = fftshift_nd(data, data, 2, rows.data(), 1, SFFT_FLOAT32, &opts);
+  if (s != SFFT_SUCCESS) problems.push_back(std::string("first axis under the cap: ") + sfft_last_error());
+  if (data[row] != 1.0f || data[row - 1] != 2.0f) problems.push_back("first axis under the cap: rows not rotated");
   // Still usable: a small rotation of the same kind, checked element by element.
   float small[3 * 5];
   for (int i = 0; i < 15; ++i) small[i] = static_cast<float>(i);

@@ -15,6 +15,7 @@
 #include "common/copy.hpp"
 #include "shift/orbits.hpp"
 #include "shift/pairs.hpp"
+#include "shift/shift.hpp"
 #include "shift_reference.hpp"
 #include "test_support.hpp"
 
@@ -542,6 +543,48 @@ TEST(ShiftCpu, LargeOutOfPlaceStreams) {
               SFFT_SUCCESS)
         << sfft_last_error();
     EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + static_cast<std::ptrdiff_t>(c.offset_words * elem)));
+  }
+}
+
+// CPU in place, a short odd first axis over rows (rotate_chunk_cycles, src/shift/cpu.cpp), run here at any size
+// (the library takes it only where the pair order would save more than 64 MiB): cycles of row chunks, each row
+// rotated by the last axis's shift, against NumPy's definition. 2-D and 3-D, both directions, every word size,
+// chunks of one row (an odd row count) and of several (an even one), an unshifted last axis (a trailing block),
+// 1 to 3 threads; and layouts it leaves to the pair order (chunks under 4 KiB, an even first axis), untouched.
+TEST(ShiftCpu, InPlaceChunkCyclesMatchNumpy) {
+  using namespace sfft::shift;
+  struct Cycle {
+    Shape shape;
+    uint32_t mask;
+    sfft_dtype dtype;
+    int threads;
+  };
+  const Cycle cases[] = {
+      {{3, 64, 1024}, 0, SFFT_FLOAT32, 2},    {{3, 63, 1024}, 0, SFFT_FLOAT32, 1},  {{5, 40, 1101}, 0, SFFT_FLOAT64, 2},
+      {{7, 30, 2047}, 0, SFFT_COMPLEX128, 3}, {{3, 8192}, 0, SFFT_FLOAT32, 2},      {{9, 4096}, 0, SFFT_COMPLEX64, 2},
+      {{3, 50, 1024}, 0x3, SFFT_FLOAT64, 2},  {{5, 96, 520}, 0x5, SFFT_FLOAT32, 2}, {{3, 2, 4096}, 0, SFFT_FLOAT32, 2},
+  };
+  for (const Cycle &c : cases)
+    for (const bool inverse : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "shape " << c.shape[0] << "x" << c.shape[1]
+                                        << (c.shape.size() > 2 ? "x" + std::to_string(c.shape[2]) : std::string())
+                                        << " mask " << c.mask << " dtype " << c.dtype
+                                        << (inverse ? " ifftshift" : " fftshift"));
+      const std::size_t elem = sfft_test::shift_dtype_bytes(c.dtype), bytes = count_of(c.shape) * elem;
+      auto data = pattern(bytes, 41);
+      const auto want = shift_reference(data, c.shape, c.mask, elem, inverse);
+      const Layout l = make_layout(static_cast<int>(c.shape.size()), c.shape.data(), c.mask, c.dtype, inverse, 16);
+      ASSERT_TRUE(rotate_chunk_cycles(l, data.data(), c.threads, 0));
+      EXPECT_TRUE(data == want);
+    }
+  const Shape declined[] = {
+      {3, 63, 100}, {4, 64, 1024}, {3, 4095}};  // chunks of one 400-byte row; even axis; of 1 word
+  for (const Shape &shape : declined) {
+    auto data = pattern(count_of(shape) * 4, 43);
+    const auto before = data;
+    const Layout l = make_layout(static_cast<int>(shape.size()), shape.data(), 0, SFFT_FLOAT32, false, 16);
+    EXPECT_FALSE(rotate_chunk_cycles(l, data.data(), 2, 0)) << shape[0] << "x" << shape[1];
+    EXPECT_TRUE(data == before);
   }
 }
 

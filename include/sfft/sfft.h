@@ -176,7 +176,9 @@ SFFT_API int sfft_cuda_device_count(void);
    even, nor on the CUDA backend when a single odd extent of at most 15 is shifted and the rows under it
    are not short; otherwise, with n the odd extent of the first shifted axis (in C order) whose extent is
    odd and size the element count, at most size/n + size/32 elements (saved hyperplanes of that axis)
-   and, on the CPU, a buffer of up to 128 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
+   and, on the CPU, a buffer of up to 128 KiB per thread; on the CPU, where size/n would be 64 MiB or more and
+   that axis is the first of at most 3 dims whose chunks of rows span 4 KiB or more (e.g. 3 x 4096 x 4096),
+   instead a buffer of up to 256 KiB per thread. The CUDA backend takes its temporaries (these, and the staging
    buffers of host pointers) from a memory pool of the library's own per device that keeps up to 64 MiB
    mapped between calls, which spares each call the mapping of fresh memory; nufft3_setpts uses it too. The
    CPU backend likewise keeps its last block of saved hyperplanes, when at most 64 MiB, for the next call. */

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include <omp.h>
 #if defined(__x86_64__)
@@ -761,7 +763,72 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   }
 }
 
+// Chunks of h rows (h dividing both R and the row shift, so that the map (a, r) -> (a + sA, r + sR) takes whole
+// chunks to whole chunks, row j of one to row j of the other) of at most kCycleChunkBytes, and at least
+// kCycleMinChunkBytes (shorter rows: the pair order).
+constexpr std::size_t kCycleChunkBytes = std::size_t{256} << 10, kCycleMinChunkBytes = std::size_t{4} << 10;
+
 }  // namespace
+
+// The map is a translation of Z_n x Z_(R/h), so every orbit of chunks has the same length k (its order); an orbit
+// X_0 -> X_1 -> ... -> X_(k-1) -> X_0 is rotated by saving X_(k-1), moving X_(i-1) into X_i for i = k-1 .. 1 and the
+// saved chunk into X_0, each row moved with its own rotation by sL: every word read and written once, plus one
+// chunk in k through the buffer. The pair order saves a 1/n share of the array (n = 3: a third), allocated each
+// call (over the kept 64 MiB): 3 x 4096 x 4096 float64 in place took 35-170 ms a call as the host's huge pages came
+// and went.
+bool rotate_chunk_cycles(const Layout &l, unsigned char *data, int threads, std::size_t min_scratch_bytes) {
+  if (l.ndim < 2 || l.ndim > 3) return false;
+  const auto n = static_cast<std::size_t>(l.extent[0]), R = static_cast<std::size_t>(l.extent[1]);
+  const auto L = static_cast<std::size_t>(l.ndim == 3 ? l.extent[2] : 1);
+  const auto sA = static_cast<std::size_t>(l.shift[0]), sR = static_cast<std::size_t>(l.shift[1]);
+  const auto sL = static_cast<std::size_t>(l.ndim == 3 ? l.shift[2] : 0);
+  if (n % 2 == 0 || sA == 0 || l.bytes / n < min_scratch_bytes) return false;
+  const std::size_t W = l.word_bytes, row_bytes = L * W, g = std::gcd(sR, R);  // gcd(0, R) = R
+  std::size_t h = 0;
+  for (std::size_t d = 1; d <= g && d * row_bytes <= kCycleChunkBytes; ++d)
+    if (g % d == 0) h = d;
+  if (h == 0 || h * row_bytes < kCycleMinChunkBytes) return false;
+  const std::size_t chunks = R / h, step = sR / h;
+  // One cell (a, c) of each orbit: cells are visited along their orbits once.
+  std::vector<std::size_t> starts;
+  std::vector<char> seen(n * chunks, 0);
+  std::size_t k = 0;
+  for (std::size_t cell = 0; cell < n * chunks; ++cell) {
+    if (seen[cell]) continue;
+    starts.push_back(cell);
+    std::size_t a = cell / chunks, c = cell % chunks, len = 0;
+    do {
+      seen[a * chunks + c] = 1;
+      a = (a + sA) % n, c = (c + step) % chunks, ++len;
+    } while (a * chunks + c != cell);
+    k = len;
+  }
+  const std::size_t chunk_bytes = h * row_bytes, tail = sL * W, head = row_bytes - tail;
+  const auto at = [&](std::size_t a, std::size_t c) { return data + (a * R + c * h) * row_bytes; };
+  // Rows of chunk `from` into chunk `to`, each row's word j to word j + sL (mod L).
+  const auto move = [&](unsigned char *to, const unsigned char *from) {
+    if (tail == 0) return static_cast<void>(std::memcpy(to, from, chunk_bytes));
+    for (std::size_t j = 0; j < h; ++j, to += row_bytes, from += row_bytes) {
+      std::memcpy(to + tail, from, head);
+      std::memcpy(to, from + head, tail);
+    }
+  };
+  const auto orbits = static_cast<std::ptrdiff_t>(starts.size());
+#pragma omp parallel num_threads(usable_threads(threads))
+  {
+    HostBuffer<unsigned char> buffer(chunk_bytes);
+    std::vector<unsigned char *> orbit(k);
+#pragma omp for schedule(dynamic, 4)
+    for (std::ptrdiff_t o = 0; o < orbits; ++o) {
+      std::size_t a = starts[static_cast<std::size_t>(o)] / chunks, c = starts[static_cast<std::size_t>(o)] % chunks;
+      for (std::size_t i = 0; i < k; ++i, a = (a + sA) % n, c = (c + step) % chunks) orbit[i] = at(a, c);
+      std::memcpy(buffer.get(), orbit[k - 1], chunk_bytes);
+      for (std::size_t i = k - 1; i > 0; --i) move(orbit[i], orbit[i - 1]);
+      move(orbit[0], buffer.get());
+    }
+  }
+  return true;
+}
 
 void run_cpu(const Layout &layout, void *out, const void *in, int threads) {
   threads = usable_threads(threads);
@@ -772,6 +839,7 @@ void run_cpu(const Layout &layout, void *out, const void *in, int threads) {
     return;
   }
   if (out == in && !is_involution(layout)) {
+    if (rotate_chunk_cycles(layout, dst, threads, kKeptScratchBytes)) return;
     switch (layout.word_bytes) {
       case 4:
         pair_in_place<4>(layout, dst, threads);

@@ -19,6 +19,11 @@ void run_cpu(const Layout &l, void *out, const void *in, int threads);
 void run_cuda(const Layout &l, void *out, const void *in, const Options &opts, PointerKind out_kind,
               PointerKind in_kind);
 
+// In place, a short odd first dim over rows (ndim 2 or 3: dims A x R x L, L = 1 for 2): where the pair order
+// would save at least `min_scratch_bytes` (a 1/extent[0] share of the array), rotates cycles of row chunks
+// instead, through a chunk of buffer a thread. Returns false (nothing moved) where it does not apply.
+bool rotate_chunk_cycles(const Layout &l, unsigned char *data, int threads, std::size_t min_scratch_bytes);
+
 // Offset (in words) of the first word of the row whose output row index is `row`, read by an
 // out-of-place shift: rows are the layout without its last dim.
 SFFT_HD std::size_t source_row(const Layout &l, std::size_t row) {

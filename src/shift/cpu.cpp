@@ -709,9 +709,12 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
   const auto S = static_cast<std::ptrdiff_t>(p.S), step = p.rev ? -S : S;  // from one step's block to the next
   const std::size_t per_item = p.involution ? 1 : p.O;
   const auto items = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(K) * (p.O / per_item));
+  // Each thread's lane-0 buffer, allocated before the parallel region (no exception may leave it).
+  const std::size_t per_thread = static_cast<std::size_t>(p.batch) * p.S * per_item;
+  HostBuffer<T> buffers(per_thread * static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
-    HostBuffer<T> buf(static_cast<std::size_t>(p.batch) * p.S * per_item);
+    T *const buf = buffers.get() + static_cast<std::size_t>(omp_get_thread_num()) * per_thread;
 #pragma omp for schedule(static)
     for (std::ptrdiff_t it = 0; it < items; ++it) {
       const std::size_t o0 = static_cast<std::size_t>(it) % (p.O / per_item) * per_item;
@@ -729,16 +732,15 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
         const std::size_t o = o0 + ol, back_o = outer_image(p, o, -1);
         if (!identity) {  // block by block, the inner words through the table of π^-1
           if (direct > b)
-            gather(buf.get() + slot(ol, b), step, data + word_at(p, back_o, b + p.lo + 1, 0), step,
+            gather(buf + slot(ol, b), step, data + word_at(p, back_o, b + p.lo + 1, 0), step,
                    static_cast<std::size_t>(direct - b), p.S, back);
-          if (last_saved)
-            gather(buf.get() + slot(ol, e0 - 1), 0, saved + saved_at(p, k + 1, back_o, 0), 0, 1, p.S, back);
+          if (last_saved) gather(buf + slot(ol, e0 - 1), 0, saved + saved_at(p, k + 1, back_o, 0), 0, 1, p.S, back);
           continue;
         }
         if (direct > b)
-          copy_words(buf.get() + slot(ol, p.rev ? direct - 1 : b),
+          copy_words(buf + slot(ol, p.rev ? direct - 1 : b),
                      data + block_range_start(p, back_o, b + p.lo + 1, direct + p.lo + 1), run_words(direct - b));
-        if (last_saved) copy_words(buf.get() + slot(ol, e0 - 1), saved + saved_at(p, k + 1, back_o, 0), run_words(1));
+        if (last_saved) copy_words(buf + slot(ol, e0 - 1), saved + saved_at(p, k + 1, back_o, 0), run_words(1));
       }
       for (std::size_t ol = 0; ol < per_item; ++ol) {
         const std::size_t o = o0 + ol, fwd_o = outer_image(p, o, 1);
@@ -757,7 +759,7 @@ void pair_in_place(const Layout &l, unsigned char *bytes, int threads) {
       }
       for (std::size_t ol = 0; ol < per_item; ++ol)
         if (e0 > b)
-          copy_words(data + block_range_start(p, o0 + ol, b, e0), buf.get() + slot(ol, p.rev ? e0 - 1 : b),
+          copy_words(data + block_range_start(p, o0 + ol, b, e0), buf + slot(ol, p.rev ? e0 - 1 : b),
                      run_words(e0 - b));
     }
   }
@@ -814,17 +816,21 @@ bool rotate_chunk_cycles(const Layout &l, unsigned char *data, int threads, std:
     }
   };
   const auto orbits = static_cast<std::ptrdiff_t>(starts.size());
-#pragma omp parallel num_threads(usable_threads(threads))
+  // Each thread's chunk buffer and orbit, allocated before the parallel region (no exception may leave it).
+  const int team = usable_threads(threads);
+  HostBuffer<unsigned char> buffers(chunk_bytes * static_cast<std::size_t>(team));
+  std::vector<unsigned char *> orbits_of(k * static_cast<std::size_t>(team));
+#pragma omp parallel num_threads(team)
   {
-    HostBuffer<unsigned char> buffer(chunk_bytes);
-    std::vector<unsigned char *> orbit(k);
+    const auto me = static_cast<std::size_t>(omp_get_thread_num());
+    unsigned char *buffer = buffers.get() + me * chunk_bytes, **orbit = orbits_of.data() + me * k;
 #pragma omp for schedule(dynamic, 4)
     for (std::ptrdiff_t o = 0; o < orbits; ++o) {
       std::size_t a = starts[static_cast<std::size_t>(o)] / chunks, c = starts[static_cast<std::size_t>(o)] % chunks;
       for (std::size_t i = 0; i < k; ++i, a = (a + sA) % n, c = (c + step) % chunks) orbit[i] = at(a, c);
-      std::memcpy(buffer.get(), orbit[k - 1], chunk_bytes);
+      std::memcpy(buffer, orbit[k - 1], chunk_bytes);
       for (std::size_t i = k - 1; i > 0; --i) move(orbit[i], orbit[i - 1]);
-      move(orbit[0], buffer.get());
+      move(orbit[0], buffer);
     }
   }
   return true;

@@ -128,6 +128,15 @@ const std::vector<Case> &cases() {
       // Chains with three inner dims; short rows of one and two inner dims under a long odd axis (CUDA: the
       // staged rotation of rows), several batches.
       {{33, 5, 7, 129}, 0},
+      // Chains under rows of 32-128 words with 1-3 inner dims above them (CUDA: the rows' chains straddle warps,
+      // or fill them at 32 and 64 words), several batches, an even outer dim, an even and an unshifted dim among
+      // the inner ones.
+      {{9, 11, 45}, 0},
+      {{129, 5, 69}, 0},
+      {{65, 4, 3, 100}, 0},
+      {{7, 6, 32}, 0},
+      {{4, 9, 5, 7, 33}, 0},
+      {{11, 13, 64}, 5},
       {{100003, 5}, 0},
       {{4099, 3, 7}, 0},
       {{7, 9, 11, 13, 15}, 0x16},

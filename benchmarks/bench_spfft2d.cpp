@@ -13,8 +13,9 @@
 //   bench_spfft2d [--cpu] [--device] [--sizes N,N,...] [--families NAME,...] [--repeats N] [--threads T]
 //   bench_spfft2d --stages [--sizes N,N,...] [--repeats N]: the device stages a whole-spectrum method is built
 //   from, on an N x N complex64 half spectrum (no matrix), to size a column pass that writes the output once.
-//   Families: powerlaw, banded, blockdiag, uniform, rectangular, band+scattered. Sizes are the row counts
-//   (rectangular: cols = 3/2 rows); defaults: CPU 512,1024,2048; device 1024,4096,6144,8219,16384,32768.
+//   Families: powerlaw, banded, blockdiag, uniform, rectangular, band+scattered, wide (CPU only unless named).
+//   Sizes n: n x n matrices (rectangular n x 3n/2, wide n/2 x 8n); defaults: CPU 512,1024,2048; device
+//   1024,4096,6144,8219,16384,32768.
 #include <fftw3.h>
 
 #include <algorithm>
@@ -76,9 +77,16 @@ void unique(Matrix &m) {
   }
 }
 
-// The suite's families at n rows (seeded): every one at most 5 % fill.
+// The suite's families at size n (seeded): every one at most 5 % fill. n x n, but rectangular n x 3n/2 and wide
+// n/2 x 8n (four times the cells of n x n).
 Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
-  Matrix m{family, n, family == "rectangular" ? n + n / 2 : n, {}, {}};
+  Matrix m{family,
+           family == "wide" ? std::max<uint64_t>(1, n / 2) : n,
+           family == "rectangular" ? n + n / 2
+           : family == "wide"      ? 8 * n
+                                   : n,
+           {},
+           {}};
   std::mt19937_64 rng(seed);
   auto add = [&](uint64_t r, uint64_t c) {
     m.r.push_back(static_cast<int64_t>(r % m.rows));
@@ -105,6 +113,9 @@ Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
           if (u01(rng) < 0.1) add(i, j);
   } else if (family == "uniform") {  // 0.1 % fill
     const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(n) * static_cast<double>(n));
+    for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
+  } else if (family == "wide") {  // 16 columns a row: 0.1 % fill, uniform
+    const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(m.rows) * static_cast<double>(m.cols));
     for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
   } else if (family == "rectangular") {  // very sparse: 4 per row on average, uniform
     for (uint64_t e = 0; e < 4 * n; ++e) add(any_row(rng), any_col(rng));
@@ -603,9 +614,11 @@ int main(int argc, char **argv) {
   uint64_t tile_rows = 0;
   spfft2d_method method = SPFFT2D_METHOD_AUTO;
   std::string only;
-  const std::vector<std::string> suite_families = {"powerlaw", "banded",      "blockdiag",
-                                                   "uniform",  "rectangular", "band+scattered"};
-  std::vector<std::string> families = suite_families;
+  // The device suite leaves out "wide" (n/2 x 8n): at its sizes the dense peer's arrays reach tens of GB.
+  const std::vector<std::string> suite_families = {"powerlaw",    "banded",         "blockdiag", "uniform",
+                                                   "rectangular", "band+scattered", "wide"};
+  const std::vector<std::string> device_families(suite_families.begin(), suite_families.end() - 1);
+  std::vector<std::string> families;  // --families; empty: each side's suite
   // A matrix's seed from its size and family alone, so that --sizes and --families subsets draw the matrices of
   // the whole suite.
   const auto seed_of = [&](uint64_t base, uint64_t n, const std::string &family) {
@@ -705,7 +718,8 @@ int main(int argc, char **argv) {
     print_header("side");
     Summary s;
     for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{512, 1024, 2048} : sizes)
-      for (const std::string &f : families) run_cpu(make_matrix(f, n, seed_of(1, n, f)), repeats, threads, s);
+      for (const std::string &f : families.empty() ? suite_families : families)
+        run_cpu(make_matrix(f, n, seed_of(1, n, f)), repeats, threads, s);
     s.print("CPU");
   }
 #if SFFT_HAVE_CUDA
@@ -716,7 +730,8 @@ int main(int argc, char **argv) {
     print_header("side");
     Summary s;
     for (uint64_t n : sizes.empty() ? std::vector<uint64_t>{1024, 4096, 6144, 8219, 16384, 32768} : sizes)
-      for (const std::string &f : families) run_device(make_matrix(f, n, seed_of(101, n, f)), repeats, s);
+      for (const std::string &f : families.empty() ? device_families : families)
+        run_device(make_matrix(f, n, seed_of(101, n, f)), repeats, s);
     s.print("device");
   }
 #endif

@@ -114,7 +114,7 @@ Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
   } else if (family == "uniform") {  // 0.1 % fill
     const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(n) * static_cast<double>(n));
     for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
-  } else if (family == "wide") {  // 16 columns a row: 0.1 % fill, uniform
+  } else if (family == "wide") {  // 16 times as many columns as rows, 0.1 % fill, uniform
     const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(m.rows) * static_cast<double>(m.cols));
     for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
   } else if (family == "rectangular") {  // very sparse: 4 per row on average, uniform

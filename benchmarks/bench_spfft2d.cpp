@@ -19,6 +19,7 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -80,13 +81,9 @@ void unique(Matrix &m) {
 // The suite's families at size n (seeded): every one at most 5 % fill. n x n, but rectangular n x 3n/2 and wide
 // n/2 x 8n (four times the cells of n x n).
 Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
-  Matrix m{family,
-           family == "wide" ? std::max<uint64_t>(1, n / 2) : n,
-           family == "rectangular" ? n + n / 2
-           : family == "wide"      ? 8 * n
-                                   : n,
-           {},
-           {}};
+  Matrix m{family, n, n, {}, {}};
+  if (family == "rectangular") m.cols = n + n / 2;
+  if (family == "wide") m.rows = std::max<uint64_t>(1, n / 2), m.cols = 8 * n;
   std::mt19937_64 rng(seed);
   auto add = [&](uint64_t r, uint64_t c) {
     m.r.push_back(static_cast<int64_t>(r % m.rows));
@@ -111,10 +108,7 @@ Matrix make_matrix(const std::string &family, uint64_t n, uint64_t seed) {
       for (uint64_t i = b; i < std::min(n, b + 64); ++i)
         for (uint64_t j = b; j < std::min(n, b + 64); ++j)
           if (u01(rng) < 0.1) add(i, j);
-  } else if (family == "uniform") {  // 0.1 % fill
-    const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(n) * static_cast<double>(n));
-    for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
-  } else if (family == "wide") {  // 16 times as many columns as rows, 0.1 % fill, uniform
+  } else if (family == "uniform" || family == "wide") {  // 0.1 % fill (wide: 16 times as many columns as rows)
     const uint64_t nnz = static_cast<uint64_t>(1e-3 * static_cast<double>(m.rows) * static_cast<double>(m.cols));
     for (uint64_t e = 0; e < nnz; ++e) add(any_row(rng), any_col(rng));
   } else if (family == "rectangular") {  // very sparse: 4 per row on average, uniform
@@ -617,7 +611,9 @@ int main(int argc, char **argv) {
   // The device suite leaves out "wide" (n/2 x 8n): at its sizes the dense peer's arrays reach tens of GB.
   const std::vector<std::string> suite_families = {"powerlaw",    "banded",         "blockdiag", "uniform",
                                                    "rectangular", "band+scattered", "wide"};
-  const std::vector<std::string> device_families(suite_families.begin(), suite_families.end() - 1);
+  std::vector<std::string> device_families;
+  std::copy_if(suite_families.begin(), suite_families.end(), std::back_inserter(device_families),
+               [](const std::string &f) { return f != "wide"; });
   std::vector<std::string> families;  // --families; empty: each side's suite
   // A matrix's seed from its size and family alone, so that --sizes and --families subsets draw the matrices of
   // the whole suite.

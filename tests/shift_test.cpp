@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -481,30 +482,52 @@ TEST(ShiftCuda, InPlaceOddLastAxisUnderShiftedRows) {
   const std::pair<sfft_dtype, std::size_t> f32{SFFT_FLOAT32, 4}, f64{SFFT_FLOAT64, 8}, c64{SFFT_COMPLEX64, 8},
       c128{SFFT_COMPLEX128, 16};
   const std::pair<Shape, std::pair<sfft_dtype, std::size_t>> cases[] = {
-      {{6, 8191}, c64}, {{4, 20001}, f32}, {{2, 12289}, f64},   {{3, 8193}, f32},
-      {{3, 8193}, c64}, {{7, 4099}, f32},  {{5, 3, 4099}, f64}, {{64, 255}, f32},
+      {{6, 8191}, c64},
+      {{4, 20001}, f32},
+      {{2, 12289}, f64},
+      {{3, 8193}, f32},
+      {{3, 8193}, c64},
+      {{7, 4099}, f32},
+      {{5, 3, 4099}, f64},
+      {{64, 255}, f32},
       // A row a block or tile, in groups of rows (pairs.hpp, grouped_batch_row): 10 rows of float64 (the rotation,
       // groups of 2) and 12 rows of complex128 (the tiles, groups of 4), several batches.
-      {{10, 8193}, f64}, {{12, 8193}, c128},
+      {{10, 8193}, f64},
+      {{12, 8193}, c128},
+      // Rows that σ moves (not an involution), 4-byte words in a cluster of blocks a batch on sm_90 (cuda.cu,
+      // RotateRows::cluster): 3 rows over several batches, 7 rows, 6 rows of two outer axes; 8-byte words (the
+      // tiles), and 9 rows (too many rows for a cluster: the tiles).
+      {{3, 65537}, f32},
+      {{7, 40001}, f32},
+      {{2, 3, 20001}, f32},
+      {{5, 16385}, c64},
+      {{3, 33333}, f64},
+      {{9, 4099}, f32},
   };
-  for (const auto &[shape, kind] : cases)
-    for (bool inverse : {false, true}) {
-      const auto [dtype, elem] = kind;
-      const std::size_t bytes = count_of(shape) * elem;
-      auto in = pattern(bytes, 43);
-      auto want = shift_reference(in, shape, 0, elem, inverse);
-      sfft_test::DeviceMemory d(bytes);
-      d.upload(in.data(), bytes);
-      const int rank = static_cast<int>(shape.size());
-      const sfft_status st = inverse ? ifftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts)
-                                     : fftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts);
-      ASSERT_EQ(st, SFFT_SUCCESS) << sfft_last_error();
-      sfft_test::device_synchronize();
-      std::vector<unsigned char> got(bytes);
-      d.download(got.data(), bytes);
-      EXPECT_TRUE(got == want) << shape[0] << " x ... x " << shape.back() << " dtype " << dtype
-                               << (inverse ? " ifftshift" : " fftshift");
-    }
+  for (bool clusters : {true, false}) {
+    // Without: the form for GPUs that have none (one block takes every row of a batch), on this one.
+    std::unique_ptr<sfft_test::ScopedEnv> without;
+    if (!clusters) without = std::make_unique<sfft_test::ScopedEnv>("SFFT_SHIFT_NO_CLUSTERS", "1");
+    SCOPED_TRACE(clusters ? "clusters" : "SFFT_SHIFT_NO_CLUSTERS=1");
+    for (const auto &[shape, kind] : cases)
+      for (bool inverse : {false, true}) {
+        const auto [dtype, elem] = kind;
+        const std::size_t bytes = count_of(shape) * elem;
+        auto in = pattern(bytes, 43);
+        auto want = shift_reference(in, shape, 0, elem, inverse);
+        sfft_test::DeviceMemory d(bytes);
+        d.upload(in.data(), bytes);
+        const int rank = static_cast<int>(shape.size());
+        const sfft_status st = inverse ? ifftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts)
+                                       : fftshift_nd(d.get(), d.get(), rank, shape.data(), 0, dtype, &opts);
+        ASSERT_EQ(st, SFFT_SUCCESS) << sfft_last_error();
+        sfft_test::device_synchronize();
+        std::vector<unsigned char> got(bytes);
+        d.download(got.data(), bytes);
+        EXPECT_TRUE(got == want) << shape[0] << " x ... x " << shape.back() << " dtype " << dtype
+                                 << (inverse ? " ifftshift" : " fftshift");
+      }
+  }
 }
 
 // CPU out of place (x86-64), rows as whole tasks: a thread with 8 MiB or more of rows up to 4 KiB long to write
@@ -1007,8 +1030,8 @@ TEST(ShiftPairKernels, GroupedBlockOrderCoversEveryBatchAndRowOnce) {
 TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
   using namespace sfft::shift;
   const std::vector<Case> layouts = {
-      {{101}, 0},    {{4001}, 0},   {{3, 4001}, 0},   {{3, 401}, 0},
-      {{4, 301}, 3}, {{6, 301}, 3}, {{3, 5, 301}, 0}, {{5, 301}, 2},
+      {{101}, 0},    {{4001}, 0},      {{3, 4001}, 0}, {{3, 401}, 0}, {{4, 301}, 3},
+      {{6, 301}, 3}, {{3, 5, 301}, 0}, {{5, 301}, 2},  {{7, 301}, 0}, {{2, 3, 301}, 0},
   };
   std::mt19937_64 rng(17);
   for (const Case &c : layouts)
@@ -1036,7 +1059,9 @@ TEST(ShiftPairKernels, RotationRangesInAnyOrder) {
               for (int64_t h = 0; h < m; ++h)
                 saved[saved_at(p, k, 0, j) * m + h] = data[boundary_word(p, k, j) * m + h];
           std::vector<char> read(cells, 0), written(cells, 0);
-          const std::size_t rows = p.involution ? 1 : p.O;  // a block's rows, as rotate_outer_kernel takes them
+          // The rows staged before any is written: one where σ is an involution, else every row of the batch (one
+          // block, RotateRows::all, or a cluster of a block a row, RotateRows::cluster: the same loads before stores).
+          const std::size_t rows = p.involution ? 1 : p.O;
           std::vector<std::size_t> blocks(static_cast<std::size_t>(p.batches) * (p.O / rows));
           std::iota(blocks.begin(), blocks.end(), std::size_t{0});
           std::shuffle(blocks.begin(), blocks.end(), rng);

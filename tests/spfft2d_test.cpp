@@ -28,23 +28,11 @@ TEST_P(Spfft2d, BandedOddPrimeAndPowerOfTwoDims) {
   check_matrix(random_matrix(1, 1, 1.0, 11));
 }
 
-// Environment variable `name` set to `value` for the object's life, then unset.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-
- private:
-  const char *name_;
-};
-
 // Lengths with a prime factor above 7 by either route of the CPU's FFTs (SFFT_FFT_ROUTE; unset, each plan times
 // both): DIRECT's tile rows, PRUNED's FFT rows (dense rows) and the column pass of DIRECT_ROWS and PRUNED.
 TEST_P(Spfft2d, PrimeLengthsByEitherFftRoute) {
   for (const char *route : {"fftw", "bluestein"}) {
-    ScopedEnv fixed("SFFT_FFT_ROUTE", route);
+    sfft_test::ScopedEnv fixed("SFFT_FFT_ROUTE", route);
     SCOPED_TRACE(route);
     check_matrix(random_matrix(37, 53, 0.6, 15));
     check_matrix(random_matrix(53, 37, 0.6, 16, true));

@@ -166,12 +166,13 @@ void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex 
 namespace {
 
 // What this process has set on a kernel on one device: its dynamic shared-memory limit and whether it asked for
-// the largest shared-memory carveout.
+// the largest shared-memory carveout; and whether it may be launched in clusters there.
 struct KernelSetting {
   const void *kernel;
   int device;
   std::size_t dynamic_shared;
   bool max_shared_carveout;
+  bool clusters;
 };
 
 std::mutex kernel_settings_lock;  // a lookup and the raise it leads to as one step
@@ -185,7 +186,12 @@ KernelSetting &kernel_setting(const void *kernel) {
     if (s.kernel == kernel && s.device == device) return s;
   cudaFuncAttributes attributes{};
   SFFT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  kernel_settings.push_back({kernel, device, static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes), false});
+  int cluster_launch = 0;
+  SFFT_CUDA_CHECK(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
+  // The device code's own architecture too: a build for older GPUs only runs here from PTX compiled for them.
+  const bool clusters = cluster_launch != 0 && attributes.ptxVersion >= 90;
+  kernel_settings.push_back(
+      {kernel, device, static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes), false, clusters});
   return kernel_settings.back();
 }
 
@@ -206,6 +212,11 @@ void prefer_max_shared_carveout(const void *kernel) {
   SFFT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   s.max_shared_carveout = true;
+}
+
+bool cluster_launch_supported(const void *kernel) {
+  std::lock_guard<std::mutex> hold(kernel_settings_lock);
+  return kernel_setting(kernel).clusters;
 }
 
 unsigned grid_for(std::size_t n, unsigned block) {

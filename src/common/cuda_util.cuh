@@ -246,6 +246,30 @@ void launch_overlapped(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStr
   launch_overlapped_shared(kernel, grid, block, 0, stream, std::forward<Args>(args)...);
 }
 
+// Whether `kernel` may be launched in thread-block clusters on the current device: the device launches them
+// (sm_90 on) and the kernel's code was compiled for such a device (remembered per kernel and device).
+bool cluster_launch_supported(const void *kernel);
+
+// Launches `kernel` on `stream` in clusters of `cluster` blocks along x (`grid` a multiple of it), with
+// `shared_bytes` of dynamic shared memory a block. Only where cluster_launch_supported(kernel).
+template <class... Params, class... Args>
+void launch_clusters(void (*kernel)(Params...), unsigned grid, unsigned block, unsigned cluster,
+                     std::size_t shared_bytes, cudaStream_t stream, Args &&...args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  SFFT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+}
+
 #if defined(__CUDACC__)
 // First statement of a kernel started with launch_overlapped(): waits until the previous kernel on the
 // stream has finished and its writes are visible.

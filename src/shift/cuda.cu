@@ -22,6 +22,7 @@
 
 #include "common/backend.hpp"
 #include "common/cuda_util.cuh"
+#include "common/env.hpp"
 #include "shift/orbits.hpp"
 #include "shift/pairs.hpp"
 #include "shift/shift.hpp"
@@ -931,44 +932,68 @@ __device__ void place_saved_word(uint32_t *stage, const RotateRange &r, bool rev
 // layout merged away; O > 1: e.g. 8192x8191, or 3x(2^25+1) where the long axis is the one split). Element o's
 // lane-1 range moves into row σ o and its lane-0 range comes from row σ^-1 o, each still one contiguous range.
 // Where σ is an involution (always where O = 1) a block takes one (batch, o): its ranges are read and written by
-// no other block. Otherwise lane 1 of (k, o) overwrites words that lane 0 of (k, σ^2 o) reads, so a block takes
-// the batch for every o (at most kRotateOuterMaxRows), its 2 O ranges staged before one barrier; there only for
-// 4-byte words. H200, same call against the tiles, two rounds, % of a device copy: 8192x8191 float64 /
-// complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7; 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9, but
-// float64 / complex64 75-77 -> 71-71.5 (4 KiB ranges for its 3 rows: 54-55 / 58-59). Several rows' ranges are
-// worked out once a block (with σ's images then taking 64-bit divisions, repeated by every thread at every use
-// the kernel ran 65 % on 8192x8191 float64); one row's by every thread in registers, which keeps the 1-D arrays
-// at 88-92 % (a barrier first cost them 1-4 points).
+// no other block (RotateRows::one). Otherwise lane 1 of (k, o) overwrites words that lane 0 of (k, σ^2 o) reads,
+// so the batch's reads of every row must precede its writes, and only 4-byte words take it: on sm_90 a cluster
+// of O blocks takes the batch, a block a row, and they meet at the cluster's barrier (RotateRows::cluster,
+// O <= kRotateClusterMaxRows); before sm_90 one block takes the batch for every o (RotateRows::all,
+// O <= kRotateOuterMaxRows), its 2 O ranges staged before one barrier. H200, same call against the tiles, two
+// rounds, % of a device copy: 8192x8191 float64 / complex64 74.6-75.6 / 72.7-74.1 -> 81.1-81.6 / 80.5-80.7;
+// 3x(2^25+1) float32 52.8-53.3 -> 64.6-64.9 with one block for the 3 rows (RotateRows::all), but float64 /
+// complex64 75-77 -> 71-71.5 (4 KiB ranges for its 3 rows: 54-55 / 58-59). H100, clusters against the form
+// without, two rounds: 3x(2^25+1) float32 74.4-75.5 -> 85.2-86.1, 7x(2^23+1) float32 (tiles) 77.3-78.0 ->
+// 80.2-80.7; but the 8-byte words there lose to the tiles (float64 92.4-92.7 -> 85.5-86.7 and 85.5-86.1 ->
+// 79.3-79.6), so they keep them. Where one block takes several rows their ranges are worked out once a block, in shared
+// memory (with σ's images then taking 64-bit divisions, repeated by every thread at every use the kernel ran 65 %
+// on 8192x8191 float64); a block of one row works its ranges out in every thread, in registers, which keeps the
+// 1-D arrays at 88-92 % (a barrier first cost them 1-4 points).
 constexpr std::size_t kRotateOuterMaxRows = 3;
+constexpr std::size_t kRotateClusterMaxRows = 8;  // the portable cluster size
 constexpr std::size_t kRotateOuterMinRangeBytes = 2048;  // shorter rows (O > 1) take the tiles
 
-template <class Word, bool OneRow>
+enum class RotateRows { one, all, cluster };
+
+// Every thread of the cluster arrives, then waits for all others; global and shared accesses before it (the
+// stage's landed copies included) are ordered before those after it in every block of the cluster.
+__device__ __forceinline__ void cluster_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();  // launched as clusters only where the device supports them (sm_90 on)
+#endif
+}
+
+template <class Word, RotateRows Rows>
 __global__ void __launch_bounds__(kBlock)
     rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned group_log2,
                   unsigned stage_cells) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
   constexpr int64_t m = sizeof(Word) / 4;
+  constexpr bool kOneRowABlock = Rows != RotateRows::all;
   extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
   auto *data = reinterpret_cast<uint32_t *>(words);
-  // Several rows a block: all O of them, a block per batch.
-  const BatchRow at =
-      OneRow ? grouped_batch_row(blockIdx.x, static_cast<unsigned>(p.batches), group_log2) : BatchRow{blockIdx.x, 0};
+  BatchRow at{blockIdx.x, 0};  // RotateRows::all: a block per batch, taking every row
+  if constexpr (Rows == RotateRows::one) {
+    at = grouped_batch_row(blockIdx.x, static_cast<unsigned>(p.batches), group_log2);
+  } else if constexpr (Rows == RotateRows::cluster) {  // a cluster per batch, block rank = row
+    at.batch = blockIdx.x / rows;
+    at.row = blockIdx.x - static_cast<unsigned>(at.batch) * rows;
+  }
   const int64_t k = at.batch;
   const unsigned o0 = at.row;
   // One row: every thread works its ranges out in registers. Several: once a block, in shared memory.
-  __shared__ RotateRanges shared_ranges[OneRow ? 1 : kRotateOuterMaxRows];
+  __shared__ RotateRanges shared_ranges[kOneRowABlock ? 1 : kRotateOuterMaxRows];
   RotateRanges one{};
-  if constexpr (OneRow) {
+  if constexpr (kOneRowABlock) {
     one = rotate_ranges(p, k, o0, m);
   } else {
     if (threadIdx.x < rows) shared_ranges[threadIdx.x] = rotate_ranges(p, k, o0 + threadIdx.x, m);
     __syncthreads();
   }
   const auto ranges = [&](unsigned j) -> const RotateRanges & {
-    if constexpr (OneRow) return one;
+    if constexpr (kOneRowABlock) return one;
     return shared_ranges[j];
   };
-  const unsigned count = OneRow ? 1 : rows;
+  const unsigned count = kOneRowABlock ? 1 : rows;
   for (unsigned j = 0; j < count; ++j) {
     stage_range(data, ranges(j).r1, stage + 2 * j * stage_cells);
     stage_range(data, ranges(j).r0, stage + (2 * j + 1) * stage_cells);
@@ -981,7 +1006,11 @@ __global__ void __launch_bounds__(kBlock)
     if (r.saved1_at >= 0) place_saved_word(stage + 2 * j * stage_cells, r.r1, p.rev, saved + r.saved1_at);
     if (r.saved0_at >= 0) place_saved_word(stage + (2 * j + 1) * stage_cells, r.r0, p.rev, saved + r.saved0_at);
   }
-  __syncthreads();  // every word this block overwrites has been read, and the stages are complete
+  // Every word the block (the cluster) overwrites has been read, and the stages are complete.
+  if constexpr (Rows == RotateRows::cluster)
+    cluster_barrier();
+  else
+    __syncthreads();
   for (unsigned j = 0; j < count; ++j) {
     write_range(data, ranges(j).r1, stage + 2 * j * stage_cells);
     write_range(data, ranges(j).r0, stage + (2 * j + 1) * stage_cells);
@@ -1087,16 +1116,27 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
   PairPlan p = make_pair_plan(l, kMaxOuterBlock);
   // An odd axis of 4- or 8-byte words in 16-byte aligned data: alone, over single words or rows of fewer than
   // kChainWords words, the staged rotation (of words, of rows); under rows that σ swaps or, for 4-byte words,
-  // moves among at most kRotateOuterMaxRows, over single words, the rotation over rows; else chains or tiles.
+  // moves among at most kRotateClusterMaxRows (in clusters; without them among at most kRotateOuterMaxRows), over
+  // single words, the rotation over rows; else chains or tiles.
   const bool aligned = (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
   const bool rotation_rows = sizeof(Word) <= 8 && p.O == 1 && p.S > 1 && p.S < kChainWords && aligned;
-  const std::size_t rotate_rows_per_block = p.involution ? 1 : p.O;
+  // SFFT_SHIFT_NO_CLUSTERS=1 (diagnostics: tests, A/B runs) takes the form without clusters on any device.
+  bool clusters = false;
+  if constexpr (sizeof(Word) == 4)
+    if (!p.involution && p.S == 1 && p.O <= kRotateClusterMaxRows)
+      clusters =
+          cuda::cluster_launch_supported(reinterpret_cast<const void *>(rotate_kernel<Word, RotateRows::cluster>)) &&
+          !env_flag("SFFT_SHIFT_NO_CLUSTERS");
+  const RotateRows rotate_rows = p.involution                                ? RotateRows::one
+                                 : p.O <= kRotateClusterMaxRows && clusters ? RotateRows::cluster
+                                                                            : RotateRows::all;
   const bool rotation =
       sizeof(Word) <= 8 && p.S == 1 && aligned &&
       (p.O == 1 ||
-       ((rotate_rows_per_block == 1 || (sizeof(Word) == 4 && rotate_rows_per_block <= kRotateOuterMaxRows)) &&
+       ((rotate_rows != RotateRows::all || (sizeof(Word) == 4 && p.O <= kRotateOuterMaxRows)) &&
         static_cast<std::size_t>(p.lo) * sizeof(Word) >= kRotateOuterMinRangeBytes));
-  // Each of rotate_kernel's ranges: 16 KiB, 8 KiB where the block takes several rows.
+  // Each of rotate_kernel's ranges: 16 KiB, 8 KiB where a block takes several rows.
+  const std::size_t rotate_rows_per_block = rotate_rows == RotateRows::all ? p.O : 1;
   const std::size_t rotate_range_bytes = rotate_rows_per_block == 1 ? kRotateBatchBytes : kRotateBatchBytes / 2;
   const bool chains = !rotation && p.involution && p.S >= kChainWords;
   const std::size_t tile_elements = kTileElements;
@@ -1128,10 +1168,21 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
       const unsigned stage_cells = rotate_stage_cells(rotate_range_bytes);
       const std::size_t stage_bytes = 2 * rotate_rows_per_block * stage_cells * sizeof(uint32_t);
-      const auto kernel = rotate_rows_per_block == 1 ? rotate_kernel<Word, true> : rotate_kernel<Word, false>;
+      const auto rows = static_cast<unsigned>(rotate_rows_per_block);
+      if constexpr (sizeof(Word) == 4) {
+        if (rotate_rows == RotateRows::cluster) {
+          const auto kernel = rotate_kernel<Word, RotateRows::cluster>;
+          cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
+          cuda::launch_clusters(kernel, static_cast<unsigned>(blocks), kBlock, static_cast<unsigned>(p.O),
+                                stage_bytes, stream, data, saved, p, static_cast<unsigned>(p.O), 0u, stage_cells);
+          return;
+        }
+      }
+      const auto kernel = rotate_rows == RotateRows::one ? rotate_kernel<Word, RotateRows::one>
+                                                         : rotate_kernel<Word, RotateRows::all>;
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
-      kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(
-          data, saved, p, static_cast<unsigned>(rotate_rows_per_block), row_group_log2(p.O), stage_cells);
+      kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(data, saved, p, rows, row_group_log2(p.O),
+                                                                           stage_cells);
       SFFT_CUDA_CHECK_LAUNCH();
     }
     return;

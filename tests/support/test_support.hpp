@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,6 +87,19 @@ class TempFile {
 
  private:
   std::string path_;
+};
+
+// Environment variable `name` set to `value` for the object's life, then unset (also when a test fails): the
+// library's diagnostic switches (src/common/env.hpp).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+ private:
+  const char *name_;
 };
 
 // The path TempFile would use for `name`, for files a test makes itself (FIFOs) or expects to be absent.

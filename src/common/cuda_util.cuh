@@ -279,6 +279,15 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 #endif
 }
 
+// In a kernel followed by one started with launch_overlapped(): lets that kernel's blocks be scheduled from now
+// on (each still waits in wait_for_previous_kernel() until this kernel has finished), instead of from this
+// kernel's end.
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 // Starts bringing the line holding p into the L1, without waiting: a later load from the same SM then hits it.
 __device__ __forceinline__ void prefetch_to_l1(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 #endif

@@ -585,6 +585,7 @@ __device__ __forceinline__ uint4 funnel(uint4 a, uint4 b, unsigned sh) {
 // 29x31x37x41x43: in place at 2.7-4.3 % of copy instead of 57-62 %, H100.)
 template <class Word>
 __global__ void save_boundaries_kernel(Word *__restrict__ saved, const Word *__restrict__ data, PairPlan p) {
+  cuda::let_next_kernel_start();
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < p.scratch_words;
        j += threads) {
@@ -790,6 +791,7 @@ __global__ void __launch_bounds__(Threads)
   extern __shared__ __align__(16) unsigned char ring_bytes[];
   auto *ring = reinterpret_cast<Word *>(ring_bytes);
   std::size_t g = 0;
+  cuda::wait_for_previous_kernel();  // the boundary slabs are saved
   AsyncStage<Word, kChainRing, Threads> stage{ring + threadIdx.x};
   if (chain_of_thread(lanes, blockIdx.x * static_cast<std::size_t>(Threads) + threadIdx.x, g))
     chain_walk<Word, D, Inner, G, kChainRing>(data, saved, p, g, stage);
@@ -814,6 +816,7 @@ struct PairTiles {
 template <class Word>
 __global__ void __launch_bounds__(kBlock)
     tile_kernel(Word *data, const Word *__restrict__ saved, PairPlan plan, PairTiles tiles) {
+  cuda::wait_for_previous_kernel();  // the boundary slabs are saved
   __shared__ __align__(16) unsigned char plan_bytes[sizeof(PairPlan)];
   __shared__ std::size_t outer_back[kMaxTileOuter];  // σ^-1 o
   __shared__ int64_t own[kMaxTileOuter], to1[kMaxTileOuter], from0[kMaxTileOuter];
@@ -967,6 +970,7 @@ __global__ void __launch_bounds__(kBlock)
     rotate_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, unsigned rows, unsigned group_log2,
                   unsigned stage_cells) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
+  cuda::wait_for_previous_kernel();  // the boundary slabs are saved
   constexpr int64_t m = sizeof(Word) / 4;
   constexpr bool kOneRowABlock = Rows != RotateRows::all;
   extern __shared__ __align__(16) uint32_t stage[];  // ranges 1 and 0 of each of the block's rows
@@ -1027,6 +1031,7 @@ template <class Word>
 __global__ void __launch_bounds__(kBlock)
     rotate_rows_kernel(Word *words, const Word *__restrict__ saved, PairPlan p, FastDiv32 by_row) {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "16-byte words move whole vectors in the tile kernel");
+  cuda::wait_for_previous_kernel();  // the boundary slabs are saved
   constexpr int64_t m = sizeof(Word) / 4;  // 32-bit cells per word
   __shared__ __align__(16) uint32_t stage1[rotate_stage_cells(kRotateBatchBytes)],
       stage0[rotate_stage_cells(kRotateBatchBytes)];
@@ -1098,8 +1103,7 @@ void launch_chains(Word *data, const Word *saved, const PairPlan &p, const Chain
   cuda::prefer_max_shared_carveout(reinterpret_cast<const void *>(kernel));
   cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), ring_bytes);
   const auto blocks = static_cast<unsigned>((lanes.threads + Threads - 1) / Threads);
-  kernel<<<blocks, Threads, ring_bytes, stream>>>(data, saved, p, lanes);
-  SFFT_CUDA_CHECK_LAUNCH();
+  cuda::launch_overlapped_shared(kernel, blocks, Threads, ring_bytes, stream, data, saved, p, lanes);
 }
 
 // Batches until about 2^20 chains run (a few per resident thread slot), at most n / 32 of them: scratch stays
@@ -1181,9 +1185,8 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
       const auto kernel = rotate_rows == RotateRows::one ? rotate_kernel<Word, RotateRows::one>
                                                          : rotate_kernel<Word, RotateRows::all>;
       cuda::allow_dynamic_shared(reinterpret_cast<const void *>(kernel), stage_bytes);
-      kernel<<<static_cast<unsigned>(blocks), kBlock, stage_bytes, stream>>>(data, saved, p, rows, row_group_log2(p.O),
-                                                                           stage_cells);
-      SFFT_CUDA_CHECK_LAUNCH();
+      cuda::launch_overlapped_shared(kernel, static_cast<unsigned>(blocks), kBlock, stage_bytes, stream, data, saved, p,
+                                     rows, row_group_log2(p.O), stage_cells);
     }
     return;
   }
@@ -1191,16 +1194,15 @@ void pair_in_place(Word *data, const Layout &l, cudaStream_t stream) {
     if constexpr (sizeof(Word) <= 8) {
       if (p.batches > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place batch grid");
       const FastDiv32 by_row(static_cast<uint32_t>(p.S * (sizeof(Word) / 4)));
-      rotate_rows_kernel<Word><<<static_cast<unsigned>(p.batches), kBlock, 0, stream>>>(data, saved, p, by_row);
-      SFFT_CUDA_CHECK_LAUNCH();
+      cuda::launch_overlapped(rotate_rows_kernel<Word>, static_cast<unsigned>(p.batches), kBlock, stream, data, saved,
+                              p, by_row);
     }
     return;
   }
   if (!chains) {
     const std::size_t blocks = static_cast<std::size_t>(p.batches) * tiles.outer_tiles;
     if (blocks > INT32_MAX) fail(SFFT_ERROR_UNSUPPORTED, "shift: array too large for the in-place tile grid");
-    tile_kernel<Word><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(data, saved, p, tiles);
-    SFFT_CUDA_CHECK_LAUNCH();
+    cuda::launch_overlapped(tile_kernel<Word>, static_cast<unsigned>(blocks), kBlock, stream, data, saved, p, tiles);
     return;
   }
   const ChainLanes lanes = make_chain_lanes(p);

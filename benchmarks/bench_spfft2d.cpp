@@ -19,7 +19,6 @@
 #include <fftw3.h>
 
 #include <algorithm>
-#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -27,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>

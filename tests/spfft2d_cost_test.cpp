@@ -64,11 +64,14 @@ SparseColumns columns(const Coo &m) {
   return build_columns(m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(), nullptr, "spfft2d_cost_test");
 }
 
-MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8) {
+MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8, double memory_time_scale = 1.0) {
   Layout one(m.rows, m.cols);
   one.tile = one.half + 1;
-  return estimate_costs(m, one, CostBackend::Cuda, complex_bytes);
+  return estimate_costs(m, one, CostBackend::Cuda, complex_bytes, memory_time_scale);
 }
+
+// The H100's peak memory bandwidth as cuda::memory_bandwidth reports it (memory clock 2619 MHz, 5120-bit bus).
+constexpr double kH100Bandwidth = 2.0 * 2619e6 * 5120 / 8;
 
 struct Pick {
   std::string family;
@@ -76,6 +79,7 @@ struct Pick {
   spfft2d_method expected;
   // Measured times (ms; H100 unless marked H200) of the best method and the next best, for the record.
   const char *measured;
+  double bandwidth = 0;  // the GPU's memory bandwidth (bytes/s) the pick is for; 0: the fitting GPU's
 };
 
 class Spfft2dCost : public ::testing::TestWithParam<Pick> {};
@@ -83,7 +87,7 @@ class Spfft2dCost : public ::testing::TestWithParam<Pick> {};
 TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
   const Pick &p = GetParam();
   const SparseColumns m = columns(make(p.family, p.n, 101));
-  const MethodCosts c = whole_costs(m);
+  const MethodCosts c = whole_costs(m, 8, memory_time_scale(p.bandwidth));
   EXPECT_STREQ(method_name(c.cheapest()), method_name(p.expected))
       << p.family << " " << m.rows << "x" << m.cols << " (measured: " << p.measured << "): direct " << c.direct * 1e-6
       << " ms, direct_rows " << c.direct_rows * 1e-6 << ", dense " << c.dense * 1e-6 << ", pruned " << c.pruned * 1e-6;
@@ -106,13 +110,47 @@ INSTANTIATE_TEST_SUITE_P(
         Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 1.74, direct_rows 3.66, dense 8.48"},
         Pick{"band+scattered", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 1.96, direct_rows 4.82"},
         // 1.5 n columns (2^a 3): cuFFT's 2-D R2C is 2.4x the square one for 1.5x the points.
-        Pick{"rectangular", 16384, SPFFT2D_METHOD_PRUNED, "pruned 3.08, one-tile direct 3.17-3.20, dense 6.36; H200: pruned 2.06, direct 3.78, dense 4.92"}),
+        Pick{"rectangular", 16384, SPFFT2D_METHOD_PRUNED,
+             "pruned 3.08, one-tile direct 3.17-3.20, dense 6.36; H200: pruned 2.06, direct 3.78, dense 4.92"},
+        // At the H100's bandwidth (2026-12-06; AUTO had run DENSE at power-law 4096^2, and the memory scale
+        // without the refit's per_col_term DIRECT at power-law 12000^2).
+        Pick{"powerlaw", 4096, SPFFT2D_METHOD_PRUNED, "pruned 0.164, dense 0.186", kH100Bandwidth},
+        Pick{"powerlaw", 12000, SPFFT2D_METHOD_DENSE, "dense 2.34, direct 3.13", kH100Bandwidth},
+        Pick{"uniform", 12000, SPFFT2D_METHOD_DENSE, "dense 2.35, direct 2.58", kH100Bandwidth},
+        Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.50, dense 2.65", kH100Bandwidth},
+        Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.01, direct_rows 3.62", kH100Bandwidth}),
     [](const ::testing::TestParamInfo<Pick> &info) {
-      std::string s = info.param.family + "_" + std::to_string(info.param.n);
+      std::string s =
+          info.param.family + "_" + std::to_string(info.param.n) + (info.param.bandwidth > 0 ? "_h100" : "");
       for (char &ch : s)
         if (ch == '+') ch = '_';
       return s;
     });
+
+// The memory terms follow the GPU's bandwidth: DENSE (memset, scatter, cuFFT: all memory) slows by nearly the
+// scale, PRUNED on power-law rows (much of it the four-step generation, arithmetic) by less (H100 against H200,
+// measured at 16384^2: DENSE 1.31 times, PRUNED 1.12); the CPU ignores the scale.
+TEST(Spfft2dCostTerms, CudaMemoryTermsFollowTheBandwidth) {
+  EXPECT_DOUBLE_EQ(memory_time_scale(0), 1.0) << "unknown bandwidth";
+  EXPECT_DOUBLE_EQ(memory_time_scale(1e9), 4.0) << "clamped";
+  EXPECT_DOUBLE_EQ(memory_time_scale(1e15), 0.25) << "clamped";
+  const double h100 = memory_time_scale(kH100Bandwidth);
+  EXPECT_GT(h100, 1.3);
+  EXPECT_LT(h100, 1.6);
+  const SparseColumns m = columns(make("powerlaw", 16384, 101));
+  const MethodCosts fit = whole_costs(m), slower = whole_costs(m, 8, 2.0);
+  EXPECT_GT(slower.dense / fit.dense, 1.9);
+  EXPECT_LE(slower.dense / fit.dense, 2.0);
+  EXPECT_GT(slower.pruned / fit.pruned, 1.2);
+  EXPECT_LT(slower.pruned / fit.pruned, slower.dense / fit.dense - 0.2);
+  Layout one(m.rows, m.cols);
+  one.tile = one.half + 1;
+  const MethodCosts cpu = estimate_costs(m, one, CostBackend::Cpu, 8),
+                    cpu_scaled = estimate_costs(m, one, CostBackend::Cpu, 8, 2.0);
+  EXPECT_EQ(cpu.dense, cpu_scaled.dense);
+  EXPECT_EQ(cpu.pruned, cpu_scaled.pruned);
+  EXPECT_EQ(cpu.direct, cpu_scaled.direct);
+}
 
 // The CPU model (the development host, bench_spfft2d --cpu, 2 threads, 2026-11-30): where the spectrum leaves the
 // caches, PRUNED (each row built in cache and written once, the columns through buffers) beat DENSE (zero fill,

@@ -219,6 +219,16 @@ bool cluster_launch_supported(const void *kernel) {
   return kernel_setting(kernel).clusters;
 }
 
+double memory_bandwidth(int device) {
+  int clock_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 2.0 * 1e3 * clock_khz * bus_bits / 8.0;
+}
+
 unsigned grid_for(std::size_t n, unsigned block) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||

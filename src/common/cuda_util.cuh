@@ -209,6 +209,10 @@ void exec_c2c(const CufftPlan &plan, cufftDoubleComplex *in, cufftDoubleComplex 
 // Grid size for a grid-stride loop over `n` items, capped to fill the device a few times over.
 unsigned grid_for(std::size_t n, unsigned block);
 
+// `device`'s peak memory bandwidth in bytes/s from its memory clock and bus width (2 transfers a clock), or 0
+// where the runtime does not report them.
+double memory_bandwidth(int device);
+
 // Raises `kernel`'s dynamic shared memory limit on the current device to at least `bytes`, never lowering it.
 // The limit belongs to the function, process-wide: set to each launch's own size, a smaller launch's setting
 // (another thread's, or another plan's made later) made a larger launch fail with an invalid argument.

@@ -245,7 +245,18 @@ struct CostConstants {
 // single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4, 2.1, 2.6, 1.5e4, 2.2, 5.0e3, 3.0e4, 3.15e-4, 0.75, 1.85};
+// Device refit (2026-12-06) on the H200 table above (2026-12-01) and an H100 table of the same code and matrices
+// (2026-12-06): from 4096^2 up the H100 ran DENSE 1.14-1.36 times and PRUNED 1.09-1.45 times slower than the H200
+// (a copy 1.24-1.43 times), so the memory terms scale by memory_time_scale, pass 1's write overlaps the four-step
+// generation (PRUNED below), and per_col_term is 8.3e-4 (was 3.7e-4: DIRECT's estimate of the power-law matrices
+// had been 0.44-0.98 of the H200's time, its column sums over their hub columns). AUTO then picks the measured best
+// method on all 42 matrices of both tables, for H100 scales from 1.24 to 1.6 (before: at most 1.07 and 1.13 times the
+// best; the scale alone left power-law 12000^2 on the H100 at 1.34, picking DIRECT); per_col_term 6.3e-4 to 9.3e-4 kept
+// every pick within 1.03 of the best. The bandwidth the CUDA constants' memory terms were fitted at: the H200's
+// (cuda::memory_bandwidth there).
+constexpr double kCudaFitBandwidth = 4.8e12;
+constexpr CostConstants kCudaCosts{2.1e-3, 8.3e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
+                                   1.5e4,  2.2,    5.0e3,  3.0e4,  3.15e-4, 0.75, 1.85};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
@@ -341,6 +352,8 @@ constexpr double kFourStepImbalance = 2.0;
 // With an even column count a nonzero's twiddle for column v also serves column C/2 - v (two additions):
 // about 5.4 instructions per column and nonzero instead of 7.9.
 constexpr double kFourStepMirror = 0.7;
+// Pass 1 generates its rows while its earlier rows' stores drain, so its time is the larger of the generation and
+// its write (a third of the passes' traffic; the device refit, above). Before that the two were summed.
 // The two passes' time in units of streaming the output once (per_byte), with per_gen_term and kFourStepFixed
 // fitted on the H200 (2026-11-30, bench_spfft2d --device, the 30 power-of-two matrices of 1024^2 to 16384^2: the
 // passes with 256-byte column tiles, pass 2's tiles aligned, shared twiddle tables, 32-bit phase products, runs
@@ -496,14 +509,24 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, 
   return out;
 }
 
-MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend,
-                           std::size_t complex_bytes) {
-  return estimate_costs(m, tiled, backend, complex_bytes, pruned_shape(m, backend));
+MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
+                           double memory_time_scale) {
+  return estimate_costs(m, tiled, backend, complex_bytes, pruned_shape(m, backend), memory_time_scale);
+}
+
+double memory_time_scale(double bytes_per_second) {
+  if (!(bytes_per_second > 0)) return 1.0;
+  return std::clamp(kCudaFitBandwidth / bytes_per_second, 0.25, 4.0);
 }
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
-                           const PrunedShape &shape) {
-  const CostConstants &k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
+                           const PrunedShape &shape, double memory_time_scale) {
+  CostConstants k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
+  if (backend == CostBackend::Cuda) {
+    k.per_byte *= memory_time_scale;
+    k.per_fft_point *= memory_time_scale;
+    k.per_row_fft_point *= memory_time_scale;
+  }
   const double scale = static_cast<double>(complex_bytes) / 8.0;
   const double R = static_cast<double>(m.rows), C = static_cast<double>(m.cols), W = static_cast<double>(tiled.width);
   const double H = static_cast<double>(tiled.half + 1), nnz = static_cast<double>(m.nnz());
@@ -572,9 +595,10 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     // passes' traffic (one write, one read and rewrite: 3 output sizes, measured as kFourStepPasses).
     const double mirror = m.cols % 2 == 0 ? kFourStepMirror : 1.0;
     const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape, complex_bytes);
+    const double passes = kFourStepPasses * k.per_byte * E * R * W;
     c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
-               F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + generation +
-               kFourStepPasses * k.per_byte * E * R * W + kFourStepFixed;
+               F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + std::max(generation, passes / 3) +
+               2 * passes / 3 + kFourStepFixed;
   }
   return c;
 }

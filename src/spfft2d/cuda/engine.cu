@@ -122,7 +122,8 @@ void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
   // AUTO's whole spectrum in device memory may take DIRECT as one tile: cost it that way.
   Layout one = layout_;
   one.tile = layout_.half + 1;
-  spfft2d_method whole_auto = estimate_costs(*m_, one, CostBackend::Cuda, cb).cheapest();
+  spfft2d_method whole_auto =
+      estimate_costs(*m_, one, CostBackend::Cuda, cb, memory_time_scale(cuda::memory_bandwidth(device_))).cheapest();
   if (is_whole_method(method)) {
     workspace_.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     plan_whole(method);

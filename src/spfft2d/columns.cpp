@@ -252,8 +252,9 @@ struct CostConstants {
 // had been 0.44-0.98 of the H200's time, its column sums over their hub columns). AUTO then picks the measured best
 // method on all 42 matrices of both tables, for H100 scales from 1.24 to 1.6 (before: at most 1.07 and 1.13 times the
 // best; the scale alone left power-law 12000^2 on the H100 at 1.34, picking DIRECT); per_col_term 6.3e-4 to 9.3e-4 kept
-// every pick within 1.03 of the best. The bandwidth the CUDA constants' memory terms were fitted at: the H200's
-// (cuda::memory_bandwidth there).
+// every pick within 1.03 of the best. kCudaFitBandwidth: the bandwidth the CUDA constants' memory terms were fitted
+// at, the H200's as NVIDIA states it (4.8 TB/s; the H100 reports 3.352e12 to cuda::memory_bandwidth, its stated
+// 3.35 TB/s). Were the H200 to report up to 4.92e12, AUTO there stays within 1.07 of the best on the H200 table.
 constexpr double kCudaFitBandwidth = 4.8e12;
 constexpr CostConstants kCudaCosts{2.1e-3, 8.3e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
                                    1.5e4,  2.2,    5.0e3,  3.0e4,  3.15e-4, 0.75, 1.85};

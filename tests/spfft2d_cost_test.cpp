@@ -112,11 +112,12 @@ INSTANTIATE_TEST_SUITE_P(
         // 1.5 n columns (2^a 3): cuFFT's 2-D R2C is 2.4x the square one for 1.5x the points.
         Pick{"rectangular", 16384, SPFFT2D_METHOD_PRUNED,
              "pruned 3.08, one-tile direct 3.17-3.20, dense 6.36; H200: pruned 2.06, direct 3.78, dense 4.92"},
-        // At the H100's bandwidth (2026-12-06; AUTO had run DENSE at power-law 4096^2, and the memory scale
-        // without the refit's per_col_term DIRECT at power-law 12000^2).
+        // At the H100's bandwidth (2026-12-06): PRUNED's generation overlapping its write (AUTO had run DENSE at
+        // power-law 4096^2); the one-tile DIRECT at 6144^2 (a per_col_term fitted to the suite's tiled DIRECT
+        // times had sent these to DENSE).
         Pick{"powerlaw", 4096, SPFFT2D_METHOD_PRUNED, "pruned 0.164, dense 0.186", kH100Bandwidth},
-        Pick{"powerlaw", 12000, SPFFT2D_METHOD_DENSE, "dense 2.34, direct 3.13", kH100Bandwidth},
-        Pick{"uniform", 12000, SPFFT2D_METHOD_DENSE, "dense 2.35, direct 2.58", kH100Bandwidth},
+        Pick{"banded", 6144, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.313, dense 0.673", kH100Bandwidth},
+        Pick{"uniform", 6144, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.316, dense 0.674", kH100Bandwidth},
         Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.50, dense 2.65", kH100Bandwidth},
         Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.01, direct_rows 3.62", kH100Bandwidth}),
     [](const ::testing::TestParamInfo<Pick> &info) {

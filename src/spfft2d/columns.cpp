@@ -245,18 +245,17 @@ struct CostConstants {
 // single one (banded and band+scattered rows are runs). per_term, per_byte, per_fft_point, per_row_fft_point,
 // per_gen_term and kFourStepFixed were searched for the smallest worst AUTO / best explicit time (1.23 on the
 // H200 suite, 1.02 on the H100 table of 2026-11-25, which it was not fitted to; before: 1.62 and 1.27).
-// Device refit (2026-12-06) on the H200 table above (2026-12-01) and an H100 table of the same code and matrices
-// (2026-12-06): from 4096^2 up the H100 ran DENSE 1.14-1.36 times and PRUNED 1.09-1.45 times slower than the H200
-// (a copy 1.24-1.43 times), so the memory terms scale by memory_time_scale, pass 1's write overlaps the four-step
-// generation (PRUNED below), and per_col_term is 8.3e-4 (was 3.7e-4: DIRECT's estimate of the power-law matrices
-// had been 0.44-0.98 of the H200's time, its column sums over their hub columns). AUTO then picks the measured best
-// method on all 42 matrices of both tables, for H100 scales from 1.24 to 1.6 (before: at most 1.07 and 1.13 times the
-// best; the scale alone left power-law 12000^2 on the H100 at 1.34, picking DIRECT); per_col_term 6.3e-4 to 9.3e-4 kept
-// every pick within 1.03 of the best. kCudaFitBandwidth: the bandwidth the CUDA constants' memory terms were fitted
-// at, the H200's as NVIDIA states it (4.8 TB/s; the H100 reports 3.352e12 to cuda::memory_bandwidth, its stated
-// 3.35 TB/s). Were the H200 to report up to 4.92e12, AUTO there stays within 1.07 of the best on the H200 table.
+// Device scale (2026-12-06), from the H200 table above (2026-12-01) and H100 tables of the same code and
+// matrices: from 4096^2 up the H100 ran DENSE 1.14-1.36 times and PRUNED 1.09-1.45 times slower than the H200 (a
+// copy 1.24-1.43 times), so the memory terms scale by memory_time_scale, and pass 1's write overlaps the four-step
+// generation (PRUNED below). AUTO then runs, on the H100 suite, the fastest method or one within 1.04 of it
+// (power-law 4096^2 had run DENSE, 1.14 times PRUNED's time). A per_col_term of 8.3e-4 had fitted both suites'
+// picks (their DIRECT columns tiled, slower than the one tile AUTO runs) but sent banded, block-diagonal and
+// uniform 6144^2 to DENSE at twice the one-tile DIRECT's time; 3.7e-4 kept. kCudaFitBandwidth: the bandwidth the
+// CUDA constants' memory terms were fitted at, the H200's as NVIDIA states it (4.8 TB/s; the H100 reports 3.352e12
+// to cuda::memory_bandwidth, its stated 3.35 TB/s).
 constexpr double kCudaFitBandwidth = 4.8e12;
-constexpr CostConstants kCudaCosts{2.1e-3, 8.3e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
                                    1.5e4,  2.2,    5.0e3,  3.0e4,  3.15e-4, 0.75, 1.85};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).

@@ -118,6 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
         Pick{"powerlaw", 4096, SPFFT2D_METHOD_PRUNED, "pruned 0.164, dense 0.186", kH100Bandwidth},
         Pick{"banded", 6144, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.313, dense 0.673", kH100Bandwidth},
         Pick{"uniform", 6144, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.316, dense 0.674", kH100Bandwidth},
+        // The one tile's fixed cost (direct_call): 45 us had kept these on DENSE.
+        Pick{"banded", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.090, dense 0.165", kH100Bandwidth},
+        Pick{"uniform", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.086, dense 0.166", kH100Bandwidth},
         Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.50, dense 2.65", kH100Bandwidth},
         Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.01, direct_rows 3.62", kH100Bandwidth}),
     [](const ::testing::TestParamInfo<Pick> &info) {

@@ -254,9 +254,14 @@ struct CostConstants {
 // uniform 6144^2 to DENSE at twice the one-tile DIRECT's time; 3.7e-4 kept. kCudaFitBandwidth: the bandwidth the
 // CUDA constants' memory terms were fitted at, the H200's as NVIDIA states it (4.8 TB/s; the H100 reports 3.352e12
 // to cuda::memory_bandwidth, its stated 3.35 TB/s).
+// direct_call 1.0e4 (was 3.0e4, fitted so that one tile cost 45 us with per_tile): the one-tile DIRECT that AUTO
+// runs took 25-37 us in all at 1024^2 (H100, 2026-12-06, bench_spfft2d's "direct 1 tile"), and at 3000^2 the 45 us
+// kept AUTO on DENSE at 1.8-1.9 times the one tile's time. Checked against the measured columns of the H200 suite and
+// the H100 suite and sizes outside it (108 matrices): AUTO's pick changes only for H100 3000^2 banded,
+// block-diagonal, uniform and 6144^2 power-law, each to the faster method.
 constexpr double kCudaFitBandwidth = 4.8e12;
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
-                                   1.5e4,  2.2,    5.0e3,  3.0e4,  3.15e-4, 0.75, 1.85};
+                                   1.5e4,  2.2,    5.0e3,  1.0e4,  3.15e-4, 0.75, 1.85};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;

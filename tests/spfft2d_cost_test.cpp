@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // AUTO's cost model (src/spfft2d/columns.cpp, estimate_costs) on the CUDA backend: the method it picks for
 // representative shapes of the issue-22 suite where the H100 and H200 measurements (bench_spfft2d --device,
-// 2026-11-25, 2026-11-28 and, for PRUNED's four-step pass and DENSE as they are now, 2026-11-30) separate the best method from the others by a wide margin, and the terms it was refitted
-// with (the column sums' warp imbalance, the launches of the small transforms); and the CPU's choice between
-// DENSE and PRUNED on either side of its cache threshold. Matrices are built here with
-// the suite's families; the whole spectrum is costed as AUTO costs it, DIRECT as one tile.
+// 2026-11-25, 2026-11-28 and, for PRUNED's four-step pass and DENSE as they are now, 2026-11-30) separate the best
+// method from the others by a wide margin, and the terms it was refitted with (the column sums' warp imbalance, the
+// launches of the small transforms); and the CPU's choice between DENSE and PRUNED on either side of its cache
+// threshold; picks at the H100's memory bandwidth (2026-12-06, with sizes outside the suite) and the memory scale's
+// terms. Matrices are built here with the suite's families; the whole spectrum is costed as AUTO costs it, DIRECT as
+// one tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -64,10 +66,10 @@ SparseColumns columns(const Coo &m) {
   return build_columns(m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(), nullptr, "spfft2d_cost_test");
 }
 
-MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8, double memory_time_scale = 1.0) {
+MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8, double memory_scale = 1.0) {
   Layout one(m.rows, m.cols);
   one.tile = one.half + 1;
-  return estimate_costs(m, one, CostBackend::Cuda, complex_bytes, memory_time_scale);
+  return estimate_costs(m, one, CostBackend::Cuda, complex_bytes, memory_scale);
 }
 
 // The H100's peak memory bandwidth as cuda::memory_bandwidth reports it (memory clock 2619 MHz, 5120-bit bus).

@@ -515,8 +515,8 @@ FourStepEntries four_step_entries(const SparseColumns &m, const PrunedShape &s, 
 }
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
-                           double memory_time_scale) {
-  return estimate_costs(m, tiled, backend, complex_bytes, pruned_shape(m, backend), memory_time_scale);
+                           double memory_scale) {
+  return estimate_costs(m, tiled, backend, complex_bytes, pruned_shape(m, backend), memory_scale);
 }
 
 double memory_time_scale(double bytes_per_second) {
@@ -525,12 +525,12 @@ double memory_time_scale(double bytes_per_second) {
 }
 
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
-                           const PrunedShape &shape, double memory_time_scale) {
+                           const PrunedShape &shape, double memory_scale) {
   CostConstants k = backend == CostBackend::Cuda ? kCudaCosts : kCpuCosts;
   if (backend == CostBackend::Cuda) {
-    k.per_byte *= memory_time_scale;
-    k.per_fft_point *= memory_time_scale;
-    k.per_row_fft_point *= memory_time_scale;
+    k.per_byte *= memory_scale;
+    k.per_fft_point *= memory_scale;
+    k.per_row_fft_point *= memory_scale;
   }
   const double scale = static_cast<double>(complex_bytes) / 8.0;
   const double R = static_cast<double>(m.rows), C = static_cast<double>(m.cols), W = static_cast<double>(tiled.width);

@@ -123,14 +123,14 @@ std::size_t auto_budget(const Layout &layout, std::size_t complex_bytes);
 // with the tiles of `tiled` (the CUDA backend transforms rows of an FFT-unfriendly length by its own
 // Bluestein pass); the constants are fitted to measurements (columns.cpp says where they come from).
 // CUDA: the memory-bound terms (bytes streamed, cuFFT's transforms) are times on the GPU the constants were
-// fitted on, multiplied by `memory_time_scale` (memory_time_scale()) for another GPU; the CPU ignores it.
+// fitted on, multiplied by `memory_scale` (memory_time_scale()) for another GPU; the CPU ignores it.
 enum class CostBackend { Cpu, Cuda };
 struct MethodCosts {
   double direct = 0, direct_rows = 0, dense = 0, pruned = 0;
   spfft2d_method cheapest() const;
 };
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
-                           double memory_time_scale = 1.0);
+                           double memory_scale = 1.0);
 
 // The memory time scale of a GPU of `bytes_per_second` peak memory bandwidth (cuda::memory_bandwidth): the
 // fitting GPU's bandwidth over it, within [1/4, 4]; 1 where the bandwidth is unknown (0).
@@ -198,7 +198,7 @@ constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, const MeasuredFfts &measured = {});
 // estimate_costs with PRUNED's shape of m on that backend given, for a caller that plans with it too.
 MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBackend backend, std::size_t complex_bytes,
-                           const PrunedShape &shape, double memory_time_scale = 1.0);
+                           const PrunedShape &shape, double memory_scale = 1.0);
 
 // max_tables 0: the four-step's min(32, rows / 32); the CPU's tables are rows-independent (kCpuRunTables), and
 // its runs at least kCpuMinRun long (a shorter run costs its sums no less than its nonzeros apart).

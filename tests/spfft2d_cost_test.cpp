@@ -124,7 +124,13 @@ INSTANTIATE_TEST_SUITE_P(
         Pick{"banded", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.090, dense 0.165", kH100Bandwidth},
         Pick{"uniform", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.086, dense 0.166", kH100Bandwidth},
         Pick{"banded", 16384, SPFFT2D_METHOD_PRUNED, "pruned 1.50, dense 2.65", kH100Bandwidth},
-        Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.01, direct_rows 3.62", kH100Bandwidth}),
+        Pick{"banded", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.01, direct_rows 3.62", kH100Bandwidth},
+        // 8219 x 12328 (2^3 23 67) and 10007 x 15010 (2 5 19 79): the one-tile DIRECT with cuFFT's rows
+        // (2026-12-06).
+        Pick{"rectangular", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.03, pruned 5.45, dense 6.66",
+             kH100Bandwidth},
+        Pick{"rectangular", 10007, SPFFT2D_METHOD_DIRECT, "one-tile direct 3.59, pruned 8.38, dense 10.4",
+             kH100Bandwidth}),
     [](const ::testing::TestParamInfo<Pick> &info) {
       std::string s =
           info.param.family + "_" + std::to_string(info.param.n) + (info.param.bandwidth > 0 ? "_h100" : "");
@@ -177,6 +183,30 @@ TEST(Spfft2dCostTerms, CpuPicksPrunedOnceTheSpectrumLeavesTheCaches) {
             << family << " " << n << ": dense " << c.dense * 1e-6 << " ms, pruned " << c.pruned * 1e-6;
     }
   }
+}
+
+// The CUDA DIRECT method's route for its row FFTs: cuFFT up to prime factors of 97 (12328 = 2^3 x 23 x 67, the
+// suite's rectangular 8219 x 12328; 12416 = 2^7 x 97), Bluestein past them (primes, 2^4 x 3 x 127, 2 x 131), and the
+// cost model prices what the engine runs: a Bluestein row length costs DIRECT more than a cuFFT one of about the
+// same length.
+TEST(Spfft2dCostTerms, CudaRowsTakeBluesteinOnlyPastPrime97) {
+  for (uint64_t n : {1u, 2u, 3u, 7u, 11u, 143u, 97u, 3082u, 12328u, 12416u, 15010u, 16384u, 24576u})
+    EXPECT_FALSE(cuda_rows_take_bluestein(n)) << n;
+  for (uint64_t n : {101u, 127u, 6096u, 262u, 211u, 1009u, 8219u, 10007u, 24588u})
+    EXPECT_TRUE(cuda_rows_take_bluestein(n)) << n;
+  // H100, rectangular 8219 x 12328: DIRECT 2.84 ms with Bluestein's rows, 2.03 with cuFFT's; cuFFT's rows of such a
+  // length cost about 4 times a 2^a 3^b length's per point (generic_radix).
+  Coo smooth{512, 12288, {}, {}}, library{512, 12328, {}, {}}, bluestein{512, 12323, {}, {}};  // 12323 is prime
+  for (uint64_t e = 0; e < 4096; ++e) {
+    smooth.add(e * 7919, e * 104729);
+    library.add(e * 7919, e * 104729);
+    bluestein.add(e * 7919, e * 104729);
+  }
+  const double direct_smooth = whole_costs(columns(smooth)).direct,
+               direct_library = whole_costs(columns(library)).direct,
+               direct_bluestein = whole_costs(columns(bluestein)).direct;
+  EXPECT_GT(direct_bluestein, 1.3 * direct_library) << direct_bluestein << " ns against " << direct_library;
+  EXPECT_GT(direct_library, 1.5 * direct_smooth) << direct_library << " ns against " << direct_smooth;
 }
 
 // spfft2d_direct_test's AutoWholeSpectrumAsOneDirectTile needs AUTO to pick DIRECT for its matrix (2053^2

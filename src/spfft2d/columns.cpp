@@ -195,6 +195,21 @@ uint64_t bluestein_length(uint64_t n) {
   return best;
 }
 
+// cuFFT's batched C2C against the two transforms of our Bluestein pass at bluestein_length (H100, 2026-12-06,
+// rows x the half of the other extent, cuFFT / Bluestein): 12328 = 2^3 23 67 0.96, 15010 = 2 5 19 79 0.75,
+// 12416 = 2^7 97 0.83, 15616 = 2^8 61 0.67, 30030 = 2 3 5 7 11 13 0.51, but 6096 = 2^4 3 127 1.30, 8384 = 2^6
+// 131 2.35, 8248 = 2^3 1031 2.38, primes 8219 and 10007 2.37 and 2.90. Bluestein also writes and reads its
+// padded rows (3x the traffic), so DIRECT at 8219 x 12328 went from 2.64-2.67 ms to 2.03 with cuFFT's rows,
+// 10007 x 15010 from 5.37 to 3.60.
+constexpr uint64_t kCudaLibraryRowPrime = 97;
+
+bool cuda_rows_take_bluestein(uint64_t n) {
+  uint64_t rest = n;
+  for (uint64_t p = 2; p <= kCudaLibraryRowPrime && rest > 1; ++p)
+    while (rest % p == 0) rest /= p;
+  return rest > 1;
+}
+
 namespace {
 
 // Time constants in ns for complex64 work (complex128 scales the memory and FFT terms by 2). CUDA: fitted
@@ -217,6 +232,7 @@ struct CostConstants {
   double per_gen_term;       // one nonzero x one column of PRUNED's four-step generation (CUDA)
   double dense_fft;          // factor for the FFT terms of DENSE (the library's 2-D R2C)
   double dense_odd_smooth;   // odd_smooth for DENSE's 2-D R2C
+  double generic_radix;      // per_row_fft_point's factor for cuFFT's rows of a length with factors 11 to 97
 };
 // CUDA refit (issue 22) on the H100 suite table of bench_spfft2d --device (2026-11-25, 30 matrices, 1024^2 to
 // 16384^2, powers of two, 8219 and 1.5 n columns): odd_smooth from cuFFT's 2-D R2C at 8192 x 12288 and
@@ -260,12 +276,14 @@ struct CostConstants {
 // the H100 suite and sizes outside it (108 matrices): AUTO's pick changes only for H100 3000^2 banded,
 // block-diagonal, uniform and 6144^2 power-law, each to the faster method.
 constexpr double kCudaFitBandwidth = 4.8e12;
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4, 5.8e-4,  2.1,  2.6,
-                                   1.5e4,  2.2,    5.0e3,  1.0e4,  3.15e-4, 0.75, 1.85};
+// generic_radix 4.0: cuFFT's C2C rows of lengths whose factors reach 11 to 97 took 1.8e-3 to 2.8e-3 ns a point and
+// level (H100, 2026-12-06: 12328, 15010, 12416, 15616, 30030), 18000 = 2^4 3^2 5^3 4.9e-4.
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4,  5.8e-4, 2.1,  2.6, 1.5e4,
+                                   2.2,    5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85, 4.0};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;
@@ -546,11 +564,11 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   if (backend == CostBackend::Cuda) {
     // Column sums written once per tile row (padded to the Bluestein length when the rows need it), the
     // row FFTs (Bluestein: forward, pointwise product, inverse), the fold into the half spectrum.
-    const bool own = !seven_smooth(m.cols);
+    const bool own = cuda_rows_take_bluestein(m.cols);
     const uint64_t len = own ? bluestein_length(m.cols) : m.cols;
     const double Lr = static_cast<double>(len);
-    c.direct = k.per_col_term * H * warp_padded_terms(m) +
-               scale * row_fft_cost(len, tiled.half + 1, k) * (own ? 2 : 1) +
+    const double rows_fft = own ? 2.0 : seven_smooth(m.cols) ? 1.0 : k.generic_radix;
+    c.direct = k.per_col_term * H * warp_padded_terms(m) + scale * row_fft_cost(len, tiled.half + 1, k) * rows_fft +
                k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) + k.direct_call +
                k.per_tile * static_cast<double>(tiled.tile_count());
   } else {

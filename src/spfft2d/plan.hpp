@@ -8,7 +8,7 @@
 // and Y[rows-u][v] = conj(Y[u][(cols-v) mod cols]) fills the rows the half did not compute. Rows are
 // processed in fixed tiles of `tile` source rows so memory is tile x cols whatever the matrix size; tile
 // boundaries are fixed per plan, so any sub-range of output rows is bit-identical to the one-shot output.
-// The CUDA backend transforms rows of a length with a prime factor above 7 by its own Bluestein pass
+// The CUDA backend transforms rows of a length with a prime factor above 97 by its own Bluestein pass
 // (bluestein_length) rather than cuFFT's.
 //
 // Three whole-spectrum methods compute the half spectrum in one buffer B (rows x width, the output layout):
@@ -111,6 +111,9 @@ struct Layout {
 // The circular convolution length of a Bluestein transform of length n: the smallest 2^a 3^b >= 2n - 1
 // (columns.cpp says why not 5 and 7).
 uint64_t bluestein_length(uint64_t n);
+// Whether the CUDA DIRECT method transforms rows of length n by its own Bluestein pass (bluestein.cu) rather
+// than by cuFFT: lengths with a prime factor above kCudaLibraryRowPrime (columns.cpp says why).
+bool cuda_rows_take_bluestein(uint64_t n);
 
 // Automatic tile height: `budget` bytes at `bytes_per_row` per source row, within [1, half + 1].
 uint64_t auto_tile(const Layout &layout, std::size_t bytes_per_row, std::size_t budget);

@@ -69,7 +69,7 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
   tw_cols_lo_ = upload(reinterpret_cast<const C *>(tw_cols.lo.data()), tw_cols.lo.size());
   tw_cols_hi_ = upload(reinterpret_cast<const C *>(tw_cols.hi.data()), tw_cols.hi.size());
   row_len_ = m_->cols;
-  if (!seven_smooth(m_->cols)) {
+  if (cuda_rows_take_bluestein(m_->cols)) {
     Bluestein<Real> b = make_bluestein<Real>(m_->cols, stream_);
     chirp_ = std::move(b.chirp);
     kernel_ = std::move(b.kernel);

@@ -8,9 +8,9 @@ namespace {
 
 using namespace spfft2d_test;
 
-// Row lengths that the CUDA DIRECT method gives cuFFT (prime factors up to 127: 7-smooth, 11, 13, 143 = 11 x 13,
+// Row lengths that the CUDA DIRECT method gives cuFFT (prime factors up to 97: 7-smooth, 11, 13, 143 = 11 x 13,
 // 3082 = 2 x 23 x 67) and those it transforms by its Bluestein pass at a length 2^a 3^b >= 2 cols - 1 (a prime
-// factor above 127: 211, 262 = 2 x 131, 1009), with odd and even row counts; 8219 is the benzene case's prime
+// factor above 97: 211, 262 = 2 x 131, 1009), with odd and even row counts; 8219 is the benzene case's prime
 // (length 17496).
 TEST_P(Spfft2d, PlainAndBluesteinRowLengths) {
   const uint64_t widths[] = {2, 3, 11, 13, 22, 143, 210, 211, 256, 262, 1009, 3082};

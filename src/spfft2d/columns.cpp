@@ -203,12 +203,7 @@ uint64_t bluestein_length(uint64_t n) {
 // 10007 x 15010 from 5.37 to 3.60.
 constexpr uint64_t kCudaLibraryRowPrime = 97;
 
-bool cuda_rows_take_bluestein(uint64_t n) {
-  uint64_t rest = n;
-  for (uint64_t p = 2; p <= kCudaLibraryRowPrime && rest > 1; ++p)
-    while (rest % p == 0) rest /= p;
-  return rest > 1;
-}
+bool cuda_rows_take_bluestein(uint64_t n) { return !smooth(n, kCudaLibraryRowPrime); }
 
 namespace {
 

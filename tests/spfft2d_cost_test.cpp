@@ -82,6 +82,7 @@ struct Pick {
   // Measured times (ms; H100 unless marked H200) of the best method and the next best, for the record.
   const char *measured;
   double bandwidth = 0;  // the GPU's memory bandwidth (bytes/s) the pick is for; 0: the fitting GPU's
+  double row_ns = 0;     // cuFFT's time a DIRECT row as AUTO times it on that GPU (row lengths with a factor 5 to 97)
 };
 
 class Spfft2dCost : public ::testing::TestWithParam<Pick> {};
@@ -89,7 +90,12 @@ class Spfft2dCost : public ::testing::TestWithParam<Pick> {};
 TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
   const Pick &p = GetParam();
   const SparseColumns m = columns(make(p.family, p.n, 101));
-  const MethodCosts c = whole_costs(m, 8, memory_time_scale(p.bandwidth));
+  Layout one(m.rows, m.cols);
+  one.tile = one.half + 1;
+  MeasuredFfts measured;
+  measured.row_line = p.row_ns;
+  const MethodCosts c = estimate_costs(m, one, CostBackend::Cuda, 8, pruned_shape(m, CostBackend::Cuda, measured),
+                                       memory_time_scale(p.bandwidth));
   EXPECT_STREQ(method_name(c.cheapest()), method_name(p.expected))
       << p.family << " " << m.rows << "x" << m.cols << " (measured: " << p.measured << "): direct " << c.direct * 1e-6
       << " ms, direct_rows " << c.direct_rows * 1e-6 << ", dense " << c.dense * 1e-6 << ", pruned " << c.pruned * 1e-6;
@@ -98,10 +104,6 @@ TEST_P(Spfft2dCost, AutoPicksTheMeasuredBest) {
 INSTANTIATE_TEST_SUITE_P(
     Suite, Spfft2dCost,
     ::testing::Values(
-        // Many scattered nonzeros at a smooth row count (no four-step pass): the dense path (H200, 2026-11-30;
-        // DENSE's 2-D R2C out of place).
-        Pick{"powerlaw", 12000, SPFFT2D_METHOD_DENSE, "H200: dense 1.82, direct 2.68, pruned 5.35"},
-        Pick{"uniform", 12000, SPFFT2D_METHOD_DENSE, "H200: dense 1.81, direct 2.15, pruned 5.83"},
         // Hub rows at a power of two: the four-step generation with a 32-bit phase product and runs apart.
         Pick{"powerlaw", 16384, SPFFT2D_METHOD_PRUNED, "H200: pruned 1.58, dense 2.04"},
         // Rows of adjacent columns: the generation's run entries.
@@ -130,7 +132,20 @@ INSTANTIATE_TEST_SUITE_P(
         Pick{"rectangular", 8219, SPFFT2D_METHOD_DIRECT, "one-tile direct 2.03, pruned 5.45, dense 6.66",
              kH100Bandwidth},
         Pick{"rectangular", 10007, SPFFT2D_METHOD_DIRECT, "one-tile direct 3.59, pruned 8.38, dense 10.4",
-             kH100Bandwidth}),
+             kH100Bandwidth},
+        // The one-tile DIRECT's refit (2026-12-06): AUTO had run DENSE at 1.24-1.44 times the one tile's time.
+        Pick{"powerlaw", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.127, dense 0.168", kH100Bandwidth},
+        Pick{"band+scattered", 3000, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.136, dense 0.168", kH100Bandwidth},
+        Pick{"band+scattered", 6144, SPFFT2D_METHOD_DIRECT, "one-tile direct 0.465, dense 0.671", kH100Bandwidth},
+        // Pass 1 at 32768 rows (Q = 256) holds 2 blocks a SM, not 4: AUTO had run PRUNED at 1.20 times DENSE.
+        Pick{"uniform", 32768, SPFFT2D_METHOD_DENSE, "dense 11.59, pruned 13.89, one-tile direct 15.6", kH100Bandwidth},
+        Pick{"powerlaw", 32768, SPFFT2D_METHOD_PRUNED, "pruned 7.74, dense 11.51", kH100Bandwidth},
+        Pick{"band+scattered", 32768, SPFFT2D_METHOD_PRUNED, "pruned 6.20, dense 11.52", kH100Bandwidth},
+        // 12000 columns: AUTO times cuFFT's rows (H100: 216-224 ns a row, about 2.9 times the model's 2^a 3^b
+        // length). Many scattered nonzeros: the dense path; a band: the one-tile DIRECT.
+        Pick{"band+scattered", 12000, SPFFT2D_METHOD_DENSE, "dense 2.36, one-tile direct 2.51, pruned 7.08",
+             kH100Bandwidth, 218},
+        Pick{"banded", 12000, SPFFT2D_METHOD_DIRECT, "one-tile direct 1.97, dense 2.36", kH100Bandwidth, 218}),
     [](const ::testing::TestParamInfo<Pick> &info) {
       std::string s =
           info.param.family + "_" + std::to_string(info.param.n) + (info.param.bandwidth > 0 ? "_h100" : "");
@@ -194,8 +209,9 @@ TEST(Spfft2dCostTerms, CudaRowsTakeBluesteinOnlyPastPrime97) {
     EXPECT_FALSE(cuda_rows_take_bluestein(n)) << n;
   for (uint64_t n : {101u, 127u, 6096u, 262u, 211u, 1009u, 8219u, 10007u, 24588u})
     EXPECT_TRUE(cuda_rows_take_bluestein(n)) << n;
-  // H100, rectangular 8219 x 12328: DIRECT 2.84 ms with Bluestein's rows, 2.03 with cuFFT's; cuFFT's rows of such a
-  // length cost about 4 times a 2^a 3^b length's per point (generic_radix).
+  // H100, rectangular 8219 x 12328: DIRECT 2.64 ms with Bluestein's rows, 2.03 with cuFFT's (1.30 times); cuFFT's
+  // rows of such a length cost about 5 times a 2^a 3^b length's per point (generic_radix). The model puts this
+  // matrix's Bluestein rows at 1.29 times cuFFT's.
   Coo smooth{512, 12288, {}, {}}, library{512, 12328, {}, {}}, bluestein{512, 12323, {}, {}};  // 12323 is prime
   for (uint64_t e = 0; e < 4096; ++e) {
     smooth.add(e * 7919, e * 104729);
@@ -205,8 +221,30 @@ TEST(Spfft2dCostTerms, CudaRowsTakeBluesteinOnlyPastPrime97) {
   const double direct_smooth = whole_costs(columns(smooth)).direct,
                direct_library = whole_costs(columns(library)).direct,
                direct_bluestein = whole_costs(columns(bluestein)).direct;
-  EXPECT_GT(direct_bluestein, 1.3 * direct_library) << direct_bluestein << " ns against " << direct_library;
+  EXPECT_GT(direct_bluestein, 1.2 * direct_library) << direct_bluestein << " ns against " << direct_library;
   EXPECT_GT(direct_library, 1.5 * direct_smooth) << direct_library << " ns against " << direct_smooth;
+}
+
+// A measured row transform (the CUDA engine times cuFFT's where the row length has a prime factor from 5 to 97)
+// replaces DIRECT's modelled row FFTs: the estimate moves by the measured time a row times the half spectrum's rows,
+// the other methods' do not, and a slow enough row transform sends AUTO from DIRECT to DENSE.
+TEST(Spfft2dCostTerms, CudaMeasuredRowTransformPricesDirect) {
+  const SparseColumns m = columns(make("banded", 6000, 101));  // rows of 6000 = 2^4 x 3 x 5^3
+  Layout one(m.rows, m.cols);
+  one.tile = one.half + 1;
+  const auto costs = [&](double row_ns) {
+    MeasuredFfts measured;
+    measured.row_line = row_ns;
+    return estimate_costs(m, one, CostBackend::Cuda, 8, pruned_shape(m, CostBackend::Cuda, measured),
+                          memory_time_scale(kH100Bandwidth));
+  };
+  const MethodCosts fast = costs(50), slow = costs(500), modelled = costs(0);
+  EXPECT_NEAR(slow.direct - fast.direct, 450.0 * static_cast<double>(one.half + 1), 1e-9 * slow.direct);
+  EXPECT_EQ(fast.dense, slow.dense);
+  EXPECT_EQ(fast.pruned, slow.pruned);
+  EXPECT_EQ(fast.dense, modelled.dense);
+  EXPECT_STREQ(method_name(fast.cheapest()), "direct") << fast.direct << " ns against dense " << fast.dense;
+  EXPECT_STREQ(method_name(slow.cheapest()), "dense") << slow.direct << " ns against dense " << slow.dense;
 }
 
 // spfft2d_direct_test's AutoWholeSpectrumAsOneDirectTile needs AUTO to pick DIRECT for its matrix (2053^2

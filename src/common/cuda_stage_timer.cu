@@ -46,4 +46,12 @@ void StageTimer::report(const std::string &header) const {
   std::fputs((line + sum).c_str(), stderr);
 }
 
+double StageTimer::total_ms() const {
+  if (used_ < 2) return 0;
+  SFFT_CUDA_CHECK(cudaEventSynchronize(events_[used_ - 1]));
+  float ms = 0;
+  SFFT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[0], events_[used_ - 1]));
+  return static_cast<double>(ms);
+}
+
 }  // namespace sfft::cuda

@@ -25,6 +25,8 @@ class StageTimer {
   void mark(std::string name, cudaStream_t stream);
   // Waits for the last event, then prints "<header> <stage> <ms> ... | total <ms>" to stderr.
   void report(const std::string &header) const;
+  // Waits for the last event; the milliseconds from the first to it.
+  double total_ms() const;
 
  private:
   std::vector<cudaEvent_t> events_;

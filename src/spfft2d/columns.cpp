@@ -228,6 +228,9 @@ struct CostConstants {
   double dense_fft;          // factor for the FFT terms of DENSE (the library's 2-D R2C)
   double dense_odd_smooth;   // odd_smooth for DENSE's 2-D R2C
   double generic_radix;      // per_row_fft_point's factor for cuFFT's rows of a length with factors 11 to 97
+  double row_five_seven;     // per_row_fft_point's factor for cuFFT's rows of a 7-smooth length with a factor 5 or 7
+  double bluestein_rows;     // per_row_fft_point's factor for the CUDA DIRECT's own Bluestein rows (two FFTs)
+  double direct_traffic;     // factor for per_byte on the CUDA DIRECT's streamed bytes
 };
 // CUDA refit (issue 22) on the H100 suite table of bench_spfft2d --device (2026-11-25, 30 matrices, 1024^2 to
 // 16384^2, powers of two, 8219 and 1.5 n columns): odd_smooth from cuFFT's 2-D R2C at 8192 x 12288 and
@@ -271,14 +274,26 @@ struct CostConstants {
 // the H100 suite and sizes outside it (108 matrices): AUTO's pick changes only for H100 3000^2 banded,
 // block-diagonal, uniform and 6144^2 power-law, each to the faster method.
 constexpr double kCudaFitBandwidth = 4.8e12;
-// generic_radix 4.0: cuFFT's C2C rows of lengths whose factors reach 11 to 97 took 1.8e-3 to 2.8e-3 ns a point and
-// level (H100, 2026-12-06: 12328, 15010, 12416, 15616, 30030), 18000 = 2^4 3^2 5^3 4.9e-4.
-constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4, 5.7e-4,  5.8e-4, 2.1,  2.6, 1.5e4,
-                                   2.2,    5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85, 4.0};
+// The one-tile DIRECT (2026-12-06, seventy-ninth session): fitted to the H100's "direct 1 tile" column of the suite
+// and the sizes outside it (66 matrices, 1024^2 to 32768^2; bench_spfft2d --device, RESULTS.md), where the estimates
+// had been 1.3-1.95 times the measured times at powers of two, 3000^2 and 6144^2 (the constants above were fitted to
+// tiled times and to the H100 before memory_time_scale multiplied them by 1.43 there), so AUTO ran DENSE at 1.24-1.44
+// times the one tile's time (power-law and band+scattered 3000^2, band+scattered 6144^2). Least squares in relative
+// error with direct_traffic held at 0.5 (the streamed bytes and the row FFTs both grow with the tile's area, so the
+// data do not separate them): per_row_fft_point 2.8e-4 (was 5.8e-4), row_five_seven 1.6 (3000, 4500, 12000 and
+// 18000 columns), bluestein_rows 2.2 (was 2.0), generic_radix 5.0 (was 4.0; cuFFT's rows of 12328 points took 0.96
+// of a Bluestein pass's two transforms, the probe above); per_col_term and the fixed costs fitted within 3 and 18 %
+// of their values, kept. The estimates are now 0.64-1.25 of the measured times (before 1.00-1.95); the worst are
+// lengths whose cuFFT speed no class describes (12000 columns 0.70-0.79, 18000 1.25, 49152 0.64), so where the row
+// length has a prime factor from 5 to 97 the CUDA engine's AUTO times cuFFT's rows and the estimate takes that time
+// (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139).
+constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4,  5.7e-4, 2.8e-4, 2.1, 2.6, 1.5e4, 2.2,
+                                   5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85,   5.0, 1.6, 2.2,   0.5};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
 // memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
 constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
-constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0};
+constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0,
+                                  0.0, 0.0, 0.0,  1.0, 1.0, 1.0, 1.0, 2.0,   1.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
 // longest column (the column counts are padded to the warp's maximum).
 constexpr uint64_t kWarp = 32;
@@ -385,6 +400,19 @@ constexpr double kFourStepThreads = 256, kFourStepTileBytes = 256, kFourStepThre
 
 // The four-step pass's fixed cost besides its launches (ns): its two passes' tails and table set-up.
 constexpr double kFourStepFixed = 9.2e3;
+
+// Blocks of pass 1 a SM: the generation waits on its shared and L1 loads (docs/spfft2d.md), so its time goes as
+// the inverse of the blocks resident. Registers allow kFourStepRowsBlocks (ncu, 16384^2: 4 blocks, 50 %
+// occupancy); shared memory, on the fitting GPUs' 228 KiB a SM (1 KiB of it reserved a block), fewer at Q = 256
+// (32768 rows: 78 KiB a block, 2 blocks). per_gen_term was fitted at Q <= 128; at 32768^2 the H100's PRUNED took
+// 1.1-1.9 times its estimate without this factor on the generation-bound matrices (uniform 13.9 ms against 8.5,
+// so AUTO ran it at 1.20 times DENSE), 0.98-1.26 with it.
+constexpr double kFourStepRowsBlocks = 4;
+constexpr double kSmSharedBytes = 228.0 * 1024;
+double four_step_rows_blocks(uint64_t q, std::size_t complex_bytes) {
+  const double block = static_cast<double>(four_step_rows_shared_bytes(q, complex_bytes)) + 1024;
+  return std::clamp(std::floor(kSmSharedBytes / block), 1.0, kFourStepRowsBlocks);
+}
 
 // The entries the four-step generation steps through per column (a run of adjacent columns, four_step_entries,
 // costs what a single nonzero does: measured, its product with the run's table hides behind the loads): each
@@ -562,9 +590,14 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     const bool own = cuda_rows_take_bluestein(m.cols);
     const uint64_t len = own ? bluestein_length(m.cols) : m.cols;
     const double Lr = static_cast<double>(len);
-    const double rows_fft = own ? 2.0 : seven_smooth(m.cols) ? 1.0 : k.generic_radix;
-    c.direct = k.per_col_term * H * warp_padded_terms(m) + scale * row_fft_cost(len, tiled.half + 1, k) * rows_fft +
-               k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) + k.direct_call +
+    const double rows_fft = own                    ? k.bluestein_rows
+                            : smooth(m.cols, 3)    ? 1.0
+                            : seven_smooth(m.cols) ? k.row_five_seven
+                                                   : k.generic_radix;
+    const double row_ffts =
+        measured.row_line > 0 ? measured.row_line * H : scale * row_fft_cost(len, tiled.half + 1, k) * rows_fft;
+    c.direct = k.per_col_term * H * warp_padded_terms(m) + row_ffts +
+               k.direct_traffic * k.per_byte * E * (H * Lr * (own ? 3 : 1) + H * C + R * W) + k.direct_call +
                k.per_tile * static_cast<double>(tiled.tile_count());
   } else {
     // Tile sums (plus a zero fill when columns are empty), FFT along rows, fold into the half spectrum.
@@ -612,7 +645,9 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
     // [Zero fill, scatter, R2C of the FFT rows,] the two passes: the generation's warp-padded terms, and the
     // passes' traffic (one write, one read and rewrite: 3 output sizes, measured as kFourStepPasses).
     const double mirror = m.cols % 2 == 0 ? kFourStepMirror : 1.0;
-    const double generation = scale * k.per_gen_term * mirror * W * four_step_terms(m, shape, complex_bytes);
+    const double occupancy = kFourStepRowsBlocks / four_step_rows_blocks(m.rows / shape.four_step_p, complex_bytes);
+    const double generation =
+        scale * k.per_gen_term * mirror * occupancy * W * four_step_terms(m, shape, complex_bytes);
     const double passes = kFourStepPasses * k.per_byte * E * R * W;
     c.pruned = k.per_launch * ((F > 0 ? 3 : 0) + 2) +
                F * (0.5 * scale * fft_cost(m.cols, 1, k) + k.per_byte * E * 3 * W) + std::max(generation, passes / 3) +

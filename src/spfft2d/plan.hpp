@@ -170,6 +170,8 @@ struct FourStepEntries {
 // The CPU's FFTs of lengths that are not 7-smooth, as one thread measured them on this host (ns; 0: from the
 // model), by the faster of FFTW's plan and Bluestein's route (common/fftw_bluestein.hpp). The cost model's units
 // are the wall time of kCpuModelThreads threads, so it prices each at ns / kCpuModelThreads.
+// CUDA: row_line alone, cuFFT's batched C2C at DIRECT's row length, the batch's time a row on the plan's GPU (AUTO
+// times it where that length has a prime factor from 5 to 97: cuFFT's speed varies from one such length to another).
 struct MeasuredFfts {
   double row_r2c = 0;      // PRUNED's R2C of one row (cols points)
   double row_line = 0;     // DIRECT's C2C of one tile row (cols points)
@@ -196,6 +198,14 @@ struct PrunedShape {
   MeasuredFfts measured;    // as given to pruned_shape
 };
 constexpr uint64_t kFourStepMinRows = 16, kFourStepMaxRows = 65536;
+// Shared memory of a block of the four-step pass 1 at length q (cuda/four_step.cu): q rows of a 256-byte column
+// tile padded by one element, the split twiddle tables (kFourStepSplitBytes: C up to 2^18 in float and 2^16 in
+// double), and 2 q twiddles.
+constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;
+constexpr std::size_t four_step_rows_shared_bytes(uint64_t q, std::size_t complex_bytes) {
+  return static_cast<std::size_t>(q) * (256 / complex_bytes + 1) * complex_bytes + kFourStepSplitBytes +
+         2 * static_cast<std::size_t>(q) * complex_bytes;
+}
 // A measured row R2C also sets the rows' break-even (the CPU measures it where cols is not 7-smooth: FFTW's R2C
 // of a prime length 8219 took 315 us, 23 times that of 8192, where the model's Bluestein route said 123 us).
 PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, const MeasuredFfts &measured = {});

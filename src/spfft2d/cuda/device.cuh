@@ -230,9 +230,6 @@ struct FourStepArgs {
 };
 // Entries of each part of a run table (FourStepArgs::runs): the width and a generation thread's columns.
 constexpr uint64_t run_stride(uint64_t W) { return W + 16; }
-// Shared memory for FourStepArgs::split_cols (after pass 1's rows, dynamic): C up to 2^18 in float and 2^16 in
-// double.
-constexpr std::size_t kFourStepSplitBytes = std::size_t{8} << 10;
 // The half spectrum (R x W, R = P x Q a power of two with P, Q in [4, 256]) into out, on `stream`; `between`
 // (unless nullptr) is recorded between the two passes.
 template <class Real>

@@ -7,9 +7,13 @@
 // and transforms them in place). AUTO computes a whole spectrum in device memory as one DIRECT tile when the cost
 // model prefers DIRECT.
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "common/checked.hpp"
+#include "common/cuda_stage_timer.cuh"
+#include "common/env.hpp"
+#include "common/smooth.hpp"
 #include "spfft2d/cuda/engine.cuh"
 
 namespace sfft::spfft2d {
@@ -119,11 +123,23 @@ void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
     staging_[s].allocate(slot);
     pinned_[s].allocate(slot);
   }
-  // AUTO's whole spectrum in device memory may take DIRECT as one tile: cost it that way.
+  // AUTO's whole spectrum in device memory may take DIRECT as one tile: cost it that way. cuFFT's speed at row
+  // lengths with a prime factor from 5 to 97 varies from length to length (H100, from the one-tile DIRECT's times:
+  // 12000 points about 2.9 times the model's time for a 2^a 3^b length, 3000 and 18000 about 0.8 and 0.9, 12328 and
+  // 15010 5-6 times), so AUTO times the rows' transform there (a cuFFT plan and two transforms of 2^22 points).
   Layout one = layout_;
   one.tile = layout_.half + 1;
+  MeasuredFfts measured;
+  if (method == SPFFT2D_METHOD_AUTO && !bluestein() && !smooth(layout_.cols, 3)) {
+    measured.row_line = time_row_transform();
+    if (env_flag("SFFT_SPFFT2D_STAGE_TIMES"))
+      std::fprintf(stderr, "sfft spfft2d AUTO: cuFFT's C2C rows of %llu points %.1f ns a row\n",
+                   static_cast<unsigned long long>(row_len_), measured.row_line);
+  }
   spfft2d_method whole_auto =
-      estimate_costs(*m_, one, CostBackend::Cuda, cb, memory_time_scale(cuda::memory_bandwidth(device_))).cheapest();
+      estimate_costs(*m_, one, CostBackend::Cuda, cb, pruned_shape(*m_, CostBackend::Cuda, measured),
+                     memory_time_scale(cuda::memory_bandwidth(device_)))
+          .cheapest();
   if (is_whole_method(method)) {
     workspace_.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     plan_whole(method);
@@ -276,6 +292,31 @@ spfft2d_method CudaEngine<Real>::plan_auto_whole(spfft2d_method whole, uint64_t 
     whole_pass_ = TilePass{};
   }
   return SPFFT2D_METHOD_DIRECT;
+}
+
+// One transform of enough rows to fill the GPU (at most the half spectrum's, as AUTO's one tile has) to warm up,
+// one timed; zeroed rows (cuFFT reads them). Where the buffer or the plan cannot be had, 0: the model's estimate.
+template <class Real>
+double CudaEngine<Real>::time_row_transform() {
+  constexpr uint64_t kTimedPoints = uint64_t{1} << 22;
+  const uint64_t rows = std::clamp<uint64_t>(kTimedPoints / row_len_, 1, layout_.half + 1);
+  try {
+    DeviceBuffer<C> z(checked_mul(rows, row_len_, "timed rows"));
+    CufftPlan fft;
+    long long n = static_cast<long long>(row_len_);
+    fft.make_many(1, &n, nullptr, 1, n, nullptr, 1, n, kC2C, static_cast<long long>(rows));
+    fft.set_stream(stream_);
+    SFFT_CUDA_CHECK(cudaMemsetAsync(z.get(), 0, z.bytes(), stream_));
+    auto *data = reinterpret_cast<CufftCplx<Real> *>(z.get());
+    exec_c2c(fft, data, data, CUFFT_FORWARD);
+    cuda::StageTimer timer;
+    timer.begin(stream_);
+    exec_c2c(fft, data, data, CUFFT_FORWARD);
+    timer.mark("rows", stream_);
+    return timer.total_ms() * 1e6 / static_cast<double>(rows);
+  } catch (const Error &) {
+    return 0;
+  }
 }
 
 template <class Real>

@@ -63,6 +63,8 @@ class CudaEngine final : public Engine {
   // AUTO's whole-spectrum method in device memory, planned where it fits (else DIRECT in tiles).
   spfft2d_method plan_auto_whole(spfft2d_method whole, uint64_t tiled_rows);
   static std::size_t work_size(const CufftPlan &plan);
+  // cuFFT's time a row (ns) of its batched C2C at the row length on this GPU, or 0 where it cannot be timed.
+  double time_row_transform();
   // Tile k of a pass: column sums (chirped and padded for Bluestein), then the row transform.
   void compute_tile(TilePass &p, uint64_t k);
   // The half spectrum into b (rows x width, device) by a whole-spectrum method, on the plan's stream.

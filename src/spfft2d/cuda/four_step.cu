@@ -385,7 +385,10 @@ template <class Real, int L>
 void launch_rows(const FourStepArgs<Real> &a, Cplx<Real> *out, cudaStream_t stream) {
   constexpr int L1 = L < 16 ? L : 16;
   constexpr uint64_t G = kTileCols<Real>;
-  const std::size_t bytes = rows_bytes<Real>(L) + kFourStepSplitBytes + 2 * L * sizeof(Cplx<Real>);
+  const std::size_t bytes = four_step_rows_shared_bytes(L, sizeof(Cplx<Real>));
+  static_assert(four_step_rows_shared_bytes(L, sizeof(Cplx<Real>)) ==
+                    rows_bytes<Real>(L) + kFourStepSplitBytes + 2 * L * sizeof(Cplx<Real>),
+                "the cost model's pass-1 shared memory is the kernel's layout");
   if (a.mirror) {
     const uint64_t lows = (a.W - 1) / 2 + 1;
     const dim3 grid(static_cast<unsigned>((lows + G / 2 - 1) / (G / 2)), static_cast<unsigned>(a.P));

@@ -286,7 +286,7 @@ constexpr double kCudaFitBandwidth = 4.8e12;
 // of their values, kept. The estimates are now 0.64-1.25 of the measured times (before 1.00-1.95); the worst are
 // lengths whose cuFFT speed no class describes (12000 columns 0.70-0.79, 18000 1.25, 49152 0.64), so where the row
 // length has a prime factor from 5 to 97 the CUDA engine's AUTO times cuFFT's rows and the estimate takes that time
-// (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139).
+// (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139-144).
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4,  5.7e-4, 2.8e-4, 2.1, 2.6, 1.5e4, 2.2,
                                    5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85,   5.0, 1.6, 2.2,   0.5};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's

@@ -275,7 +275,8 @@ struct CostConstants {
 // block-diagonal, uniform and 6144^2 power-law, each to the faster method.
 constexpr double kCudaFitBandwidth = 4.8e12;
 // The one-tile DIRECT (2026-12-06, seventy-ninth session): fitted to the H100's "direct 1 tile" column of the suite
-// and the sizes outside it (66 matrices, 1024^2 to 32768^2; bench_spfft2d --device, RESULTS.md), where the estimates
+// and the sizes outside it (66 matrices, 1024^2 to 32768^2; bench_spfft2d --device, the seventy-eighth session's
+// tables of RESULTS.md, in git), where the estimates
 // had been 1.3-1.95 times the measured times at powers of two, 3000^2 and 6144^2 (the constants above were fitted to
 // tiled times and to the H100 before memory_time_scale multiplied them by 1.43 there), so AUTO ran DENSE at 1.24-1.44
 // times the one tile's time (power-law and band+scattered 3000^2, band+scattered 6144^2). Least squares in relative

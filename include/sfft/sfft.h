@@ -388,9 +388,9 @@ SFFT_API sfft_status spfft2d_set_tile_rows(spfft2d_plan plan, uint64_t tile_rows
    (see spfft2d_get_method; on a CUDA plan DIRECT then runs as one tile of its own, whatever the tile
    height; a CUDA plan whose column count has a prime factor of 5 or more but none above 97 times cuFFT's
    transform of rows of that length when it is planned, in a temporary device buffer of 2^22 elements, so
-   its choice can differ between GPUs); every other output (host output of a CUDA plan, row ranges, streams) uses DIRECT, so memory
-   stays bounded. Under AUTO only those other outputs are bit-identical among themselves; with an explicit
-   method every output of the plan is bit-identical to spfft2d_exec. */
+   its choice can differ between GPUs); every other output (host output of a CUDA plan, row ranges,
+   streams) uses DIRECT, so memory stays bounded. Under AUTO only those other outputs are bit-identical
+   among themselves; with an explicit method every output of the plan is bit-identical to spfft2d_exec. */
 typedef enum spfft2d_method {
   SPFFT2D_METHOD_AUTO = 0,
   SPFFT2D_METHOD_DIRECT = 1,

@@ -274,20 +274,19 @@ struct CostConstants {
 // the H100 suite and sizes outside it (108 matrices): AUTO's pick changes only for H100 3000^2 banded,
 // block-diagonal, uniform and 6144^2 power-law, each to the faster method.
 constexpr double kCudaFitBandwidth = 4.8e12;
-// The one-tile DIRECT (2026-12-06, seventy-ninth session): fitted to the H100's "direct 1 tile" column of the suite
-// and the sizes outside it (66 matrices, 1024^2 to 32768^2; bench_spfft2d --device, the seventy-eighth session's
-// tables of RESULTS.md, in git), where the estimates
-// had been 1.3-1.95 times the measured times at powers of two, 3000^2 and 6144^2 (the constants above were fitted to
-// tiled times and to the H100 before memory_time_scale multiplied them by 1.43 there), so AUTO ran DENSE at 1.24-1.44
-// times the one tile's time (power-law and band+scattered 3000^2, band+scattered 6144^2). Least squares in relative
-// error with direct_traffic held at 0.5 (the streamed bytes and the row FFTs both grow with the tile's area, so the
-// data do not separate them): per_row_fft_point 2.8e-4 (was 5.8e-4), row_five_seven 1.6 (3000, 4500, 12000 and
-// 18000 columns), bluestein_rows 2.2 (was 2.0), generic_radix 5.0 (was 4.0; cuFFT's rows of 12328 points took 0.96
-// of a Bluestein pass's two transforms, the probe above); per_col_term and the fixed costs fitted within 3 and 18 %
-// of their values, kept. The estimates are now 0.64-1.25 of the measured times (before 1.00-1.95); the worst are
-// lengths whose cuFFT speed no class describes (12000 columns 0.70-0.79, 18000 1.25, 49152 0.64), so where the row
-// length has a prime factor from 5 to 97 the CUDA engine's AUTO times cuFFT's rows and the estimate takes that time
-// (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139-144).
+// The one-tile DIRECT (2026-12-06, seventy-ninth session): fitted to the H100's "direct 1 tile" column of the suite and
+// the sizes outside it (66 matrices, 1024^2 to 32768^2; bench_spfft2d --device, the seventy-eighth session's tables of
+// RESULTS.md, in git), where the estimates had been 1.3-1.95 times the measured times at powers of two, 3000^2 and
+// 6144^2 (the constants above were fitted to tiled times and to the H100 before memory_time_scale multiplied them by
+// 1.43 there), so AUTO ran DENSE at 1.24-1.44 times the one tile's time (power-law and band+scattered 3000^2,
+// band+scattered 6144^2). Least squares in relative error with direct_traffic held at 0.5 (the streamed bytes and the
+// row FFTs both grow with the tile's area, so the data do not separate them): per_row_fft_point 2.8e-4 (was 5.8e-4),
+// row_five_seven 1.6 (3000, 4500, 12000 and 18000 columns), bluestein_rows 2.2 (was 2.0), generic_radix 5.0 (was 4.0;
+// cuFFT's rows of 12328 points took 0.96 of a Bluestein pass's two transforms, the probe above); per_col_term and the
+// fixed costs fitted within 3 and 18 % of their values, kept. The estimates are now 0.64-1.25 of the measured times
+// (before 1.00-1.95); the worst are lengths whose cuFFT speed no class describes (12000 columns 0.70-0.79, 18000 1.25,
+// 49152 0.64), so where the row length has a prime factor from 5 to 97 the CUDA engine's AUTO times cuFFT's rows and
+// the estimate takes that time (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139-144).
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4,  5.7e-4, 2.8e-4, 2.1, 2.6, 1.5e4, 2.2,
                                    5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85,   5.0, 1.6, 2.2,   0.5};
 // Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's

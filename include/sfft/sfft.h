@@ -341,7 +341,8 @@ SFFT_API sfft_status spfft2d_create_from_mtx(spfft2d_plan *plan, const char *pat
 /* The whole half spectrum into out: rows * (cols/2 + 1) elements of out_dtype. out may be host or
    device memory (device memory needs a CUDA plan). CUDA plan: with device out the call is asynchronous
    on opts->stream; with host out the spectrum is streamed tile by tile through pinned buffers (device
-   memory stays at the plan's workspace) and the call returns when out is written. */
+   memory stays at the plan's workspace; the buffers are allocated by the plan's first call that delivers to
+   the host, and kept) and the call returns when out is written. */
 SFFT_API sfft_status spfft2d_exec(spfft2d_plan plan, void *out);
 
 /* Output rows [row0, row0 + nrows) into out (nrows * (cols/2 + 1) elements, row row0 first). Same

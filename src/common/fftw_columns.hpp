@@ -54,12 +54,8 @@ class ColumnDfts {
       }
     HostBuffer<Complex> planning(1);
     aligned_ = Api<Real>::alignment_of(planning.get());
-    const std::ptrdiff_t tail = width % block_;
-    for (int a = 0; a < 2; ++a) {
-      const unsigned flags = FFTW_ESTIMATE | (a == 0 ? 0u : FFTW_UNALIGNED);
-      steps_[0][a] = block_steps(block_, planning.get(), sign, flags);
-      if (tail > 0) steps_[1][a] = block_steps(tail, planning.get(), sign, flags);
-    }
+    sign_ = sign;
+    plan_steps(0);
   }
 
   // Whether `rows` takes the four-step path.
@@ -80,6 +76,7 @@ class ColumnDfts {
     if (p_ == 0) return lines_.execute(data);
     const std::ptrdiff_t blocks = (width_ + block_ - 1) / block_;
     const int a = Api<Real>::alignment_of(data) == aligned_ ? 0 : 1;  // block offsets keep data's alignment
+    if (!steps_[0][a].gather) plan_steps(a);
     const int threads = static_cast<int>(std::min<std::ptrdiff_t>(usable_threads(threads_), blocks));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -111,6 +108,17 @@ class ColumnDfts {
     return l;
   }
 
+  // The steps of full and tail blocks for arrays aligned like FFTW's (a = 0) or not (a = 1, FFTW_UNALIGNED). The
+  // unaligned ones are planned by the first execute that needs them: each step is a new problem to FFTW's
+  // planner (0.5-1 ms at FFTW_ESTIMATE), and arrays are nearly always aligned.
+  void plan_steps(int a) const {
+    HostBuffer<Complex> planning(1);
+    const unsigned flags = FFTW_ESTIMATE | (a == 0 ? 0u : FFTW_UNALIGNED);
+    const std::ptrdiff_t tail = width_ % block_;
+    steps_[0][a] = block_steps(block_, planning.get(), sign_, flags);
+    if (tail > 0) steps_[1][a] = block_steps(tail, planning.get(), sign_, flags);
+  }
+
   Steps block_steps(std::ptrdiff_t columns, Complex *planning, int sign, unsigned flags) const {
     const std::ptrdiff_t W = width_, P = p_, Q = q_, c = columns;
     Steps s;
@@ -137,9 +145,9 @@ class ColumnDfts {
   }
 
   std::ptrdiff_t width_ = 0, p_ = 0, q_ = 0, block_ = 0, slot_ = 0;
-  int threads_ = 1, aligned_ = 0;
+  int threads_ = 1, aligned_ = 0, sign_ = 0;
   HostBuffer<Complex> buffer_, twiddle_;
-  Steps steps_[2][2];          // [full block, tail block][aligned data, FFTW_UNALIGNED]
+  mutable Steps steps_[2][2];  // [full block, tail block][aligned data, FFTW_UNALIGNED]
   BufferedLines<Real> lines_;  // row counts without the four-step path
 };
 

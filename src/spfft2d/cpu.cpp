@@ -9,11 +9,13 @@
 #include <type_traits>
 
 #include "common/checked.hpp"
+#include "common/env.hpp"
 #include "common/fftw_bluestein.hpp"
 #include "common/fftw_columns.hpp"
 #include "common/fftw_plan.hpp"
 #include "common/host_buffer.hpp"
 #include "common/process.hpp"
+#include "common/wall_stages.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
@@ -101,6 +103,7 @@ class CpuEngine final : public Engine {
   // Plans everything for (tile, method) and commits only after every allocation succeeded, so a failed
   // re-plan leaves the plan as it was.
   void configure(uint64_t tile, spfft2d_method method) {
+    WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
     Layout next = layout_;
     std::size_t row_bytes = (layout_.cols + layout_.width) * sizeof(Complex);
     next.tile = tile == 0 ? auto_tile(layout_, row_bytes, auto_budget(layout_, sizeof(Complex)))
@@ -110,6 +113,7 @@ class CpuEngine final : public Engine {
     int n = static_cast<int>(layout_.cols);
     auto plan = fftw::Plan<Real>::many_dft(1, &n, static_cast<int>(next.tile), z.get(), nullptr, 1, n, z.get(), nullptr,
                                            1, n, FFTW_FORWARD, FFTW_ESTIMATE, threads_);
+    stages.mark("tile_plan");
     // Lengths that are not 7-smooth (up to fftw::kMaxTimedLength): each FFT's faster route on this host, timed.
     MeasuredFfts measured;
     fftw::LineDfts<Real> tile_rows;
@@ -127,11 +131,13 @@ class CpuEngine final : public Engine {
       down_columns = column_dfts();
       measured.column_line = down_columns.line_ns();
     }
+    stages.mark("timed_ffts");
     PrunedShape shape = pruned_shape(*m_, CostBackend::Cpu, measured);
     spfft2d_method whole_auto = estimate_costs(*m_, next, CostBackend::Cpu, sizeof(Complex), shape).cheapest();
     if (is_whole_method(whole_auto) && !planning_memory_available()) whole_auto = SPFFT2D_METHOD_DIRECT;
     const spfft2d_method whole = method == SPFFT2D_METHOD_AUTO ? whole_auto : method;
     HostBuffer<Complex> workspace;
+    stages.mark("model");
     if (is_whole_method(method)) workspace.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     Dense dense;
     Pruned pruned;
@@ -141,12 +147,20 @@ class CpuEngine final : public Engine {
     } else {
       down_columns = fftw::ColumnDfts<Real>();
     }
+    stages.mark("whole_plan");
     // Work arrays of Bluestein's routes on the rows, a slot per thread.
     std::ptrdiff_t work_slot =
         std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0);
     work_slot = (work_slot + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
     HostBuffer<Complex> row_work(
         checked_mul(static_cast<std::size_t>(work_slot), static_cast<std::size_t>(threads_), "FFT work"));
+    // PRUNED's FFT rows: each thread scatters a row into a real array of its own, transformed out of place.
+    const bool row_inputs = pruned.row_r2c || pruned.row_bluestein;
+    const std::ptrdiff_t input_slot = row_inputs ? (static_cast<std::ptrdiff_t>(layout_.cols) + 2 * kWorkAlign - 1) /
+                                                       (2 * kWorkAlign) * 2 * kWorkAlign
+                                                 : 0;
+    HostBuffer<Real> row_input(
+        checked_mul(static_cast<std::size_t>(input_slot), static_cast<std::size_t>(threads_), "FFT row inputs"));
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
@@ -154,6 +168,8 @@ class CpuEngine final : public Engine {
     tile_rows_ = std::move(tile_rows);
     row_work_ = std::move(row_work);
     row_work_slot_ = work_slot;
+    row_input_ = std::move(row_input);
+    row_input_slot_ = input_slot;
     requested_tile_ = tile;
     method_ = method;
     whole_auto_ = whole_auto;
@@ -161,6 +177,7 @@ class CpuEngine final : public Engine {
     dense_ = std::move(dense);
     down_columns_ = std::move(down_columns);
     pruned_ = std::move(pruned);
+    stages.report("sfft spfft2d configure (CPU):");
   }
 
   uint64_t tile_rows() const override { return layout_.tile; }
@@ -168,8 +185,8 @@ class CpuEngine final : public Engine {
     return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size() +
             row_work_.size()) *
                sizeof(Complex) +
-           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() + tile_rows_.buffer_bytes() +
-           pruned_.row_bluestein.buffer_bytes() +
+           (dense_.real.size() + row_input_.size()) * sizeof(Real) + down_columns_.buffer_bytes() +
+           tile_rows_.buffer_bytes() + pruned_.row_bluestein.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -203,14 +220,13 @@ class CpuEngine final : public Engine {
   // is costed, and its FFT rows chosen, with what this host measures.
   RowR2c<Real> time_row_r2c() const {
     HostBuffer<Complex> row(layout_.width);
-    std::fill(row.get(), row.get() + layout_.width, Complex(0));
-    Real *real_row = reinterpret_cast<Real *>(row.get());
+    HostBuffer<Real> input(layout_.cols);
+    std::fill(input.get(), input.get() + layout_.cols, Real(0));
+    Real *real_row = input.get();
     const int n = static_cast<int>(layout_.cols);
     const fftw::FftRoute route = fftw::route_from_environment();
     fftw::Plan<Real> plan;
-    if (route != fftw::FftRoute::kBluestein)
-      plan = fftw::Plan<Real>::many_r2c(1, &n, 1, real_row, nullptr, 1, 0, row.get(), nullptr, 1, 0,
-                                        FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+    if (route != fftw::FftRoute::kBluestein) plan = row_r2c_plan();
     fftw::Bluestein<Real> bluestein;
     if (route != fftw::FftRoute::kFftw) bluestein = fftw::Bluestein<Real>(n, FFTW_FORWARD);
     HostBuffer<Complex> work(static_cast<std::size_t>(bluestein.work_size()));
@@ -224,6 +240,17 @@ class CpuEngine final : public Engine {
     return r;
   }
 
+  // FFTW's R2C of one row, out of place from a row of cols reals (a thread's row_input) into the row's spectrum: an
+  // in-place plan took FFTW_ESTIMATE's planner 2-3 times as long (development VM, first plan of each length: 1536
+  // points 7.1 ms against 2.4, 24576 points 11.6 against 4.7).
+  fftw::Plan<Real> row_r2c_plan() const {
+    HostBuffer<Real> in(layout_.cols);
+    HostBuffer<Complex> out(layout_.width);
+    const int n = static_cast<int>(layout_.cols);
+    return fftw::Plan<Real>::many_r2c(1, &n, 1, in.get(), nullptr, 1, 0, out.get(), nullptr, 1, 0,
+                                      FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+  }
+
   // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
   fftw::ColumnDfts<Real> column_dfts() const {
     return fftw::ColumnDfts<Real>(static_cast<std::ptrdiff_t>(layout_.rows), static_cast<std::ptrdiff_t>(layout_.width),
@@ -231,6 +258,7 @@ class CpuEngine final : public Engine {
   }
 
   Complex *row_work(int thread) const { return row_work_.get() + static_cast<std::size_t>(row_work_slot_) * thread; }
+  Real *row_input(int thread) const { return row_input_.get() + static_cast<std::size_t>(row_input_slot_) * thread; }
 
   // FFTW aborts the process when one of its own allocations fails, and its buffers for a whole-spectrum
   // plan stay below the spectrum's size: the host must be able to grant that much first, so a machine without
@@ -448,10 +476,7 @@ class CpuEngine final : public Engine {
     if (shape.fft_rows > 0 && row_bluestein) {
       p.row_bluestein = std::move(row_bluestein);
     } else if (shape.fft_rows > 0) {
-      HostBuffer<Complex> planning(layout_.width);
-      const int n = static_cast<int>(layout_.cols);
-      p.row_r2c = fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0,
-                                             planning.get(), nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+      p.row_r2c = row_r2c_plan();
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     p.entries = std::move(shape.entries);
@@ -467,25 +492,15 @@ class CpuEngine final : public Engine {
     return p;
   }
 
-  // D_len(v) = sum_{k < len} e^{-2 pi i k v / cols} for v < width, a table per run length: e^{-pi i (len - 1) v /
-  // cols} sin(pi len v / cols) / sin(pi v / cols), each angle reduced from exact integers, in double.
+  // D_len(v) = sum_{k < len} e^{-2 pi i k v / cols} for v < width, a table per run length.
   HostBuffer<Complex> make_run_tables(const std::vector<int64_t> &lengths) const {
     const uint64_t C = layout_.cols, W = layout_.width;
     HostBuffer<Complex> t(checked_mul(lengths.size(), W, "PRUNED run tables"));
-    if (lengths.empty()) return t;
-    const double pi = 3.14159265358979323846, per_unit = pi / static_cast<double>(C);
-    std::vector<double> inv_sin(W);
-    for (uint64_t v = 1; v < W; ++v) inv_sin[v] = 1.0 / std::sin(per_unit * static_cast<double>(v));
-    for (std::size_t k = 0; k < lengths.size(); ++k) {
-      const auto len = static_cast<uint64_t>(lengths[k]);
-      Complex *d = t.get() + k * W;
-      d[0] = Complex(static_cast<Real>(len), 0);
-      for (uint64_t v = 1; v < W; ++v) {
-        const double ratio = std::sin(per_unit * static_cast<double>(len * v % (2 * C))) * inv_sin[v];
-        const double angle = -per_unit * static_cast<double>((len - 1) * v % (2 * C));
-        d[v] = Complex(static_cast<Real>(ratio * std::cos(angle)), static_cast<Real>(ratio * std::sin(angle)));
+    for (std::size_t k = 0; k < lengths.size(); ++k)
+      for (uint64_t v = 0; v < W; ++v) {
+        const std::complex<double> d = twiddle_run_sum(static_cast<uint64_t>(lengths[k]), v, C);
+        t[k * W + v] = Complex(static_cast<Real>(d.real()), static_cast<Real>(d.imag()));
       }
-    }
     return t;
   }
 
@@ -519,8 +534,8 @@ class CpuEngine final : public Engine {
       for (int64_t j = 0; j < K; ++j) {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
         Complex *row = spectrum(j);
-        Real *real_row = reinterpret_cast<Real *>(row);
-        std::fill(real_row, real_row + 2 * W, Real(0));
+        Real *real_row = row_input(omp_get_thread_num());
+        std::fill(real_row, real_row + layout_.cols, Real(0));
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
         if (pruned_.row_bluestein)
@@ -650,6 +665,8 @@ class CpuEngine final : public Engine {
   fftw::LineDfts<Real> tile_rows_;  // Bluestein's route for them where that measured faster (cols not 7-smooth)
   HostBuffer<Complex> row_work_;    // Bluestein's work arrays on the rows, row_work_slot_ values per thread
   std::ptrdiff_t row_work_slot_ = 0;
+  HostBuffer<Real> row_input_;  // PRUNED's FFT rows before their R2C, row_input_slot_ reals per thread
+  std::ptrdiff_t row_input_slot_ = 0;
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;

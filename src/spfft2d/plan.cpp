@@ -4,7 +4,9 @@
 
 #include "common/checked.hpp"
 #include "common/dtype.hpp"
+#include "common/env.hpp"
 #include "common/error.hpp"
+#include "common/wall_stages.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
@@ -30,12 +32,17 @@ std::unique_ptr<Plan> Plan::from_coo(uint64_t rows, uint64_t cols, uint64_t nnz,
   const bool dbl = require_complex_dtype(out_dtype, "out_dtype");
   const Backend backend = resolve_backend(o, {row_idx, col_idx, values}, fn);
   const std::size_t n = to_size(nnz, "nnz");
+  WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
   std::vector<int64_t> rows_copy, cols_copy;
   std::vector<double> values_copy;
   auto matrix = std::make_shared<const SparseColumns>(build_columns(rows, cols, nnz, host_view(row_idx, n, rows_copy),
                                                                     host_view(col_idx, n, cols_copy),
                                                                     host_view(values, n, values_copy), fn));
-  return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn));
+  stages.mark("matrix");
+  std::unique_ptr<Plan> plan(new Plan(std::move(matrix), backend, dbl, o, fn));
+  stages.mark("engine");
+  stages.report("sfft spfft2d create:");
+  return plan;
 }
 
 std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_dtype &out_dtype,

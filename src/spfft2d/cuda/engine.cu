@@ -14,6 +14,7 @@
 #include "common/cuda_stage_timer.cuh"
 #include "common/env.hpp"
 #include "common/smooth.hpp"
+#include "common/wall_stages.hpp"
 #include "spfft2d/cuda/engine.cuh"
 
 namespace sfft::spfft2d {
@@ -23,6 +24,7 @@ template <class Real>
 CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Options &opts)
     : m_(std::move(m)), device_(opts.device), stream_(cuda::as_stream(opts.stream)), layout_(m_->rows, m_->cols) {
   DeviceScope scope(device_);
+  WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
   // Offsets of every column (empty ones too), so the column-sum threads cover [0, cols) without a map.
   std::vector<int64_t> col_ptr(checked_add(m_->cols, 1, "cols + 1"), 0);
   for (std::size_t j = 0; j < m_->col_id.size(); ++j)
@@ -30,11 +32,13 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
   for (std::size_t c = 0; c < m_->cols; ++c) col_ptr[c + 1] += col_ptr[c];
   col_ptr_ = upload(col_ptr.data(), col_ptr.size());
   {
+    const TwiddleMemo<Real> row_twiddle(m_->rows, 2 * m_->nnz());
+    const auto device_value = [](std::complex<Real> t) { return C{t.real(), t.imag()}; };
     std::vector<ColumnEntry<Real>> entries(m_->nnz());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const auto r = static_cast<uint64_t>(m_->row[e]);
-      entries[e] = {device_twiddle<Real>(r, m_->rows), device_twiddle<Real>(r * kRunRows % m_->rows, m_->rows),
-                    m_->row[e], m_->binary() ? Real(1) : static_cast<Real>(m_->weight[e])};
+      entries[e] = {device_value(row_twiddle(r)), device_value(row_twiddle(r * kRunRows % m_->rows)), m_->row[e],
+                    m_->binary() ? Real(1) : static_cast<Real>(m_->weight[e])};
     }
     entries_ = upload(entries.data(), entries.size());
   }
@@ -79,6 +83,8 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
     kernel_ = std::move(b.kernel);
     row_len_ = b.length;
   }
+  stages.mark("tables");
+  stages.report("sfft spfft2d CUDA engine:");
   copy_stream_ = std::make_unique<Stream>();
   for (int i = 0; i < 2; ++i) {
     folded_[i] = std::make_unique<Event>();
@@ -113,16 +119,17 @@ void CudaEngine<Real>::reconfigure(uint64_t tile, spfft2d_method method) {
 template <class Real>
 void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
   DeviceScope scope(device_);
+  WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
   SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   const std::size_t cb = sizeof(C), budget = auto_budget(layout_, cb);
   // Release the old workspace first: the new one must fit beside nothing else of this plan.
   release_workspace();
   TilePass tiled = make_pass(tile, budget, 4 * layout_.width * cb, false);
+  stages.mark("tile_pass");
   const std::size_t slot = checked_mul(2 * tiled.layout.tile, layout_.width, "staging size");
-  for (int s = 0; s < 2; ++s) {
-    staging_[s].allocate(slot);
-    pinned_[s].allocate(slot);
-  }
+  for (int s = 0; s < 2; ++s) staging_[s].allocate(slot);
+  pinned_count_ = slot;
+  stages.mark("staging");
   // AUTO's whole spectrum in device memory may take DIRECT as one tile: cost it that way. cuFFT's speed at row
   // lengths with a prime factor from 5 to 97 varies from length to length (H100, from the one-tile DIRECT's times:
   // 12000 points about 2.9 times the model's time for a 2^a 3^b length, 3000 and 18000 about 0.8 and 0.9, 12328 and
@@ -136,10 +143,12 @@ void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
       std::fprintf(stderr, "sfft spfft2d AUTO: cuFFT's C2C rows of %llu points %.1f ns a row\n",
                    static_cast<unsigned long long>(row_len_), measured.row_line);
   }
+  stages.mark("timed_rows");
   spfft2d_method whole_auto =
       estimate_costs(*m_, one, CostBackend::Cuda, cb, pruned_shape(*m_, CostBackend::Cuda, measured),
                      memory_time_scale(cuda::memory_bandwidth(device_)))
           .cheapest();
+  stages.mark("model");
   if (is_whole_method(method)) {
     workspace_.allocate(checked_mul(layout_.rows, layout_.width, "workspace size"));
     plan_whole(method);
@@ -151,6 +160,8 @@ void CudaEngine<Real>::configure(uint64_t tile, spfft2d_method method) {
   method_ = method;
   whole_auto_ = whole_auto;
   stream_ready_ = true;
+  stages.mark("whole_plan");
+  stages.report("sfft spfft2d configure (CUDA):");
 }
 
 template <class Real>

@@ -76,6 +76,8 @@ class CudaEngine final : public Engine {
   // [lo, hi) through the double-buffered pinned copies.
   void deliver_whole(const C *b, uint64_t lo, uint64_t hi, const Sink &sink, bool out_on_device);
   void stream_to_host(uint64_t lo, uint64_t hi, const Sink &sink);
+  // The pinned buffers of pinned_count_ elements each, allocated by the first call that delivers to the host.
+  void ensure_pinned();
   void deliver(Pending &p, int slot, const Sink &sink);
 
   std::shared_ptr<const SparseColumns> m_;
@@ -102,7 +104,10 @@ class CudaEngine final : public Engine {
   TilePass tiled_;       // tiles of the plan's height: ranges, streams, explicit DIRECT
   TilePass whole_pass_;  // one tile: AUTO's whole spectrum in device memory, when planned
   DeviceBuffer<C> staging_[2];
+  // Pinned at the first host delivery, not at planning: cudaMallocHost took 10-46 ms of a 16384^2 plan's
+  // creation (H100 host), which plans writing device memory never use.
   PinnedBuffer<C> pinned_[2];
+  std::size_t pinned_count_ = 0;
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;

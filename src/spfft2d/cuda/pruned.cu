@@ -154,24 +154,22 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
   const FourStepEntries generation = p.four_step ? four_step_entries(m, shape) : FourStepEntries{};
   if (p.four_step) {
     std::vector<RowEntry<Real>> entries(generation.entry.size());
+    const TwiddleMemo<Real> col_twiddle(m.cols, entries.size());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const FourStepEntries::Entry &g = generation.entry[e];
-      entries[e] = RowEntry<Real>{device_twiddle<Real>(static_cast<uint64_t>(g.col), m.cols), g.col, g.table,
-                                  static_cast<Real>(g.weight)};
+      const std::complex<Real> t = col_twiddle(static_cast<uint64_t>(g.col));
+      entries[e] = RowEntry<Real>{C{t.real(), t.imag()}, g.col, g.table, static_cast<Real>(g.weight)};
     }
     p.entries = upload(entries.data(), entries.size());
-    // D_len(v) and the mirror's alternating sum for v < W, by powers of e^{-2 pi i v / C} in long double.
+    // D_len(v) = sum_{k < len} z^k and the mirror's alternating sum sum_k (-z)^k, z = e^{-2 pi i v / C}, for v < W
+    // (-z = e^{-2 pi i (2 v + C) / 2C}), in closed form: the products z^k had taken up to len x W x tables steps.
     const uint64_t S = run_stride(W);
     std::vector<C> runs(checked_mul(2 * generation.run_length.size(), S, "PRUNED run tables"), C{0, 0});
     for (std::size_t t = 0; t < generation.run_length.size(); ++t)
       for (uint64_t v = 0; v < W; ++v) {
-        const std::complex<double> z0 = twiddle<double>(v, m.cols);
-        const std::complex<long double> z(z0.real(), z0.imag());
-        std::complex<long double> power = 1, d = 0, e = 0;
-        for (int64_t k = 0; k < generation.run_length[t]; ++k, power *= z) {
-          d += power;
-          e += k % 2 == 0 ? power : -power;
-        }
+        const auto len = static_cast<uint64_t>(generation.run_length[t]);
+        const std::complex<double> d = twiddle_run_sum(len, v, m.cols),
+                                   e = twiddle_run_sum(len, 2 * v + m.cols, 2 * m.cols);
         runs[2 * t * S + v] = C{static_cast<Real>(d.real()), static_cast<Real>(d.imag())};
         runs[2 * t * S + S + v] = C{static_cast<Real>(e.real()), static_cast<Real>(e.imag())};
       }
@@ -223,9 +221,9 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     }
     p.rows = upload(rows.data(), rows.size());
     // One table of R entries (R <= kFourStepMaxRows): both passes index it directly.
-    std::vector<C> rows_tw(m.rows);
-    for (uint64_t q = 0; q < m.rows; ++q) rows_tw[q] = device_twiddle<Real>(q, m.rows);
-    p.tw_rows_lo = upload(rows_tw.data(), rows_tw.size());
+    static_assert(kFourStepMaxRows <= TwiddleTables<Real>::kSingleTableMax);
+    auto rows_tw = make_twiddles<Real>(m.rows);
+    p.tw_rows_lo = upload(reinterpret_cast<const C *>(rows_tw.lo.data()), rows_tw.lo.size());
   } else if (p.direct_columns) {
     auto rows_tw = make_twiddles<Real>(m.rows);
     p.tw_rows_lo = upload(reinterpret_cast<const C *>(rows_tw.lo.data()), rows_tw.lo.size());

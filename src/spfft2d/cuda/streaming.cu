@@ -19,6 +19,7 @@ void CudaEngine<Real>::deliver_whole(const C *b, uint64_t lo, uint64_t hi, const
     if (!out_on_device) SFFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;
   }
+  ensure_pinned();
   const uint64_t chunk = std::max<uint64_t>(1, pinned_[0].size() / W);
   for (uint64_t r = lo; r < hi; r += chunk) {
     const uint64_t n = std::min(chunk, hi - r);
@@ -30,6 +31,7 @@ void CudaEngine<Real>::deliver_whole(const C *b, uint64_t lo, uint64_t hi, const
 
 template <class Real>
 void CudaEngine<Real>::stream_to_host(uint64_t lo, uint64_t hi, const Sink &sink) {
+  ensure_pinned();
   Pending pending[2];
   int slot = 0;
   const uint64_t W = layout_.width;
@@ -54,6 +56,12 @@ void CudaEngine<Real>::stream_to_host(uint64_t lo, uint64_t hi, const Sink &sink
   });
   for (int i = 0; i < 2; ++i, slot ^= 1)
     if (pending[slot].valid) deliver(pending[slot], slot, sink);
+}
+
+template <class Real>
+void CudaEngine<Real>::ensure_pinned() {
+  for (PinnedBuffer<C> &buffer : pinned_)
+    if (buffer.size() != pinned_count_) buffer.allocate(pinned_count_);
 }
 
 // Waits for the copy into pinned_[slot] and hands its blocks to the sink.

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// spfft2d's host tables (src/spfft2d/columns.cpp): the COO's compression into columns and rows (sorted, repeats
+// merged in input order), the memoised twiddles and the closed-form sums of twiddle runs, against direct
+// computations in long double.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "spfft2d/plan.hpp"
+
+namespace {
+
+using namespace sfft::spfft2d;
+
+// (col, row, weight) of every stored nonzero in column order, and (row, col, weight) in row order.
+std::vector<std::tuple<int64_t, int64_t, double>> by_columns(const SparseColumns &m) {
+  std::vector<std::tuple<int64_t, int64_t, double>> out;
+  for (std::size_t j = 0; j < m.col_id.size(); ++j)
+    for (int64_t e = m.col_start[j]; e < m.col_start[j + 1]; ++e)
+      out.emplace_back(m.col_id[j], m.row[static_cast<std::size_t>(e)],
+                       m.binary() ? 1.0 : m.weight[static_cast<std::size_t>(e)]);
+  return out;
+}
+std::vector<std::tuple<int64_t, int64_t, double>> by_rows(const SparseColumns &m) {
+  std::vector<std::tuple<int64_t, int64_t, double>> out;
+  for (std::size_t j = 0; j < m.row_id.size(); ++j)
+    for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e)
+      out.emplace_back(m.row_id[j], m.row_col[static_cast<std::size_t>(e)],
+                       m.binary() ? 1.0 : m.row_weight[static_cast<std::size_t>(e)]);
+  return out;
+}
+
+// Random COO matrices of several shapes (extents from 1 to 2^31 - 1, so keys of up to 62 bits), with repeats:
+// both groupings hold each distinct coordinate once, sorted, with the repeats' values summed in input order.
+TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
+  const uint64_t kMax = (uint64_t{1} << 31) - 1;
+  const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
+      {1, 1}, {1, 97}, {97, 1}, {3000, 4097}, {kMax, 5}, {7, kMax}, {kMax, (1 << 28) - 1}, {65536, 65536}};
+  std::mt19937_64 rng(11);
+  for (const auto &[rows, cols] : shapes)
+    for (bool weighted : {false, true}) {
+      const std::size_t n = 5000;
+      std::vector<int64_t> r(n), c(n);
+      std::vector<double> v(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        // Half the entries repeat an earlier coordinate.
+        const std::size_t from = k > 0 && rng() % 2 ? rng() % k : k;
+        r[k] = from == k ? static_cast<int64_t>(rng() % rows) : r[from];
+        c[k] = from == k ? static_cast<int64_t>(rng() % cols) : c[from];
+        v[k] = std::ldexp(static_cast<double>(rng() % 1000) - 500, -static_cast<int>(rng() % 40));
+      }
+      const SparseColumns m = build_columns(rows, cols, n, r.data(), c.data(), weighted ? v.data() : nullptr, "test");
+      // The expected merge: a stable sort by (col, row), repeats summed left to right.
+      std::vector<std::size_t> order(n);
+      for (std::size_t k = 0; k < n; ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return std::tie(c[a], r[a]) < std::tie(c[b], r[b]); });
+      std::vector<std::tuple<int64_t, int64_t, double>> want;
+      for (std::size_t k : order) {
+        if (!want.empty() && std::get<0>(want.back()) == c[k] && std::get<1>(want.back()) == r[k]) {
+          if (weighted) std::get<2>(want.back()) += v[k];
+        } else {
+          want.emplace_back(c[k], r[k], weighted ? v[k] : 1.0);
+        }
+      }
+      ASSERT_EQ(by_columns(m), want) << rows << " x " << cols << (weighted ? " weighted" : " binary");
+      std::vector<std::tuple<int64_t, int64_t, double>> want_rows;
+      for (const auto &[col, row, w] : want) want_rows.emplace_back(row, col, w);
+      std::sort(want_rows.begin(), want_rows.end(), [](const auto &a, const auto &b) {
+        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+      });
+      ASSERT_EQ(by_rows(m), want_rows) << rows << " x " << cols << (weighted ? " weighted" : " binary");
+    }
+}
+
+std::complex<long double> exact_twiddle(uint64_t m, uint64_t n) {
+  const long double a = 6.283185307179586476925286766559005768L * static_cast<long double>(m % n) / n;
+  return {std::cos(a), -std::sin(a)};
+}
+
+// The memo's table (n <= uses) and its computed values (n > uses) agree with the long-double twiddle to rounding.
+TEST(Spfft2dColumns, TwiddleMemoMatchesTheTwiddle) {
+  for (uint64_t n : {1ull, 2ull, 3ull, 1000ull, 4097ull, 65536ull})
+    for (uint64_t uses : {n - 1, n}) {
+      const TwiddleMemo<double> memo(n, uses);
+      const TwiddleMemo<float> memo_f(n, uses);
+      double worst = 0, worst_f = 0;
+      for (uint64_t m = 0; m < n; m += 1 + n / 4096) {
+        const std::complex<long double> t = exact_twiddle(m, n);
+        worst = std::max(worst, static_cast<double>(std::abs(std::complex<long double>(memo(m)) - t)));
+        worst_f = std::max(worst_f, static_cast<double>(std::abs(std::complex<long double>(memo_f(m)) - t)));
+      }
+      EXPECT_LT(worst, 2e-16) << n << " " << uses;
+      EXPECT_LT(worst_f, 1.2e-7) << n << " " << uses;
+    }
+}
+
+// sum_{k < len} e^{-2 pi i k a / n} in closed form against the sum itself (long double), for the four-step's D
+// tables (a = v, n = cols) and their alternating sums (a = 2v + cols, n = 2 cols), even and odd cols, at the
+// multiples of n and next to them, and at n = 2^32.
+TEST(Spfft2dColumns, RunSumsMatchTheirSums) {
+  const uint64_t big = uint64_t{1} << 32;
+  const std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> cases = {
+      {1, 0, 7},           {1, 5, 7},        {20, 0, 1024},           {20, 1, 1024},
+      {21, 512, 1024},     {33, 2049, 2048}, {33, 1024 + 2048, 4096}, {64, 2 * 8191 + 8192, 16384},
+      {5, 4097, 8193},     {1000, 17, 4099}, {7, big - 1, big},       {9, big / 2 + 1, big},
+      {31, 123456789, big}};
+  for (const auto &[len, a, n] : cases) {
+    std::complex<long double> sum = 0;
+    for (uint64_t k = 0; k < len; ++k) {
+      const uint64_t m = static_cast<uint64_t>((static_cast<long double>(k) * a) -
+                                               std::floor(static_cast<long double>(k) * a / n) * n);
+      sum += exact_twiddle(m, n);
+    }
+    const std::complex<double> got = twiddle_run_sum(len, a, n);
+    EXPECT_LT(std::abs(std::complex<long double>(got) - sum), 1e-13 * static_cast<long double>(len))
+        << len << " " << a << " " << n;
+  }
+}
+
+}  // namespace

@@ -154,13 +154,6 @@ class CpuEngine final : public Engine {
     work_slot = (work_slot + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
     HostBuffer<Complex> row_work(
         checked_mul(static_cast<std::size_t>(work_slot), static_cast<std::size_t>(threads_), "FFT work"));
-    // PRUNED's FFT rows: each thread scatters a row into a real array of its own, transformed out of place.
-    const bool row_inputs = pruned.row_r2c || pruned.row_bluestein;
-    const std::ptrdiff_t input_slot = row_inputs ? (static_cast<std::ptrdiff_t>(layout_.cols) + 2 * kWorkAlign - 1) /
-                                                       (2 * kWorkAlign) * 2 * kWorkAlign
-                                                 : 0;
-    HostBuffer<Real> row_input(
-        checked_mul(static_cast<std::size_t>(input_slot), static_cast<std::size_t>(threads_), "FFT row inputs"));
     layout_ = next;
     z_ = std::move(z);
     staging_ = std::move(staging);
@@ -168,8 +161,6 @@ class CpuEngine final : public Engine {
     tile_rows_ = std::move(tile_rows);
     row_work_ = std::move(row_work);
     row_work_slot_ = work_slot;
-    row_input_ = std::move(row_input);
-    row_input_slot_ = input_slot;
     requested_tile_ = tile;
     method_ = method;
     whole_auto_ = whole_auto;
@@ -185,8 +176,8 @@ class CpuEngine final : public Engine {
     return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size() +
             row_work_.size()) *
                sizeof(Complex) +
-           (dense_.real.size() + row_input_.size()) * sizeof(Real) + down_columns_.buffer_bytes() +
-           tile_rows_.buffer_bytes() + pruned_.row_bluestein.buffer_bytes() +
+           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() + tile_rows_.buffer_bytes() +
+           pruned_.row_bluestein.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -220,9 +211,8 @@ class CpuEngine final : public Engine {
   // is costed, and its FFT rows chosen, with what this host measures.
   RowR2c<Real> time_row_r2c() const {
     HostBuffer<Complex> row(layout_.width);
-    HostBuffer<Real> input(layout_.cols);
-    std::fill(input.get(), input.get() + layout_.cols, Real(0));
-    Real *real_row = input.get();
+    std::fill(row.get(), row.get() + layout_.width, Complex(0));
+    Real *real_row = reinterpret_cast<Real *>(row.get());
     const int n = static_cast<int>(layout_.cols);
     const fftw::FftRoute route = fftw::route_from_environment();
     fftw::Plan<Real> plan;
@@ -240,15 +230,16 @@ class CpuEngine final : public Engine {
     return r;
   }
 
-  // FFTW's R2C of one row, out of place from a row of cols reals (a thread's row_input) into the row's spectrum: an
-  // in-place plan took FFTW_ESTIMATE's planner 2-3 times as long (development VM, first plan of each length: 1536
-  // points 7.1 ms against 2.4, 24576 points 11.6 against 4.7).
+  // FFTW's R2C of one row in place (2 (cols / 2 + 1) reals in, the row's spectrum out). Out of place, from a real
+  // array of the thread's, FFTW_ESTIMATE planned it 2-3 times faster (first plan of a length: 1536 points 2.4 ms
+  // against 7.1, 24576 points 4.7 against 11.6) but PRUNED ran 1.3-2.0 times slower on rows that are all FFT rows
+  // (development VM, 2 threads, uniform 5 % fill: 2048^2 17.1-19.4 ms against 9.6-12.8, 1024^2 3.4-4.4 against
+  // 2.7-3.3), so the plan stays in place.
   fftw::Plan<Real> row_r2c_plan() const {
-    HostBuffer<Real> in(layout_.cols);
-    HostBuffer<Complex> out(layout_.width);
+    HostBuffer<Complex> planning(layout_.width);
     const int n = static_cast<int>(layout_.cols);
-    return fftw::Plan<Real>::many_r2c(1, &n, 1, in.get(), nullptr, 1, 0, out.get(), nullptr, 1, 0,
-                                      FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+    return fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0, planning.get(),
+                                      nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
   }
 
   // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
@@ -258,7 +249,6 @@ class CpuEngine final : public Engine {
   }
 
   Complex *row_work(int thread) const { return row_work_.get() + static_cast<std::size_t>(row_work_slot_) * thread; }
-  Real *row_input(int thread) const { return row_input_.get() + static_cast<std::size_t>(row_input_slot_) * thread; }
 
   // FFTW aborts the process when one of its own allocations fails, and its buffers for a whole-spectrum
   // plan stay below the spectrum's size: the host must be able to grant that much first, so a machine without
@@ -534,8 +524,8 @@ class CpuEngine final : public Engine {
       for (int64_t j = 0; j < K; ++j) {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
         Complex *row = spectrum(j);
-        Real *real_row = row_input(omp_get_thread_num());
-        std::fill(real_row, real_row + layout_.cols, Real(0));
+        Real *real_row = reinterpret_cast<Real *>(row);
+        std::fill(real_row, real_row + 2 * W, Real(0));
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
         if (pruned_.row_bluestein)
@@ -665,8 +655,6 @@ class CpuEngine final : public Engine {
   fftw::LineDfts<Real> tile_rows_;  // Bluestein's route for them where that measured faster (cols not 7-smooth)
   HostBuffer<Complex> row_work_;    // Bluestein's work arrays on the rows, row_work_slot_ values per thread
   std::ptrdiff_t row_work_slot_ = 0;
-  HostBuffer<Real> row_input_;  // PRUNED's FFT rows before their R2C, row_input_slot_ reals per thread
-  std::ptrdiff_t row_input_slot_ = 0;
   uint64_t requested_tile_ = 0;  // 0: automatic
   spfft2d_method method_ = SPFFT2D_METHOD_AUTO;
   spfft2d_method whole_auto_ = SPFFT2D_METHOD_DIRECT;

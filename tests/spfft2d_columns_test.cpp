@@ -17,23 +17,19 @@ namespace {
 
 using namespace sfft::spfft2d;
 
-// (col, row, weight) of every stored nonzero in column order, and (row, col, weight) in row order.
-std::vector<std::tuple<int64_t, int64_t, double>> by_columns(const SparseColumns &m) {
-  std::vector<std::tuple<int64_t, int64_t, double>> out;
-  for (std::size_t j = 0; j < m.col_id.size(); ++j)
-    for (int64_t e = m.col_start[j]; e < m.col_start[j + 1]; ++e)
-      out.emplace_back(m.col_id[j], m.row[static_cast<std::size_t>(e)],
-                       m.binary() ? 1.0 : m.weight[static_cast<std::size_t>(e)]);
+// (group, member, weight) of every stored nonzero of a compressed grouping in storage order: (col, row, weight) of
+// the columns, (row, col, weight) of the rows; weight 1 in binary mode.
+using Entries = std::vector<std::tuple<int64_t, int64_t, double>>;
+Entries stored(const std::vector<int32_t> &id, const std::vector<int64_t> &start, const std::vector<int32_t> &member,
+               const std::vector<double> &weight) {
+  Entries out;
+  for (std::size_t j = 0; j < id.size(); ++j)
+    for (auto e = static_cast<std::size_t>(start[j]); e < static_cast<std::size_t>(start[j + 1]); ++e)
+      out.emplace_back(id[j], member[e], weight.empty() ? 1.0 : weight[e]);
   return out;
 }
-std::vector<std::tuple<int64_t, int64_t, double>> by_rows(const SparseColumns &m) {
-  std::vector<std::tuple<int64_t, int64_t, double>> out;
-  for (std::size_t j = 0; j < m.row_id.size(); ++j)
-    for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e)
-      out.emplace_back(m.row_id[j], m.row_col[static_cast<std::size_t>(e)],
-                       m.binary() ? 1.0 : m.row_weight[static_cast<std::size_t>(e)]);
-  return out;
-}
+Entries by_columns(const SparseColumns &m) { return stored(m.col_id, m.col_start, m.row, m.weight); }
+Entries by_rows(const SparseColumns &m) { return stored(m.row_id, m.row_start, m.row_col, m.row_weight); }
 
 // Random COO matrices of several shapes (extents from 1 to 2^31 - 1, so keys of up to 62 bits), with repeats:
 // both groupings hold each distinct coordinate once, sorted, with the repeats' values summed in input order.
@@ -60,7 +56,7 @@ TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
       for (std::size_t k = 0; k < n; ++k) order[k] = k;
       std::stable_sort(order.begin(), order.end(),
                        [&](std::size_t a, std::size_t b) { return std::tie(c[a], r[a]) < std::tie(c[b], r[b]); });
-      std::vector<std::tuple<int64_t, int64_t, double>> want;
+      Entries want;
       for (std::size_t k : order) {
         if (!want.empty() && std::get<0>(want.back()) == c[k] && std::get<1>(want.back()) == r[k]) {
           if (weighted) std::get<2>(want.back()) += v[k];
@@ -69,7 +65,7 @@ TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
         }
       }
       ASSERT_EQ(by_columns(m), want) << rows << " x " << cols << (weighted ? " weighted" : " binary");
-      std::vector<std::tuple<int64_t, int64_t, double>> want_rows;
+      Entries want_rows;
       for (const auto &[col, row, w] : want) want_rows.emplace_back(row, col, w);
       std::sort(want_rows.begin(), want_rows.end(), [](const auto &a, const auto &b) {
         return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));

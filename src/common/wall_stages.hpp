@@ -13,8 +13,6 @@ class WallStages {
  public:
   explicit WallStages(bool on) : on_(on), start_(Clock::now()), last_(start_) {}
 
-  bool on() const { return on_; }
-
   void mark(const char *name) {
     if (!on_) return;
     const Clock::time_point now = Clock::now();

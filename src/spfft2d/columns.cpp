@@ -370,9 +370,6 @@ constexpr double kCudaFitBandwidth = 4.8e12;
 // the estimate takes that time (MeasuredFfts::row_line; H100: 12000 points 216-224 ns a row, 18000 points 139-144).
 constexpr CostConstants kCudaCosts{2.1e-3, 3.7e-4, 4.3e-4,  5.7e-4, 2.8e-4, 2.1, 2.6, 1.5e4, 2.2,
                                    5.0e3,  1.0e4,  3.15e-4, 0.75,   1.85,   5.0, 1.6, 2.2,   0.5};
-// Spectra up to this size stay in the development host's caches (2 cores, 2 MiB of L2 each), where the CPU's
-// memory traffic measured no different between DENSE and PRUNED (512^2 and 1024^2 within 15 % either way).
-constexpr double kCpuCachedSpectrumBytes = 4.0 * 1024 * 1024;
 constexpr CostConstants kCpuCosts{1.0, 1.0, 0.25, 0.2, 0.2, 1.0, 2.5, 1.0e4, 1.0,
                                   0.0, 0.0, 0.0,  1.0, 1.0, 1.0, 1.0, 2.0,   1.0};
 // Threads of a warp: the CUDA DIRECT column sums give a thread one column, so a warp runs as long as its
@@ -688,10 +685,13 @@ MethodCosts estimate_costs(const SparseColumns &m, const Layout &tiled, CostBack
   c.direct_rows = k.per_launch * (m.has_empty_rows() ? 3 : 2) + k.per_term * W * nnz +
                   k.per_byte * E * R * W * (m.has_empty_rows() ? 2 : 1) + strided * down_columns;
   // Zero fill, scatter, then the library's 2-D R2C: half a C2C along rows, FFT down columns (4 launches). On the
-  // CPU, a spectrum larger than the caches makes that three spectra's worth of memory traffic (the zero fill, then
-  // the R2C's read of the real array and its write of the spectrum) where PRUNED builds each row in cache and
-  // writes it once (traffic_model); the constants were fitted with one spectrum for DENSE and two per FFT row.
-  const bool traffic_model = backend == CostBackend::Cpu && E * R * W > kCpuCachedSpectrumBytes;
+  // CPU that is three spectra's worth of memory traffic (the zero fill, then the R2C's read of the real array and its
+  // write of the spectrum) where PRUNED builds each row in cache and writes it once (traffic_model); the constants
+  // were fitted with one spectrum for DENSE and two per FFT row. Spectra up to 4 MiB had been costed the fitted way,
+  // as if in cache, so AUTO ran DENSE on sparse 256^2 and 512^2 matrices at 1.4-2.3 times PRUNED's or DIRECT_ROWS'
+  // time (development VM, 2 threads, 2026-12-06); costed by traffic at every size it runs PRUNED there, within 1.5
+  // of the best, and on dense-ish ones (uniform 5-90 % fill) within 1.46 of DENSE at 256^2 and 1.12 at 512^2.
+  const bool traffic_model = backend == CostBackend::Cpu;
   const double dense_spectra = traffic_model ? 3.0 : 1.0;
   c.dense = 4 * k.per_launch + k.per_byte * (dense_spectra * E * R * W + 4 * nnz) +
             k.dense_fft * scale *

@@ -3,8 +3,8 @@
 // representative shapes of the issue-22 suite where the H100 and H200 measurements (bench_spfft2d --device,
 // 2026-11-25, 2026-11-28 and, for PRUNED's four-step pass and DENSE as they are now, 2026-11-30) separate the best
 // method from the others by a wide margin, and the terms it was refitted with (the column sums' warp imbalance, the
-// launches of the small transforms); and the CPU's choice between DENSE and PRUNED on either side of its cache
-// threshold; picks at the H100's memory bandwidth (2026-12-06, with sizes outside the suite) and the memory scale's
+// launches of the small transforms); and the CPU's choice of PRUNED over DENSE on sparse matrices from 256^2 up;
+// picks at the H100's memory bandwidth (2026-12-06, with sizes outside the suite) and the memory scale's
 // terms. Matrices are built here with the suite's families; the whole spectrum is costed as AUTO costs it, DIRECT as
 // one tile.
 #include <gtest/gtest.h>

@@ -154,9 +154,20 @@ struct Summary {
 // Wall-clock milliseconds of fn() (a plan's creation: host work and the allocations and uploads it waits for).
 template <class Fn>
 double wall_ms(Fn &&fn) {
-  const auto t0 = std::chrono::steady_clock::now();
-  fn();
-  return 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 1e3 * bench::time_once(fn);
+}
+
+// One plan of the backend created and destroyed, so that no row's plan time carries the one-time setup of FFTW,
+// cuFFT or sfft itself (threads, tables, loaded kernels).
+void warm_up(sfft_backend backend, int threads) {
+  const int64_t one = 0;
+  sfft_options o;
+  sfft_options_init(&o);
+  o.backend = backend;
+  o.threads = threads;
+  spfft2d_plan p = nullptr;
+  CHECK_SFFT(spfft2d_create(&p, 64, 64, 1, &one, &one, nullptr, SFFT_COMPLEX64, &o));
+  CHECK_SFFT(spfft2d_destroy(p));
 }
 
 // Median ms of spfft2d_exec into out for each explicit method (a failed set, e.g. no memory, gives NAN).
@@ -754,16 +765,7 @@ int main(int argc, char **argv) {
   std::printf("spfft2d suite (issue 22): binary matrices, complex64 output; date %s; repeats %d; median ms\n",
               bench::today().c_str(), repeats);
   if (cpu) {
-    {  // FFTW's and sfft's one-time setup (threads, tables), so that no row's plan time carries it
-      const int64_t one = 0;
-      sfft_options o;
-      sfft_options_init(&o);
-      o.backend = SFFT_BACKEND_CPU;
-      o.threads = threads;
-      spfft2d_plan p = nullptr;
-      CHECK_SFFT(spfft2d_create(&p, 64, 64, 1, &one, &one, nullptr, SFFT_COMPLEX64, &o));
-      CHECK_SFFT(spfft2d_destroy(p));
-    }
+    warm_up(SFFT_BACKEND_CPU, threads);
     std::printf("\nCPU: scatter + FFTW r2c_2d (FFTW_ESTIMATE) vs spfft2d CPU backend, %d threads\n", threads);
     print_header("side");
     Summary s;
@@ -775,17 +777,11 @@ int main(int argc, char **argv) {
 #if SFFT_HAVE_CUDA
   if (device) {
     BENCH_CUDA(cudaFree(nullptr));
-    {  // cuFFT's and sfft's one-time loading, so that no row's plan time carries it
+    {  // the peer's own cuFFT loading
       cufftHandle warm;
       if (cufftPlan1d(&warm, 64, CUFFT_C2C, 1) == CUFFT_SUCCESS) cufftDestroy(warm);
-      const int64_t one = 0;
-      sfft_options o;
-      sfft_options_init(&o);
-      o.backend = SFFT_BACKEND_CUDA;
-      spfft2d_plan p = nullptr;
-      CHECK_SFFT(spfft2d_create(&p, 64, 64, 1, &one, &one, nullptr, SFFT_COMPLEX64, &o));
-      CHECK_SFFT(spfft2d_destroy(p));
     }
+    warm_up(SFFT_BACKEND_CUDA, 0);
     std::printf("\ndevice: %s; memset + scatter + cufftExecR2C vs spfft2d CUDA backend (device output)\n",
                 bench::device_name().c_str());
     print_header("side");

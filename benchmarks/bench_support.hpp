@@ -22,17 +22,20 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// Median wall time in seconds of `repeats` calls of fn() after `warmup` calls (host clock; fn must
-// synchronise itself if it launches device work).
+// Wall time in seconds of one call of fn() (host clock; fn must synchronise itself if it launches device work).
+template <class Fn>
+double time_once(Fn &&fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median wall time in seconds of `repeats` calls of fn() after `warmup` calls (time_once each).
 template <class Fn>
 double time_median(Fn &&fn, int repeats, int warmup = 2) {
   for (int i = 0; i < warmup; ++i) fn();
   std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  for (int i = 0; i < repeats; ++i) t.push_back(time_once(fn));
   return median(t);
 }
 
@@ -52,9 +55,7 @@ std::vector<double> time_medians_in_turn(const std::vector<Fn> &fns, int repeats
     std::shuffle(order.begin(), order.end(), shuffler);
     for (const std::size_t f : order) {
       fns[f]();
-      auto t0 = std::chrono::steady_clock::now();
-      fns[f]();
-      t[f].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      t[f].push_back(time_once(fns[f]));
     }
   }
   std::vector<double> m;

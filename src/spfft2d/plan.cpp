@@ -6,7 +6,6 @@
 #include "common/dtype.hpp"
 #include "common/env.hpp"
 #include "common/error.hpp"
-#include "common/wall_stages.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
@@ -39,10 +38,7 @@ std::unique_ptr<Plan> Plan::from_coo(uint64_t rows, uint64_t cols, uint64_t nnz,
                                                                     host_view(col_idx, n, cols_copy),
                                                                     host_view(values, n, values_copy), fn));
   stages.mark("matrix");
-  std::unique_ptr<Plan> plan(new Plan(std::move(matrix), backend, dbl, o, fn));
-  stages.mark("engine");
-  stages.report("sfft spfft2d create:");
-  return plan;
+  return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn, stages));
 }
 
 std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_dtype &out_dtype,
@@ -51,20 +47,25 @@ std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_d
   const Options o = resolve_options(opts);
   const bool dbl = require_complex_dtype(out_dtype, "out_dtype");
   const Backend backend = resolve_backend(o, {}, fn);
+  WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
   MtxMatrix m = read_mtx(path, binary);
+  stages.mark("file");
   auto matrix = std::make_shared<const SparseColumns>(build_columns(
       m.rows, m.cols, m.row.size(), m.row.data(), m.col.data(), m.value.empty() ? nullptr : m.value.data(), fn));
-  return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn));
+  stages.mark("matrix");
+  return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn, stages));
 }
 
 Plan::Plan(std::shared_ptr<const SparseColumns> matrix, Backend backend, bool double_output, const Options &opts,
-           const char *fn)
+           const char *fn, WallStages &stages)
     : matrix_(std::move(matrix)), backend_(backend), device_(opts.device) {
   require_finite_output(*matrix_, double_output, fn);
   if (backend_ == Backend::Cpu)
     engine_ = double_output ? make_cpu_engine<double>(matrix_, opts) : make_cpu_engine<float>(matrix_, opts);
   else
     engine_ = double_output ? make_cuda_engine<double>(matrix_, opts) : make_cuda_engine<float>(matrix_, opts);
+  stages.mark("engine");
+  stages.report("sfft spfft2d create:");
 }
 
 void Plan::run(uint64_t row0, uint64_t nrows, void *out) {

@@ -34,6 +34,7 @@
 #include "common/backend.hpp"
 #include "common/options.hpp"
 #include "common/smooth.hpp"
+#include "common/wall_stages.hpp"
 #include "sfft/sfft.h"
 
 namespace sfft::spfft2d {
@@ -302,8 +303,9 @@ class Plan {
   Info info() const;
 
  private:
+  // stages: the creation's stage times so far (SFFT_SPFFT2D_STAGE_TIMES); the engine's is added and the line printed.
   Plan(std::shared_ptr<const SparseColumns> matrix, Backend backend, bool double_output, const Options &opts,
-       const char *fn);
+       const char *fn, WallStages &stages);
   void run(uint64_t row0, uint64_t nrows, void *out);
 
   std::shared_ptr<const SparseColumns> matrix_;

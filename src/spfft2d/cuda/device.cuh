@@ -273,9 +273,13 @@ template <class Real>
 void run_pruned(const PrunedPass<Real> &p, uint64_t R, uint64_t C, Cplx<Real> *b, cudaStream_t stream);
 
 template <class Real>
+Cplx<Real> device_value(std::complex<Real> v) {
+  return Cplx<Real>{v.real(), v.imag()};
+}
+
+template <class Real>
 Cplx<Real> device_twiddle(uint64_t m, uint64_t n) {
-  const std::complex<Real> t = twiddle<Real>(m, n);
-  return Cplx<Real>{t.real(), t.imag()};
+  return device_value(twiddle<Real>(m, n));
 }
 
 }  // namespace sfft::spfft2d::gpu

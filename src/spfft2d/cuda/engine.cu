@@ -33,7 +33,6 @@ CudaEngine<Real>::CudaEngine(std::shared_ptr<const SparseColumns> m, const Optio
   col_ptr_ = upload(col_ptr.data(), col_ptr.size());
   {
     const TwiddleMemo<Real> row_twiddle(m_->rows, 2 * m_->nnz());
-    const auto device_value = [](std::complex<Real> t) { return C{t.real(), t.imag()}; };
     std::vector<ColumnEntry<Real>> entries(m_->nnz());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const auto r = static_cast<uint64_t>(m_->row[e]);

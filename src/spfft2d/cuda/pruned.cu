@@ -157,8 +157,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     const TwiddleMemo<Real> col_twiddle(m.cols, entries.size());
     for (std::size_t e = 0; e < entries.size(); ++e) {
       const FourStepEntries::Entry &g = generation.entry[e];
-      const std::complex<Real> t = col_twiddle(static_cast<uint64_t>(g.col));
-      entries[e] = RowEntry<Real>{C{t.real(), t.imag()}, g.col, g.table, static_cast<Real>(g.weight)};
+      entries[e] = RowEntry<Real>{device_value(col_twiddle(static_cast<uint64_t>(g.col))), g.col, g.table,
+                                  static_cast<Real>(g.weight)};
     }
     p.entries = upload(entries.data(), entries.size());
     // D_len(v) = sum_{k < len} z^k and the mirror's alternating sum sum_k (-z)^k, z = e^{-2 pi i v / C}, for v < W

@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -31,47 +32,87 @@ Entries stored(const std::vector<int32_t> &id, const std::vector<int64_t> &start
 Entries by_columns(const SparseColumns &m) { return stored(m.col_id, m.col_start, m.row, m.weight); }
 Entries by_rows(const SparseColumns &m) { return stored(m.row_id, m.row_start, m.row_col, m.row_weight); }
 
-// Random COO matrices of several shapes (extents from 1 to 2^31 - 1, so keys of up to 62 bits), with repeats:
-// both groupings hold each distinct coordinate once, sorted, with the repeats' values summed in input order.
+// The COO entries reordered by a stable sort: by column, by (column, row), by row or by (row, column); "as drawn"
+// leaves them. The compression sorts only what a given order leaves unsorted.
+enum class InputOrder { AsDrawn, ByColumn, ByColumnRow, ByRow, ByRowColumn };
+void reorder(InputOrder how, std::vector<int64_t> &r, std::vector<int64_t> &c, std::vector<double> &v) {
+  std::vector<std::size_t> p(r.size());
+  for (std::size_t k = 0; k < p.size(); ++k) p[k] = k;
+  const auto by = [&](auto key) {
+    std::stable_sort(p.begin(), p.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  };
+  switch (how) {
+    case InputOrder::AsDrawn:
+      return;
+    case InputOrder::ByColumn:
+      by([&](std::size_t k) { return c[k]; });
+      break;
+    case InputOrder::ByColumnRow:
+      by([&](std::size_t k) { return std::tie(c[k], r[k]); });
+      break;
+    case InputOrder::ByRow:
+      by([&](std::size_t k) { return r[k]; });
+      break;
+    case InputOrder::ByRowColumn:
+      by([&](std::size_t k) { return std::tie(r[k], c[k]); });
+      break;
+  }
+  std::vector<int64_t> r2(r.size()), c2(c.size());
+  std::vector<double> v2(v.size());
+  for (std::size_t k = 0; k < p.size(); ++k) std::tie(r2[k], c2[k], v2[k]) = std::tie(r[p[k]], c[p[k]], v[p[k]]);
+  r.swap(r2);
+  c.swap(c2);
+  v.swap(v2);
+}
+
+// Random COO matrices of several shapes (extents from 1 to 2^31 - 1, so keys of up to 62 bits), with repeats, in
+// every input order: both groupings hold each distinct coordinate once, sorted, with the repeats' values summed in
+// input order.
 TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
   const uint64_t kMax = (uint64_t{1} << 31) - 1;
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
       {1, 1}, {1, 97}, {97, 1}, {3000, 4097}, {kMax, 5}, {7, kMax}, {kMax, (1 << 28) - 1}, {65536, 65536}};
   std::mt19937_64 rng(11);
   for (const auto &[rows, cols] : shapes)
-    for (bool weighted : {false, true}) {
-      const std::size_t n = 5000;
-      std::vector<int64_t> r(n), c(n);
-      std::vector<double> v(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        // Half the entries repeat an earlier coordinate.
-        const std::size_t from = k > 0 && rng() % 2 ? rng() % k : k;
-        r[k] = from == k ? static_cast<int64_t>(rng() % rows) : r[from];
-        c[k] = from == k ? static_cast<int64_t>(rng() % cols) : c[from];
-        v[k] = std::ldexp(static_cast<double>(rng() % 1000) - 500, -static_cast<int>(rng() % 40));
-      }
-      const SparseColumns m = build_columns(rows, cols, n, r.data(), c.data(), weighted ? v.data() : nullptr, "test");
-      // The expected merge: a stable sort by (col, row), repeats summed left to right.
-      std::vector<std::size_t> order(n);
-      for (std::size_t k = 0; k < n; ++k) order[k] = k;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return std::tie(c[a], r[a]) < std::tie(c[b], r[b]); });
-      Entries want;
-      for (std::size_t k : order) {
-        if (!want.empty() && std::get<0>(want.back()) == c[k] && std::get<1>(want.back()) == r[k]) {
-          if (weighted) std::get<2>(want.back()) += v[k];
-        } else {
-          want.emplace_back(c[k], r[k], weighted ? v[k] : 1.0);
+    for (bool weighted : {false, true})
+      for (InputOrder how : {InputOrder::AsDrawn, InputOrder::ByColumn, InputOrder::ByColumnRow, InputOrder::ByRow,
+                             InputOrder::ByRowColumn}) {
+        const std::size_t n = 5000;
+        std::vector<int64_t> r(n), c(n);
+        std::vector<double> v(n);
+        for (std::size_t k = 0; k < n; ++k) {
+          // Half the entries repeat an earlier coordinate.
+          const std::size_t from = k > 0 && rng() % 2 ? rng() % k : k;
+          r[k] = from == k ? static_cast<int64_t>(rng() % rows) : r[from];
+          c[k] = from == k ? static_cast<int64_t>(rng() % cols) : c[from];
+          v[k] = std::ldexp(static_cast<double>(rng() % 1000) - 500, -static_cast<int>(rng() % 40));
         }
+        reorder(how, r, c, v);
+        const std::string what = std::to_string(rows) + " x " + std::to_string(cols) +
+                                 (weighted ? " weighted" : " binary") + ", order " +
+                                 std::to_string(static_cast<int>(how));
+        const SparseColumns m = build_columns(rows, cols, n, r.data(), c.data(), weighted ? v.data() : nullptr, "test");
+        // The expected merge: a stable sort by (col, row), repeats summed left to right.
+        std::vector<std::size_t> order(n);
+        for (std::size_t k = 0; k < n; ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return std::tie(c[a], r[a]) < std::tie(c[b], r[b]); });
+        Entries want;
+        for (std::size_t k : order) {
+          if (!want.empty() && std::get<0>(want.back()) == c[k] && std::get<1>(want.back()) == r[k]) {
+            if (weighted) std::get<2>(want.back()) += v[k];
+          } else {
+            want.emplace_back(c[k], r[k], weighted ? v[k] : 1.0);
+          }
+        }
+        ASSERT_EQ(by_columns(m), want) << what;
+        Entries want_rows;
+        for (const auto &[col, row, w] : want) want_rows.emplace_back(row, col, w);
+        std::sort(want_rows.begin(), want_rows.end(), [](const auto &a, const auto &b) {
+          return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+        });
+        ASSERT_EQ(by_rows(m), want_rows) << what;
       }
-      ASSERT_EQ(by_columns(m), want) << rows << " x " << cols << (weighted ? " weighted" : " binary");
-      Entries want_rows;
-      for (const auto &[col, row, w] : want) want_rows.emplace_back(row, col, w);
-      std::sort(want_rows.begin(), want_rows.end(), [](const auto &a, const auto &b) {
-        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-      });
-      ASSERT_EQ(by_rows(m), want_rows) << rows << " x " << cols << (weighted ? " weighted" : " binary");
-    }
 }
 
 std::complex<long double> exact_twiddle(uint64_t m, uint64_t n) {

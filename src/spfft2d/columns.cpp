@@ -27,24 +27,35 @@ unsigned index_bits(uint64_t n) {
   return bits;
 }
 
-// Sorts keys (each below 2^bits) and, where given, order along with them: an LSD radix sort of 11-bit digits,
-// stable, so equal keys keep their input order, in bits / 11 passes over the entries (the comparison sorts had been
-// 60 % of the samples of repeated CPU plans at 1024^2 with 34000 nonzeros, 5 ms of 13 for a first plan at 31000).
-void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, unsigned bits) {
-  constexpr unsigned kDigitBits = 11;
-  constexpr uint64_t kMask = (uint64_t{1} << kDigitBits) - 1;
+// Sorts keys by their bits [lo, hi), stably (keys equal there keep their input order, so keys that came in order of
+// the bits below lo end up in order of all bits below hi), and, where given, order along with them: an LSD radix
+// sort of equal digits of at most kMaxDigitBits, the counts of every digit taken in one pass over the keys, then one
+// pass per digit. Comparison sorts had been 60 % of the samples of repeated CPU plans at 1024^2 with 34000
+// nonzeros; with 11-bit digits, three passes at 16384^2, the sort was still 30 % of a CPU plan's samples at 16384^2
+// with 557000 nonzeros.
+void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, unsigned lo, unsigned hi) {
+  constexpr unsigned kMaxDigitBits = 14;
   const std::size_t n = keys.size();
+  if (hi <= lo || n < 2) return;
+  const unsigned passes = (hi - lo + kMaxDigitBits - 1) / kMaxDigitBits;
+  const unsigned digit_bits = (hi - lo + passes - 1) / passes;
+  const std::size_t radix = std::size_t{1} << digit_bits;
+  const uint64_t mask = radix - 1;
+  std::vector<std::size_t> start(passes * radix, 0);
+  for (uint64_t k : keys)
+    for (unsigned p = 0; p < passes; ++p) ++start[p * radix + ((k >> (lo + p * digit_bits)) & mask)];
   std::vector<uint64_t> keys_out(n);
   std::vector<std::size_t> order_out(order ? n : 0);
-  for (unsigned shift = 0; shift < bits; shift += kDigitBits) {
-    std::vector<std::size_t> start(kMask + 2, 0);
-    for (uint64_t k : keys) ++start[((k >> shift) & kMask) + 1];
-    if (std::find(start.begin(), start.end(), n) != start.end()) continue;  // one digit value: already in order
-    for (std::size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
+  for (unsigned p = 0; p < passes; ++p) {
+    std::size_t *at = start.data() + p * radix;
+    if (std::find(at, at + radix, n) != at + radix) continue;  // one digit value: already in order
+    std::size_t sum = 0;
+    for (std::size_t d = 0; d < radix; ++d) sum += std::exchange(at[d], sum);
+    const unsigned shift = lo + p * digit_bits;
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t at = start[(keys[i] >> shift) & kMask]++;
-      keys_out[at] = keys[i];
-      if (order) order_out[at] = (*order)[i];
+      const std::size_t to = at[(keys[i] >> shift) & mask]++;
+      keys_out[to] = keys[i];
+      if (order) order_out[to] = (*order)[i];
     }
     keys.swap(keys_out);
     if (order) order->swap(order_out);
@@ -87,7 +98,8 @@ void build_rows(SparseColumns &m) {
     for (auto e = static_cast<std::size_t>(m.col_start[j]); e < static_cast<std::size_t>(m.col_start[j + 1]); ++e)
       keys[e] = static_cast<uint64_t>(m.row[e]) << col_bits | static_cast<uint64_t>(m.col_id[j]);
   for (std::size_t e = 0; e < order.size(); ++e) order[e] = e;
-  radix_sort(keys, m.binary() ? nullptr : &order, index_bits(m.rows) + col_bits);
+  // The keys come in column order, so sorting by the row bits alone leaves each row's columns increasing.
+  radix_sort(keys, m.binary() ? nullptr : &order, col_bits, col_bits + index_bits(m.rows));
   m.row_col.resize(m.nnz());
   if (!m.binary()) m.row_weight.resize(m.nnz());
   m.row_start.push_back(0);
@@ -118,24 +130,30 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
   SparseColumns m;
   m.rows = rows;
   m.cols = cols;
+  const unsigned row_bits = index_bits(rows), key_bits = row_bits + index_bits(cols);
+  std::vector<uint64_t> keys(n);
+  bool sorted = true, row_order = true;
   for (std::size_t k = 0; k < n; ++k) {
     require_index(row_idx[k], rows, "row_idx", k, "rows", fn);
     require_index(col_idx[k], cols, "col_idx", k, "cols", fn);
     if (values != nullptr) require(std::isfinite(values[k]), fn, ": values[", k, "] = ", values[k], " is not finite");
-  }
-  const unsigned row_bits = index_bits(rows), key_bits = row_bits + index_bits(cols);
-  std::vector<uint64_t> keys(n);
-  for (std::size_t k = 0; k < n; ++k)
     keys[k] = static_cast<uint64_t>(col_idx[k]) << row_bits | static_cast<uint64_t>(row_idx[k]);
+    if (k == 0) continue;
+    sorted = sorted && keys[k - 1] <= keys[k];
+    row_order = row_order && row_idx[k - 1] <= row_idx[k];
+  }
+  // The key bits to sort: none where the entries come sorted by (column, row) (Matrix Market files, CSC), the column
+  // bits where they come by row (CSR, scipy's tocoo), all of them otherwise.
+  const unsigned sort_from = sorted || row_order ? row_bits : 0, sort_to = sorted ? row_bits : key_bits;
   if (values == nullptr) {
-    radix_sort(keys, nullptr, key_bits);
+    radix_sort(keys, nullptr, sort_from, sort_to);
     compress(
         m, keys, row_bits, [](std::size_t) { return 1.0; }, false);
   } else {
     // Stable: repeats are summed in input order, so the sums are deterministic.
     std::vector<std::size_t> order(n);
     for (std::size_t k = 0; k < n; ++k) order[k] = k;
-    radix_sort(keys, &order, key_bits);
+    radix_sort(keys, &order, sort_from, sort_to);
     compress(
         m, keys, row_bits, [&](std::size_t j) { return values[order[j]]; }, true);
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // spfft2d's host tables (src/spfft2d/columns.cpp): the COO's compression into columns and rows (sorted, repeats
 // merged in input order), the memoised twiddles and the closed-form sums of twiddle runs, against direct
-// computations in long double.
+// computations in long double, and the tabled run sums against the closed form.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,8 +66,8 @@ void reorder(InputOrder how, std::vector<int64_t> &r, std::vector<int64_t> &c, s
 }
 
 // Random COO matrices of several shapes (extents from 1 to 2^31 - 1, so keys of up to 62 bits), with repeats, in
-// every input order: both groupings hold each distinct coordinate once, sorted, with the repeats' values summed in
-// input order.
+// every input order, compressed by one and by three threads: both groupings hold each distinct coordinate once, sorted,
+// with the repeats' values summed in input order.
 TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
   const uint64_t kMax = (uint64_t{1} << 31) - 1;
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
@@ -77,7 +77,8 @@ TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
     for (bool weighted : {false, true})
       for (InputOrder how : {InputOrder::AsDrawn, InputOrder::ByColumn, InputOrder::ByColumnRow, InputOrder::ByRow,
                              InputOrder::ByRowColumn}) {
-        const std::size_t n = 5000;
+        // Large enough on the big shapes for several sorting threads (2^15 entries each).
+        const std::size_t n = rows >= 3000 && cols >= 3000 ? 150000 : 5000;
         std::vector<int64_t> r(n), c(n);
         std::vector<double> v(n);
         for (std::size_t k = 0; k < n; ++k) {
@@ -91,7 +92,6 @@ TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
         const std::string what = std::to_string(rows) + " x " + std::to_string(cols) +
                                  (weighted ? " weighted" : " binary") + ", order " +
                                  std::to_string(static_cast<int>(how));
-        const SparseColumns m = build_columns(rows, cols, n, r.data(), c.data(), weighted ? v.data() : nullptr, "test");
         // The expected merge: a stable sort by (col, row), repeats summed left to right.
         std::vector<std::size_t> order(n);
         for (std::size_t k = 0; k < n; ++k) order[k] = k;
@@ -105,13 +105,17 @@ TEST(Spfft2dColumns, CompressionSortsAndMergesRepeatsInInputOrder) {
             want.emplace_back(c[k], r[k], weighted ? v[k] : 1.0);
           }
         }
-        ASSERT_EQ(by_columns(m), want) << what;
         Entries want_rows;
         for (const auto &[col, row, w] : want) want_rows.emplace_back(row, col, w);
         std::sort(want_rows.begin(), want_rows.end(), [](const auto &a, const auto &b) {
           return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
         });
-        ASSERT_EQ(by_rows(m), want_rows) << what;
+        for (int threads : {1, 3}) {
+          const SparseColumns m =
+              build_columns(rows, cols, n, r.data(), c.data(), weighted ? v.data() : nullptr, threads, "test");
+          ASSERT_EQ(by_columns(m), want) << what << ", " << threads << " threads";
+          ASSERT_EQ(by_rows(m), want_rows) << what << ", " << threads << " threads";
+        }
       }
 }
 
@@ -158,6 +162,22 @@ TEST(Spfft2dColumns, RunSumsMatchTheirSums) {
     EXPECT_LT(std::abs(std::complex<long double>(got) - sum), 1e-13 * static_cast<long double>(len))
         << len << " " << a << " " << n;
   }
+}
+
+// RunSums (what the run tables use), tabled (many uses) or not, gives twiddle_run_sum's bits for every (len, a) of
+// even, odd and tiny n, a over two turns (the mirror tables' 2v + cols) and lengths up to past n.
+TEST(Spfft2dColumns, RunSumsAreBitIdenticalToTheClosedForm) {
+  std::mt19937_64 rng(5);
+  for (uint64_t n : {1, 2, 3, 7, 1024, 4099, 16384, 32768, 65537})
+    for (uint64_t uses : {uint64_t{0}, 2 * n + 2}) {
+      const RunSums sums(n, uses);
+      for (int trial = 0; trial < 3000; ++trial) {
+        const uint64_t len = 1 + rng() % (n + 40), a = trial < 2 * static_cast<int>(n) ? trial : rng() % (2 * n);
+        const std::complex<double> want = twiddle_run_sum(len, a, n), got = sums(len, a);
+        ASSERT_EQ(got.real(), want.real()) << len << " " << a << " " << n;
+        ASSERT_EQ(got.imag(), want.imag()) << len << " " << a << " " << n;
+      }
+    }
 }
 
 }  // namespace

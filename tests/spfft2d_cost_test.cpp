@@ -63,7 +63,7 @@ Coo make(const std::string &family, uint64_t n, uint64_t seed) {
 }
 
 SparseColumns columns(const Coo &m) {
-  return build_columns(m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(), nullptr, "spfft2d_cost_test");
+  return build_columns(m.rows, m.cols, m.r.size(), m.r.data(), m.c.data(), nullptr, 1, "spfft2d_cost_test");
 }
 
 MethodCosts whole_costs(const SparseColumns &m, std::size_t complex_bytes = 8, double memory_scale = 1.0) {

@@ -5,11 +5,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <omp.h>
 #include <utility>
 #include <vector>
 
 #include "common/checked.hpp"
 #include "common/error.hpp"
+#include "common/process.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
@@ -27,13 +29,21 @@ unsigned index_bits(uint64_t n) {
   return bits;
 }
 
+// Threads for a pass over n entries: at most `threads`, each with at least 2^15 entries.
+int entry_team(std::size_t n, int threads) {
+  constexpr std::size_t kEntriesPerThread = std::size_t{1} << 15;
+  return static_cast<int>(std::clamp<std::size_t>(n / kEntriesPerThread, 1,
+                                                  static_cast<std::size_t>(std::max(1, usable_threads(threads)))));
+}
+
 // Sorts keys by their bits [lo, hi), stably (keys equal there keep their input order, so keys that came in order of
 // the bits below lo end up in order of all bits below hi), and, where given, order along with them: an LSD radix
-// sort of equal digits of at most kMaxDigitBits, the counts of every digit taken in one pass over the keys, then one
-// pass per digit. Comparison sorts had been 60 % of the samples of repeated CPU plans at 1024^2 with 34000
-// nonzeros; with 11-bit digits, three passes at 16384^2, the sort was still 30 % of a CPU plan's samples at 16384^2
-// with 557000 nonzeros.
-void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, unsigned lo, unsigned hi) {
+// sort of equal digits of at most kMaxDigitBits, each pass counting its digits and scattering by `threads` threads
+// over consecutive chunks (thread t's keys of a digit go after those of the threads before it, so the sort stays
+// stable). Comparison sorts had been 60 % of the samples of repeated CPU plans at 1024^2 with 34000 nonzeros; with
+// 11-bit digits, three passes at 16384^2, the sort was still 30 % of a CPU plan's samples at 16384^2 with 557000
+// nonzeros.
+void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, unsigned lo, unsigned hi, int threads) {
   constexpr unsigned kMaxDigitBits = 14;
   const std::size_t n = keys.size();
   if (hi <= lo || n < 2) return;
@@ -41,22 +51,40 @@ void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, un
   const unsigned digit_bits = (hi - lo + passes - 1) / passes;
   const std::size_t radix = std::size_t{1} << digit_bits;
   const uint64_t mask = radix - 1;
-  std::vector<std::size_t> start(passes * radix, 0);
-  for (uint64_t k : keys)
-    for (unsigned p = 0; p < passes; ++p) ++start[p * radix + ((k >> (lo + p * digit_bits)) & mask)];
+  const int team = entry_team(n, threads);
+  std::vector<std::size_t> count(static_cast<std::size_t>(team) * radix);
   std::vector<uint64_t> keys_out(n);
   std::vector<std::size_t> order_out(order ? n : 0);
   for (unsigned p = 0; p < passes; ++p) {
-    std::size_t *at = start.data() + p * radix;
-    if (std::find(at, at + radix, n) != at + radix) continue;  // one digit value: already in order
-    std::size_t sum = 0;
-    for (std::size_t d = 0; d < radix; ++d) sum += std::exchange(at[d], sum);
     const unsigned shift = lo + p * digit_bits;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t to = at[(keys[i] >> shift) & mask]++;
-      keys_out[to] = keys[i];
-      if (order) order_out[to] = (*order)[i];
+    bool one_digit = false;  // every key has the same digit: the pass would leave them as they are
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      const std::size_t first = n * t / static_cast<std::size_t>(team);
+      const std::size_t last = n * (t + 1) / static_cast<std::size_t>(team);
+      std::size_t *at = count.data() + t * radix;
+      std::fill(at, at + radix, std::size_t{0});
+      for (std::size_t i = first; i < last; ++i) ++at[(keys[i] >> shift) & mask];
+#pragma omp barrier
+#pragma omp single
+      {
+        std::size_t sum = 0;
+        for (std::size_t d = 0; d < radix; ++d) {
+          const std::size_t digit_start = sum;
+          for (std::size_t u = 0; u < static_cast<std::size_t>(team); ++u)
+            sum += std::exchange(count[u * radix + d], sum);
+          one_digit = one_digit || sum - digit_start == n;
+        }
+      }
+      if (!one_digit)
+        for (std::size_t i = first; i < last; ++i) {
+          const std::size_t to = at[(keys[i] >> shift) & mask]++;
+          keys_out[to] = keys[i];
+          if (order) order_out[to] = (*order)[i];
+        }
     }
+    if (one_digit) continue;
     keys.swap(keys_out);
     if (order) order->swap(order_out);
   }
@@ -89,7 +117,7 @@ void compress(SparseColumns &m, const std::vector<uint64_t> &keys, unsigned row_
 
 // The nonzeros grouped by row, columns increasing within a row (the merged coordinates are distinct, so a sort of
 // (row, col) keys gives it without gathering from the column arrays), the nonempty rows compressed like the columns.
-void build_rows(SparseColumns &m) {
+void build_rows(SparseColumns &m, int threads) {
   const unsigned col_bits = index_bits(m.cols);
   const uint64_t col_mask = (uint64_t{1} << col_bits) - 1;
   std::vector<uint64_t> keys(m.nnz());
@@ -99,7 +127,7 @@ void build_rows(SparseColumns &m) {
       keys[e] = static_cast<uint64_t>(m.row[e]) << col_bits | static_cast<uint64_t>(m.col_id[j]);
   for (std::size_t e = 0; e < order.size(); ++e) order[e] = e;
   // The keys come in column order, so sorting by the row bits alone leaves each row's columns increasing.
-  radix_sort(keys, m.binary() ? nullptr : &order, col_bits, col_bits + index_bits(m.rows));
+  radix_sort(keys, m.binary() ? nullptr : &order, col_bits, col_bits + index_bits(m.rows), threads);
   m.row_col.resize(m.nnz());
   if (!m.binary()) m.row_weight.resize(m.nnz());
   m.row_start.push_back(0);
@@ -118,7 +146,7 @@ void build_rows(SparseColumns &m) {
 }  // namespace
 
 SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx, const int64_t *col_idx,
-                            const double *values, const char *fn) {
+                            const double *values, int threads, const char *fn) {
   require(rows >= 1 && rows <= kMaxExtent, fn, ": rows = ", rows, " must be in [1, 2^31 - 1]");
   require(cols >= 1 && cols <= kMaxExtent, fn, ": cols = ", cols, " must be in [1, 2^31 - 1]");
   std::size_t n = to_size(nnz, "nnz");
@@ -132,32 +160,42 @@ SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const in
   m.cols = cols;
   const unsigned row_bits = index_bits(rows), key_bits = row_bits + index_bits(cols);
   std::vector<uint64_t> keys(n);
-  bool sorted = true, row_order = true;
-  for (std::size_t k = 0; k < n; ++k) {
+  const auto key = [&](std::size_t k) {
+    return static_cast<uint64_t>(col_idx[k]) << row_bits | static_cast<uint64_t>(row_idx[k]);
+  };
+  bool valid = true, sorted = true, row_order = true;
+  const auto signed_n = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static) num_threads(entry_team(n, threads)) reduction(&& : valid, sorted, row_order)
+  for (std::ptrdiff_t i = 0; i < signed_n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    valid = valid && row_idx[k] >= 0 && static_cast<uint64_t>(row_idx[k]) < rows && col_idx[k] >= 0 &&
+            static_cast<uint64_t>(col_idx[k]) < cols && (values == nullptr || std::isfinite(values[k]));
+    keys[k] = key(k);
+    if (k == 0) continue;
+    sorted = sorted && key(k - 1) <= keys[k];
+    row_order = row_order && row_idx[k - 1] <= row_idx[k];
+  }
+  for (std::size_t k = 0; !valid && k < n; ++k) {  // the first bad entry's message
     require_index(row_idx[k], rows, "row_idx", k, "rows", fn);
     require_index(col_idx[k], cols, "col_idx", k, "cols", fn);
     if (values != nullptr) require(std::isfinite(values[k]), fn, ": values[", k, "] = ", values[k], " is not finite");
-    keys[k] = static_cast<uint64_t>(col_idx[k]) << row_bits | static_cast<uint64_t>(row_idx[k]);
-    if (k == 0) continue;
-    sorted = sorted && keys[k - 1] <= keys[k];
-    row_order = row_order && row_idx[k - 1] <= row_idx[k];
   }
   // The key bits to sort: none where the entries come sorted by (column, row) (Matrix Market files, CSC), the column
   // bits where they come by row (CSR, scipy's tocoo), all of them otherwise.
   const unsigned sort_from = sorted || row_order ? row_bits : 0, sort_to = sorted ? row_bits : key_bits;
   if (values == nullptr) {
-    radix_sort(keys, nullptr, sort_from, sort_to);
+    radix_sort(keys, nullptr, sort_from, sort_to, threads);
     compress(
         m, keys, row_bits, [](std::size_t) { return 1.0; }, false);
   } else {
     // Stable: repeats are summed in input order, so the sums are deterministic.
     std::vector<std::size_t> order(n);
     for (std::size_t k = 0; k < n; ++k) order[k] = k;
-    radix_sort(keys, &order, sort_from, sort_to);
+    radix_sort(keys, &order, sort_from, sort_to, threads);
     compress(
         m, keys, row_bits, [&](std::size_t j) { return values[order[j]]; }, true);
   }
-  build_rows(m);
+  build_rows(m, threads);
   return m;
 }
 
@@ -209,25 +247,47 @@ uint64_t times_mod_two_n(uint64_t k, uint64_t a, uint64_t n) {
   return (high % turn + low % turn) % turn;
 }
 
-// {sin, cos}(pi x / n) for 0 <= x < 2n, the argument reduced exactly to [0, pi / 2] (so a sine near a multiple of
-// pi keeps its relative accuracy).
-std::pair<double, double> sincos_pi(uint64_t x, uint64_t n) {
+// {sin, cos}(pi x / n) for 0 <= x < 2n, the argument reduced exactly to x <= n / 2 (so a sine near a multiple of
+// pi keeps its relative accuracy), whose pair quarter(x) gives.
+template <class Quarter>
+std::pair<double, double> sincos_pi(uint64_t x, uint64_t n, Quarter &&quarter) {
   double s = 1, c = 1;
   if (x >= n) x -= n, s = -1, c = -1;
   if (2 * x > n) x = n - x, c = -c;
+  const auto [qs, qc] = quarter(x);
+  return {s * qs, c * qc};
+}
+
+std::pair<double, double> quarter_sincos_pi(uint64_t x, uint64_t n) {
   const double t = 3.14159265358979323846 * static_cast<double>(x) / static_cast<double>(n);
-  return {s * std::sin(t), c * std::cos(t)};
+  return {std::sin(t), std::cos(t)};
+}
+
+template <class Quarter>
+std::complex<double> run_sum(uint64_t len, uint64_t a, uint64_t n, Quarter &&quarter) {
+  a %= n;
+  if (a == 0) return {static_cast<double>(len), 0.0};
+  const double ratio = sincos_pi(times_mod_two_n(len, a, n), n, quarter).first / sincos_pi(a, n, quarter).first;
+  // e^{-pi i (len - 1) a / n}
+  const auto [s, c] = sincos_pi(times_mod_two_n(len - 1, a, n), n, quarter);
+  return {ratio * c, -ratio * s};
 }
 
 }  // namespace
 
 std::complex<double> twiddle_run_sum(uint64_t len, uint64_t a, uint64_t n) {
-  a %= n;
-  if (a == 0) return {static_cast<double>(len), 0.0};
-  const double ratio = sincos_pi(times_mod_two_n(len, a, n), n).first / sincos_pi(a, n).first;
-  // e^{-pi i (len - 1) a / n}
-  const auto [s, c] = sincos_pi(times_mod_two_n(len - 1, a, n), n);
-  return {ratio * c, -ratio * s};
+  return run_sum(len, a, n, [n](uint64_t x) { return quarter_sincos_pi(x, n); });
+}
+
+RunSums::RunSums(uint64_t n, uint64_t uses) : n_(n) {
+  if (n / 2 + 1 > uses / 2) return;
+  quarter_.resize(n / 2 + 1);
+  for (uint64_t x = 0; x <= n / 2; ++x) quarter_[x] = quarter_sincos_pi(x, n);
+}
+
+std::complex<double> RunSums::operator()(uint64_t len, uint64_t a) const {
+  if (quarter_.empty()) return twiddle_run_sum(len, a, n_);
+  return run_sum(len, a, n_, [this](uint64_t x) { return quarter_[x]; });
 }
 
 template <class Real>

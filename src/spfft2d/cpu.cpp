@@ -486,9 +486,10 @@ class CpuEngine final : public Engine {
   HostBuffer<Complex> make_run_tables(const std::vector<int64_t> &lengths) const {
     const uint64_t C = layout_.cols, W = layout_.width;
     HostBuffer<Complex> t(checked_mul(lengths.size(), W, "PRUNED run tables"));
+    const RunSums run_sum(C, lengths.size() * W);
     for (std::size_t k = 0; k < lengths.size(); ++k)
       for (uint64_t v = 0; v < W; ++v) {
-        const std::complex<double> d = twiddle_run_sum(static_cast<uint64_t>(lengths[k]), v, C);
+        const std::complex<double> d = run_sum(static_cast<uint64_t>(lengths[k]), v);
         t[k * W + v] = Complex(static_cast<Real>(d.real()), static_cast<Real>(d.imag()));
       }
     return t;

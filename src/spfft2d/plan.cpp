@@ -36,7 +36,7 @@ std::unique_ptr<Plan> Plan::from_coo(uint64_t rows, uint64_t cols, uint64_t nnz,
   std::vector<double> values_copy;
   auto matrix = std::make_shared<const SparseColumns>(build_columns(rows, cols, nnz, host_view(row_idx, n, rows_copy),
                                                                     host_view(col_idx, n, cols_copy),
-                                                                    host_view(values, n, values_copy), fn));
+                                                                    host_view(values, n, values_copy), o.threads, fn));
   stages.mark("matrix");
   return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn, stages));
 }
@@ -50,8 +50,9 @@ std::unique_ptr<Plan> Plan::from_mtx(const char *path, bool binary, const sfft_d
   WallStages stages(env_flag("SFFT_SPFFT2D_STAGE_TIMES"));
   MtxMatrix m = read_mtx(path, binary);
   stages.mark("file");
-  auto matrix = std::make_shared<const SparseColumns>(build_columns(
-      m.rows, m.cols, m.row.size(), m.row.data(), m.col.data(), m.value.empty() ? nullptr : m.value.data(), fn));
+  auto matrix =
+      std::make_shared<const SparseColumns>(build_columns(m.rows, m.cols, m.row.size(), m.row.data(), m.col.data(),
+                                                          m.value.empty() ? nullptr : m.value.data(), o.threads, fn));
   stages.mark("matrix");
   return std::unique_ptr<Plan>(new Plan(std::move(matrix), backend, dbl, o, fn, stages));
 }

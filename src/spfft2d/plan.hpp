@@ -60,9 +60,9 @@ struct SparseColumns {
   bool has_empty_rows() const { return row_id.size() < rows; }
 };
 
-// Validates a COO description (host arrays) and builds the compressed columns.
+// Validates a COO description (host arrays) and builds the compressed columns, sorting with `threads` threads.
 SparseColumns build_columns(uint64_t rows, uint64_t cols, uint64_t nnz, const int64_t *row_idx, const int64_t *col_idx,
-                            const double *values, const char *fn);
+                            const double *values, int threads, const char *fn);
 
 // Refuses matrices whose spectrum could overflow the output precision: a repeated coordinate whose values
 // sum beyond the double range, or a sum of |weights| (a bound on every output coefficient) above 0.999 times
@@ -95,6 +95,20 @@ TwiddleTables<Real> make_twiddles(uint64_t n);
 // sum_{k < len} e^{-2 pi i k a / n} (len >= 1): e^{-pi i (len - 1) a / n} sin(pi len a / n) / sin(pi a / n), each
 // angle reduced from exact integers, in double; len where a is a multiple of n. n <= 2^32.
 std::complex<double> twiddle_run_sum(uint64_t len, uint64_t a, uint64_t n);
+
+// twiddle_run_sum(len, a, n) for one n and `uses` pairs (len, a), bit-identical to it: the sines and cosines of the
+// reduced angles pi x / n (x <= n / 2) from a table made once where that table has at most half as many entries as
+// there are uses (so it takes no more memory than the sums it serves), else computed per sum as there (four library
+// calls a sum: whole run tables are lengths x about n / 2 sums).
+class RunSums {
+ public:
+  RunSums(uint64_t n, uint64_t uses);
+  std::complex<double> operator()(uint64_t len, uint64_t a) const;
+
+ private:
+  uint64_t n_;
+  std::vector<std::pair<double, double>> quarter_;  // {sin, cos}(pi x / n), x <= n / 2; empty: no table
+};
 
 // twiddle<Real>(m, n) for `uses` indices m < n: from a table of all n values where n <= uses (a long-double sine
 // and cosine a use had been most of a CUDA plan's creation: 0.2 s of 0.33 at 16384^2 with 557000 nonzeros),

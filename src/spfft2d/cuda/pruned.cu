@@ -136,7 +136,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
       if (!p.direct_columns) row_slot[static_cast<std::size_t>(m.row_id[j])] = slot;
       auto &col = pass == 0 ? fft_col : direct_col;
       auto &weight = pass == 0 ? fft_weight : direct_weight;
-      for (int64_t e = m.row_start[j]; e < m.row_start[j + 1]; ++e) {
+      // The four-step pass reads the direct rows as its own entries (four_step_entries below).
+      for (int64_t e = m.row_start[j]; e < m.row_start[j + 1] && (pass == 0 || !p.four_step); ++e) {
         col.push_back(m.row_col[static_cast<std::size_t>(e)]);
         if (!m.binary()) weight.push_back(static_cast<Real>(m.row_weight[static_cast<std::size_t>(e)]));
       }
@@ -165,11 +166,11 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     // (-z = e^{-2 pi i (2 v + C) / 2C}), in closed form: the products z^k had taken up to len x W x tables steps.
     const uint64_t S = run_stride(W);
     std::vector<C> runs(checked_mul(2 * generation.run_length.size(), S, "PRUNED run tables"), C{0, 0});
+    const RunSums sums(m.cols, generation.run_length.size() * W), mirror_sums(2 * m.cols, generation.run_length.size() * W);
     for (std::size_t t = 0; t < generation.run_length.size(); ++t)
       for (uint64_t v = 0; v < W; ++v) {
         const auto len = static_cast<uint64_t>(generation.run_length[t]);
-        const std::complex<double> d = twiddle_run_sum(len, v, m.cols),
-                                   e = twiddle_run_sum(len, 2 * v + m.cols, 2 * m.cols);
+        const std::complex<double> d = sums(len, v), e = mirror_sums(len, 2 * v + m.cols);
         runs[2 * t * S + v] = C{static_cast<Real>(d.real()), static_cast<Real>(d.imag())};
         runs[2 * t * S + S + v] = C{static_cast<Real>(e.real()), static_cast<Real>(e.imag())};
       }

@@ -166,7 +166,8 @@ PrunedPass<Real> make_pruned(const SparseColumns &m, cudaStream_t stream) {
     // (-z = e^{-2 pi i (2 v + C) / 2C}), in closed form: the products z^k had taken up to len x W x tables steps.
     const uint64_t S = run_stride(W);
     std::vector<C> runs(checked_mul(2 * generation.run_length.size(), S, "PRUNED run tables"), C{0, 0});
-    const RunSums sums(m.cols, generation.run_length.size() * W), mirror_sums(2 * m.cols, generation.run_length.size() * W);
+    const uint64_t uses = generation.run_length.size() * W;
+    const RunSums sums(m.cols, uses), mirror_sums(2 * m.cols, uses);
     for (std::size_t t = 0; t < generation.run_length.size(); ++t)
       for (uint64_t v = 0; v < W; ++v) {
         const auto len = static_cast<uint64_t>(generation.run_length[t]);

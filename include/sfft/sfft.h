@@ -321,7 +321,9 @@ typedef struct spfft2d_plan_s *spfft2d_plan;
    with SFFT_ERROR_INVALID_ARGUMENT, naming the entry, a matrix whose sum exceeds 0.999 times the largest
    value of out_dtype (3.4e38 for complex64, 1.8e308 for complex128) or whose repeats sum beyond the double
    range; so no plan's spectrum overflows, though a matrix whose coefficients cancel below that bound may
-   be refused. NaN/Inf values are refused (also by spfft2d_create_from_mtx). */
+   be refused. NaN/Inf values are refused (also by spfft2d_create_from_mtx). Create sorts the entries by
+   (col, row) on the host with opts->threads threads (CUDA plans too); entries that come sorted that way (CSC,
+   most Matrix Market files) are not sorted again, and entries in row order (CSR, scipy's tocoo) only by column. */
 SFFT_API sfft_status spfft2d_create(spfft2d_plan *plan, uint64_t rows, uint64_t cols, uint64_t nnz,
                                     const int64_t *row_idx, const int64_t *col_idx, const double *values,
                                     sfft_dtype out_dtype, const sfft_options *opts);

@@ -38,11 +38,9 @@ int entry_team(std::size_t n, int threads) {
 
 // Sorts keys by their bits [lo, hi), stably (keys equal there keep their input order, so keys that came in order of
 // the bits below lo end up in order of all bits below hi), and, where given, order along with them: an LSD radix
-// sort of equal digits of at most kMaxDigitBits, each pass counting its digits and scattering by `threads` threads
-// over consecutive chunks (thread t's keys of a digit go after those of the threads before it, so the sort stays
-// stable). Comparison sorts had been 60 % of the samples of repeated CPU plans at 1024^2 with 34000 nonzeros; with
-// 11-bit digits, three passes at 16384^2, the sort was still 30 % of a CPU plan's samples at 16384^2 with 557000
-// nonzeros.
+// sort of equal digits of at most kMaxDigitBits (fewer passes than 11-bit digits; docs/spfft2d.md "Planning time"),
+// each pass counting and scattering on `threads` threads over consecutive chunks, thread t's keys of a digit after
+// those of the threads before it, so the sort stays stable.
 void radix_sort(std::vector<uint64_t> &keys, std::vector<std::size_t> *order, unsigned lo, unsigned hi, int threads) {
   constexpr unsigned kMaxDigitBits = 14;
   const std::size_t n = keys.size();

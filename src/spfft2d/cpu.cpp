@@ -39,8 +39,13 @@ struct PrunedPlans {
   std::vector<char> fft_row;  // per nonempty row: an FFT transforms it (else direct sums)
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
-  fftw::Plan<Real> row_r2c;                // FFTW's R2C of a row, or
+  fftw::Plan<Real> row_r2c;                // FFTW's R2C of a row (fft_row), or
   fftw::Bluestein<Real> row_bluestein;     // Bluestein's, where the row R2C measured faster so (RowR2c)
+  // row_r2c's arrays, a slot per thread: the real row (kept zero but while a row's entries are in it) and its
+  // spectrum, both at FFTW's alignment.
+  HostBuffer<Real> row_in;
+  HostBuffer<std::complex<Real>> row_out;
+  std::size_t row_in_slot = 0, row_out_slot = 0;
   // The direct rows' sums: every nonempty row's entries (runs first; PrunedShape::entries' start, runs and
   // run_length, empty where no row has a run), each entry's column, weight (empty: binary) and table (runs), run
   // table t at t x width.
@@ -174,10 +179,10 @@ class CpuEngine final : public Engine {
   uint64_t tile_rows() const override { return layout_.tile; }
   std::size_t workspace_bytes() const override {
     return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size() +
-            row_work_.size()) *
+            pruned_.row_out.size() + row_work_.size()) *
                sizeof(Complex) +
-           dense_.real.size() * sizeof(Real) + down_columns_.buffer_bytes() + tile_rows_.buffer_bytes() +
-           pruned_.row_bluestein.buffer_bytes() +
+           (dense_.real.size() + pruned_.row_in.size()) * sizeof(Real) + down_columns_.buffer_bytes() +
+           tile_rows_.buffer_bytes() + pruned_.row_bluestein.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -210,9 +215,11 @@ class CpuEngine final : public Engine {
   // factor cost far more than the model says (8219: 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us), so PRUNED
   // is costed, and its FFT rows chosen, with what this host measures.
   RowR2c<Real> time_row_r2c() const {
-    HostBuffer<Complex> row(layout_.width);
+    HostBuffer<Complex> row(layout_.width), out(padded_slot(layout_.width));
     std::fill(row.get(), row.get() + layout_.width, Complex(0));
     Real *real_row = reinterpret_cast<Real *>(row.get());
+    HostBuffer<Real> in(padded_slot<Real>(layout_.cols));
+    std::fill(in.get(), in.get() + in.size(), Real(0));
     const int n = static_cast<int>(layout_.cols);
     const fftw::FftRoute route = fftw::route_from_environment();
     fftw::Plan<Real> plan;
@@ -222,7 +229,11 @@ class CpuEngine final : public Engine {
     HostBuffer<Complex> work(static_cast<std::size_t>(bluestein.work_size()));
     const auto width = static_cast<std::ptrdiff_t>(layout_.width);
     const fftw::TimedRoute timed = fftw::time_routes(
-        route, 3, [&] { plan.execute_r2c(real_row, row.get()); },
+        route, 3,
+        [&] {
+          plan.execute_r2c(in.get(), out.get());
+          std::memcpy(static_cast<void *>(row.get()), out.get(), layout_.width * sizeof(Complex));
+        },
         [&] { bluestein.transform(static_cast<const Real *>(real_row), row.get(), width, work.get()); });
     RowR2c<Real> r;
     r.ns = timed.ns;
@@ -230,16 +241,22 @@ class CpuEngine final : public Engine {
     return r;
   }
 
-  // FFTW's R2C of one row in place (2 (cols / 2 + 1) reals in, the row's spectrum out). Out of place, from a real
-  // array of the thread's, FFTW_ESTIMATE planned it 2-3 times faster (first plan of a length: 1536 points 2.4 ms
-  // against 7.1, 24576 points 4.7 against 11.6) but PRUNED ran 1.3-2.0 times slower on rows that are all FFT rows
-  // (development VM, 2 threads, uniform 5 % fill: 2048^2 17.1-19.4 ms against 9.6-12.8, 1024^2 3.4-4.4 against
-  // 2.7-3.3), so the plan stays in place.
+  // FFTW's R2C of one row out of place between arrays at FFTW's alignment (fft_row: the thread's, then a copy into
+  // the row of b). In place on the rows of b, which start anywhere, the plan had to be FFTW_UNALIGNED, without
+  // FFTW's SIMD codelets (docs/spfft2d.md, "FFT rows on the CPU").
   fftw::Plan<Real> row_r2c_plan() const {
-    HostBuffer<Complex> planning(layout_.width);
+    HostBuffer<Real> in(padded_slot<Real>(layout_.cols));
+    HostBuffer<Complex> out(padded_slot(layout_.width));
     const int n = static_cast<int>(layout_.cols);
-    return fftw::Plan<Real>::many_r2c(1, &n, 1, reinterpret_cast<Real *>(planning.get()), nullptr, 1, 0, planning.get(),
-                                      nullptr, 1, 0, FFTW_ESTIMATE | FFTW_UNALIGNED, 1);
+    return fftw::Plan<Real>::many_r2c(1, &n, 1, in.get(), nullptr, 1, 0, out.get(), nullptr, 1, 0,
+                                      FFTW_ESTIMATE | FFTW_PRESERVE_INPUT, 1);
+  }
+
+  // A per-thread slot of `count` values, rounded up to 64 bytes so that every slot keeps the buffer's alignment.
+  template <class T = Complex>
+  static std::size_t padded_slot(uint64_t count) {
+    constexpr std::size_t per_line = 64 / sizeof(T);
+    return (static_cast<std::size_t>(count) + per_line - 1) / per_line * per_line;
   }
 
   // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
@@ -467,6 +484,12 @@ class CpuEngine final : public Engine {
       p.row_bluestein = std::move(row_bluestein);
     } else if (shape.fft_rows > 0) {
       p.row_r2c = row_r2c_plan();
+      const auto threads = static_cast<std::size_t>(threads_);
+      p.row_in_slot = padded_slot<Real>(layout_.cols);
+      p.row_out_slot = padded_slot(layout_.width);
+      p.row_in.allocate(checked_mul(p.row_in_slot, threads, "PRUNED row arrays"));
+      p.row_out.allocate(checked_mul(p.row_out_slot, threads, "PRUNED row arrays"));
+      std::fill(p.row_in.get(), p.row_in.get() + p.row_in.size(), Real(0));
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     p.entries = std::move(shape.entries);
@@ -493,6 +516,18 @@ class CpuEngine final : public Engine {
         t[k * W + v] = Complex(static_cast<Real>(d.real()), static_cast<Real>(d.imag()));
       }
     return t;
+  }
+
+  // Nonempty row j's spectrum into row (width values) by FFTW's R2C on thread `thread`'s arrays: the entries go
+  // into its zero real row and are cleared after the transform, which preserves its input.
+  void fft_row(int64_t j, int thread, Complex *row) const {
+    Real *in = pruned_.row_in.get() + pruned_.row_in_slot * static_cast<std::size_t>(thread);
+    Complex *out = pruned_.row_out.get() + pruned_.row_out_slot * static_cast<std::size_t>(thread);
+    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
+      in[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
+    pruned_.row_r2c.execute_r2c(in, out);
+    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) in[m_->row_col[e]] = Real(0);
+    std::memcpy(static_cast<void *>(row), out, layout_.width * sizeof(Complex));
   }
 
   // PRUNED: the spectra of the nonempty rows (FFT or direct sums), then the column pass into b.
@@ -525,15 +560,15 @@ class CpuEngine final : public Engine {
       for (int64_t j = 0; j < K; ++j) {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
         Complex *row = spectrum(j);
+        if (!pruned_.row_bluestein) {
+          fft_row(j, omp_get_thread_num(), row);
+          continue;
+        }
         Real *real_row = reinterpret_cast<Real *>(row);
         std::fill(real_row, real_row + 2 * W, Real(0));
         for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
           real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
-        if (pruned_.row_bluestein)
-          pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W),
-                                          work);
-        else
-          pruned_.row_r2c.execute_r2c(real_row, row);
+        pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W), work);
       }
 #pragma omp for collapse(2) schedule(dynamic, 4)
       for (int64_t j = 0; j < K; ++j)

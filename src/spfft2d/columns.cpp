@@ -633,12 +633,14 @@ PrunedShape pruned_shape(const SparseColumns &m, CostBackend backend, const Meas
   }
   s.fft_row.assign(m.row_id.size(), 0);
   // Every row's entries as the sums would take them if it were direct (the tables chosen over all rows).
-  if (backend == CostBackend::Cpu && has_run(m, kCpuMinRun)) s.entries = four_step_entries(m, s, kCpuRunTables, kCpuMinRun);
+  if (backend == CostBackend::Cpu && has_run(m, kCpuMinRun))
+    s.entries = four_step_entries(m, s, kCpuRunTables, kCpuMinRun);
   const FourStepEntries &e = s.entries;
   for (std::size_t j = 0; j < m.row_id.size(); ++j) {
     const auto nnz = static_cast<double>(m.row_start[j + 1] - m.row_start[j]);
     const auto runs = e.runs.empty() ? 0.0 : static_cast<double>(e.runs[j]);
-    const double terms = e.runs.empty() ? nnz : kCpuRunTerms * runs + static_cast<double>(e.start[j + 1] - e.start[j]) - runs;
+    const double terms =
+        e.runs.empty() ? nnz : kCpuRunTerms * runs + static_cast<double>(e.start[j + 1] - e.start[j]) - runs;
     s.fft_row[j] = terms > row_limit;
     s.fft_rows += s.fft_row[j] ? 1 : 0;
     s.direct_terms += s.fft_row[j] ? 0.0 : terms;

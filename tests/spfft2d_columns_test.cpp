@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // spfft2d's host tables (src/spfft2d/columns.cpp): the COO's compression into columns and rows (sorted, repeats
 // merged in input order), the memoised twiddles and the closed-form sums of twiddle runs, against direct
-// computations in long double, and the tabled run sums against the closed form.
+// computations in long double, and the tabled run sums against the closed form; the CPU's sparse row R2C
+// (sparse_row_r2c.cpp) against direct sums.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "spfft2d/plan.hpp"
+#include "spfft2d/sparse_row_r2c.hpp"
 
 namespace {
 
@@ -179,5 +181,58 @@ TEST(Spfft2dColumns, RunSumsAreBitIdenticalToTheClosedForm) {
       }
     }
 }
+
+// Which row lengths the sparse route takes: even, n / 2 with a power-of-two factor P >= 8 (at most its square
+// root) and Q = n / 2P >= 8.
+TEST(Spfft2dSparseRows, FitsEvenLengthsWithAPowerOfTwoSplit) {
+  for (uint64_t n : {128u, 192u, 1536u, 6144u, 12000u, 32768u, 1u << 20})
+    EXPECT_TRUE(SparseRowR2c<float>::fits(n)) << n;
+  for (uint64_t n : {0u, 2u, 64u, 100u, 127u, 8219u, 2u * 8219u, 1000u})
+    EXPECT_FALSE(SparseRowR2c<float>::fits(n)) << n;
+  EXPECT_FALSE(static_cast<bool>(SparseRowR2c<double>(100, 2)));
+}
+
+// out[k] = sum_e w_e e^{-2 pi i col_e k / n}, k <= n / 2, against direct sums in long double: rows of 0 to 40
+// nonzeros (columns 0 and n - 1, odd and even), binary and weighted, on each of two threads' buffers.
+template <class Real>
+void check_sparse_rows(double tolerance) {
+  std::mt19937_64 rng(11);
+  for (uint64_t n : {128u, 192u, 1536u, 6144u, 32768u}) {
+    const SparseRowR2c<Real> r2c(n, 2);
+    ASSERT_TRUE(static_cast<bool>(r2c)) << n;
+    for (int64_t count : {0, 1, 2, 7, 40}) {
+      std::vector<int32_t> col;
+      for (int64_t e = 0; e < count; ++e)
+        col.push_back(e == 0 ? 0 : e == 1 ? static_cast<int32_t>(n - 1) : static_cast<int32_t>(rng() % n));
+      std::sort(col.begin(), col.end());
+      col.erase(std::unique(col.begin(), col.end()), col.end());
+      std::vector<Real> weight;
+      for (std::size_t e = 0; e < col.size(); ++e) weight.push_back(static_cast<Real>(static_cast<int>(rng() % 9) - 4));
+      for (int weighted = 0; weighted < 2; ++weighted)
+        for (int thread = 0; thread < 2; ++thread) {
+          std::vector<std::complex<Real>> out(n / 2 + 1, std::complex<Real>(7, 7));
+          r2c.transform(col.data(), weighted ? weight.data() : nullptr, static_cast<int64_t>(col.size()), out.data(),
+                        thread);
+          long double scale = 1, worst = 0;
+          for (std::size_t e = 0; e < col.size(); ++e) scale += weighted ? std::abs(weight[e]) : 1;
+          for (uint64_t k = 0; k <= n / 2; ++k) {
+            std::complex<long double> want = 0;
+            for (std::size_t e = 0; e < col.size(); ++e) {
+              const long double angle = -2 * 3.141592653589793238462643383279L *
+                                        static_cast<long double>((static_cast<uint64_t>(col[e]) * k) % n) / n;
+              want += (weighted ? static_cast<long double>(weight[e]) : 1.0L) *
+                      std::complex<long double>(std::cos(angle), std::sin(angle));
+            }
+            worst = std::max(worst, std::abs(std::complex<long double>(out[k]) - want));
+          }
+          EXPECT_LT(worst / scale, tolerance)
+              << "n " << n << " nonzeros " << col.size() << " weighted " << weighted << " thread " << thread;
+        }
+    }
+  }
+}
+
+TEST(Spfft2dSparseRows, MatchesDirectSumsInSinglePrecision) { check_sparse_rows<float>(2e-6); }
+TEST(Spfft2dSparseRows, MatchesDirectSumsInDoublePrecision) { check_sparse_rows<double>(1e-14); }
 
 }  // namespace

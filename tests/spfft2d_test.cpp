@@ -41,6 +41,21 @@ TEST_P(Spfft2d, PrimeLengthsByEitherFftRoute) {
   }
 }
 
+// PRUNED's FFT rows on the CPU by either route (SFFT_SPFFT2D_SPARSE_ROWS; unset, each plan times both): the sparse
+// route (SparseRowR2c) where the column count fits it, FFTW's R2C for rows with more nonzeros than it takes, in
+// one plan; binary and valued.
+TEST_P(Spfft2d, FftRowsByEitherRoute) {
+  for (const char *sparse : {"0", "1"}) {
+    sfft_test::ScopedEnv fixed("SFFT_SPFFT2D_SPARSE_ROWS", sparse);
+    SCOPED_TRACE(std::string("SFFT_SPFFT2D_SPARSE_ROWS=") + sparse);
+    check_matrix(random_matrix(40, 128, 0.1, 18));
+    check_matrix(random_matrix(33, 192, 0.08, 19, true));
+    Coo hub = random_matrix(24, 256, 0.05, 20, true);
+    for (int64_t c = 0; c < 256; c += 2) hub.r.push_back(5), hub.c.push_back(c), hub.v.push_back(0.5 + c % 3);
+    check_matrix(hub);
+  }
+}
+
 TEST_P(Spfft2d, EmptyRowsAndColumnsSingleNonzeroAllZero) {
   Coo m = random_matrix(60, 70, 0.05, 12);
   Coo holes{60, 70, {}, {}, {}};

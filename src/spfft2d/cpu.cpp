@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "common/checked.hpp"
@@ -17,6 +18,7 @@
 #include "common/process.hpp"
 #include "common/wall_stages.hpp"
 #include "spfft2d/plan.hpp"
+#include "spfft2d/sparse_row_r2c.hpp"
 
 namespace sfft::spfft2d {
 namespace {
@@ -39,6 +41,7 @@ struct PrunedPlans {
   std::vector<char> fft_row;  // per nonempty row: an FFT transforms it (else direct sums)
   bool direct_columns = false;
   HostBuffer<std::complex<Real>> spectra;  // K x width, direct column pass only
+  SparseRowR2c<Real> sparse_r2c;           // the FFT rows that it prefers (fft_row), the others by
   fftw::Plan<Real> row_r2c;                // FFTW's R2C of a row (fft_row), or
   fftw::Bluestein<Real> row_bluestein;     // Bluestein's, where the row R2C measured faster so (RowR2c)
   // row_r2c's arrays, a slot per thread: the real row (kept zero but while a row's entries are in it) and its
@@ -181,8 +184,8 @@ class CpuEngine final : public Engine {
     return (z_.size() + staging_.size() + workspace_.size() + pruned_.spectra.size() + pruned_.run_tables.size() +
             pruned_.row_out.size() + row_work_.size()) *
                sizeof(Complex) +
-           (dense_.real.size() + pruned_.row_in.size()) * sizeof(Real) + down_columns_.buffer_bytes() +
-           tile_rows_.buffer_bytes() + pruned_.row_bluestein.buffer_bytes() +
+           (dense_.real.size() + pruned_.row_in.size()) * sizeof(Real) + pruned_.sparse_r2c.buffer_bytes() +
+           down_columns_.buffer_bytes() + tile_rows_.buffer_bytes() + pruned_.row_bluestein.buffer_bytes() +
            (tw_.lo.size() + tw_.hi.size() + tw_cols_.lo.size() + tw_cols_.hi.size()) * sizeof(Complex);
   }
 
@@ -490,6 +493,7 @@ class CpuEngine final : public Engine {
       p.row_in.allocate(checked_mul(p.row_in_slot, threads, "PRUNED row arrays"));
       p.row_out.allocate(checked_mul(p.row_out_slot, threads, "PRUNED row arrays"));
       std::fill(p.row_in.get(), p.row_in.get() + p.row_in.size(), Real(0));
+      if (SparseRowR2c<Real>::fits(layout_.cols)) choose_sparse_rows(p);
     }
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     p.entries = std::move(shape.entries);
@@ -503,6 +507,35 @@ class CpuEngine final : public Engine {
     p.entries.entry = {};  // held as the arrays above
     p.run_tables = make_run_tables(p.entries.run_length);
     return p;
+  }
+
+  // SparseRowR2c for the FFT rows it prefers, kept where it is faster than FFTW's R2C on this host for the one of
+  // them with the most nonzeros (its time grows with them, FFTW's does not), fastest of three runs each:
+  // FFTW_ESTIMATE's R2C is slow at some lengths (32768 points: 66 us against 31-50 for the sparse route) and fast
+  // at others (1024 points with 51 nonzeros: the sparse route 1.3 times slower). SFFT_SPFFT2D_SPARSE_ROWS=0 / 1
+  // (diagnostics: tests, A/B runs) drops it or keeps it without timing.
+  void choose_sparse_rows(Pruned &p) const {
+    const std::string fixed = env_value("SFFT_SPFFT2D_SPARSE_ROWS");
+    if (fixed == "0") return;
+    SparseRowR2c<Real> sparse(layout_.cols, threads_);
+    int64_t most = -1, row = -1;
+    for (std::size_t j = 0; j < p.fft_row.size(); ++j) {
+      const int64_t nonzeros = m_->row_start[j + 1] - m_->row_start[j];
+      if (p.fft_row[j] && sparse.prefers(nonzeros) && nonzeros > most) {
+        most = nonzeros;
+        row = static_cast<int64_t>(j);
+      }
+    }
+    if (row < 0) return;
+    if (fixed == "1") {
+      p.sparse_r2c = std::move(sparse);
+      return;
+    }
+    HostBuffer<Complex> out(layout_.width);
+    const double dense_ns = fftw::best_time_ns(3, [&] { fft_row(p, row, 0, out.get()); });
+    p.sparse_r2c = std::move(sparse);
+    const double sparse_ns = fftw::best_time_ns(3, [&] { fft_row(p, row, 0, out.get()); });
+    if (sparse_ns >= dense_ns) p.sparse_r2c = SparseRowR2c<Real>();
   }
 
   // D_len(v) = sum_{k < len} e^{-2 pi i k v / cols} for v < width, a table per run length.
@@ -520,13 +553,16 @@ class CpuEngine final : public Engine {
 
   // Nonempty row j's spectrum into row (width values) by FFTW's R2C on thread `thread`'s arrays: the entries go
   // into its zero real row and are cleared after the transform, which preserves its input.
-  void fft_row(int64_t j, int thread, Complex *row) const {
-    Real *in = pruned_.row_in.get() + pruned_.row_in_slot * static_cast<std::size_t>(thread);
-    Complex *out = pruned_.row_out.get() + pruned_.row_out_slot * static_cast<std::size_t>(thread);
-    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
-      in[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
-    pruned_.row_r2c.execute_r2c(in, out);
-    for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e) in[m_->row_col[e]] = Real(0);
+  void fft_row(const Pruned &p, int64_t j, int thread, Complex *row) const {
+    const int64_t e0 = m_->row_start[j], count = m_->row_start[j + 1] - e0;
+    if (p.sparse_r2c.prefers(count))
+      return p.sparse_r2c.transform(m_->row_col.data() + e0, row_weight_.size() ? row_weight_.get() + e0 : nullptr,
+                                    count, row, thread);
+    Real *in = p.row_in.get() + p.row_in_slot * static_cast<std::size_t>(thread);
+    Complex *out = p.row_out.get() + p.row_out_slot * static_cast<std::size_t>(thread);
+    for (int64_t e = e0; e < e0 + count; ++e) in[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
+    p.row_r2c.execute_r2c(in, out);
+    for (int64_t e = e0; e < e0 + count; ++e) in[m_->row_col[e]] = Real(0);
     std::memcpy(static_cast<void *>(row), out, layout_.width * sizeof(Complex));
   }
 
@@ -561,7 +597,7 @@ class CpuEngine final : public Engine {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
         Complex *row = spectrum(j);
         if (!pruned_.row_bluestein) {
-          fft_row(j, omp_get_thread_num(), row);
+          fft_row(pruned_, j, omp_get_thread_num(), row);
           continue;
         }
         Real *real_row = reinterpret_cast<Real *>(row);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sparse-input (binary or real-valued) 2-D FFT.
 list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/plan.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
-     src/spfft2d/cpu.cpp)
+     src/spfft2d/cpu.cpp src/spfft2d/sparse_row_r2c.cpp)
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda/engine.cu src/spfft2d/cuda/streaming.cu src/spfft2d/cuda/direct_tiles.cu
      src/spfft2d/cuda/bluestein.cu src/spfft2d/cuda/whole.cu src/spfft2d/cuda/pruned.cu

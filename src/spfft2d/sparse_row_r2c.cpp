@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spfft2d/sparse_row_r2c.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/checked.hpp"
+
+namespace sfft::spfft2d {
+namespace {
+
+constexpr uint64_t kMinFactor = 8;
+
+// The largest power of two that divides m and is at most sqrt(m).
+uint64_t power_of_two_factor(uint64_t m) {
+  uint64_t p = 1;
+  while (m % (2 * p) == 0 && (2 * p) * (2 * p) <= m) p *= 2;
+  return p;
+}
+
+template <class Real>
+std::complex<Real> unit(uint64_t k, uint64_t n) {
+  const double angle = -2.0 * 3.14159265358979323846 * static_cast<double>(k) / static_cast<double>(n);
+  return {static_cast<Real>(std::cos(angle)), static_cast<Real>(std::sin(angle))};
+}
+
+}  // namespace
+
+template <class Real>
+bool SparseRowR2c<Real>::fits(uint64_t n) {
+  if (n % 2 != 0 || n / 2 > (uint64_t{1} << 30)) return false;
+  const uint64_t m = n / 2, p = power_of_two_factor(m);
+  return p >= kMinFactor && m / p >= kMinFactor;
+}
+
+template <class Real>
+SparseRowR2c<Real>::SparseRowR2c(uint64_t n, int threads) {
+  if (!fits(n)) return;
+  const uint64_t m = n / 2, p = power_of_two_factor(m), q = m / p;
+  constexpr std::size_t per_line = 64 / sizeof(Complex);  // slots keep the buffer's 64-byte alignment
+  slot_ = (static_cast<std::size_t>(m) + per_line - 1) / per_line * per_line;
+  work_.allocate(checked_mul(2 * slot_, static_cast<std::size_t>(std::max(1, threads)), "sparse row FFT buffers"));
+  ramp_.allocate(static_cast<std::size_t>(m));
+  split_.allocate(static_cast<std::size_t>(m));
+  for (uint64_t k = 0; k < m; ++k) {
+    ramp_[k] = unit<Real>(k, m);
+    split_[k] = unit<Real>(k, n);
+  }
+  const auto P = static_cast<std::ptrdiff_t>(p), Q = static_cast<std::ptrdiff_t>(q);
+  const fftw_iodim64 columns[1] = {{Q, 1, 1}};
+  columns_ = fftw::Plan<Real>::strided({P, Q, Q}, 1, columns, work_.get(), work_.get() + slot_, FFTW_FORWARD,
+                                       FFTW_ESTIMATE, 1);
+  m_ = m;
+  p_ = p;
+  q_ = q;
+}
+
+template <class Real>
+bool SparseRowR2c<Real>::prefers(int64_t nonzeros) const noexcept {
+  uint64_t log2_p = 0;
+  while ((uint64_t{1} << log2_p) < p_) ++log2_p;
+  return m_ > 0 && static_cast<uint64_t>(std::max<int64_t>(nonzeros, 0)) <= p_ * log2_p;
+}
+
+template <class Real>
+std::size_t SparseRowR2c<Real>::buffer_bytes() const noexcept {
+  return (work_.size() + ramp_.size() + split_.size()) * sizeof(Complex);
+}
+
+template <class Real>
+void SparseRowR2c<Real>::transform(const int32_t *col, const Real *weight, int64_t count, Complex *out,
+                                   int thread) const {
+  Complex *table = work_.get() + 2 * slot_ * static_cast<std::size_t>(thread), *z = table + slot_;
+  std::memset(static_cast<void *>(table), 0, m_ * sizeof(Complex));
+  const Complex *ramp = ramp_.get();
+  for (int64_t e = 0; e < count; ++e) {
+    // x[c] is z[c / 2]'s real part (c even) or imaginary part (c odd): a ramp times w or i w.
+    const auto c = static_cast<uint64_t>(col[e]), m = c / 2;
+    const Real w = weight != nullptr ? weight[e] : Real(1);
+    Real *row = reinterpret_cast<Real *>(table + (m & (p_ - 1)) * q_);
+    uint64_t phase = 0;
+    if (c % 2 == 0) {
+      for (uint64_t k = 0; k < q_; ++k) {
+        row[2 * k] += w * ramp[phase].real();
+        row[2 * k + 1] += w * ramp[phase].imag();
+        phase += m;
+        if (phase >= m_) phase -= m_;
+      }
+    } else {
+      for (uint64_t k = 0; k < q_; ++k) {
+        row[2 * k] -= w * ramp[phase].imag();
+        row[2 * k + 1] += w * ramp[phase].real();
+        phase += m;
+        if (phase >= m_) phase -= m_;
+      }
+    }
+  }
+  columns_.execute_dft(table, z);
+  // X[k] = E + e^{-2 pi i k / n} O with E = (Z[k] + conj Z[M - k]) / 2, O = (Z[k] - conj Z[M - k]) / 2i: in reals,
+  // the loop vectorises (std::complex's product would call __mulsc3).
+  const Real *__restrict__ zr = reinterpret_cast<const Real *>(z);
+  const Real *__restrict__ wr = reinterpret_cast<const Real *>(split_.get());
+  Real *__restrict__ x = reinterpret_cast<Real *>(out);
+  x[0] = zr[0] + zr[1];
+  x[1] = 0;
+  x[2 * m_] = zr[0] - zr[1];
+  x[2 * m_ + 1] = 0;
+  for (uint64_t k = 1; k < m_; ++k) {
+    const uint64_t j = m_ - k;
+    const Real ar = zr[2 * k], ai = zr[2 * k + 1], br = zr[2 * j], bi = -zr[2 * j + 1];
+    const Real er = Real(0.5) * (ar + br), ei = Real(0.5) * (ai + bi);
+    const Real orr = Real(0.5) * (ai - bi), oi = Real(-0.5) * (ar - br);
+    x[2 * k] = er + wr[2 * k] * orr - wr[2 * k + 1] * oi;
+    x[2 * k + 1] = ei + wr[2 * k] * oi + wr[2 * k + 1] * orr;
+  }
+}
+
+template class SparseRowR2c<float>;
+template class SparseRowR2c<double>;
+
+}  // namespace sfft::spfft2d

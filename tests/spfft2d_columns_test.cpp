@@ -182,14 +182,15 @@ TEST(Spfft2dColumns, RunSumsAreBitIdenticalToTheClosedForm) {
     }
 }
 
-// Which row lengths the sparse route takes: even, n / 2 with a power-of-two factor P >= 8 (at most its square
-// root) and Q = n / 2P >= 8.
+// Which row lengths the sparse route can take: even, n / 2 = P x Q with P the largest power of two that divides it
+// and is at most its square root, P >= 2 and Q >= 8.
 TEST(Spfft2dSparseRows, FitsEvenLengthsWithAPowerOfTwoSplit) {
-  for (uint64_t n : {128u, 192u, 1536u, 6144u, 12000u, 32768u, 1u << 20})
+  for (uint64_t n : {64u, 100u, 128u, 192u, 808u, 1000u, 1536u, 6144u, 12000u, 32768u, 8u * 8219u, 1u << 20})
     EXPECT_TRUE(SparseRowR2c<float>::fits(n)) << n;
-  for (uint64_t n : {0u, 2u, 64u, 100u, 127u, 8219u, 2u * 8219u, 1000u})
-    EXPECT_FALSE(SparseRowR2c<float>::fits(n)) << n;
-  EXPECT_FALSE(static_cast<bool>(SparseRowR2c<double>(100, 2)));
+  for (uint64_t n : {0u, 2u, 12u, 30u, 127u, 8219u, 2u * 8219u}) EXPECT_FALSE(SparseRowR2c<float>::fits(n)) << n;
+  EXPECT_FALSE(static_cast<bool>(SparseRowR2c<double>(30, 2)));
+  const SparseRowR2c<float> r2c(1024, 1);
+  EXPECT_FALSE(r2c.prefers(1));  // no limit set: no row with nonzeros
 }
 
 // out[k] = sum_e w_e e^{-2 pi i col_e k / n}, k <= n / 2, against direct sums in long double: rows of 0 to 40
@@ -197,7 +198,7 @@ TEST(Spfft2dSparseRows, FitsEvenLengthsWithAPowerOfTwoSplit) {
 template <class Real>
 void check_sparse_rows(double tolerance) {
   std::mt19937_64 rng(11);
-  for (uint64_t n : {128u, 192u, 1536u, 6144u, 32768u}) {
+  for (uint64_t n : {100u, 128u, 192u, 808u, 1000u, 1536u, 6144u, 32768u}) {
     const SparseRowR2c<Real> r2c(n, 2);
     ASSERT_TRUE(static_cast<bool>(r2c)) << n;
     for (int64_t count : {0, 1, 2, 7, 40}) {

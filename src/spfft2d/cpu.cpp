@@ -493,8 +493,8 @@ class CpuEngine final : public Engine {
       p.row_in.allocate(checked_mul(p.row_in_slot, threads, "PRUNED row arrays"));
       p.row_out.allocate(checked_mul(p.row_out_slot, threads, "PRUNED row arrays"));
       std::fill(p.row_in.get(), p.row_in.get() + p.row_in.size(), Real(0));
-      if (SparseRowR2c<Real>::fits(layout_.cols)) choose_sparse_rows(p);
     }
+    if (shape.fft_rows > 0 && SparseRowR2c<Real>::fits(layout_.cols)) choose_sparse_rows(p);
     if (p.direct_columns) p.spectra.allocate(checked_mul(m_->row_id.size(), layout_.width, "PRUNED row spectra"));
     p.entries = std::move(shape.entries);
     const std::vector<FourStepEntries::Entry> &entry = p.entries.entry;
@@ -509,11 +509,13 @@ class CpuEngine final : public Engine {
     return p;
   }
 
-  // SparseRowR2c for the FFT rows it prefers, kept where it is faster than FFTW's R2C on this host for the one of
-  // them with the most nonzeros (its time grows with them, FFTW's does not), fastest of three runs each:
-  // FFTW_ESTIMATE's R2C is slow at some lengths (32768 points: 66 us against 31-50 for the sparse route) and fast
+  // SparseRowR2c for the FFT rows of at most a limit of nonzeros, from timings on this host (fastest of three runs
+  // each) of the FFT row with the most nonzeros: the plan's dense route (FFTW's R2C, or Bluestein's) and the sparse
+  // route on that row and on an empty one. The sparse route's time is about a + b x nonzeros, the dense route's does
+  // not depend on them, so rows up to (dense - a) / b nonzeros take it. FFTW_ESTIMATE's R2C is slow at some lengths
+  // (32768 points: 66 us against 48-50 for the sparse route with 33 nonzeros; 65752 = 8 x 8219 about 1 ms) and fast
   // at others (1024 points with 51 nonzeros: the sparse route 1.3 times slower). SFFT_SPFFT2D_SPARSE_ROWS=0 / 1
-  // (diagnostics: tests, A/B runs) drops it or keeps it without timing.
+  // (diagnostics: tests, A/B runs) takes no FFT row or every one this way, untimed.
   void choose_sparse_rows(Pruned &p) const {
     const std::string fixed = env_value("SFFT_SPFFT2D_SPARSE_ROWS");
     if (fixed == "0") return;
@@ -521,21 +523,29 @@ class CpuEngine final : public Engine {
     int64_t most = -1, row = -1;
     for (std::size_t j = 0; j < p.fft_row.size(); ++j) {
       const int64_t nonzeros = m_->row_start[j + 1] - m_->row_start[j];
-      if (p.fft_row[j] && sparse.prefers(nonzeros) && nonzeros > most) {
+      if (p.fft_row[j] && nonzeros > most) {
         most = nonzeros;
         row = static_cast<int64_t>(j);
       }
     }
     if (row < 0) return;
+    constexpr int64_t kEveryRow = int64_t{1} << 62;
     if (fixed == "1") {
+      sparse.set_limit(kEveryRow);
       p.sparse_r2c = std::move(sparse);
       return;
     }
-    HostBuffer<Complex> out(layout_.width);
-    const double dense_ns = fftw::best_time_ns(3, [&] { fft_row(p, row, 0, out.get()); });
+    HostBuffer<Complex> out(layout_.width), work(static_cast<std::size_t>(p.row_bluestein.work_size()));
+    const double dense_ns = fftw::best_time_ns(3, [&] { fft_row(p, row, 0, out.get(), work.get()); });
+    const int32_t *col = m_->row_col.data() + m_->row_start[row];
+    const Real *weight = row_weight_.size() ? row_weight_.get() + m_->row_start[row] : nullptr;
+    const double empty_ns = fftw::best_time_ns(3, [&] { sparse.transform(col, weight, 0, out.get(), 0); });
+    const double full_ns = fftw::best_time_ns(3, [&] { sparse.transform(col, weight, most, out.get(), 0); });
+    if (empty_ns >= dense_ns) return;
+    const double per_nonzero = (full_ns - empty_ns) / static_cast<double>(std::max<int64_t>(most, 1));
+    const double limit = per_nonzero > 0 ? (dense_ns - empty_ns) / per_nonzero : static_cast<double>(kEveryRow);
+    sparse.set_limit(static_cast<int64_t>(std::min(limit, static_cast<double>(kEveryRow))));
     p.sparse_r2c = std::move(sparse);
-    const double sparse_ns = fftw::best_time_ns(3, [&] { fft_row(p, row, 0, out.get()); });
-    if (sparse_ns >= dense_ns) p.sparse_r2c = SparseRowR2c<Real>();
   }
 
   // D_len(v) = sum_{k < len} e^{-2 pi i k v / cols} for v < width, a table per run length.
@@ -551,13 +561,23 @@ class CpuEngine final : public Engine {
     return t;
   }
 
-  // Nonempty row j's spectrum into row (width values) by FFTW's R2C on thread `thread`'s arrays: the entries go
-  // into its zero real row and are cleared after the transform, which preserves its input.
-  void fft_row(const Pruned &p, int64_t j, int thread, Complex *row) const {
+  // Nonempty row j's spectrum into row (width values), on thread `thread`: by SparseRowR2c where it takes the row's
+  // nonzeros, else by Bluestein's route in place in the row (work: its work array) where the plan has it, else by
+  // FFTW's R2C from the thread's real row (the entries go into it and are cleared after the transform, which
+  // preserves its input).
+  void fft_row(const Pruned &p, int64_t j, int thread, Complex *row, Complex *work) const {
     const int64_t e0 = m_->row_start[j], count = m_->row_start[j + 1] - e0;
     if (p.sparse_r2c.prefers(count))
       return p.sparse_r2c.transform(m_->row_col.data() + e0, row_weight_.size() ? row_weight_.get() + e0 : nullptr,
                                     count, row, thread);
+    if (p.row_bluestein) {
+      Real *real_row = reinterpret_cast<Real *>(row);
+      std::fill(real_row, real_row + 2 * layout_.width, Real(0));
+      for (int64_t e = e0; e < e0 + count; ++e)
+        real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
+      return p.row_bluestein.transform(static_cast<const Real *>(real_row), row,
+                                       static_cast<std::ptrdiff_t>(layout_.width), work);
+    }
     Real *in = p.row_in.get() + p.row_in_slot * static_cast<std::size_t>(thread);
     Complex *out = p.row_out.get() + p.row_out_slot * static_cast<std::size_t>(thread);
     for (int64_t e = e0; e < e0 + count; ++e) in[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
@@ -595,16 +615,7 @@ class CpuEngine final : public Engine {
 #pragma omp for schedule(dynamic, 1) nowait
       for (int64_t j = 0; j < K; ++j) {
         if (!pruned_.fft_row[static_cast<std::size_t>(j)]) continue;
-        Complex *row = spectrum(j);
-        if (!pruned_.row_bluestein) {
-          fft_row(pruned_, j, omp_get_thread_num(), row);
-          continue;
-        }
-        Real *real_row = reinterpret_cast<Real *>(row);
-        std::fill(real_row, real_row + 2 * W, Real(0));
-        for (int64_t e = m_->row_start[j]; e < m_->row_start[j + 1]; ++e)
-          real_row[m_->row_col[e]] = row_weight_.size() ? row_weight_[e] : Real(1);
-        pruned_.row_bluestein.transform(static_cast<const Real *>(real_row), row, static_cast<std::ptrdiff_t>(W), work);
+        fft_row(pruned_, j, omp_get_thread_num(), spectrum(j), work);
       }
 #pragma omp for collapse(2) schedule(dynamic, 4)
       for (int64_t j = 0; j < K; ++j)

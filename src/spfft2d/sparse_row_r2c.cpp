@@ -10,7 +10,7 @@
 namespace sfft::spfft2d {
 namespace {
 
-constexpr uint64_t kMinFactor = 8;
+constexpr uint64_t kMinRows = 2, kMinColumns = 8;  // P, Q
 
 // The largest power of two that divides m and is at most sqrt(m).
 uint64_t power_of_two_factor(uint64_t m) {
@@ -31,7 +31,7 @@ template <class Real>
 bool SparseRowR2c<Real>::fits(uint64_t n) {
   if (n % 2 != 0 || n / 2 > (uint64_t{1} << 30)) return false;
   const uint64_t m = n / 2, p = power_of_two_factor(m);
-  return p >= kMinFactor && m / p >= kMinFactor;
+  return p >= kMinRows && m / p >= kMinColumns;
 }
 
 template <class Real>
@@ -54,13 +54,6 @@ SparseRowR2c<Real>::SparseRowR2c(uint64_t n, int threads) {
   m_ = m;
   p_ = p;
   q_ = q;
-}
-
-template <class Real>
-bool SparseRowR2c<Real>::prefers(int64_t nonzeros) const noexcept {
-  uint64_t log2_p = 0;
-  while ((uint64_t{1} << log2_p) < p_) ++log2_p;
-  return m_ > 0 && static_cast<uint64_t>(std::max<int64_t>(nonzeros, 0)) <= p_ * log2_p;
 }
 
 template <class Real>

@@ -25,12 +25,13 @@ class SparseRowR2c {
   // Rows of n points for up to `threads` threads at once; empty where !fits(n).
   SparseRowR2c(uint64_t n, int threads);
 
-  // Whether rows of n points take this route: n even, n / 2 with a power-of-two factor P >= 8 and P x Q, Q >= 8.
+  // Whether rows of n points can take this route: n even, n / 2 = P x Q with P a power of two >= 2, Q >= 8.
   static bool fits(uint64_t n);
   explicit operator bool() const noexcept { return m_ > 0; }
-  // Whether a row of `nonzeros` costs less this way than by FFTW's dense R2C: the ramps (nonzeros x Q terms)
-  // against the P-point DFTs (M log2 P), measured on the development VM (docs/spfft2d.md).
-  bool prefers(int64_t nonzeros) const noexcept;
+  // Whether a row of `nonzeros` takes this route: at most set_limit's count (0 until set). Its time grows with the
+  // nonzeros (a ramp of Q terms each), a dense R2C's does not; the plan times both (CpuEngine::choose_sparse_rows).
+  bool prefers(int64_t nonzeros) const noexcept { return m_ > 0 && nonzeros <= limit_; }
+  void set_limit(int64_t nonzeros) noexcept { limit_ = nonzeros; }
   std::size_t buffer_bytes() const noexcept;
 
   // out[k] = sum_e w_e e^{-2 pi i col_e k / n}, k = 0 .. n / 2 (out need not be aligned): the row's nonzeros in
@@ -39,6 +40,7 @@ class SparseRowR2c {
 
  private:
   uint64_t m_ = 0, p_ = 0, q_ = 0;  // M = n / 2 = P x Q
+  int64_t limit_ = 0;
   std::size_t slot_ = 0;            // a thread's table T, then its Z: slot_ values each
   HostBuffer<Complex> ramp_;        // e^{-2 pi i m / M}, m < M
   HostBuffer<Complex> split_;       // e^{-2 pi i k / n}, k < M

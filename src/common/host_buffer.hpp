@@ -127,4 +127,12 @@ struct ReportingAllocator {
 template <class T>
 using HostVector = std::vector<T, ReportingAllocator<T>>;
 
+// Values of T in one thread's slot of a HostBuffer that threads share: count rounded up to whole 64-byte lines, so
+// that every slot starts at the buffer's alignment (FFTW plans made on one slot run on the others).
+template <class T>
+constexpr std::size_t aligned_slot(std::size_t count) {
+  constexpr std::size_t per_line = 64 / sizeof(T);
+  return (count + per_line - 1) / per_line * per_line;
+}
+
 }  // namespace sfft

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -218,10 +219,10 @@ class CpuEngine final : public Engine {
   // factor cost far more than the model says (8219: 315 us, 123 modelled; 12328 = 8 x 23 x 67: 153 us), so PRUNED
   // is costed, and its FFT rows chosen, with what this host measures.
   RowR2c<Real> time_row_r2c() const {
-    HostBuffer<Complex> row(layout_.width), out(padded_slot(layout_.width));
+    HostBuffer<Complex> row(layout_.width), out(layout_.width);
     std::fill(row.get(), row.get() + layout_.width, Complex(0));
     Real *real_row = reinterpret_cast<Real *>(row.get());
-    HostBuffer<Real> in(padded_slot<Real>(layout_.cols));
+    HostBuffer<Real> in(layout_.cols);
     std::fill(in.get(), in.get() + in.size(), Real(0));
     const int n = static_cast<int>(layout_.cols);
     const fftw::FftRoute route = fftw::route_from_environment();
@@ -248,18 +249,11 @@ class CpuEngine final : public Engine {
   // the row of b). In place on the rows of b, which start anywhere, the plan had to be FFTW_UNALIGNED, without
   // FFTW's SIMD codelets (docs/spfft2d.md, "FFT rows on the CPU").
   fftw::Plan<Real> row_r2c_plan() const {
-    HostBuffer<Real> in(padded_slot<Real>(layout_.cols));
-    HostBuffer<Complex> out(padded_slot(layout_.width));
+    HostBuffer<Real> in(layout_.cols);
+    HostBuffer<Complex> out(layout_.width);
     const int n = static_cast<int>(layout_.cols);
     return fftw::Plan<Real>::many_r2c(1, &n, 1, in.get(), nullptr, 1, 0, out.get(), nullptr, 1, 0,
                                       FFTW_ESTIMATE | FFTW_PRESERVE_INPUT, 1);
-  }
-
-  // A per-thread slot of `count` values, rounded up to 64 bytes so that every slot keeps the buffer's alignment.
-  template <class T = Complex>
-  static std::size_t padded_slot(uint64_t count) {
-    constexpr std::size_t per_line = 64 / sizeof(T);
-    return (static_cast<std::size_t>(count) + per_line - 1) / per_line * per_line;
   }
 
   // The column pass's DFTs (rows points down each of the width columns, in place in a rows x width array).
@@ -488,8 +482,8 @@ class CpuEngine final : public Engine {
     } else if (shape.fft_rows > 0) {
       p.row_r2c = row_r2c_plan();
       const auto threads = static_cast<std::size_t>(threads_);
-      p.row_in_slot = padded_slot<Real>(layout_.cols);
-      p.row_out_slot = padded_slot(layout_.width);
+      p.row_in_slot = aligned_slot<Real>(layout_.cols);
+      p.row_out_slot = aligned_slot<Complex>(layout_.width);
       p.row_in.allocate(checked_mul(p.row_in_slot, threads, "PRUNED row arrays"));
       p.row_out.allocate(checked_mul(p.row_out_slot, threads, "PRUNED row arrays"));
       std::fill(p.row_in.get(), p.row_in.get() + p.row_in.size(), Real(0));
@@ -514,8 +508,8 @@ class CpuEngine final : public Engine {
   // route on that row and on an empty one. The sparse route's time is about a + b x nonzeros, the dense route's does
   // not depend on them, so rows up to (dense - a) / b nonzeros take it. FFTW_ESTIMATE's R2C is slow at some lengths
   // (32768 points: 66 us against 48-50 for the sparse route with 33 nonzeros; 65752 = 8 x 8219 about 1 ms) and fast
-  // at others (1024 points with 51 nonzeros: the sparse route 1.3 times slower). SFFT_SPFFT2D_SPARSE_ROWS=0 / 1
-  // (diagnostics: tests, A/B runs) takes no FFT row or every one this way, untimed.
+  // at others (1024 points with 51 nonzeros: the sparse route 1.3 times slower). SFFT_SPFFT2D_SPARSE_ROWS=N
+  // (diagnostics: tests, A/B runs) sets the limit to N nonzeros untimed (0: no FFT row this way).
   void choose_sparse_rows(Pruned &p) const {
     const std::string fixed = env_value("SFFT_SPFFT2D_SPARSE_ROWS");
     if (fixed == "0") return;
@@ -530,8 +524,9 @@ class CpuEngine final : public Engine {
     }
     if (row < 0) return;
     constexpr int64_t kEveryRow = int64_t{1} << 62;
-    if (fixed == "1") {
-      sparse.set_limit(kEveryRow);
+    if (!fixed.empty()) {
+      sparse.set_limit(static_cast<int64_t>(std::min<unsigned long long>(std::strtoull(fixed.c_str(), nullptr, 10),
+                                                                         static_cast<unsigned long long>(kEveryRow))));
       p.sparse_r2c = std::move(sparse);
       return;
     }

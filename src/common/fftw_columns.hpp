@@ -42,7 +42,7 @@ class ColumnDfts {
     q_ = rows / p_;
     const auto per_column = static_cast<std::ptrdiff_t>(sizeof(Complex)) * rows;
     block_ = std::min(width, std::max(kMinBlock, kBlockBytes / per_column / kBlockStep * kBlockStep));
-    slot_ = (rows * block_ + kAlign - 1) / kAlign * kAlign;
+    slot_ = static_cast<std::ptrdiff_t>(aligned_slot<Complex>(static_cast<std::size_t>(rows * block_)));
     buffer_.allocate(checked_mul(static_cast<std::size_t>(slot_), static_cast<std::size_t>(threads_), "FFT buffers"));
     twiddle_.allocate(static_cast<std::size_t>(rows));
     const double turn = (sign == FFTW_FORWARD ? -2.0 : 2.0) * 3.14159265358979323846 / static_cast<double>(rows);
@@ -94,7 +94,7 @@ class ColumnDfts {
 
  private:
   static constexpr std::ptrdiff_t kMinRows = 256, kMaxRows = 8192, kBlockBytes = 256 * 1024, kMinBlock = 16,
-                                  kBlockStep = 8, kAlign = 64 / sizeof(Complex);
+                                  kBlockStep = 8;
   // The two FFTW steps of a block of `columns`: gather (Q-point DFTs of rows p + P r, from the array into the
   // buffer's rows p + P k) and scatter (P-point DFTs of the buffer's rows p + P k over p, to the array's rows
   // k + Q p).

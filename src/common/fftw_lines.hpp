@@ -57,10 +57,10 @@ class BufferedLines {
     block_ = std::clamp<std::ptrdiff_t>(std::min(std::max(fit, long_fit), count_[batch_rank - 1]), 1, kBlockLines);
     // Each thread's buffer starts on a 64-byte boundary, as the planning buffer does (FFTW's SIMD codelets
     // need every executed array aligned like the planned one).
-    slot_ = (block_ * n_ + kAlign - 1) / kAlign * kAlign;
+    slot_ = static_cast<std::ptrdiff_t>(aligned_slot<Complex>(static_cast<std::size_t>(block_ * n_)));
     buffer_.allocate(checked_mul(static_cast<std::size_t>(slot_), static_cast<std::size_t>(threads_), "FFT buffers"));
     dfts_ = LineDfts<Real>(n_, block_, sign, buffer_.get(), route);
-    work_slot_ = (dfts_.work_size() + kAlign - 1) / kAlign * kAlign;
+    work_slot_ = static_cast<std::ptrdiff_t>(aligned_slot<Complex>(static_cast<std::size_t>(dfts_.work_size())));
     work_.allocate(checked_mul(static_cast<std::size_t>(work_slot_), static_cast<std::size_t>(threads_), "FFT work"));
     std::fill(buffer_.get(), buffer_.get() + static_cast<std::size_t>(slot_) * threads_, Complex(0));
   }
@@ -92,7 +92,7 @@ class BufferedLines {
 
  private:
   static constexpr std::size_t kBufferBytes = 256 * 1024, kLongLineBytes = 4 * 1024 * 1024;
-  static constexpr std::ptrdiff_t kBlockLines = 16, kAlign = 64 / sizeof(Complex), kRowsAtOnce = 4;
+  static constexpr std::ptrdiff_t kBlockLines = 16, kRowsAtOnce = 4;
   static constexpr std::ptrdiff_t kCacheLineLines = 64 / sizeof(Complex);
 
   std::ptrdiff_t blocks_per_run() const { return (count_[batch_rank_ - 1] + block_ - 1) / block_; }

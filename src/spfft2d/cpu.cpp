@@ -77,9 +77,8 @@ struct RowR2c {
 
 // Largest grid (rows x cols) DENSE stages in an array of its own.
 constexpr uint64_t kDenseStagedCells = uint64_t{1} << 21;
-// Tile rows timed for the choice of their DFTs' route (fftw_bluestein.hpp), and the work arrays' alignment in values.
+// Tile rows timed for the choice of their DFTs' route (fftw_bluestein.hpp).
 constexpr uint64_t kTileLinesTimed = 8;
-constexpr std::ptrdiff_t kWorkAlign = 8;
 
 template <class Real>
 class CpuEngine final : public Engine {
@@ -158,9 +157,8 @@ class CpuEngine final : public Engine {
     }
     stages.mark("whole_plan");
     // Work arrays of Bluestein's routes on the rows, a slot per thread.
-    std::ptrdiff_t work_slot =
-        std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0);
-    work_slot = (work_slot + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
+    const auto work_slot = static_cast<std::ptrdiff_t>(aligned_slot<Complex>(static_cast<std::size_t>(
+        std::max(tile_rows.work_size(), pruned.row_bluestein ? pruned.row_bluestein.work_size() : 0))));
     HostBuffer<Complex> row_work(
         checked_mul(static_cast<std::size_t>(work_slot), static_cast<std::size_t>(threads_), "FFT work"));
     layout_ = next;

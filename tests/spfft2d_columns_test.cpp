@@ -198,10 +198,10 @@ TEST(Spfft2dSparseRows, FitsEvenLengthsWithAPowerOfTwoSplit) {
 template <class Real>
 void check_sparse_rows(double tolerance) {
   std::mt19937_64 rng(11);
-  for (uint64_t n : {100u, 128u, 192u, 808u, 1000u, 1536u, 6144u, 8248u, 32768u}) {
+  for (uint64_t n : {100u, 128u, 192u, 808u, 1000u, 1536u, 6144u, 8212u, 8248u, 32768u}) {
     const SparseRowR2c<Real> r2c(n, 2);
     ASSERT_TRUE(static_cast<bool>(r2c)) << n;
-    for (int64_t count : {0, 1, 2, 7, 40}) {
+    for (int64_t count : {0, 1, 2, 7, 40, 150}) {
       std::vector<int32_t> col;
       for (int64_t e = 0; e < count; ++e)
         col.push_back(e == 0 ? 0 : e == 1 ? static_cast<int32_t>(n - 1) : static_cast<int32_t>(rng() % n));

@@ -12,12 +12,75 @@ namespace {
 
 constexpr uint64_t kMinRows = 2, kMinColumns = 8;  // P, Q
 constexpr int kRampBlock = 32;
+// Where a row of T takes kGroupedRowBytes or more, nonzeros sorted by T's row kRampChunk at a time, and up to
+// kRampGroup ramps added in one pass over the row (shorter rows stay in L1, and sorting cost more than it saved:
+// 1024 x 16384 and 2048 x 32768, 128 values a row, 1-4 % slower).
+constexpr std::size_t kGroupedRowBytes = 16 * 1024;
+constexpr int64_t kRampChunk = 64;
+constexpr int kRampGroup = 4;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SFFT_X86_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SFFT_X86_CLONES
+#endif
 
 // The largest power of two that divides m and is at most sqrt(m).
 uint64_t power_of_two_factor(uint64_t m) {
   uint64_t p = 1;
   while (m % (2 * p) == 0 && (2 * p) * (2 * p) <= m) p *= 2;
   return p;
+}
+
+// One nonzero's ramp: z[m] = w (odd: i w), adding w e^{-2 pi i m k / M} (odd: times i) to T's row m mod P.
+template <class Real>
+struct RampSource {
+  uint64_t m;
+  bool odd;
+  Real w;
+};
+
+// Adds the ramps of G nonzeros of one row of T (q values, interleaved reals). The terms come in blocks of
+// kRampBlock: each block's first term (the anchor) from the table, the block's terms as anchor x e^{-2 pi i m j / M},
+// j < kRampBlock (the steps, from the table once a nonzero). Two roundings a term however long the ramp, and the
+// inner loop has no gathers, so it vectorises; G ramps at once read and write the row once. Built for AVX-512 and
+// AVX2 as well where GCC picks the variant at load time. docs/spfft2d.md ("Sparse FFT rows on the CPU").
+template <class Real, int G>
+SFFT_X86_CLONES void add_ramps(Real *__restrict__ row, const std::complex<Real> *__restrict__ ramp, uint64_t q,
+                               uint64_t M, const RampSource<Real> *source) {
+  alignas(64) Real steps[G][2 * kRampBlock], turned[G][2 * kRampBlock];  // interleaved; turned = i x steps
+  uint64_t phase[G], block_phase[G];
+  for (int g = 0; g < G; ++g) {
+    uint64_t at = 0;
+    for (int j = 0; j < kRampBlock; ++j) {
+      steps[g][2 * j] = ramp[at].real();
+      steps[g][2 * j + 1] = ramp[at].imag();
+      turned[g][2 * j] = -ramp[at].imag();
+      turned[g][2 * j + 1] = ramp[at].real();
+      at += source[g].m;
+      if (at >= M) at -= M;
+    }
+    phase[g] = 0;
+    block_phase[g] = at;
+  }
+  for (uint64_t k0 = 0; k0 < q; k0 += kRampBlock) {
+    Real ar[G], ai[G];
+    for (int g = 0; g < G; ++g) {
+      const std::complex<Real> anchor = ramp[phase[g]];
+      const Real w = source[g].w;
+      ar[g] = source[g].odd ? -w * anchor.imag() : w * anchor.real();
+      ai[g] = source[g].odd ? w * anchor.real() : w * anchor.imag();
+      phase[g] += block_phase[g];
+      if (phase[g] >= M) phase[g] -= M;
+    }
+    const uint64_t reals = 2 * std::min<uint64_t>(kRampBlock, q - k0);
+    Real *__restrict__ out = row + 2 * k0;
+    for (uint64_t j = 0; j < reals; ++j) {
+      Real sum = out[j];
+      for (int g = 0; g < G; ++g) sum += ar[g] * steps[g][j] + ai[g] * turned[g][j];
+      out[j] = sum;
+    }
+  }
 }
 
 }  // namespace
@@ -66,37 +129,44 @@ void SparseRowR2c<Real>::transform(const int32_t *col, const Real *weight, int64
                                    int thread) const {
   Complex *table = work_.get() + 2 * slot_ * static_cast<std::size_t>(thread), *z = table + slot_;
   std::memset(static_cast<void *>(table), 0, m_ * sizeof(Complex));
-  const Complex *ramp = ramp_.get();
-  // A ramp's terms e^{-2 pi i m k / M} come in blocks of kRampBlock: each block's first term (the anchor) from the
-  // table, the block's terms as anchor x e^{-2 pi i m j / M}, j < kRampBlock (the steps, from the table once a
-  // nonzero). Two roundings a term whatever Q is, and the inner loop has no gathers, so it vectorises; a term read
-  // from the table at a stride had cost 11 us a nonzero at Q = 8219.
-  alignas(64) Real steps[2 * kRampBlock], turned[2 * kRampBlock];  // steps interleaved; turned = i x steps
-  for (int64_t e = 0; e < count; ++e) {
-    const auto c = static_cast<uint64_t>(col[e]), m = c / 2;
-    const Real w = weight != nullptr ? weight[e] : Real(1);
-    Real *__restrict__ row = reinterpret_cast<Real *>(table + (m & (p_ - 1)) * q_);
-    uint64_t phase = 0;
-    for (int j = 0; j < kRampBlock; ++j) {
-      steps[2 * j] = ramp[phase].real();
-      steps[2 * j + 1] = ramp[phase].imag();
-      turned[2 * j] = -ramp[phase].imag();
-      turned[2 * j + 1] = ramp[phase].real();
-      phase += m;
-      if (phase >= m_) phase -= m_;
+  if (q_ * sizeof(Complex) < kGroupedRowBytes) {
+    for (int64_t e = 0; e < count; ++e) {
+      const auto c = static_cast<uint64_t>(col[e]);
+      const RampSource<Real> source{c / 2, c % 2 != 0, weight != nullptr ? weight[e] : Real(1)};
+      add_ramps<Real, 1>(reinterpret_cast<Real *>(table + source.m % p_ * q_), ramp_.get(), q_, m_, &source);
     }
-    // x[c] is z[c / 2]'s real part (c even) or imaginary part (c odd): the ramp times w or i w.
-    const uint64_t block_phase = phase;
-    phase = 0;
-    for (uint64_t k0 = 0; k0 < q_; k0 += kRampBlock) {
-      const Complex anchor = ramp[phase];
-      const Real ar = c % 2 == 0 ? w * anchor.real() : -w * anchor.imag();
-      const Real ai = c % 2 == 0 ? w * anchor.imag() : w * anchor.real();
-      const uint64_t reals = 2 * std::min<uint64_t>(kRampBlock, q_ - k0);
-      Real *__restrict__ out_block = row + 2 * k0;
-      for (uint64_t j = 0; j < reals; ++j) out_block[j] += ar * steps[j] + ai * turned[j];
-      phase += block_phase;
-      if (phase >= m_) phase -= m_;
+  }
+  // Rows of T beyond L1: the nonzeros by T's row (m mod P), a chunk at a time, so that up to kRampGroup ramps share
+  // a pass over it.
+  for (int64_t e0 = 0; e0 < count && q_ * sizeof(Complex) >= kGroupedRowBytes; e0 += kRampChunk) {
+    const auto n = static_cast<int>(std::min<int64_t>(kRampChunk, count - e0));
+    uint64_t key[kRampChunk];
+    for (int i = 0; i < n; ++i) key[i] = (static_cast<uint64_t>(col[e0 + i]) / 2 % p_) << 32 | static_cast<uint64_t>(i);
+    std::sort(key, key + n);
+    for (int i = 0; i < n;) {
+      const uint64_t t_row = key[i] >> 32;
+      RampSource<Real> group[kRampGroup];
+      int g = 0;
+      for (; g < kRampGroup && i < n && key[i] >> 32 == t_row; ++g, ++i) {
+        const int64_t e = e0 + static_cast<int64_t>(key[i] & 0xffffffffu);
+        const auto c = static_cast<uint64_t>(col[e]);
+        group[g] = {c / 2, c % 2 != 0, weight != nullptr ? weight[e] : Real(1)};
+      }
+      Real *row = reinterpret_cast<Real *>(table + t_row * q_);
+      switch (g) {
+        case 1:
+          add_ramps<Real, 1>(row, ramp_.get(), q_, m_, group);
+          break;
+        case 2:
+          add_ramps<Real, 2>(row, ramp_.get(), q_, m_, group);
+          break;
+        case 3:
+          add_ramps<Real, 3>(row, ramp_.get(), q_, m_, group);
+          break;
+        default:
+          add_ramps<Real, 4>(row, ramp_.get(), q_, m_, group);
+          break;
+      }
     }
   }
   columns_.execute_dft(table, z);

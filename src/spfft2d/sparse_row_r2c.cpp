@@ -129,25 +129,20 @@ void SparseRowR2c<Real>::transform(const int32_t *col, const Real *weight, int64
                                    int thread) const {
   Complex *table = work_.get() + 2 * slot_ * static_cast<std::size_t>(thread), *z = table + slot_;
   std::memset(static_cast<void *>(table), 0, m_ * sizeof(Complex));
-  if (q_ * sizeof(Complex) < kGroupedRowBytes) {
-    for (int64_t e = 0; e < count; ++e) {
-      const auto c = static_cast<uint64_t>(col[e]);
-      const RampSource<Real> source{c / 2, c % 2 != 0, weight != nullptr ? weight[e] : Real(1)};
-      add_ramps<Real, 1>(reinterpret_cast<Real *>(table + source.m % p_ * q_), ramp_.get(), q_, m_, &source);
-    }
-  }
-  // Rows of T beyond L1: the nonzeros by T's row (m mod P), a chunk at a time, so that up to kRampGroup ramps share
-  // a pass over it.
-  for (int64_t e0 = 0; e0 < count && q_ * sizeof(Complex) >= kGroupedRowBytes; e0 += kRampChunk) {
+  // The nonzeros a chunk at a time, each ramp into T's row m mod P. Where those rows pass L1 the chunk is sorted by
+  // row first, so that up to kRampGroup ramps share a pass over a row; otherwise one ramp a pass, in column order.
+  const bool grouped = q_ * sizeof(Complex) >= kGroupedRowBytes;
+  const int group_limit = grouped ? kRampGroup : 1;
+  for (int64_t e0 = 0; e0 < count; e0 += kRampChunk) {
     const auto n = static_cast<int>(std::min<int64_t>(kRampChunk, count - e0));
-    uint64_t key[kRampChunk];
+    uint64_t key[kRampChunk];  // T's row << 32 | index in the chunk
     for (int i = 0; i < n; ++i) key[i] = (static_cast<uint64_t>(col[e0 + i]) / 2 % p_) << 32 | static_cast<uint64_t>(i);
-    std::sort(key, key + n);
+    if (grouped) std::sort(key, key + n);
     for (int i = 0; i < n;) {
       const uint64_t t_row = key[i] >> 32;
       RampSource<Real> group[kRampGroup];
       int g = 0;
-      for (; g < kRampGroup && i < n && key[i] >> 32 == t_row; ++g, ++i) {
+      for (; g < group_limit && i < n && key[i] >> 32 == t_row; ++g, ++i) {
         const int64_t e = e0 + static_cast<int64_t>(key[i] & 0xffffffffu);
         const auto c = static_cast<uint64_t>(col[e]);
         group[g] = {c / 2, c % 2 != 0, weight != nullptr ? weight[e] : Real(1)};

@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "common/cpu_isa.hpp"
 #include "spfft2d/plan.hpp"
 #include "spfft2d/sparse_row_r2c.hpp"
 
@@ -196,11 +199,12 @@ TEST(Spfft2dSparseRows, FitsEvenLengthsWithAPowerOfTwoSplit) {
 // out[k] = sum_e w_e e^{-2 pi i col_e k / n}, k <= n / 2, against direct sums in long double: rows of 0 to 40
 // nonzeros (columns 0 and n - 1, odd and even), binary and weighted, on each of two threads' buffers.
 template <class Real>
-void check_sparse_rows(double tolerance) {
+void check_sparse_rows(double tolerance, const char *isa) {
   std::mt19937_64 rng(11);
   for (uint64_t n : {100u, 128u, 192u, 808u, 1000u, 1536u, 6144u, 8212u, 8248u, 32768u}) {
     const SparseRowR2c<Real> r2c(n, 2);
     ASSERT_TRUE(static_cast<bool>(r2c)) << n;
+    ASSERT_STREQ(r2c.isa(), isa) << n;
     for (int64_t count : {0, 1, 2, 7, 40, 150}) {
       std::vector<int32_t> col;
       for (int64_t e = 0; e < count; ++e)
@@ -229,14 +233,49 @@ void check_sparse_rows(double tolerance) {
           for (uint64_t k = 0; k <= n / 2; ++k)
             worst = std::max(worst, std::abs(std::complex<long double>(out[k]) - want[k]));
           EXPECT_LT(worst / scale, tolerance)
-              << "n " << n << " nonzeros " << col.size() << " weighted " << weighted << " thread " << thread;
+              << isa << " n " << n << " nonzeros " << col.size() << " weighted " << weighted << " thread " << thread;
         }
       }
     }
   }
 }
 
-TEST(Spfft2dSparseRows, MatchesDirectSumsInSinglePrecision) { check_sparse_rows<float>(1e-6); }
-TEST(Spfft2dSparseRows, MatchesDirectSumsInDoublePrecision) { check_sparse_rows<double>(1e-14); }
+// Every variant of the ramp loop this machine runs (generic, AVX2, AVX-512: SFFT_SPFFT2D_ISA caps the choice).
+template <class Real>
+void check_sparse_rows_of_every_isa(double tolerance) {
+  for (const char *cap : {"generic", "avx2", "avx512"}) {
+    ASSERT_EQ(setenv("SFFT_SPFFT2D_ISA", cap, 1), 0);
+    check_sparse_rows<Real>(tolerance, sfft::cpu_isa_name(sfft::cpu_isa("SFFT_SPFFT2D_ISA")));
+  }
+  unsetenv("SFFT_SPFFT2D_ISA");
+}
+
+TEST(Spfft2dSparseRows, MatchesDirectSumsInSinglePrecision) { check_sparse_rows_of_every_isa<float>(1e-6); }
+TEST(Spfft2dSparseRows, MatchesDirectSumsInDoublePrecision) { check_sparse_rows_of_every_isa<double>(1e-14); }
+
+// The variant cpu_isa picks: the widest the CPU runs, capped by the environment variable it is given (anything but a
+// variant's name leaves it uncapped). The x86-64 variants are built with GCC and Clang there.
+TEST(CpuIsa, EnvironmentCapsTheChoice) {
+  using sfft::CpuIsa;
+  bool avx2 = false, avx512 = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+  const CpuIsa widest = avx512 ? CpuIsa::kAvx512 : avx2 ? CpuIsa::kAvx2 : CpuIsa::kGeneric;
+  unsetenv("SFFT_TEST_ISA");
+  EXPECT_EQ(sfft::cpu_isa("SFFT_TEST_ISA"), widest);
+  const std::pair<const char *, CpuIsa> caps[] = {{"generic", CpuIsa::kGeneric},
+                                                  {"avx2", avx2 ? CpuIsa::kAvx2 : CpuIsa::kGeneric},
+                                                  {"avx512", widest},
+                                                  {"sse9", widest}};
+  for (const auto &[cap, want] : caps) {
+    ASSERT_EQ(setenv("SFFT_TEST_ISA", cap, 1), 0);
+    EXPECT_EQ(sfft::cpu_isa("SFFT_TEST_ISA"), want) << cap;
+    EXPECT_STREQ(sfft::cpu_isa_name(sfft::cpu_isa("SFFT_TEST_ISA")), sfft::cpu_isa_name(want)) << cap;
+  }
+  unsetenv("SFFT_TEST_ISA");
+}
 
 }  // namespace

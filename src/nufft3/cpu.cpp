@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/checked.hpp"
+#include "common/cpu_isa.hpp"
 #include "common/env.hpp"
 #include "common/fftw_lines.hpp"
 #include "common/fftw_plan.hpp"
@@ -697,15 +698,16 @@ namespace cpu {
 
 template <class Real>
 Kernels<Real> select_kernels(int width, int dim) {
-#if defined(SFFT_NUFFT3_X86_VARIANTS)
-  const char *cap_env = std::getenv("SFFT_NUFFT3_ISA");
-  const std::string cap = cap_env ? cap_env : "";
-  if (cap != "generic" && cap != "avx2" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-    return avx512::kernels<Real>(width, dim);
-  if (cap != "generic" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return avx2::kernels<Real>(width, dim);
+  switch (cpu_isa("SFFT_NUFFT3_ISA")) {
+#if defined(SFFT_X86_VARIANTS)
+    case CpuIsa::kAvx512:
+      return avx512::kernels<Real>(width, dim);
+    case CpuIsa::kAvx2:
+      return avx2::kernels<Real>(width, dim);
 #endif
-  return generic::kernels<Real>(width, dim);
+    default:
+      return generic::kernels<Real>(width, dim);
+  }
 }
 
 template Kernels<float> select_kernels<float>(int, int);

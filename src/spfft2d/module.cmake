@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sparse-input (binary or real-valued) 2-D FFT.
 list(APPEND SFFT_SOURCES capi/spfft2d_api.cpp src/spfft2d/plan.cpp src/spfft2d/columns.cpp src/spfft2d/mtx_reader.cpp
-     src/spfft2d/cpu.cpp src/spfft2d/sparse_row_r2c.cpp)
+     src/spfft2d/cpu.cpp src/spfft2d/sparse_row_r2c.cpp src/spfft2d/sparse_row_ramps_generic.cpp)
+# The sparse R2C's ramp loop again for AVX2 + FMA and AVX-512 (common/cpu_isa.hpp), picked by select_ramp_adders.
+if(SFFT_X86_VARIANTS)
+  list(APPEND SFFT_SOURCES src/spfft2d/sparse_row_ramps_avx2.cpp src/spfft2d/sparse_row_ramps_avx512.cpp)
+  set_source_files_properties(src/spfft2d/sparse_row_ramps_avx2.cpp PROPERTIES COMPILE_OPTIONS "${SFFT_AVX2_FLAGS}")
+  set_source_files_properties(src/spfft2d/sparse_row_ramps_avx512.cpp PROPERTIES COMPILE_OPTIONS
+                              "${SFFT_AVX512_FLAGS}")
+  set_property(SOURCE src/spfft2d/sparse_row_r2c.cpp APPEND PROPERTY COMPILE_DEFINITIONS SFFT_X86_VARIANTS=1)
+endif()
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda/engine.cu src/spfft2d/cuda/streaming.cu src/spfft2d/cuda/direct_tiles.cu
      src/spfft2d/cuda/bluestein.cu src/spfft2d/cuda/whole.cu src/spfft2d/cuda/pruned.cu

@@ -5,25 +5,18 @@
 #include <cstring>
 
 #include "common/checked.hpp"
+#include "common/cpu_isa.hpp"
 #include "spfft2d/plan.hpp"
 
 namespace sfft::spfft2d {
 namespace {
 
 constexpr uint64_t kMinRows = 2, kMinColumns = 8;  // P, Q
-constexpr int kRampBlock = 32;
 // Where a row of T takes kGroupedRowBytes or more, nonzeros sorted by T's row kRampChunk at a time, and up to
 // kRampGroup ramps added in one pass over the row (shorter rows stay in L1, and sorting cost more than it saved:
 // 1024 x 16384 and 2048 x 32768, 128 values a row, 1-4 % slower).
 constexpr std::size_t kGroupedRowBytes = 16 * 1024;
 constexpr int64_t kRampChunk = 64;
-constexpr int kRampGroup = 4;
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SFFT_X86_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SFFT_X86_CLONES
-#endif
 
 // The largest power of two that divides m and is at most sqrt(m).
 uint64_t power_of_two_factor(uint64_t m) {
@@ -32,54 +25,22 @@ uint64_t power_of_two_factor(uint64_t m) {
   return p;
 }
 
-// One nonzero's ramp: z[m] = w (odd: i w), adding w e^{-2 pi i m k / M} (odd: times i) to T's row m mod P.
+// The ramp loop of the widest instruction set built and supported here (SFFT_SPFFT2D_ISA=generic|avx2|avx512 in the
+// environment caps it); `isa` receives its name.
 template <class Real>
-struct RampSource {
-  uint64_t m;
-  bool odd;
-  Real w;
-};
-
-// Adds the ramps of G nonzeros of one row of T (q values, interleaved reals). The terms come in blocks of
-// kRampBlock: each block's first term (the anchor) from the table, the block's terms as anchor x e^{-2 pi i m j / M},
-// j < kRampBlock (the steps, from the table once a nonzero). Two roundings a term however long the ramp, and the
-// inner loop has no gathers, so it vectorises; G ramps at once read and write the row once. Built for AVX-512 and
-// AVX2 as well where GCC picks the variant at load time. docs/spfft2d.md ("Sparse FFT rows on the CPU").
-template <class Real, int G>
-SFFT_X86_CLONES void add_ramps(Real *__restrict__ row, const std::complex<Real> *__restrict__ ramp, uint64_t q,
-                               uint64_t M, const RampSource<Real> *source) {
-  alignas(64) Real steps[G][2 * kRampBlock], turned[G][2 * kRampBlock];  // interleaved; turned = i x steps
-  uint64_t phase[G], block_phase[G];
-  for (int g = 0; g < G; ++g) {
-    uint64_t at = 0;
-    for (int j = 0; j < kRampBlock; ++j) {
-      steps[g][2 * j] = ramp[at].real();
-      steps[g][2 * j + 1] = ramp[at].imag();
-      turned[g][2 * j] = -ramp[at].imag();
-      turned[g][2 * j + 1] = ramp[at].real();
-      at += source[g].m;
-      if (at >= M) at -= M;
-    }
-    phase[g] = 0;
-    block_phase[g] = at;
-  }
-  for (uint64_t k0 = 0; k0 < q; k0 += kRampBlock) {
-    Real ar[G], ai[G];
-    for (int g = 0; g < G; ++g) {
-      const std::complex<Real> anchor = ramp[phase[g]];
-      const Real w = source[g].w;
-      ar[g] = source[g].odd ? -w * anchor.imag() : w * anchor.real();
-      ai[g] = source[g].odd ? w * anchor.real() : w * anchor.imag();
-      phase[g] += block_phase[g];
-      if (phase[g] >= M) phase[g] -= M;
-    }
-    const uint64_t reals = 2 * std::min<uint64_t>(kRampBlock, q - k0);
-    Real *__restrict__ out = row + 2 * k0;
-    for (uint64_t j = 0; j < reals; ++j) {
-      Real sum = out[j];
-      for (int g = 0; g < G; ++g) sum += ar[g] * steps[g][j] + ai[g] * turned[g][j];
-      out[j] = sum;
-    }
+RampAdders<Real> select_ramp_adders(const char **isa) {
+  switch (cpu_isa("SFFT_SPFFT2D_ISA")) {
+#if defined(SFFT_X86_VARIANTS)
+    case CpuIsa::kAvx512:
+      *isa = cpu_isa_name(CpuIsa::kAvx512);
+      return ramps_avx512::adders<Real>();
+    case CpuIsa::kAvx2:
+      *isa = cpu_isa_name(CpuIsa::kAvx2);
+      return ramps_avx2::adders<Real>();
+#endif
+    default:
+      *isa = cpu_isa_name(CpuIsa::kGeneric);
+      return ramps_generic::adders<Real>();
   }
 }
 
@@ -95,6 +56,7 @@ bool SparseRowR2c<Real>::fits(uint64_t n) {
 template <class Real>
 SparseRowR2c<Real>::SparseRowR2c(uint64_t n, int threads) {
   if (!fits(n)) return;
+  adders_ = select_ramp_adders<Real>(&isa_);
   const uint64_t m = n / 2, p = power_of_two_factor(m), q = m / p;
   slot_ = aligned_slot<Complex>(static_cast<std::size_t>(m));
   work_.allocate(checked_mul(2 * slot_, static_cast<std::size_t>(std::max(1, threads)), "sparse row FFT buffers"));
@@ -147,21 +109,8 @@ void SparseRowR2c<Real>::transform(const int32_t *col, const Real *weight, int64
         const auto c = static_cast<uint64_t>(col[e]);
         group[g] = {c / 2, c % 2 != 0, weight != nullptr ? weight[e] : Real(1)};
       }
-      Real *row = reinterpret_cast<Real *>(table + t_row * q_);
-      switch (g) {
-        case 1:
-          add_ramps<Real, 1>(row, ramp_.get(), q_, m_, group);
-          break;
-        case 2:
-          add_ramps<Real, 2>(row, ramp_.get(), q_, m_, group);
-          break;
-        case 3:
-          add_ramps<Real, 3>(row, ramp_.get(), q_, m_, group);
-          break;
-        default:
-          add_ramps<Real, 4>(row, ramp_.get(), q_, m_, group);
-          break;
-      }
+      adders_.add[g - 1](reinterpret_cast<Real *>(table + t_row * q_), reinterpret_cast<const Real *>(ramp_.get()), q_,
+                         m_, group);
     }
   }
   columns_.execute_dft(table, z);

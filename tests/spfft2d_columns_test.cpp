@@ -254,11 +254,11 @@ TEST(Spfft2dSparseRows, MatchesDirectSumsInSinglePrecision) { check_sparse_rows_
 TEST(Spfft2dSparseRows, MatchesDirectSumsInDoublePrecision) { check_sparse_rows_of_every_isa<double>(1e-14); }
 
 // The variant cpu_isa picks: the widest the CPU runs, capped by the environment variable it is given (anything but a
-// variant's name leaves it uncapped). The x86-64 variants are built with GCC and Clang there.
+// variant's name leaves it uncapped). The variants are built on x86-64 with GCC and Clang (SFFT_X86_VARIANTS).
 TEST(CpuIsa, EnvironmentCapsTheChoice) {
   using sfft::CpuIsa;
   bool avx2 = false, avx512 = false;
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(SFFT_X86_VARIANTS)
   avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   avx512 =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");

@@ -8,7 +8,6 @@ if(SFFT_X86_VARIANTS)
   set_source_files_properties(src/spfft2d/sparse_row_ramps_avx2.cpp PROPERTIES COMPILE_OPTIONS "${SFFT_AVX2_FLAGS}")
   set_source_files_properties(src/spfft2d/sparse_row_ramps_avx512.cpp PROPERTIES COMPILE_OPTIONS
                               "${SFFT_AVX512_FLAGS}")
-  set_property(SOURCE src/spfft2d/sparse_row_r2c.cpp APPEND PROPERTY COMPILE_DEFINITIONS SFFT_X86_VARIANTS=1)
 endif()
 # The CUDA plugin: its units and the host code they call (cost model, twiddles, sizes).
 list(APPEND SFFT_CUDA_SOURCES src/spfft2d/cuda/engine.cu src/spfft2d/cuda/streaming.cu src/spfft2d/cuda/direct_tiles.cu

@@ -26,20 +26,17 @@ uint64_t power_of_two_factor(uint64_t m) {
 }
 
 // The ramp loop of the widest instruction set built and supported here (SFFT_SPFFT2D_ISA=generic|avx2|avx512 in the
-// environment caps it); `isa` receives its name.
+// environment caps it).
 template <class Real>
-RampAdders<Real> select_ramp_adders(const char **isa) {
+RampAdders<Real> select_ramp_adders() {
   switch (cpu_isa("SFFT_SPFFT2D_ISA")) {
 #if defined(SFFT_X86_VARIANTS)
     case CpuIsa::kAvx512:
-      *isa = cpu_isa_name(CpuIsa::kAvx512);
       return ramps_avx512::adders<Real>();
     case CpuIsa::kAvx2:
-      *isa = cpu_isa_name(CpuIsa::kAvx2);
       return ramps_avx2::adders<Real>();
 #endif
     default:
-      *isa = cpu_isa_name(CpuIsa::kGeneric);
       return ramps_generic::adders<Real>();
   }
 }
@@ -56,7 +53,7 @@ bool SparseRowR2c<Real>::fits(uint64_t n) {
 template <class Real>
 SparseRowR2c<Real>::SparseRowR2c(uint64_t n, int threads) {
   if (!fits(n)) return;
-  adders_ = select_ramp_adders<Real>(&isa_);
+  adders_ = select_ramp_adders<Real>();
   const uint64_t m = n / 2, p = power_of_two_factor(m), q = m / p;
   slot_ = aligned_slot<Complex>(static_cast<std::size_t>(m));
   work_.allocate(checked_mul(2 * slot_, static_cast<std::size_t>(std::max(1, threads)), "sparse row FFT buffers"));

@@ -34,8 +34,8 @@ class SparseRowR2c {
   bool prefers(int64_t nonzeros) const noexcept { return m_ > 0 && nonzeros <= limit_; }
   void set_limit(int64_t nonzeros) noexcept { limit_ = nonzeros; }
   std::size_t buffer_bytes() const noexcept;
-  // The instruction set of the ramp loop this transform runs (select_ramp_adders).
-  const char *isa() const noexcept { return isa_; }
+  // The instruction set of the ramp loop this transform runs ("" where !*this).
+  const char *isa() const noexcept { return adders_.isa != nullptr ? adders_.isa : ""; }
 
   // out[k] = sum_e w_e e^{-2 pi i col_e k / n}, k = 0 .. n / 2 (out need not be aligned): the row's nonzeros in
   // columns col[0 .. count), weights weight (nullptr: all 1), on thread `thread`'s buffers.
@@ -50,7 +50,6 @@ class SparseRowR2c {
   HostBuffer<Complex> work_;        // 2 slot_ values per thread
   fftw::Plan<Real> columns_;        // T -> Z: P-point DFTs down the Q columns
   RampAdders<Real> adders_{};
-  const char *isa_ = "";
 };
 
 }  // namespace sfft::spfft2d

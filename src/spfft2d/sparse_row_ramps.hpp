@@ -19,10 +19,11 @@ struct RampSource {
 };
 
 // add[g] adds the ramps of g + 1 nonzeros to one row of T (q values, interleaved reals); ramp holds
-// e^{-2 pi i m / M}, m < M, interleaved.
+// e^{-2 pi i m / M}, m < M, interleaved. isa: the instruction set they were built for (cpu_isa_name's names).
 template <class Real>
 struct RampAdders {
   void (*add[kRampGroup])(Real *row, const Real *ramp, uint64_t q, uint64_t M, const RampSource<Real> *source);
+  const char *isa;
 };
 
 #define SFFT_SPFFT2D_DECLARE_RAMPS(isa) \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Body of one instruction-set variant of the sparse R2C's ramp loop; included by sparse_row_ramps_<isa>.cpp with
-// SFFT_SPFFT2D_RAMPS naming the namespace. Everything but adders() has internal linkage, and nothing here calls an
+// SFFT_SPFFT2D_RAMPS naming the namespace and SFFT_SPFFT2D_RAMPS_ISA the instruction set. Everything but adders() has internal linkage, and nothing here calls an
 // inline function of another header, so no code built with wider -m flags can be picked by the linker for another
 // variant.
 #include <cstdint>
@@ -57,7 +57,7 @@ static_assert(kRampGroup == 4, "adders() lists one adder per group size");
 
 template <class Real>
 RampAdders<Real> adders() {
-  return {{&add_ramps<Real, 1>, &add_ramps<Real, 2>, &add_ramps<Real, 3>, &add_ramps<Real, 4>}};
+  return {{&add_ramps<Real, 1>, &add_ramps<Real, 2>, &add_ramps<Real, 3>, &add_ramps<Real, 4>}, SFFT_SPFFT2D_RAMPS_ISA};
 }
 
 template RampAdders<float> adders<float>();
